@@ -1,0 +1,2 @@
+/* main.c: (in progress) */
+int main(void) { return 0; }

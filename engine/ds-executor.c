@@ -1,0 +1,1 @@
+/* ds-executor.c: (in progress) */

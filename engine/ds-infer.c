@@ -1,0 +1,1 @@
+/* ds-infer.c: (in progress) */

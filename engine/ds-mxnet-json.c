@@ -1,0 +1,1 @@
+/* ds-mxnet-json.c: (in progress) */

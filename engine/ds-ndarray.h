@@ -1,0 +1,29 @@
+/* ds-ndarray.h: an owned tensor (what loaders return and what feeds a run).
+ *
+ * Memory policy: a DsNDArray owns its buffer (64-byte aligned). `view` describes it and may be
+ * handed to kernels; it stays valid until ds_ndarray_free(). Every allocation is checked
+ * against the process-wide limit before anything is allocated, so a file that claims a huge
+ * shape gets an error instead of exhausting memory.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "ds-tensor.h"
+
+typedef struct {
+  DsTensor view;
+  size_t nbytes;
+} DsNDArray;
+
+/* A zero-filled array. Fails with DS_ERROR_LIMIT if the size overflows or is over the limit;
+ * `what` names it in the message (a file, an input name). */
+DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const char *what,
+                          GError **error);
+void ds_ndarray_free(DsNDArray *array);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsNDArray, ds_ndarray_free)
+
+/* The most bytes one process may allocate for tensors (default: 75% of physical memory).
+ * The command line's --max-memory sets it. */
+size_t ds_memory_get_limit_bytes(void);
+void ds_memory_set_limit_bytes(size_t bytes);

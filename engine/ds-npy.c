@@ -1,0 +1,1 @@
+/* ds-npy.c: (in progress) */

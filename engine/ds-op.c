@@ -1,0 +1,82 @@
+/* ds-op.c: the op table, filled by each family and checked for completeness once. */
+#include "ds-op.h"
+
+#include <string.h>
+
+#define DS_OP_NAME_ENTRY(id, name) [DS_OP_##id] = name,
+static const char *const op_names[DS_OP_COUNT] = {DS_OP_LIST(DS_OP_NAME_ENTRY)};
+#undef DS_OP_NAME_ENTRY
+
+static const DsOpDef *op_table[DS_OP_COUNT];
+static GHashTable *op_by_name; /* name or alias -> DsOpDef* */
+
+static gpointer build_registry(gpointer unused)
+{
+  (void)unused;
+  ds_ops_nn_register(op_table);
+  ds_ops_elemwise_register(op_table);
+  ds_ops_tensor_register(op_table);
+
+  op_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+  for (int i = 0; i < DS_OP_COUNT; i++) {
+    const DsOpDef *def = op_table[i];
+    /* Every listed op must have a definition; tests/test-ops-registry.c checks that, so a
+     * missing one only makes the op unknown here instead of aborting a user's run. */
+    if (def == NULL)
+      continue;
+    g_assert(def->id == (DsOpId)i && strcmp(def->name, op_names[i]) == 0);
+    g_assert(def->num_inputs != NULL && def->num_outputs != NULL && def->infer_shape != NULL);
+    g_hash_table_insert(op_by_name, (gpointer)def->name, (gpointer)def);
+    for (const char *const *alias = def->aliases; alias != NULL && *alias != NULL; alias++)
+      g_hash_table_insert(op_by_name, (gpointer)*alias, (gpointer)def);
+  }
+  return NULL;
+}
+
+static void ensure_registry(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, build_registry, NULL);
+}
+
+const DsOpDef *ds_op_lookup(const char *name)
+{
+  ensure_registry();
+  return name != NULL ? g_hash_table_lookup(op_by_name, name) : NULL;
+}
+
+const DsOpDef *ds_op_get(DsOpId id)
+{
+  g_return_val_if_fail(id < DS_OP_COUNT, NULL);
+  ensure_registry();
+  return op_table[id];
+}
+
+const char *ds_op_id_name(DsOpId id)
+{
+  g_return_val_if_fail(id < DS_OP_COUNT, NULL);
+  return op_names[id];
+}
+
+int ds_op_count_1(const void *param) { (void)param; return 1; }
+int ds_op_count_2(const void *param) { (void)param; return 2; }
+int ds_op_count_3(const void *param) { (void)param; return 3; }
+
+const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16])
+{
+  if (op != NULL && op->input_names != NULL) {
+    int n_names = 0;
+    while (op->input_names[n_names] != NULL)
+      n_names++;
+    if (i < n_names)
+      return op->input_names[i];
+    if (n_names == 1) { /* a repeated argument: Concat's arg0, arg1... */
+      g_snprintf(buf, 16, "arg%d", i);
+      return buf;
+    }
+  }
+  if (n_inputs == 1)
+    return "data";
+  g_snprintf(buf, 16, "arg%d", i);
+  return buf;
+}

@@ -1,0 +1,92 @@
+/* ds-op.h: the op registry.
+ *
+ * Ops form a closed enum (ggml's rule: adding an op is visible in one list, and tables indexed
+ * by op are checked for completeness at start-up). The lists live per family in
+ * engine/ops/ds-ops-*.h. A DsOpDef says how to parse an op's attributes, how many inputs and
+ * outputs it has, how to infer shapes and dtypes, and its traits. Kernels are not here: each
+ * backend keeps its own table indexed by DsOpId (kernels/cpu/ds-cpu-backend.c).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "ds-dtype.h"
+#include "ds-graph.h"
+#include "ds-shape.h"
+#include "ops/ds-ops-elemwise.h"
+#include "ops/ds-ops-nn.h"
+#include "ops/ds-ops-tensor.h"
+
+#define DS_OP_LIST(X) DS_OPS_NN(X) DS_OPS_ELEMWISE(X) DS_OPS_TENSOR(X)
+
+#define DS_OP_ENUM_ENTRY(id, name) DS_OP_##id,
+typedef enum { DS_OP_LIST(DS_OP_ENUM_ENTRY) DS_OP_COUNT } DsOpId;
+#undef DS_OP_ENUM_ENTRY
+
+typedef enum {
+  DS_OP_TRAIT_ELEMWISE = 1 << 0,       /* out[i] depends on in[i] only; shapes equal */
+  DS_OP_TRAIT_BROADCAST = 1 << 1,      /* NumPy-style broadcasting binary op */
+  DS_OP_TRAIT_DYNAMIC_SHAPE = 1 << 2,  /* output shape depends on input values */
+  DS_OP_TRAIT_CONTROL_FLOW = 1 << 3,   /* owns subgraphs it runs */
+  DS_OP_TRAIT_MUTATES_INPUT = 1 << 4,  /* writes some inputs in training (BatchNorm stats) */
+  DS_OP_TRAIT_SHAPE_INPUT = 1 << 5,    /* reads a shape from an input tensor's values */
+  DS_OP_TRAIT_VIEW = 1 << 6,           /* output is its input's bytes reinterpreted (Reshape) */
+  DS_OP_TRAIT_SOURCE = 1 << 7,         /* no inputs; makes data (_zeros, _arange) */
+} DsOpTraits;
+
+/* Shape inference. `in` has node->n_inputs shapes and `out` node->n_outputs; both may be
+ * partly unknown on entry. The function fills what it can deduce, in both directions
+ * (FullyConnected fills its weight's shape from data and num_hidden, as MXNet does), through
+ * ds_shape_ctx_assign()/unify_dim() so contradictions are caught. It returns FALSE only on a
+ * contradiction or invalid attribute, with an error from ds_shape_ctx_set_error(). Leaving
+ * something unknown is not an error: the driver iterates and reports what stays unknown. */
+typedef gboolean (*DsInferShapeFn)(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error);
+
+/* Dtype inference, same conventions: DS_DTYPE_UNKNOWN marks an unknown slot. NULL in DsOpDef
+ * means "all inputs and outputs share one dtype". */
+typedef gboolean (*DsInferTypeFn)(const DsNode *node, const void *param, DsDType *in,
+                                  DsDType *out, GError **error);
+
+struct _DsOpDef {
+  DsOpId id;
+  const char *name;              /* MXNet's registered name */
+  const char *const *aliases;    /* NULL-terminated other names, or NULL */
+  guint traits;                  /* DsOpTraits */
+  gsize param_size;              /* bytes of the parsed attribute struct; 0 for none */
+  /* Fills `param` (param_size zeroed bytes) from node attributes, applying MXNet's
+   * defaults. NULL if the op has no attributes. */
+  gboolean (*parse)(const DsNode *node, void *param, GError **error);
+  /* Number of inputs given the parsed param (Concat's num_args, no_bias...). */
+  int (*num_inputs)(const void *param);
+  /* Total outputs (hidden included) and visible outputs. */
+  int (*num_outputs)(const void *param);
+  int (*num_visible_outputs)(const void *param);
+  /* MXNet's argument names ("data", "weight", "bias"...), NULL-terminated; NULL means
+   * "data" for a single input and "arg0", "arg1"... otherwise. Used for messages and
+   * list_arguments. Ops with a varying list (Concat) give their repeated name once. */
+  const char *const *input_names;
+  /* MXNet's FListOutputNames ("output", "mean", "var"), or NULL. */
+  const char *const *output_names;
+  DsInferShapeFn infer_shape;
+  DsInferTypeFn infer_type;
+};
+
+/* The op called `name` (or an alias), or NULL. */
+const DsOpDef *ds_op_lookup(const char *name);
+const DsOpDef *ds_op_get(DsOpId id);
+/* Registered name of an op id. */
+const char *ds_op_id_name(DsOpId id);
+
+/* Helpers for ops with fixed counts, for DsOpDef.num_inputs/num_outputs. */
+int ds_op_count_1(const void *param);
+int ds_op_count_2(const void *param);
+int ds_op_count_3(const void *param);
+
+/* Name of input `i` of `node` for messages ("weight", "arg1"). Borrowed or static. */
+const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16]);
+
+/* Family registration, called once by the registry: each fills its ops' table slots. */
+void ds_ops_nn_register(const DsOpDef **table);
+void ds_ops_elemwise_register(const DsOpDef **table);
+void ds_ops_tensor_register(const DsOpDef **table);

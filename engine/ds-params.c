@@ -1,0 +1,1 @@
+/* ds-params.c: (in progress) */

@@ -1,0 +1,1 @@
+/* ds-plan.c: (in progress) */

@@ -1,0 +1,86 @@
+/* ds-shape.h: dims and shapes, for concrete and symbolic inference alike.
+ *
+ * A DsDim is either a constant (`expr == NULL`, `value >= 0`), unknown (`expr == NULL`,
+ * `value < 0`), or a symbolic expression (`expr != NULL`; see ds-expr.h). Shape functions are
+ * written once against the ds_dim_* arithmetic below, which folds constants and builds
+ * expressions when a symbolic context is active, so one function serves both the concrete
+ * executor and the symbolic shape engine.
+ *
+ * A DsShape with ndim < 0 is an unknown rank.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "ds-graph.h"
+#include "ds-tensor.h"
+
+typedef struct _DsExpr DsExpr;
+
+typedef struct {
+  int64_t value;
+  const DsExpr *expr;
+} DsDim;
+
+typedef struct {
+  int ndim;
+  DsDim dims[DS_MAX_NDIM];
+} DsShape;
+
+#define DS_DIM_UNKNOWN ((DsDim){-1, NULL})
+#define DS_SHAPE_UNKNOWN ((DsShape){.ndim = -1})
+
+static inline DsDim ds_dim(int64_t value) { return (DsDim){value, NULL}; }
+static inline gboolean ds_dim_is_const(DsDim d) { return d.expr == NULL && d.value >= 0; }
+static inline gboolean ds_dim_is_known(DsDim d) { return d.expr != NULL || d.value >= 0; }
+static inline gboolean ds_dim_is_value(DsDim d, int64_t v) { return d.expr == NULL && d.value == v; }
+
+/* TRUE if the rank and every dim are known. */
+gboolean ds_shape_is_known(const DsShape *shape);
+/* TRUE if known and every dim is a constant; then fills `dims` (DS_MAX_NDIM slots). */
+gboolean ds_shape_get_concrete(const DsShape *shape, int64_t *dims);
+DsShape ds_shape_from_concrete(const int64_t *dims, int ndim);
+/* "(1, 3, 224, 224)"; unknown dims print as "?". Caller frees. */
+char *ds_shape_to_string(const DsShape *shape);
+
+/* The inference context: which node is being inferred (for messages), and, once the symbolic
+ * engine is active, its expression table and facts. */
+typedef struct _DsShapeCtx DsShapeCtx;
+
+DsShapeCtx *ds_shape_ctx_new(void);
+void ds_shape_ctx_free(DsShapeCtx *ctx);
+void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node);
+const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);
+
+/* Arithmetic. An unknown operand gives an unknown result. Floor division and modulo follow
+ * Python (round towards negative infinity); a zero divisor gives unknown. */
+DsDim ds_dim_add(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_sub(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_mul(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_floordiv(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_ceildiv(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_mod(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_max(DsShapeCtx *ctx, DsDim a, DsDim b);
+DsDim ds_dim_min(DsShapeCtx *ctx, DsDim a, DsDim b);
+/* Product of dims [from, to) of a shape. */
+DsDim ds_dim_product(DsShapeCtx *ctx, const DsShape *shape, int from, int to);
+
+/* Unifies `*slot` with `want`: an unknown slot takes `want`; two known dims must be equal
+ * (the symbolic engine records the equality instead where it cannot decide). On a mismatch
+ * the error names the node, its op, `what` ("weight", "input 1"...) and both values. */
+gboolean ds_shape_ctx_unify_dim(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what,
+                                GError **error);
+/* Unifies a whole shape, rank included; an unknown-rank slot takes `want`. */
+gboolean ds_shape_ctx_assign(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
+                             const char *what, GError **error);
+
+/* A DS_ERROR_SHAPE error prefixed with the node being inferred:
+ * "node 'conv0' (Convolution): <message>". */
+void ds_shape_ctx_set_error(DsShapeCtx *ctx, GError **error, const char *format, ...)
+  G_GNUC_PRINTF(3, 4);
+
+/* Normalises a possibly negative axis for rank `ndim`; FALSE (with an error naming the node) if
+ * it is out of range. `allow_end` accepts ndim itself (expand_dims). */
+gboolean ds_shape_ctx_axis(DsShapeCtx *ctx, int64_t axis, int ndim, gboolean allow_end,
+                           int *out, GError **error);

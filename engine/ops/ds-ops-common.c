@@ -1,0 +1,1 @@
+/* ds-ops-common.c: (in progress) */

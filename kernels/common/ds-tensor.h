@@ -1,0 +1,47 @@
+/* ds-tensor.h: a dense, C-ordered tensor view.
+ *
+ * Memory policy: a DsTensor never owns its data. Buffers belong to whoever created them (the
+ * executor's arena, a weight table, a loaded .npy), and a view lives no longer than its buffer.
+ */
+#pragma once
+
+#include "ds-dtype.h"
+
+/* The most dimensions a tensor may have. MXNet allows more in theory; no real model needs it,
+ * and a fixed bound keeps shapes on the stack. Loaders reject more with a clear error. */
+#define DS_MAX_NDIM 8
+
+typedef struct {
+  DsDType dtype;
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+  void *data;
+} DsTensor;
+
+/* Number of elements (1 for a scalar, 0 if any dim is 0). */
+static inline int64_t ds_tensor_numel(const DsTensor *t)
+{
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++)
+    n *= t->shape[i];
+  return n;
+}
+
+static inline size_t ds_tensor_nbytes(const DsTensor *t)
+{
+  return (size_t)ds_tensor_numel(t) * ds_dtype_size(t->dtype);
+}
+
+/* Product of dims [from, to). */
+static inline int64_t ds_shape_span(const int64_t *shape, int from, int to)
+{
+  int64_t n = 1;
+  for (int i = from; i < to; i++)
+    n *= shape[i];
+  return n;
+}
+
+/* Checked element count for untrusted shapes: false if any dim is negative or the byte size
+ * of `elem_bytes`-sized elements would overflow `SIZE_MAX`/`limit_bytes`. */
+bool ds_shape_checked_nbytes(const int64_t *shape, int ndim, size_t elem_bytes,
+                             size_t limit_bytes, size_t *nbytes_out);

@@ -1,0 +1,28 @@
+/* ds-thread-pool.h: a small fork-join pool for the CPU kernels' loops.
+ *
+ * Workers sleep on a condition variable between jobs and never spin, so they do not fight
+ * OpenBLAS's own threads while a GEMM runs (the lesson PyTorch's spinning OpenMP pool teaches).
+ * The calling thread always takes part, so a pool of N threads starts N-1 workers.
+ *
+ * Memory policy: the pool owns its threads; ds_thread_pool_free() joins them.
+ */
+#pragma once
+
+#include <stdint.h>
+
+typedef struct DsThreadPool DsThreadPool;
+
+/* Processes the half-open index range [begin, end). */
+typedef void (*DsParallelFn)(void *ctx, int64_t begin, int64_t end);
+
+/* Creates a pool that runs loops on `n_threads` threads, the caller included. n_threads <= 1
+ * gives a pool that runs everything inline. Returns NULL only if a thread cannot start. */
+DsThreadPool *ds_thread_pool_new(int n_threads);
+void ds_thread_pool_free(DsThreadPool *pool);
+int ds_thread_pool_get_n_threads(const DsThreadPool *pool);
+
+/* Runs fn over [0, n) split into at most one contiguous chunk per thread, and returns when all
+ * chunks are done. Ranges shorter than `grain` per thread run inline on the caller: splitting
+ * costs a wake-up (a few µs), which tiny loops cannot repay. `pool` may be NULL.
+ * Not reentrant: a parallel body must not call ds_parallel_for on the same pool. */
+void ds_parallel_for(DsThreadPool *pool, int64_t n, int64_t grain, DsParallelFn fn, void *ctx);

@@ -1,0 +1,49 @@
+/* ds-cpu-backend.c: the CPU backend: kernel table, aligned buffers, thread count. */
+#include "ds-cpu.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+
+static DsKernel kernel_table[DS_OP_COUNT];
+
+static void *build_table(void *unused)
+{
+  (void)unused;
+  ds_cpu_nn_register(kernel_table);
+  ds_cpu_elemwise_register(kernel_table);
+  ds_cpu_tensor_register(kernel_table);
+  return NULL;
+}
+
+static const DsKernel *cpu_get_kernel(DsOpId op)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, build_table, NULL);
+  if (op >= DS_OP_COUNT || kernel_table[op].run == NULL)
+    return NULL;
+  return &kernel_table[op];
+}
+
+static void *cpu_alloc_buffer(size_t bytes)
+{
+  /* 64-byte alignment suits AVX loads and cache lines; round up as aligned_alloc requires. */
+  size_t rounded = (bytes + 63) & ~(size_t)63;
+  return aligned_alloc(64, rounded == 0 ? 64 : rounded);
+}
+
+static void cpu_free_buffer(void *ptr) { free(ptr); }
+
+static void cpu_set_n_threads(int n_threads)
+{
+  openblas_set_num_threads(n_threads < 1 ? 1 : n_threads);
+}
+
+static const DsBackend cpu_backend = {
+  /* .name = */ "cpu",
+  /* .get_kernel = */ cpu_get_kernel,
+  /* .alloc_buffer = */ cpu_alloc_buffer,
+  /* .free_buffer = */ cpu_free_buffer,
+  /* .set_n_threads = */ cpu_set_n_threads,
+};
+
+const DsBackend *ds_cpu_backend_get(void) { return &cpu_backend; }

@@ -1,0 +1,1 @@
+/* ds-cpu-conv.c: (in progress) */

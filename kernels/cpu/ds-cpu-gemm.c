@@ -1,0 +1,1 @@
+/* ds-cpu-gemm.c: (in progress) */

@@ -1,0 +1,1 @@
+/* ds-cpu-rnn.c: (in progress) */
