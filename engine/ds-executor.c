@@ -1,1 +1,246 @@
-/* ds-executor.c: (in progress) */
+/* ds-executor.c: binding and the run loop. */
+#include "ds-executor.h"
+
+#include <string.h>
+
+#include "ds-error.h"
+#include "ds-thread-pool.h"
+
+typedef struct {
+  const DsNode *node;
+  const DsKernel *kernel;
+  DsKernelCtx ctx;   /* views prebuilt at bind time */
+  guint *in_entries; /* entry id per input, to refresh views after a bind */
+} Step;
+
+struct _DsExecutor {
+  DsGraph *graph;
+  DsGraphShapes *shapes;
+  DsPlan *plan;
+  const DsBackend *backend;
+  DsThreadPool *pool;
+  void *arena;
+  void *workspace;
+  gsize workspace_bytes;
+  DsTensor *entries;    /* one view per entry */
+  gboolean *bound;      /* per entry: variables only */
+  Step *steps;          /* op nodes in order */
+  guint n_steps;
+  gboolean views_stale; /* a bind changed a variable's buffer since the last run */
+  DsExecutorHooks hooks;
+  gpointer hooks_data;
+};
+
+static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
+{
+  view->dtype = dtype;
+  view->ndim = shape->ndim;
+  for (int i = 0; i < shape->ndim; i++)
+    view->shape[i] = shape->dims[i].value;
+  view->data = data;
+}
+
+DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
+                            const DsBackend *backend, int n_threads, GError **error)
+{
+  g_autoptr(DsPlan) plan = ds_plan_new(graph, shapes, error);
+  if (plan == NULL)
+    return NULL;
+
+  g_autoptr(DsExecutor) exec = g_new0(DsExecutor, 1);
+  exec->graph = ds_graph_ref(graph);
+  exec->shapes = ds_graph_shapes_copy(shapes);
+  exec->backend = backend;
+  guint n_entries = ds_graph_n_entries(graph);
+
+  /* 1. Entry views: arena offsets for intermediates, unbound for variables. */
+  exec->arena = backend->alloc_buffer(plan->arena_bytes);
+  if (exec->arena == NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate the %zu-byte arena",
+                plan->arena_bytes);
+    return NULL;
+  }
+  exec->entries = g_new0(DsTensor, n_entries);
+  exec->bound = g_new0(gboolean, n_entries);
+  for (guint e = 0; e < n_entries; e++) {
+    void *data = plan->offsets[e] == DS_PLAN_PINNED ? NULL : (char *)exec->arena + plan->offsets[e];
+    make_view(&exec->entries[e], &shapes->shapes[e], shapes->dtypes[e], data);
+  }
+
+  /* 2. Steps: one per op node, with its kernel and prebuilt views. */
+  exec->steps = g_new0(Step, graph->n_nodes);
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    const DsKernel *kernel = node->op != NULL ? backend->get_kernel(node->op->id) : NULL;
+    if (kernel == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                  "node '%s': op '%s' has no kernel on the %s backend", node->name,
+                  node->op_name, backend->name);
+      return NULL;
+    }
+    Step *step = &exec->steps[exec->n_steps++];
+    step->node = node;
+    step->kernel = kernel;
+    step->in_entries = g_new(guint, node->n_inputs + 1);
+    DsTensor *ins = g_new0(DsTensor, node->n_inputs + 1);
+    for (guint k = 0; k < node->n_inputs; k++) {
+      step->in_entries[k] = ds_graph_entry_id(graph, node->inputs[k]);
+      ins[k] = exec->entries[step->in_entries[k]];
+    }
+    guint n_out = ds_node_n_op_outputs(node);
+    DsTensor *outs = g_new0(DsTensor, n_out + 1);
+    for (guint k = 0; k < n_out; k++)
+      outs[k] = exec->entries[graph->node_row_ptr[i] + k];
+    step->ctx = (DsKernelCtx){
+      .param = node->param,
+      .inputs = ins,
+      .n_inputs = (int)node->n_inputs,
+      .outputs = outs,
+      .n_outputs = (int)n_out,
+    };
+    if (kernel->workspace_bytes != NULL) {
+      gsize ws = kernel->workspace_bytes(node->param, ins, (int)node->n_inputs, outs, (int)n_out);
+      exec->workspace_bytes = MAX(exec->workspace_bytes, ws);
+    }
+  }
+
+  /* 3. One workspace for all kernels (they run one at a time) and the thread pool. */
+  if (exec->workspace_bytes > 0) {
+    exec->workspace = backend->alloc_buffer(exec->workspace_bytes);
+    if (exec->workspace == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate a %zu-byte workspace",
+                  exec->workspace_bytes);
+      return NULL;
+    }
+  }
+  for (guint s = 0; s < exec->n_steps; s++) {
+    exec->steps[s].ctx.workspace = exec->workspace;
+  }
+  exec->pool = ds_thread_pool_new(n_threads);
+  for (guint s = 0; s < exec->n_steps; s++)
+    exec->steps[s].ctx.pool = exec->pool;
+  if (backend->set_n_threads != NULL)
+    backend->set_n_threads(n_threads);
+  exec->plan = g_steal_pointer(&plan);
+  return g_steal_pointer(&exec);
+}
+
+void ds_executor_free(DsExecutor *exec)
+{
+  if (exec == NULL)
+    return;
+  for (guint s = 0; s < exec->n_steps; s++) {
+    g_free((void *)exec->steps[s].ctx.inputs);
+    g_free(exec->steps[s].ctx.outputs);
+    g_free(exec->steps[s].in_entries);
+  }
+  g_free(exec->steps);
+  if (exec->backend != NULL) {
+    exec->backend->free_buffer(exec->arena);
+    exec->backend->free_buffer(exec->workspace);
+  }
+  ds_thread_pool_free(exec->pool);
+  g_free(exec->entries);
+  g_free(exec->bound);
+  ds_plan_free(exec->plan);
+  ds_graph_shapes_free(exec->shapes);
+  if (exec->graph != NULL)
+    ds_graph_unref(exec->graph);
+  g_free(exec);
+}
+
+static char *tensor_shape_string(const DsTensor *t)
+{
+  DsShape s = ds_shape_from_concrete(t->shape, t->ndim);
+  return ds_shape_to_string(&s);
+}
+
+gboolean ds_executor_bind(DsExecutor *exec, const DsNode *variable, const DsTensor *value,
+                          GError **error)
+{
+  g_return_val_if_fail(ds_node_is_variable(variable), FALSE);
+  guint e = exec->graph->node_row_ptr[variable->id];
+  DsTensor *view = &exec->entries[e];
+  gboolean same = view->ndim == value->ndim && view->dtype == value->dtype;
+  for (int i = 0; same && i < view->ndim; i++)
+    same = view->shape[i] == value->shape[i];
+  if (!same) {
+    g_autofree char *want = tensor_shape_string(view);
+    g_autofree char *got = tensor_shape_string(value);
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "input '%s': got %s %s, the bound graph expects %s %s", variable->name,
+                ds_dtype_name(value->dtype), got, ds_dtype_name(view->dtype), want);
+    return FALSE;
+  }
+  view->data = value->data;
+  exec->bound[e] = TRUE;
+  exec->views_stale = TRUE;
+  return TRUE;
+}
+
+void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpointer data)
+{
+  exec->hooks = hooks != NULL ? *hooks : (DsExecutorHooks){0};
+  exec->hooks_data = data;
+}
+
+static gboolean refresh_views(DsExecutor *exec, GError **error)
+{
+  DsGraph *graph = exec->graph;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    guint e = graph->node_row_ptr[i];
+    if (ds_node_is_variable(graph->nodes[i]) && !exec->bound[e]) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "input '%s' has no value",
+                  graph->nodes[i]->name);
+      return FALSE;
+    }
+  }
+  for (guint s = 0; s < exec->n_steps; s++) {
+    Step *step = &exec->steps[s];
+    DsTensor *ins = (DsTensor *)step->ctx.inputs;
+    for (int k = 0; k < step->ctx.n_inputs; k++)
+      ins[k].data = exec->entries[step->in_entries[k]].data;
+  }
+  exec->views_stale = FALSE;
+  return TRUE;
+}
+
+gboolean ds_executor_run(DsExecutor *exec, GError **error)
+{
+  if (exec->views_stale && !refresh_views(exec, error))
+    return FALSE;
+  const DsExecutorHooks *hooks = &exec->hooks;
+  for (guint s = 0; s < exec->n_steps; s++) {
+    Step *step = &exec->steps[s];
+    if (hooks->node_begin != NULL)
+      hooks->node_begin(exec->hooks_data, step->node);
+    DsStatus status = step->kernel->run(&step->ctx);
+    if (hooks->node_end != NULL)
+      hooks->node_end(exec->hooks_data, step->node);
+    if (G_UNLIKELY(status != DS_STATUS_OK)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): %s", step->node->name,
+                  step->node->op_name, ds_status_message(status));
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+const DsTensor *ds_executor_get_entry(const DsExecutor *exec, guint entry)
+{
+  g_return_val_if_fail(entry < exec->plan->n_entries, NULL);
+  return &exec->entries[entry];
+}
+
+const DsTensor *ds_executor_get_output(const DsExecutor *exec, guint i)
+{
+  g_return_val_if_fail(i < exec->graph->n_heads, NULL);
+  return &exec->entries[ds_graph_entry_id(exec->graph, exec->graph->heads[i])];
+}
+
+const DsPlan *ds_executor_get_plan(const DsExecutor *exec) { return exec->plan; }
+const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec) { return exec->shapes; }
+DsGraph *ds_executor_get_graph(const DsExecutor *exec) { return exec->graph; }
+gsize ds_executor_get_workspace_bytes(const DsExecutor *exec) { return exec->workspace_bytes; }

@@ -1,1 +1,291 @@
-/* ds-infer.c: (in progress) */
+/* ds-infer.c: whole-graph inference to a fixpoint. */
+#include "ds-infer.h"
+
+#include <string.h>
+
+#include "ds-attr.h"
+#include "ds-error.h"
+#include "ds-op.h"
+
+/* A graph converges in two or three passes; the bound only guards against an op rule that
+ * keeps changing its mind. */
+#define MAX_PASSES 16
+
+guint ds_node_n_op_outputs(const DsNode *node)
+{
+  if (node->op == NULL)
+    return node->n_outputs;
+  guint n = (guint)node->op->num_outputs(node->param);
+  return MIN(n, node->n_outputs);
+}
+
+static gboolean seed_variable(DsGraphShapes *shapes, const DsGraph *graph, const DsNode *node,
+                              GError **error)
+{
+  guint e = graph->node_row_ptr[node->id];
+  const char *shape_text = ds_node_get_attr(node, "__shape__");
+  if (shape_text != NULL) {
+    int64_t dims[DS_MAX_NDIM];
+    int n;
+    if (!ds_attr_parse_tuple(shape_text, dims, DS_MAX_NDIM, 0, &n)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
+                  "variable '%s': __shape__='%s' is not a shape of at most %d dims", node->name,
+                  shape_text, DS_MAX_NDIM);
+      return FALSE;
+    }
+    /* An empty tuple means "unknown rank" in MXNet 1.x's legacy shape semantics. */
+    if (n > 0) {
+      shapes->shapes[e].ndim = n;
+      for (int i = 0; i < n; i++)
+        shapes->shapes[e].dims[i] = dims[i] > 0 ? ds_dim(dims[i]) : DS_DIM_UNKNOWN;
+    }
+  }
+  const char *dtype_text = ds_node_get_attr(node, "__dtype__");
+  int64_t code;
+  if (dtype_text != NULL && ds_attr_parse_int(dtype_text, &code) && code >= 0) {
+    if (!ds_dtype_is_valid((int)code)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "variable '%s': unknown __dtype__ %s",
+                  node->name, dtype_text);
+      return FALSE;
+    }
+    shapes->dtypes[e] = (DsDType)code;
+  }
+  return TRUE;
+}
+
+DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error)
+{
+  DsGraphShapes *shapes = g_new0(DsGraphShapes, 1);
+  shapes->n_entries = ds_graph_n_entries(graph);
+  shapes->shapes = g_new(DsShape, shapes->n_entries);
+  shapes->dtypes = g_new(DsDType, shapes->n_entries);
+  for (guint e = 0; e < shapes->n_entries; e++) {
+    shapes->shapes[e] = DS_SHAPE_UNKNOWN;
+    shapes->dtypes[e] = DS_DTYPE_UNKNOWN;
+  }
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    if (ds_node_is_variable(graph->nodes[i]) &&
+        !seed_variable(shapes, graph, graph->nodes[i], error)) {
+      ds_graph_shapes_free(shapes);
+      return NULL;
+    }
+  }
+  return shapes;
+}
+
+DsGraphShapes *ds_graph_shapes_copy(const DsGraphShapes *shapes)
+{
+  DsGraphShapes *copy = g_new0(DsGraphShapes, 1);
+  copy->n_entries = shapes->n_entries;
+  copy->shapes = g_memdup2(shapes->shapes, sizeof(DsShape) * shapes->n_entries);
+  copy->dtypes = g_memdup2(shapes->dtypes, sizeof(DsDType) * shapes->n_entries);
+  return copy;
+}
+
+void ds_graph_shapes_free(DsGraphShapes *shapes)
+{
+  if (shapes == NULL)
+    return;
+  g_free(shapes->shapes);
+  g_free(shapes->dtypes);
+  g_free(shapes);
+}
+
+gboolean ds_graph_shapes_set_variable(DsGraphShapes *shapes, const DsGraph *graph,
+                                      const DsNode *variable, const DsShape *shape,
+                                      DsDType dtype, GError **error)
+{
+  guint e = graph->node_row_ptr[variable->id];
+  DsShape *slot = &shapes->shapes[e];
+  GError *local = NULL;
+  if (shape != NULL && !ds_shape_ctx_assign(NULL, slot, shape, variable->name, &local)) {
+    g_autofree char *want = ds_shape_to_string(slot);
+    g_autofree char *got = ds_shape_to_string(shape);
+    g_clear_error(&local);
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "input '%s': shape %s does not match the graph's %s", variable->name, got, want);
+    return FALSE;
+  }
+  if (dtype != DS_DTYPE_UNKNOWN) {
+    if (shapes->dtypes[e] != DS_DTYPE_UNKNOWN && shapes->dtypes[e] != dtype) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "input '%s': dtype %s does not match the graph's %s", variable->name,
+                  ds_dtype_name(dtype), ds_dtype_name(shapes->dtypes[e]));
+      return FALSE;
+    }
+    shapes->dtypes[e] = dtype;
+  }
+  return TRUE;
+}
+
+static gboolean shape_equal(const DsShape *a, const DsShape *b)
+{
+  if (a->ndim != b->ndim)
+    return FALSE;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->dims[i].value != b->dims[i].value || a->dims[i].expr != b->dims[i].expr)
+      return FALSE;
+  return TRUE;
+}
+
+/* The default dtype rule: every input and output shares one dtype. */
+static gboolean infer_same_dtype(const DsNode *node, DsDType *in, guint n_in, DsDType *out,
+                                 guint n_out, GError **error)
+{
+  DsDType known = DS_DTYPE_UNKNOWN;
+  for (guint i = 0; i < n_in + n_out; i++) {
+    DsDType d = i < n_in ? in[i] : out[i - n_in];
+    if (d == DS_DTYPE_UNKNOWN)
+      continue;
+    if (known != DS_DTYPE_UNKNOWN && d != known) {
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                  "node '%s' (%s): dtype mismatch: %s vs %s", node->name, node->op_name,
+                  ds_dtype_name(known), ds_dtype_name(d));
+      return FALSE;
+    }
+    known = d;
+  }
+  for (guint i = 0; i < n_in; i++)
+    in[i] = known;
+  for (guint i = 0; i < n_out; i++)
+    out[i] = known;
+  return TRUE;
+}
+
+/* One node: gather its entries, run its rules, scatter back. Sets *changed. */
+static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
+                           const DsNode *node, gboolean *changed, GError **error)
+{
+  guint n_in = node->n_inputs, n_out = ds_node_n_op_outputs(node);
+  DsShape in[n_in + 1], out[n_out + 1];
+  DsDType in_t[n_in + 1], out_t[n_out + 1];
+  guint base = graph->node_row_ptr[node->id];
+
+  for (guint i = 0; i < n_in; i++) {
+    guint e = ds_graph_entry_id(graph, node->inputs[i]);
+    in[i] = shapes->shapes[e];
+    in_t[i] = shapes->dtypes[e];
+  }
+  for (guint i = 0; i < n_out; i++) {
+    out[i] = shapes->shapes[base + i];
+    out_t[i] = shapes->dtypes[base + i];
+  }
+
+  ds_shape_ctx_set_node(ctx, node);
+  if (!node->op->infer_shape(ctx, node, node->param, in, out, error))
+    return FALSE;
+  gboolean ok = node->op->infer_type != NULL
+                  ? node->op->infer_type(node, node->param, in_t, out_t, error)
+                  : infer_same_dtype(node, in_t, n_in, out_t, n_out, error);
+  if (!ok)
+    return FALSE;
+
+  for (guint i = 0; i < n_in; i++) {
+    guint e = ds_graph_entry_id(graph, node->inputs[i]);
+    if (!shape_equal(&shapes->shapes[e], &in[i]) || shapes->dtypes[e] != in_t[i]) {
+      shapes->shapes[e] = in[i];
+      shapes->dtypes[e] = in_t[i];
+      *changed = TRUE;
+    }
+  }
+  for (guint i = 0; i < n_out; i++) {
+    if (!shape_equal(&shapes->shapes[base + i], &out[i]) || shapes->dtypes[base + i] != out_t[i]) {
+      shapes->shapes[base + i] = out[i];
+      shapes->dtypes[base + i] = out_t[i];
+      *changed = TRUE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean entry_known(const DsGraphShapes *shapes, guint e)
+{
+  return ds_shape_is_known(&shapes->shapes[e]) && shapes->dtypes[e] != DS_DTYPE_UNKNOWN;
+}
+
+static gboolean check_complete(const DsGraph *graph, DsGraphShapes *shapes, GError **error)
+{
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    if (node->op == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                  "node '%s': op '%s' is not supported", node->name, node->op_name);
+      return FALSE;
+    }
+    for (guint k = 0; k < node->n_inputs; k++) {
+      guint e = ds_graph_entry_id(graph, node->inputs[k]);
+      if (!entry_known(shapes, e)) {
+        const DsNode *src = graph->nodes[node->inputs[k].node_id];
+        char buf[16];
+        g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                    "node '%s' (%s): cannot infer the shape of input '%s' (%s '%s'); "
+                    "give it with --input or --input-shape",
+                    node->name, node->op_name,
+                    ds_op_input_name(node->op, node->n_inputs, k, buf),
+                    ds_node_is_variable(src) ? "variable" : "output of", src->name);
+        return FALSE;
+      }
+    }
+    guint base = graph->node_row_ptr[i];
+    for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
+      if (!entry_known(shapes, base + k)) {
+        g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                    "node '%s' (%s): cannot infer the shape of output %u", node->name,
+                    node->op_name, k);
+        return FALSE;
+      }
+    }
+    /* Outputs a file lists beyond the op's own (MKL-DNN workspaces) are empty. */
+    for (guint k = ds_node_n_op_outputs(node); k < node->n_outputs; k++) {
+      shapes->shapes[base + k] = (DsShape){.ndim = 1, .dims = {ds_dim(0)}};
+      shapes->dtypes[base + k] = shapes->dtypes[base];
+    }
+  }
+  return TRUE;
+}
+
+static gboolean run_passes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
+                           GError **error)
+{
+  gboolean changed = TRUE;
+  for (int pass = 0; changed && pass < MAX_PASSES; pass++) {
+    changed = FALSE;
+    /* Alternate directions: forward passes carry data shapes down, backward passes carry
+     * consumer constraints (legacy 0 dims, RNN begin states) up to their producers. */
+    for (guint k = 0; k < graph->n_nodes; k++) {
+      guint i = pass % 2 == 0 ? k : graph->n_nodes - 1 - k;
+      const DsNode *node = graph->nodes[i];
+      if (ds_node_is_variable(node) || node->op == NULL)
+        continue;
+      if (!infer_node(graph, shapes, ctx, node, &changed, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean ds_infer_graph(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
+                        gboolean require_complete, GError **error)
+{
+  g_return_val_if_fail(shapes->n_entries == ds_graph_n_entries(graph), FALSE);
+  gboolean ok = run_passes(graph, shapes, ctx, error);
+  if (ok) {
+    /* MXNet's default: a variable nothing constrains is float32. */
+    gboolean defaulted = FALSE;
+    for (guint i = 0; i < graph->n_nodes; i++) {
+      guint e = graph->node_row_ptr[i];
+      if (ds_node_is_variable(graph->nodes[i]) && shapes->dtypes[e] == DS_DTYPE_UNKNOWN) {
+        shapes->dtypes[e] = DS_DTYPE_FLOAT32;
+        defaulted = TRUE;
+      }
+    }
+    if (defaulted)
+      ok = run_passes(graph, shapes, ctx, error);
+  }
+  ds_shape_ctx_set_node(ctx, NULL);
+  if (!ok)
+    return FALSE;
+  return require_complete ? check_complete(graph, shapes, error) : TRUE;
+}

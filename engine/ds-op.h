@@ -70,6 +70,9 @@ struct _DsOpDef {
   const char *const *output_names;
   DsInferShapeFn infer_shape;
   DsInferTypeFn infer_type;
+  /* Bit i set: input i is an auxiliary state (MXNet's FMutateInputs: BatchNorm's moving
+   * mean and variance), listed by list_auxiliary_states rather than list_arguments. */
+  guint aux_input_mask;
 };
 
 /* The op called `name` (or an alias), or NULL. */

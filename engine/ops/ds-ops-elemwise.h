@@ -58,3 +58,22 @@
   X(DIV_SQRT_DIM, "_contrib_div_sqrt_dim")
 
 /* Parsed attribute structs for these ops follow. */
+
+/* The scalar ops (_plus_scalar, _rdiv_scalar, _greater_scalar...). `is_int` (MXNet 1.8+,
+ * default true) says whether the scalar is an integer: an integer input with a non-integer
+ * scalar gives a float64 result, as in NumPy. */
+typedef struct {
+  double scalar;
+  bool is_int;
+} DsScalarParam;
+
+/* clip: both bounds are required. */
+typedef struct {
+  double a_min;
+  double a_max;
+} DsClipParam;
+
+/* add_n (ElementWiseSum): the number of summed inputs. */
+typedef struct {
+  int num_args;
+} DsAddNParam;

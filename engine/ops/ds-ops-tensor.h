@@ -33,3 +33,167 @@
   X(MIN, "min")
 
 /* Parsed attribute structs for these ops follow. */
+
+/* Reshape's `shape` may hold more codes than dims: -4 takes three entries for two dims. */
+#define DS_RESHAPE_MAX_CODES (3 * DS_MAX_NDIM)
+
+/* Marks a missing ("None") element of slice's begin/end/step tuples. */
+#define DS_SLICE_NONE INT64_MIN
+
+/* Reshape. `shape` holds MXNet's codes (0 copy, -1 infer, -2 copy the rest, -3 merge two,
+ * -4 split one); the deprecated `target_shape` (0 = infer) is used when `shape` is empty. */
+typedef struct {
+  int n_shape;
+  int64_t shape[DS_RESHAPE_MAX_CODES];
+  bool reverse;
+  int n_target_shape; /* -1 when absent */
+  int64_t target_shape[DS_MAX_NDIM];
+  bool keep_highest;
+} DsReshapeParam;
+
+/* expand_dims: position of the new axis, in [-ndim-1, ndim]. */
+typedef struct {
+  int axis;
+} DsExpandDimsParam;
+
+/* squeeze: n_axes is -1 when `axis` is None (squeeze every size-1 dim). */
+typedef struct {
+  int n_axes;
+  int64_t axes[DS_MAX_NDIM];
+} DsSqueezeParam;
+
+/* transpose: n_axes is 0 when `axes` is empty (reverse the axes). */
+typedef struct {
+  int n_axes;
+  int64_t axes[DS_MAX_NDIM];
+} DsTransposeParam;
+
+/* SwapAxis (swapaxes). */
+typedef struct {
+  int dim1;
+  int dim2;
+} DsSwapAxisParam;
+
+/* Concat (concat): `dim` may be negative. */
+typedef struct {
+  int num_args;
+  int dim;
+} DsConcatParam;
+
+/* broadcast_axis (broadcast_axes): axis[i] of size 1 becomes size[i]. */
+typedef struct {
+  int n_axes;
+  int64_t axis[DS_MAX_NDIM];
+  int64_t size[DS_MAX_NDIM];
+} DsBroadcastAxisParam;
+
+/* broadcast_to: target shape; a 0 keeps the input's dim. */
+typedef struct {
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+} DsBroadcastToParam;
+
+/* broadcast_like: n_lhs_axes/n_rhs_axes are -1 when None (broadcast to rhs's whole shape). */
+typedef struct {
+  int n_lhs_axes;
+  int64_t lhs_axes[DS_MAX_NDIM];
+  int n_rhs_axes;
+  int64_t rhs_axes[DS_MAX_NDIM];
+} DsBroadcastLikeParam;
+
+/* _arange, after MXNet's parser: a missing `stop` (without infer_range) means range(0, start),
+ * so `start` and `stop` are already swapped here. has_stop is false only with infer_range. */
+typedef struct {
+  double start;
+  double stop;
+  bool has_stop;
+  double step;
+  int repeat;
+  bool infer_range;
+  DsDType dtype;
+} DsArangeParam;
+
+/* _zeros, _ones, _full. ndim is -1 when `shape` is missing or empty (unknown); a 0 dim is
+ * unknown too (MXNet's legacy convention), filled by inference from the consumers. */
+typedef struct {
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+  DsDType dtype;
+  double value; /* 0 for _zeros, 1 for _ones, `value` for _full */
+} DsInitParam;
+
+/* SequenceMask: axis 0 is (time, batch, ...) and axis 1 is (batch, time, ...). */
+typedef struct {
+  bool use_sequence_length;
+  double value;
+  int axis;
+} DsSequenceMaskParam;
+
+/* slice_axis: end is absent when has_end is false (None: the axis' end). */
+typedef struct {
+  int axis;
+  int64_t begin;
+  int64_t end;
+  bool has_end;
+} DsSliceAxisParam;
+
+/* slice (crop): per-axis begin/end/step, DS_SLICE_NONE where None; n_step is 0 when `step`
+ * is missing (all 1). Axes past n_axes are kept whole. */
+typedef struct {
+  int n_axes;
+  int64_t begin[DS_MAX_NDIM];
+  int64_t end[DS_MAX_NDIM];
+  int n_step;
+  int64_t step[DS_MAX_NDIM];
+} DsSliceParam;
+
+typedef enum {
+  DS_TAKE_CLIP,
+  DS_TAKE_WRAP,
+  DS_TAKE_RAISE,
+} DsTakeMode;
+
+/* take: indices pick along `axis` of the data. */
+typedef struct {
+  int axis;
+  DsTakeMode mode;
+} DsTakeParam;
+
+/* Cast (cast). */
+typedef struct {
+  DsDType dtype;
+} DsCastParam;
+
+/* sum (sum_axis), mean, max (max_axis), min (min_axis). n_axes is -1 when `axis` is None;
+ * None and () both reduce over every axis. */
+typedef struct {
+  int n_axes;
+  int64_t axes[DS_MAX_NDIM];
+  bool keepdims;
+  bool exclude;
+} DsReduceParam;
+
+/* Python slice semantics for one axis of length `len` (MXNet's GetIndexRange):
+ * `begin`/`end` may be DS_SLICE_NONE, `step` must not be 0. Gives the first index and the
+ * number of elements taken. Shared by slice's shape rule and its kernels. */
+static inline void ds_slice_axis_range(int64_t len, int64_t begin, int64_t end, int64_t step,
+                                       int64_t *first, int64_t *count)
+{
+  int64_t b, e;
+  if (step > 0) {
+    b = begin == DS_SLICE_NONE ? 0 : (begin < 0 ? begin + len : begin);
+    e = end == DS_SLICE_NONE ? len : (end < 0 ? end + len : end);
+    b = b < 0 ? 0 : (b > len ? len : b);
+    e = e < 0 ? 0 : (e > len ? len : e);
+    *first = b;
+    *count = e > b ? (e - b + step - 1) / step : 0;
+  } else {
+    /* Going backwards the valid positions are [-1, len-1], -1 meaning "before the start". */
+    b = begin == DS_SLICE_NONE ? len - 1 : (begin < 0 ? begin + len : begin);
+    e = end == DS_SLICE_NONE ? -1 : (end < 0 ? end + len : end);
+    b = b < -1 ? -1 : (b > len - 1 ? len - 1 : b);
+    e = e < -1 ? -1 : (e > len - 1 ? len - 1 : e);
+    *first = b;
+    *count = b > e ? (b - e - step - 1) / (-step) : 0;
+  }
+}

@@ -1,0 +1,39 @@
+# dynscope: the two commands a fresh Debian 12 machine needs are `make run` and `make test`.
+# Both install missing packages, configure meson into build/ and compile first.
+
+BUILD ?= build
+MESON_OPTS ?=
+DYNSCOPE := $(BUILD)/app/dynscope
+SAMPLE := data/sample
+
+.PHONY: all deps configure build run test bench clean
+
+all: build
+
+deps:
+	@./tools/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	ninja -C $(BUILD)
+
+# The main job: run the bundled sample model headless and print the per-node table.
+run: build
+	$(DYNSCOPE) --run $(SAMPLE)/sample-symbol.json --params $(SAMPLE)/sample.params \
+	  --input data=$(SAMPLE)/sample-input.npy --repeat 10
+
+test: build
+	@status=0; \
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=1; \
+	/usr/bin/python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
+	exit $$status
+
+bench: build
+	$(BUILD)/bench/ds-bench
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-*

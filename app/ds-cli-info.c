@@ -1,0 +1,174 @@
+/* ds-cli-info.c: --info (what a model holds) and --save (write it back). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ds-cli.h"
+#include "ds-error.h"
+#include "ds-mxnet-json.h"
+
+typedef struct {
+  const char *op;
+  guint count;
+} OpCount;
+
+static int by_count_desc(gconstpointer a, gconstpointer b)
+{
+  const OpCount *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return strcmp(x->op, y->op);
+}
+
+/* Op histogram, most frequent first. */
+static GArray *op_histogram(const DsGraph *graph)
+{
+  g_autoptr(GHashTable) counts = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(counts, node->op_name));
+    g_hash_table_insert(counts, node->op_name, GUINT_TO_POINTER(n + 1));
+  }
+  GArray *list = g_array_new(FALSE, FALSE, sizeof(OpCount));
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init(&iter, counts);
+  while (g_hash_table_iter_next(&iter, &key, &value)) {
+    OpCount c = {key, GPOINTER_TO_UINT(value)};
+    g_array_append_val(list, c);
+  }
+  g_array_sort(list, by_count_desc);
+  return list;
+}
+
+static cJSON *shape_json(const DsShape *shape)
+{
+  if (shape->ndim < 0)
+    return cJSON_CreateNull();
+  cJSON *list = cJSON_CreateArray();
+  for (int i = 0; i < shape->ndim; i++)
+    cJSON_AddItemToArray(list, ds_dim_is_const(shape->dims[i])
+                                 ? cJSON_CreateNumber((double)shape->dims[i].value)
+                                 : cJSON_CreateNull());
+  return list;
+}
+
+static const char *dtype_or_unknown(DsDType d)
+{
+  return d == DS_DTYPE_UNKNOWN ? "unknown" : ds_dtype_name(d);
+}
+
+int ds_cli_info(const DsCliOptions *options)
+{
+  GError *error = NULL;
+  g_autoptr(DsSession) session = ds_cli_open_session(options->info_model, options, &error);
+  if (session == NULL)
+    return ds_cli_fail(error);
+  DsGraph *graph = ds_session_get_graph(session);
+  const DsGraphShapes *shapes = ds_session_infer_partial(session, &error);
+  if (shapes == NULL)
+    return ds_cli_fail(error);
+
+  g_autoptr(GArray) ops = op_histogram(graph);
+  guint64 n_params = 0;
+  gboolean params_known = TRUE;
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "model", options->info_model);
+  cJSON_AddNumberToObject(root, "nodes", graph->n_nodes);
+  cJSON_AddNumberToObject(root, "mxnet_version", graph->mxnet_version);
+  cJSON *ops_json = cJSON_AddObjectToObject(root, "ops");
+  for (guint i = 0; i < ops->len; i++) {
+    OpCount *c = &g_array_index(ops, OpCount, i);
+    cJSON_AddNumberToObject(ops_json, c->op, c->count);
+  }
+  cJSON *inputs = cJSON_AddArrayToObject(root, "inputs");
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (!ds_node_is_variable(node))
+      continue;
+    guint e = graph->node_row_ptr[i];
+    DsVariableKind kind = ds_session_classify_variable(session, node);
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "name", node->name);
+    cJSON_AddItemToObject(item, "shape", shape_json(&shapes->shapes[e]));
+    cJSON_AddStringToObject(item, "dtype", dtype_or_unknown(shapes->dtypes[e]));
+    cJSON_AddStringToObject(item, "kind", ds_variable_kind_name(kind));
+    cJSON_AddItemToArray(inputs, item);
+    if (kind != DS_VARIABLE_DATA) {
+      int64_t dims[DS_MAX_NDIM];
+      if (ds_shape_get_concrete(&shapes->shapes[e], dims))
+        n_params += (guint64)ds_shape_span(dims, 0, shapes->shapes[e].ndim);
+      else
+        params_known = FALSE;
+    }
+  }
+  cJSON *outputs = cJSON_AddArrayToObject(root, "outputs");
+  for (guint h = 0; h < graph->n_heads; h++) {
+    guint e = ds_graph_entry_id(graph, graph->heads[h]);
+    g_autofree char *name = ds_graph_dup_output_name(graph, h);
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "name", name);
+    cJSON_AddItemToObject(item, "shape", shape_json(&shapes->shapes[e]));
+    cJSON_AddStringToObject(item, "dtype", dtype_or_unknown(shapes->dtypes[e]));
+    cJSON_AddItemToArray(outputs, item);
+  }
+  if (params_known)
+    cJSON_AddNumberToObject(root, "parameters", (double)n_params);
+  else
+    cJSON_AddNullToObject(root, "parameters");
+
+  if (options->json) {
+    char *text = cJSON_Print(root);
+    printf("%s\n", text);
+    cJSON_free(text);
+  } else {
+    printf("model: %s (MXNet %d.%d.%d JSON)\n", options->info_model,
+           graph->mxnet_version / 10000, graph->mxnet_version / 100 % 100,
+           graph->mxnet_version % 100);
+    printf("nodes: %u (%u ops, %u variables)\n", graph->n_nodes, ds_graph_count_ops(graph),
+           graph->n_nodes - ds_graph_count_ops(graph));
+    printf("ops:");
+    for (guint i = 0; i < ops->len; i++) {
+      OpCount *c = &g_array_index(ops, OpCount, i);
+      printf("%s %s %u", i ? "," : "", c->op, c->count);
+    }
+    printf("\n\ninputs:\n");
+    cJSON *item;
+    cJSON_ArrayForEach(item, inputs)
+    {
+      const DsNode *node = ds_graph_find_node(graph, cJSON_GetObjectItem(item, "name")->valuestring);
+      g_autofree char *shape = ds_shape_to_string(&shapes->shapes[graph->node_row_ptr[node->id]]);
+      printf("  %-6s  %-48s  %-20s  %s\n", cJSON_GetObjectItem(item, "kind")->valuestring,
+             node->name, shape, cJSON_GetObjectItem(item, "dtype")->valuestring);
+    }
+    printf("\noutputs:\n");
+    for (guint h = 0; h < graph->n_heads; h++) {
+      guint e = ds_graph_entry_id(graph, graph->heads[h]);
+      g_autofree char *name = ds_graph_dup_output_name(graph, h);
+      g_autofree char *shape = ds_shape_to_string(&shapes->shapes[e]);
+      printf("  %-56s  %-20s  %s\n", name, shape, dtype_or_unknown(shapes->dtypes[e]));
+    }
+    if (params_known)
+      printf("\nparameters: %" G_GUINT64_FORMAT "\n", n_params);
+    else
+      printf("\nparameters: unknown (some weight shapes are not known; try --input-shape)\n");
+  }
+  cJSON_Delete(root);
+  return 0;
+}
+
+int ds_cli_save(const DsCliOptions *options)
+{
+  GError *error = NULL;
+  if (options->remaining == NULL || options->remaining[0] == NULL ||
+      options->remaining[1] != NULL) {
+    g_printerr("dynscope: --save OUT.json needs exactly one MODEL argument\n");
+    return 2;
+  }
+  g_autoptr(DsGraph) graph = ds_mxnet_json_load(options->remaining[0], &error);
+  if (graph == NULL || !ds_mxnet_json_save(graph, options->save_path, &error))
+    return ds_cli_fail(error);
+  return 0;
+}

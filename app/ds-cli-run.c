@@ -1,0 +1,181 @@
+/* ds-cli-run.c: --run: bind, run, and print a per-node table or save the outputs. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ds-backend.h"
+#include "ds-cli.h"
+#include "ds-error.h"
+#include "ds-npy.h"
+
+typedef struct {
+  guint64 *node_ns; /* accumulated per node id */
+  guint64 started_ns;
+} NodeTimer;
+
+static guint64 now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (guint64)ts.tv_sec * 1000000000u + (guint64)ts.tv_nsec;
+}
+
+static void timer_begin(gpointer data, const DsNode *node)
+{
+  NodeTimer *timer = data;
+  (void)node;
+  timer->started_ns = now_ns();
+}
+
+static void timer_end(gpointer data, const DsNode *node)
+{
+  NodeTimer *timer = data;
+  timer->node_ns[node->id] += now_ns() - timer->started_ns;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+static char *format_bytes(gsize bytes)
+{
+  return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
+}
+
+static void print_table(DsExecutor *exec, const NodeTimer *timer, int repeat,
+                        const guint64 *run_ns)
+{
+  DsGraph *graph = ds_executor_get_graph(exec);
+  const DsGraphShapes *shapes = ds_executor_get_shapes(exec);
+  const DsPlan *plan = ds_executor_get_plan(exec);
+  int name_width = 4;
+  for (guint i = 0; i < graph->n_nodes; i++)
+    if (!ds_node_is_variable(graph->nodes[i]))
+      name_width = MAX(name_width, MIN(48, (int)strlen(graph->nodes[i]->name)));
+
+  printf("%-*s  %-18s  %-22s  %10s\n", name_width, "node", "op", "output shape", "µs");
+  guint64 total_ns = 0;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    g_autofree char *shape = ds_shape_to_string(&shapes->shapes[graph->node_row_ptr[i]]);
+    double us = (double)timer->node_ns[i] / repeat / 1000.0;
+    total_ns += timer->node_ns[i];
+    printf("%-*.*s  %-18s  %-22s  %10.1f\n", name_width, name_width, node->name, node->op_name,
+           shape, us);
+  }
+  guint64 sorted[repeat];
+  memcpy(sorted, run_ns, sizeof sorted);
+  qsort(sorted, (size_t)repeat, sizeof(guint64), compare_u64);
+  g_autofree char *arena = format_bytes(plan->arena_bytes);
+  g_autofree char *total = format_bytes(plan->total_bytes);
+  g_autofree char *live = format_bytes(plan->max_live_bytes);
+  g_autofree char *ws = format_bytes(ds_executor_get_workspace_bytes(exec));
+  printf("\n");
+  printf("executor: static (1 region), %u op nodes, %d run%s\n", ds_graph_count_ops(graph),
+         repeat, repeat == 1 ? "" : "s");
+  printf("time: %.3f ms per run in nodes; wall median %.3f ms, min %.3f ms\n",
+         (double)total_ns / repeat / 1e6, (double)sorted[repeat / 2] / 1e6,
+         (double)sorted[0] / 1e6);
+  printf("memory: planned peak %s (%zu bytes) in %u buffers; without reuse %s; max-live "
+         "bound %s; workspace %s\n",
+         arena, plan->arena_bytes, plan->n_buffers, total, live, ws);
+}
+
+/* A file name from an output name: keep it readable, never leave the folder. */
+static char *output_file_name(const char *name, guint index, GHashTable *used)
+{
+  g_autofree char *safe = g_strdup(name);
+  for (char *p = safe; *p; p++)
+    if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-' && *p != '.')
+      *p = '_';
+  char *file = g_strdup_printf("%s.npy", safe);
+  if (g_hash_table_contains(used, file)) {
+    g_free(file);
+    file = g_strdup_printf("%s_%u.npy", safe, index);
+  }
+  g_hash_table_add(used, g_strdup(file));
+  return file;
+}
+
+static gboolean save_outputs(DsExecutor *exec, const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents(dir, 0755) != 0) {
+    g_set_error(error, DS_ERROR, DS_ERROR_IO, "--save-outputs %s: %s", dir, g_strerror(errno));
+    return FALSE;
+  }
+  DsGraph *graph = ds_executor_get_graph(exec);
+  g_autoptr(GHashTable) used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  cJSON *root = cJSON_CreateObject();
+  cJSON *list = cJSON_AddArrayToObject(root, "outputs");
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < graph->n_heads; i++) {
+    const DsTensor *t = ds_executor_get_output(exec, i);
+    g_autofree char *name = ds_graph_dup_output_name(graph, i);
+    g_autofree char *file = output_file_name(name, i, used);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    ok = ds_npy_save(path, t, error);
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "name", name);
+    cJSON_AddStringToObject(item, "file", file);
+    cJSON *shape = cJSON_AddArrayToObject(item, "shape");
+    for (int d = 0; d < t->ndim; d++)
+      cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->shape[d]));
+    cJSON_AddStringToObject(item, "dtype", ds_dtype_name(t->dtype));
+    cJSON_AddItemToArray(list, item);
+  }
+  if (ok) {
+    char *text = cJSON_Print(root);
+    g_autofree char *path = g_build_filename(dir, "outputs.json", NULL);
+    g_autofree char *content = g_strconcat(text, "\n", NULL);
+    cJSON_free(text);
+    ok = g_file_set_contents(path, content, -1, error);
+  }
+  cJSON_Delete(root);
+  return ok;
+}
+
+static int default_threads(void)
+{
+  return (int)MAX(1u, g_get_num_processors());
+}
+
+int ds_cli_run(const DsCliOptions *options)
+{
+  GError *error = NULL;
+  g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
+  int threads = options->threads > 0 ? options->threads : default_threads();
+  if (session == NULL ||
+      !ds_session_prepare(session, options->random_inputs, (guint64)options->seed,
+                          ds_backend_find("cpu"), threads, &error))
+    return ds_cli_fail(error);
+
+  DsExecutor *exec = ds_session_get_executor(session);
+  DsGraph *graph = ds_executor_get_graph(exec);
+  NodeTimer timer = {.node_ns = g_new0(guint64, graph->n_nodes)};
+  DsExecutorHooks hooks = {.node_begin = timer_begin, .node_end = timer_end};
+  gboolean table = options->save_outputs == NULL;
+  if (table)
+    ds_executor_set_hooks(exec, &hooks, &timer);
+
+  guint64 *run_ns = g_new0(guint64, options->repeat);
+  gboolean ok = TRUE;
+  for (int r = 0; ok && r < options->repeat; r++) {
+    guint64 start = now_ns();
+    ok = ds_executor_run(exec, &error);
+    run_ns[r] = now_ns() - start;
+  }
+  if (ok && options->save_outputs != NULL)
+    ok = save_outputs(exec, options->save_outputs, &error);
+  if (ok && table)
+    print_table(exec, &timer, options->repeat, run_ns);
+  g_free(run_ns);
+  g_free(timer.node_ns);
+  return ok ? 0 : ds_cli_fail(error);
+}

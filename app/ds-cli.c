@@ -1,0 +1,148 @@
+/* ds-cli.c: option parsing and dispatch. */
+#include "ds-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ds-attr.h"
+#include "ds-config.h"
+#include "ds-error.h"
+
+int ds_cli_fail(GError *error)
+{
+  int status = ds_error_exit_status(error);
+  g_printerr("dynscope: %s\n", error->message);
+  g_error_free(error);
+  return status;
+}
+
+static gboolean split_assignment(const char *arg, const char *option, char **name, char **value,
+                                 GError **error)
+{
+  const char *eq = strchr(arg, '=');
+  if (eq == NULL || eq == arg || eq[1] == '\0') {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "%s '%s': expected NAME=VALUE", option, arg);
+    return FALSE;
+  }
+  *name = g_strndup(arg, (gsize)(eq - arg));
+  *value = g_strdup(eq + 1);
+  return TRUE;
+}
+
+DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error)
+{
+  g_autoptr(DsSession) session = ds_session_new(model, error);
+  if (session == NULL)
+    return NULL;
+  for (char **s = options->input_shapes; s != NULL && *s != NULL; s++) {
+    g_autofree char *name = NULL, *text = NULL;
+    if (!split_assignment(*s, "--input-shape", &name, &text, error))
+      return NULL;
+    int64_t dims[DS_MAX_NDIM];
+    int n;
+    if (!ds_attr_parse_tuple(text, dims, DS_MAX_NDIM, -1, &n)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "--input-shape %s: '%s' is not a shape like (1, 3, 224, 224)", name, text);
+      return NULL;
+    }
+    DsShape shape = {.ndim = n};
+    for (int i = 0; i < n; i++) {
+      if (dims[i] < 0) {
+        g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--input-shape %s: negative dim in '%s'",
+                    name, text);
+        return NULL;
+      }
+      shape.dims[i] = ds_dim(dims[i]);
+    }
+    if (!ds_session_declare_shape(session, name, &shape, error))
+      return NULL;
+  }
+  if (options->params != NULL && !ds_session_feed_params(session, options->params, error))
+    return NULL;
+  for (char **s = options->inputs; s != NULL && *s != NULL; s++) {
+    g_autofree char *name = NULL, *path = NULL;
+    if (!split_assignment(*s, "--input", &name, &path, error) ||
+        !ds_session_feed_npy(session, name, path, error))
+      return NULL;
+  }
+  return g_steal_pointer(&session);
+}
+
+static const char *summary_text =
+  "Modes:\n"
+  "  --run MODEL       run a model headless and print a per-node table\n"
+  "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
+  "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
+  "  (none)            open the desktop app\n"
+  "\n"
+  "Exit status: 0 ok, 1 run-time failure, 2 bad input or usage.";
+
+int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
+{
+  DsCliOptions options = {.repeat = 1, .threads = 0, .seed = 0};
+  GOptionEntry entries[] = {
+    {"run", 0, 0, G_OPTION_ARG_FILENAME, &options.run_model, "Run MODEL headless", "MODEL"},
+    {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, "Describe MODEL", "MODEL"},
+    {"save", 0, 0, G_OPTION_ARG_FILENAME, &options.save_path,
+     "Write the model given after the options to OUT as MXNet JSON", "OUT"},
+    {"input", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.inputs,
+     "Feed variable NAME from a .npy file (repeatable)", "NAME=FILE"},
+    {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params, "Feed weights from an MXNet .params file",
+     "FILE"},
+    {"input-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.input_shapes,
+     "Declare a variable's shape (repeatable)", "NAME=(D0,D1,...)"},
+    {"random-inputs", 0, 0, G_OPTION_ARG_NONE, &options.random_inputs,
+     "Fill every unfed variable with random data of its inferred shape", NULL},
+    {"seed", 0, 0, G_OPTION_ARG_INT64, &options.seed, "Seed for --random-inputs (default 0)", "N"},
+    {"save-outputs", 0, 0, G_OPTION_ARG_FILENAME, &options.save_outputs,
+     "Write each output as .npy plus outputs.json into DIR", "DIR"},
+    {"repeat", 0, 0, G_OPTION_ARG_INT, &options.repeat, "Run N times; times are averaged", "N"},
+    {"threads", 0, 0, G_OPTION_ARG_INT, &options.threads,
+     "Threads for kernels and BLAS (default: all cores)", "N"},
+    {"device", 0, 0, G_OPTION_ARG_STRING, &options.device, "cpu (default) or cuda", "DEVICE"},
+    {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, "Print --info as JSON", NULL},
+    {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
+    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
+    {NULL},
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new("- debug and profile dynamic graphs");
+  g_option_context_add_main_entries(context, entries, NULL);
+  g_option_context_set_summary(context, summary_text);
+
+  GError *error = NULL;
+  int status = 0;
+  *wants_gui = FALSE;
+  if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    g_printerr("dynscope: %s (see --help)\n", error->message);
+    g_error_free(error);
+    status = 2;
+  } else if (options.version) {
+    printf("dynscope %s\n", DS_VERSION);
+  } else if (options.repeat < 1 || options.threads < 0 || options.threads > 256) {
+    g_printerr("dynscope: --repeat must be >= 1 and --threads between 0 and 256\n");
+    status = 2;
+  } else if (options.device != NULL && strcmp(options.device, "cpu") != 0) {
+    g_printerr("dynscope: --device %s: this build has no such backend (available: cpu)\n",
+               options.device);
+    status = 2;
+  } else if (options.run_model != NULL) {
+    status = ds_cli_run(&options);
+  } else if (options.info_model != NULL) {
+    status = ds_cli_info(&options);
+  } else if (options.save_path != NULL) {
+    status = ds_cli_save(&options);
+  } else {
+    *wants_gui = TRUE;
+  }
+
+  g_free(options.run_model);
+  g_free(options.info_model);
+  g_free(options.save_path);
+  g_strfreev(options.inputs);
+  g_strfreev(options.input_shapes);
+  g_free(options.params);
+  g_free(options.save_outputs);
+  g_free(options.device);
+  g_strfreev(options.remaining);
+  return status;
+}

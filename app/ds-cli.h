@@ -1,0 +1,39 @@
+/* ds-cli.h: the headless command line (--run, --info, --save ...). */
+#pragma once
+
+#include <glib.h>
+
+#include "ds-session.h"
+
+typedef struct {
+  char *run_model;
+  char *info_model;
+  char *save_path;
+  char **inputs;       /* NAME=FILE.npy */
+  char **input_shapes; /* NAME=(d0, d1, ...) */
+  char *params;
+  char *save_outputs;
+  char *device;
+  int repeat;
+  int threads;
+  gboolean random_inputs;
+  gint64 seed;
+  gboolean json;
+  gboolean version;
+  char **remaining;    /* positional arguments */
+} DsCliOptions;
+
+/* Runs the command line. Returns the exit status: 0 ok, 1 run-time failure, 2 bad input or
+ * usage. Sets *wants_gui when no headless mode was asked for (the caller opens the window). */
+int ds_cli_main(int argc, char **argv, gboolean *wants_gui);
+
+/* Modes, each returning an exit status. */
+int ds_cli_run(const DsCliOptions *options);
+int ds_cli_info(const DsCliOptions *options);
+int ds_cli_save(const DsCliOptions *options);
+
+/* Prints "dynscope: <message>" on stderr and returns the error's exit status. */
+int ds_cli_fail(GError *error);
+
+/* Opens a model and applies --input, --params and --input-shape. */
+DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error);

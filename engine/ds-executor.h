@@ -1,0 +1,56 @@
+/* ds-executor.h: the static executor. Infer once, plan once, run many times.
+ *
+ * Binding resolves every node's kernel, allocates one arena for all intermediates (as the plan
+ * lays them out) and one workspace shared by all kernels, and prebuilds each node's tensor
+ * views, so a run is a loop of kernel calls with nothing to look up or allocate.
+ *
+ * Memory policy: the executor keeps a reference on the graph and owns its plan, arena and
+ * workspace. Bound variables (inputs, weights) are borrowed: their buffers must outlive every
+ * run.
+ */
+#pragma once
+
+#include "ds-backend.h"
+#include "ds-graph.h"
+#include "ds-infer.h"
+#include "ds-plan.h"
+
+typedef struct _DsExecutor DsExecutor;
+
+/* Per-node hooks, called around each kernel (the profiler and debug cursor plug in here).
+ * NULL members are skipped. */
+typedef struct {
+  void (*node_begin)(gpointer data, const DsNode *node);
+  void (*node_end)(gpointer data, const DsNode *node);
+} DsExecutorHooks;
+
+/* Binds `graph` with fully inferred `shapes` (copied) on `backend`, with `n_threads` threads
+ * for kernels and BLAS. Fails if an op has no kernel on the backend or the plan is over the
+ * memory limit. */
+DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
+                            const DsBackend *backend, int n_threads, GError **error);
+void ds_executor_free(DsExecutor *exec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsExecutor, ds_executor_free)
+
+/* Points a variable at `value`'s buffer (borrowed), which must have the planned shape and
+ * dtype; the error names the variable and both shapes. */
+gboolean ds_executor_bind(DsExecutor *exec, const DsNode *variable, const DsTensor *value,
+                          GError **error);
+
+void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpointer data);
+
+/* Runs every node once. All variables must be bound. */
+gboolean ds_executor_run(DsExecutor *exec, GError **error);
+
+/* The tensor of entry `entry` after a run (views into the arena or bound buffers). Borrowed;
+ * valid until the next run. Entries the plan reused may hold later data: read graph outputs,
+ * or read an entry from a hook while its node is current. */
+const DsTensor *ds_executor_get_entry(const DsExecutor *exec, guint entry);
+/* Head `i`'s tensor after a run. Borrowed. */
+const DsTensor *ds_executor_get_output(const DsExecutor *exec, guint i);
+
+const DsPlan *ds_executor_get_plan(const DsExecutor *exec);
+const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec);
+DsGraph *ds_executor_get_graph(const DsExecutor *exec);
+/* Bytes of the shared kernel workspace. */
+gsize ds_executor_get_workspace_bytes(const DsExecutor *exec);

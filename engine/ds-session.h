@@ -1,0 +1,60 @@
+/* ds-session.h: one model and what feeds it, from files to a bound executor.
+ *
+ * The command line and the desktop app both go through a session: load the graph, feed
+ * variables from .npy files and a .params file, declare shapes, infer, fill what is left
+ * with random data if asked, bind, run.
+ *
+ * Memory policy: the session owns its graph, fed arrays, shapes and executor.
+ */
+#pragma once
+
+#include "ds-backend.h"
+#include "ds-executor.h"
+#include "ds-graph.h"
+#include "ds-infer.h"
+#include "ds-ndarray.h"
+
+typedef enum {
+  DS_VARIABLE_DATA,   /* a model input */
+  DS_VARIABLE_WEIGHT, /* a learned parameter (weight, bias, gamma, beta...) */
+  DS_VARIABLE_AUX,    /* an auxiliary state (BatchNorm's moving statistics) */
+} DsVariableKind;
+
+typedef struct _DsSession DsSession;
+
+/* Loads a model file. */
+DsSession *ds_session_new(const char *model_path, GError **error);
+void ds_session_free(DsSession *session);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsSession, ds_session_free)
+
+DsGraph *ds_session_get_graph(DsSession *session);
+const char *ds_session_get_model_path(DsSession *session);
+
+/* Feeds variable `name` from a .npy file. The error names the argument if no variable is
+ * called so. */
+gboolean ds_session_feed_npy(DsSession *session, const char *name, const char *path,
+                             GError **error);
+/* Feeds variable `name`, taking ownership of `array`. */
+gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
+                         GError **error);
+/* Feeds every array of a .params file to the variable of the same name; an array that
+ * matches no variable is an error naming it. */
+gboolean ds_session_feed_params(DsSession *session, const char *path, GError **error);
+/* Declares a variable's shape ("data=(1,3,224,224)" on the command line). */
+gboolean ds_session_declare_shape(DsSession *session, const char *name, const DsShape *shape,
+                                  GError **error);
+
+/* Infers shapes as far as they go, without requiring completeness (for --info). */
+const DsGraphShapes *ds_session_infer_partial(DsSession *session, GError **error);
+
+/* Infers, optionally fills unfed variables with seeded random data (uniform [0, 1) for
+ * floats, as mx.nd.random.uniform does; small integers for integer dtypes), and binds. With
+ * `random_inputs` FALSE, unfed variables are an error naming all of them. */
+gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 seed,
+                            const DsBackend *backend, int n_threads, GError **error);
+/* The bound executor, after ds_session_prepare(). Borrowed. */
+DsExecutor *ds_session_get_executor(DsSession *session);
+
+/* How a variable is used, from the argument names of the ops that read it. */
+DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *variable);
+const char *ds_variable_kind_name(DsVariableKind kind);

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Installs the Debian 12 packages the build and tests need, when any is missing.
+# Runs as root (or through sudo when available); does nothing when all are present.
+set -eu
+
+packages="gcc pkg-config meson ninja-build libglib2.0-dev libcjson-dev libopenblas-dev
+python3 python3-numpy"
+
+missing=""
+for p in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "Installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+  sudo="sudo"
+else
+  echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,1112 @@
+#!/usr/bin/env python3
+"""An independent NumPy reference for MXNet 1.x symbol graphs.
+
+The interpreter loads an MXNet symbol JSON file (the current NNVM layout as
+written by Symbol.tojson()/HybridBlock.export(), and the pre-NNVM 0.8 layout),
+takes the graph's variables as NumPy arrays and evaluates every node in
+float64 with MXNet 1.x inference semantics (BatchNorm uses the moving
+statistics, Dropout is the identity, SoftmaxOutput is a plain softmax).
+
+It is deliberately written from MXNet's documented operator semantics and
+shares no code with the C engine, so that the two can check each other.
+
+Command line:
+    /usr/bin/python3 tools/mxnet_reference.py MODEL.json \
+        --input NAME=FILE.npy ... [--params FILE.params] --out DIR
+
+writes one DIR/<output name>.npy (float64) per head of the graph.
+
+Library use:
+    graph = load_graph("model-symbol.json")
+    outputs = run_graph(graph, {"data": x, "conv0_weight": w, ...})
+"""
+
+import argparse
+import ast
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Attribute parsing
+# ---------------------------------------------------------------------------
+
+
+class Attrs:
+    """Operator attributes as MXNet stores them: every value is a string."""
+
+    def __init__(self, d):
+        self.d = dict(d)
+
+    def has(self, key):
+        return key in self.d and self.d[key] not in ("None", "")
+
+    def str(self, key, default=None):
+        return self.d.get(key, default)
+
+    def int(self, key, default=None):
+        if not self.has(key):
+            return default
+        return int(float(self.d[key]))
+
+    def float(self, key, default=None):
+        if not self.has(key):
+            return default
+        return float(self.d[key])
+
+    def bool(self, key, default=False):
+        if not self.has(key):
+            return default
+        v = self.d[key].strip().lower()
+        if v in ("true", "1"):
+            return True
+        if v in ("false", "0"):
+            return False
+        raise ValueError("bad boolean %r for %s" % (self.d[key], key))
+
+    def tuple(self, key, default=None):
+        """Parse "(1, 2)", "[1,2]", "3" or "()" into a tuple of ints
+        (None entries stay None)."""
+        if key not in self.d:
+            return default
+        return parse_tuple(self.d[key])
+
+
+def parse_tuple(text):
+    text = text.strip()
+    if text in ("", "None"):
+        return ()
+    value = ast.literal_eval(text)
+    if isinstance(value, (int, float)):
+        return (int(value),)
+    return tuple(None if v is None else int(v) for v in value)
+
+
+# ---------------------------------------------------------------------------
+# Graph loading
+# ---------------------------------------------------------------------------
+
+# Input names of the ops whose missing trailing inputs the 0.8 -> 0.9 upgrade
+# creates as variables named "<node>_<input>" (src/nnvm/legacy_json_util.cc).
+def list_input_names(op, attrs):
+    if op == "BatchNorm":
+        return ["data", "gamma", "beta", "moving_mean", "moving_var"]
+    if op in ("FullyConnected", "Convolution", "Deconvolution"):
+        if attrs.bool("no_bias", False):
+            return ["data", "weight"]
+        return ["data", "weight", "bias"]
+    if op == "Embedding":
+        return ["data", "weight"]
+    if op == "LayerNorm":
+        return ["data", "gamma", "beta"]
+    if op == "SoftmaxOutput":
+        return ["data", "label"]
+    if op == "RNN":
+        names = ["data", "parameters", "state"]
+        if attrs.str("mode") == "lstm":
+            names.append("state_cell")
+        return names
+    return None
+
+
+class Node:
+    def __init__(self, op, name, attrs, inputs):
+        self.op = op
+        self.name = name
+        self.attrs = attrs
+        self.inputs = inputs  # list of (node id, output index)
+
+    def __repr__(self):
+        return "Node(%s %s)" % (self.op, self.name)
+
+
+class Graph:
+    def __init__(self, nodes, heads, version):
+        self.nodes = nodes
+        self.heads = heads
+        self.version = version
+
+    def variables(self):
+        return [n.name for n in self.nodes if n.op == "null"]
+
+    def output_names(self):
+        return [output_name(self.nodes[nid], idx) for nid, idx in self.heads]
+
+
+def output_name(node, index):
+    """MXNet's list_outputs() name of output `index` of `node`."""
+    names = visible_output_names(node)
+    if node.op == "null":
+        return node.name
+    if len(names) == 1:
+        return node.name + "_output"
+    return node.name + "_" + names[index]
+
+
+def visible_output_names(node):
+    a = node.attrs
+    if node.op == "BatchNorm" and a.bool("output_mean_var", False):
+        return ["output", "mean", "var"]
+    if node.op == "RNN" and a.bool("state_outputs", False):
+        if a.str("mode") == "lstm":
+            return ["output", "state", "state_cell"]
+        return ["output", "state"]
+    return ["output"]
+
+
+def load_graph(path_or_dict):
+    if isinstance(path_or_dict, dict):
+        js = path_or_dict
+    else:
+        with open(path_or_dict) as f:
+            js = json.load(f)
+    version = 800
+    top = js.get("attrs") or {}
+    if "mxnet_version" in top:
+        version = int(top["mxnet_version"][1])
+    nodes = []
+    for jn in js["nodes"]:
+        merged = {}
+        # Legacy files keep op parameters in "param" and hidden keys in
+        # "attr"; newer ones put everything in "attrs".
+        for key in ("attr", "attrs", "param"):
+            if isinstance(jn.get(key), dict):
+                merged.update(jn[key])
+        inputs = [(int(e[0]), int(e[1])) for e in jn.get("inputs", [])]
+        nodes.append(Node(jn["op"], jn["name"], Attrs(merged), inputs))
+    heads = [(int(e[0]), int(e[1])) for e in js["heads"]]
+    graph = Graph(nodes, heads, version)
+    if version < 900:
+        upgrade_legacy_inputs(graph)
+    return graph
+
+
+def upgrade_legacy_inputs(graph):
+    """Give pre-0.9 nodes their missing (auxiliary) inputs as variables."""
+    for node in list(graph.nodes):
+        if node.op == "null":
+            continue
+        names = list_input_names(node.op, node.attrs)
+        if names is None:
+            continue
+        for i in range(len(node.inputs), len(names)):
+            var = Node("null", node.name + "_" + names[i], Attrs({}), [])
+            graph.nodes.append(var)
+            node.inputs.append((len(graph.nodes) - 1, 0))
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+FLOAT32_LOWEST = -float(np.finfo(np.float32).max)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def softmax_along(x, axis, temperature=1.0):
+    z = x / temperature
+    z = z - np.max(z, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def sliding_windows(x, kernel, stride, dilate):
+    """View of x (N, C, *spatial) as (N, C, *out, *kernel) windows.
+    x must already hold any padding."""
+    nd = len(kernel)
+    out = []
+    for i in range(nd):
+        span = dilate[i] * (kernel[i] - 1) + 1
+        out.append((x.shape[2 + i] - span) // stride[i] + 1)
+    shape = x.shape[:2] + tuple(out) + tuple(kernel)
+    strides = (x.strides[:2]
+               + tuple(x.strides[2 + i] * stride[i] for i in range(nd))
+               + tuple(x.strides[2 + i] * dilate[i] for i in range(nd)))
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+
+
+def spatial_param(attrs, key, nd, default):
+    value = attrs.tuple(key, ())
+    if len(value) == 0:
+        return (default,) * nd
+    if len(value) != nd:
+        raise ValueError("%s has %d entries, kernel has %d" % (key, len(value), nd))
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Operators. Each takes (attrs, list of float64 arrays) and returns an array
+# or a tuple of arrays (one per output).
+# ---------------------------------------------------------------------------
+
+
+def op_convolution(a, ins):
+    x, w = ins[0], ins[1]
+    kernel = a.tuple("kernel")
+    nd = len(kernel)
+    stride = spatial_param(a, "stride", nd, 1)
+    dilate = spatial_param(a, "dilate", nd, 1)
+    pad = spatial_param(a, "pad", nd, 0)
+    groups = a.int("num_group", 1)
+    nfilter = a.int("num_filter")
+    layout = a.str("layout", "None")
+    if layout not in ("None", None) and layout[1] != "C":
+        raise NotImplementedError("Convolution layout " + layout)
+    n, c = x.shape[:2]
+    if w.shape != (nfilter, c // groups) + tuple(kernel):
+        raise ValueError("Convolution weight shape %s, expected %s" % (
+            w.shape, (nfilter, c // groups) + tuple(kernel)))
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    win = sliding_windows(xp, kernel, stride, dilate)  # N C *out *k
+    cg, fg = c // groups, nfilter // groups
+    sum_axes = [1] + list(range(2 + nd, 2 + 2 * nd))
+    parts = []
+    for g in range(groups):
+        wg = w[g * fg:(g + 1) * fg]
+        y = np.tensordot(win[:, g * cg:(g + 1) * cg], wg,
+                         axes=(sum_axes, [1] + list(range(2, 2 + nd))))
+        parts.append(y)  # N *out Fg
+    y = np.concatenate(parts, axis=-1)
+    y = np.moveaxis(y, -1, 1)
+    if not a.bool("no_bias", False):
+        y = y + ins[2].reshape((1, -1) + (1,) * nd)
+    return np.ascontiguousarray(y)
+
+
+def pooled_size(size, k, p, s, convention):
+    if convention == "valid":
+        return (size + 2 * p - k) // s + 1
+    if convention == "full":
+        return int(math.ceil((size + 2 * p - k) / s)) + 1
+    raise NotImplementedError("pooling_convention " + convention)
+
+
+def op_pooling(a, ins):
+    x = ins[0]
+    nd = x.ndim - 2
+    pool_type = a.str("pool_type", "max")
+    convention = a.str("pooling_convention", "valid")
+    layout = a.str("layout", "None")
+    if layout not in ("None", None) and layout[1] != "C":
+        raise NotImplementedError("Pooling layout " + layout)
+    if a.bool("global_pool", False):
+        kernel = x.shape[2:]
+        stride = (1,) * nd
+        pad = (0,) * nd
+        convention = "valid"
+    else:
+        kernel = a.tuple("kernel")
+        stride = spatial_param(a, "stride", nd, 1)
+        pad = spatial_param(a, "pad", nd, 0)
+    out = [pooled_size(x.shape[2 + i], kernel[i], pad[i], stride[i], convention)
+           for i in range(nd)]
+    # Pad on the left by `pad`, on the right enough for the last window
+    # (the "full" convention may reach past the symmetric padding).
+    right = [max(pad[i], (out[i] - 1) * stride[i] + kernel[i] - x.shape[2 + i] - pad[i])
+             for i in range(nd)]
+    widths = [(0, 0), (0, 0)] + [(pad[i], right[i]) for i in range(nd)]
+    axes = tuple(range(2 + nd, 2 + 2 * nd))
+    ones = (1,) * nd
+
+    def windows(arr):
+        w = sliding_windows(arr, kernel, stride, ones)
+        return w[(slice(None), slice(None)) + tuple(slice(0, o) for o in out)]
+
+    if pool_type == "max":
+        xp = np.pad(x, widths, constant_values=-np.inf)
+        y = windows(xp).max(axis=axes)
+        # A window lying wholly in the padding gives the lowest float.
+        return np.where(np.isneginf(y), FLOAT32_LOWEST, y)
+    if pool_type not in ("avg", "sum"):
+        raise NotImplementedError("pool_type " + pool_type)
+    xp = np.pad(x, widths)
+    total = windows(xp).sum(axis=axes)
+    if pool_type == "sum":
+        return total
+    # Divisor of each window: the positions inside the symmetrically padded
+    # input (count_include_pad, MXNet's default) or inside the input only.
+    if a.bool("count_include_pad", True):
+        inside = np.ones((1, 1) + tuple(x.shape[2 + i] + 2 * pad[i] for i in range(nd)))
+        inside = np.pad(inside, [(0, 0), (0, 0)] + [(0, right[i] - pad[i]) for i in range(nd)])
+    else:
+        inside = np.pad(np.ones((1, 1) + x.shape[2:]), widths)
+    count = windows(inside).sum(axis=axes)
+    return total / count
+
+
+def op_fully_connected(a, ins):
+    x, w = ins[0], ins[1]
+    if a.bool("flatten", True):
+        x = x.reshape(x.shape[0], -1)
+    y = x @ w.T
+    if not a.bool("no_bias", False):
+        y = y + ins[2]
+    return y
+
+
+def op_batch_norm(a, ins):
+    x, gamma, beta, mean, var = ins
+    axis = a.int("axis", 1) % x.ndim
+    eps = a.float("eps", 1e-3)
+    if a.bool("fix_gamma", True):
+        gamma = np.ones_like(gamma)
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    scale = (gamma / np.sqrt(var + eps)).reshape(shape)
+    y = (x - mean.reshape(shape)) * scale + beta.reshape(shape)
+    return (y, mean, var)
+
+
+def op_layer_norm(a, ins):
+    x, gamma, beta = ins
+    axis = a.int("axis", -1) % x.ndim
+    eps = a.float("eps", 1e-5)
+    mean = x.mean(axis=axis, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axis, keepdims=True)
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    y = (x - mean) / np.sqrt(var + eps) * gamma.reshape(shape) + beta.reshape(shape)
+    return (y, mean, np.sqrt(var + eps))
+
+
+def op_activation(a, ins):
+    x = ins[0]
+    kind = a.str("act_type")
+    if kind == "relu":
+        return np.maximum(x, 0.0)
+    if kind == "sigmoid":
+        return sigmoid(x)
+    if kind == "tanh":
+        return np.tanh(x)
+    if kind == "softrelu":
+        return np.logaddexp(0.0, x)
+    if kind == "softsign":
+        return x / (1.0 + np.abs(x))
+    raise NotImplementedError("act_type " + str(kind))
+
+
+def op_softmax(a, ins):
+    x = ins[0]
+    temperature = a.float("temperature", 1.0)
+    return softmax_along(x, a.int("axis", -1), temperature)
+
+
+def op_log_softmax(a, ins):
+    return np.log(op_softmax(a, ins))
+
+
+def op_softmax_output(a, ins):
+    x = ins[0]
+    if a.bool("multi_output", False):
+        n, k = x.shape[0], x.shape[1]
+        return softmax_along(x.reshape(n, k, -1), 1).reshape(x.shape)
+    if a.bool("preserve_shape", False):
+        return softmax_along(x, -1)
+    return softmax_along(x.reshape(x.shape[0], -1), 1).reshape(x.shape)
+
+
+def op_dropout(a, ins):
+    return (ins[0], np.ones_like(ins[0]))
+
+
+def op_embedding(a, ins):
+    idx, w = ins
+    if w.shape != (a.int("input_dim"), a.int("output_dim")):
+        raise ValueError("Embedding weight shape %s" % (w.shape,))
+    # MXNet casts the float indices to integers and clips them into range.
+    k = np.clip(idx.astype(np.int64), 0, w.shape[0] - 1)
+    return w[k]
+
+
+def op_flatten(a, ins):
+    x = ins[0]
+    return x.reshape(x.shape[0], -1)
+
+
+def op_concat(a, ins):
+    return np.concatenate(ins, axis=a.int("dim", 1))
+
+
+def reshape_target(spec, dshape, reverse):
+    """MXNet's Reshape shape inference with the special codes 0, -1, -2,
+    -3, -4 (src/operator/tensor/matrix_op-inl.h, InferReshapeShape)."""
+    src = list(dshape)
+    params = list(spec)
+    if reverse:
+        src.reverse()
+        params.reverse()
+    out = []
+    si = 0
+    infer_at = -1
+    i = 0
+    while i < len(params):
+        p = params[i]
+        if p == 0:
+            out.append(src[si])
+            si += 1
+        elif p == -1:
+            if infer_at >= 0:
+                raise ValueError("Reshape: more than one -1 in %s" % (spec,))
+            infer_at = len(out)
+            out.append(1)
+            si += 1
+        elif p == -2:
+            out.extend(src[si:])
+            si = len(src)
+        elif p == -3:
+            out.append(src[si] * src[si + 1])
+            si += 2
+        elif p == -4:
+            d0 = src[si]
+            si += 1
+            d1, d2 = params[i + 1], params[i + 2]
+            i += 2
+            if d1 == -1:
+                d1 = d0 // d2
+            if d2 == -1:
+                d2 = d0 // d1
+            if d1 * d2 != d0:
+                raise ValueError("Reshape: -4 split %d into %d x %d" % (d0, d1, d2))
+            out.extend([d1, d2])
+        else:
+            out.append(p)
+            si += 1
+        i += 1
+    if infer_at >= 0:
+        known = int(np.prod(out))
+        out[infer_at] = int(np.prod(dshape)) // known
+    if reverse:
+        out.reverse()
+    return tuple(out)
+
+
+def op_reshape(a, ins):
+    x = ins[0]
+    spec = a.tuple("shape", ())
+    if len(spec) > 0:
+        target = reshape_target(spec, x.shape, a.bool("reverse", False))
+    else:
+        # Deprecated target_shape / keep_highest: one 0 entry is inferred.
+        target = list(a.tuple("target_shape", ()))
+        if a.bool("keep_highest", False):
+            target[0] = x.shape[0]
+        if 0 in target:
+            target[target.index(0)] = -1
+    return x.reshape(target)
+
+
+def op_expand_dims(a, ins):
+    x = ins[0]
+    axis = a.int("axis")
+    if axis < 0:
+        axis += x.ndim + 1
+    return np.expand_dims(x, axis)
+
+
+def op_transpose(a, ins):
+    axes = a.tuple("axes", ())
+    return np.transpose(ins[0], axes if len(axes) else None)
+
+
+def op_broadcast_axis(a, ins):
+    x = ins[0]
+    axes = a.tuple("axis", ())
+    sizes = a.tuple("size", ())
+    shape = list(x.shape)
+    for ax, size in zip(axes, sizes):
+        ax %= x.ndim
+        if shape[ax] != 1:
+            raise ValueError("broadcast_axis: axis %d has size %d" % (ax, shape[ax]))
+        shape[ax] = size
+    return np.broadcast_to(x, shape).copy()
+
+
+def op_broadcast_to(a, ins):
+    x = ins[0]
+    target = list(a.tuple("shape"))
+    for i, d in enumerate(target):
+        if d == 0:
+            target[i] = x.shape[i]
+    return np.broadcast_to(x, target).copy()
+
+
+def binary(fn):
+    def op(a, ins):
+        return fn(ins[0], ins[1]).astype(np.float64)
+    return op
+
+
+def elemwise(fn):
+    def op(a, ins):
+        if ins[0].shape != ins[1].shape:
+            raise ValueError("elementwise op on shapes %s and %s" % (ins[0].shape, ins[1].shape))
+        return fn(ins[0], ins[1]).astype(np.float64)
+    return op
+
+
+def scalar(fn):
+    def op(a, ins):
+        return np.asarray(fn(ins[0], a.float("scalar", 0.0)), dtype=np.float64)
+    return op
+
+
+def unary(fn):
+    def op(a, ins):
+        return fn(ins[0])
+    return op
+
+
+def erf(x):
+    # math.erf over a flat list: exact to double precision and fast enough
+    # for the BERT feed-forward layers (384 x 3072 values per layer).
+    flat = x.ravel().tolist()
+    return np.fromiter(map(math.erf, flat), dtype=np.float64, count=len(flat)).reshape(x.shape)
+
+
+def op_where(a, ins):
+    cond, x, y = ins
+    if cond.shape != x.shape:
+        # A 1-D condition selects whole rows along the first axis.
+        cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
+    return np.where(cond != 0, x, y)
+
+
+def op_batch_dot(a, ins):
+    x, y = ins
+    if a.bool("transpose_a", False):
+        x = np.swapaxes(x, -1, -2)
+    if a.bool("transpose_b", False):
+        y = np.swapaxes(y, -1, -2)
+    return np.matmul(x, y)
+
+
+def op_dot(a, ins):
+    x, y = ins
+    if a.bool("transpose_a", False):
+        x = x.T
+    if a.bool("transpose_b", False):
+        y = y.T
+    return np.tensordot(x, y, axes=1)
+
+
+def op_div_sqrt_dim(a, ins):
+    x = ins[0]
+    return x / math.sqrt(x.shape[-1])
+
+
+def op_sequence_mask(a, ins):
+    x = ins[0]
+    if not a.bool("use_sequence_length", False):
+        return x.copy()
+    lengths = ins[1].astype(np.int64)
+    axis = a.int("axis", 0)
+    value = a.float("value", 0.0)
+    steps = np.arange(x.shape[axis])
+    if axis == 0:   # (T, B, ...)
+        keep = steps[:, None] < lengths[None, :]
+    elif axis == 1:  # (B, T, ...)
+        keep = steps[None, :] < lengths[:, None]
+    else:
+        raise ValueError("SequenceMask axis must be 0 or 1")
+    keep = keep.reshape(keep.shape + (1,) * (x.ndim - 2))
+    return np.where(keep, x, value)
+
+
+def op_rnn(a, ins):
+    """Fused RNN, LSTM mode, layout TNC (src/operator/rnn-inl.h, rnn_impl.h).
+
+    The flat parameter vector holds all weights first, for each layer and
+    direction W_i2h (4H x in) then W_h2h (4H x H); then all biases, for
+    each layer and direction b_i2h (4H) then b_h2h (4H). Gates are stacked
+    in the order i, f, g (cell candidate), o."""
+    mode = a.str("mode")
+    if mode != "lstm":
+        raise NotImplementedError("RNN mode " + str(mode))
+    if a.has("projection_size"):
+        raise NotImplementedError("RNN projection_size")
+    x, params, h0, c0 = ins[:4]
+    layers = a.int("num_layers")
+    hidden = a.int("state_size")
+    dirs = 2 if a.bool("bidirectional", False) else 1
+    seq_len, batch, _ = x.shape
+    if params.size != rnn_param_size(layers, dirs, x.shape[2], hidden):
+        raise ValueError("RNN parameters have %d values, expected %d" % (
+            params.size, rnn_param_size(layers, dirs, x.shape[2], hidden)))
+    weights = []
+    offset = 0
+    for layer in range(layers):
+        in_size = x.shape[2] if layer == 0 else dirs * hidden
+        for _ in range(dirs):
+            wx = params[offset:offset + 4 * hidden * in_size].reshape(4 * hidden, in_size)
+            offset += wx.size
+            wh = params[offset:offset + 4 * hidden * hidden].reshape(4 * hidden, hidden)
+            offset += wh.size
+            weights.append([wx, wh])
+    for entry in weights:
+        bx = params[offset:offset + 4 * hidden]
+        bh = params[offset + 4 * hidden:offset + 8 * hidden]
+        offset += 8 * hidden
+        entry.extend([bx, bh])
+    hy, cy = [], []
+    seq = x
+    for layer in range(layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            wx, wh, bx, bh = weights[k]
+            h, c = h0[k], c0[k]
+            pre = seq @ wx.T + bx + bh  # (T, N, 4H)
+            ys = np.empty((seq_len, batch, hidden))
+            order = range(seq_len) if d == 0 else range(seq_len - 1, -1, -1)
+            for t in order:
+                g = pre[t] + h @ wh.T
+                i_g = sigmoid(g[:, 0:hidden])
+                f_g = sigmoid(g[:, hidden:2 * hidden])
+                c_g = np.tanh(g[:, 2 * hidden:3 * hidden])
+                o_g = sigmoid(g[:, 3 * hidden:4 * hidden])
+                c = f_g * c + i_g * c_g
+                h = o_g * np.tanh(c)
+                ys[t] = h
+            outs.append(ys)
+            hy.append(h)
+            cy.append(c)
+        seq = np.concatenate(outs, axis=2)
+    return (seq, np.stack(hy), np.stack(cy))
+
+
+def rnn_param_size(layers, dirs, input_size, hidden, gates=4):
+    total = 0
+    for layer in range(layers):
+        in_size = input_size if layer == 0 else dirs * hidden
+        total += dirs * gates * hidden * (in_size + hidden + 2)
+    return total
+
+
+def op_ones_like(a, ins):
+    return np.ones_like(ins[0])
+
+
+def op_zeros_like(a, ins):
+    return np.zeros_like(ins[0])
+
+
+def op_identity(a, ins):
+    return ins[0].copy()
+
+
+def op_clip(a, ins):
+    return np.clip(ins[0], a.float("a_min"), a.float("a_max"))
+
+
+def op_slice_axis(a, ins):
+    x = ins[0]
+    axis = a.int("axis") % x.ndim
+    begin = a.int("begin")
+    end = a.int("end", None)
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(begin, end)
+    return x[tuple(index)].copy()
+
+
+def op_sum(a, ins):
+    x = ins[0]
+    axes = a.tuple("axis", ())
+    keepdims = a.bool("keepdims", False)
+    if a.bool("exclude", False):
+        axes = tuple(i for i in range(x.ndim) if i not in [ax % x.ndim for ax in axes])
+    return np.sum(x, axis=axes if len(axes) else None, keepdims=keepdims)
+
+
+def op_mean(a, ins):
+    x = ins[0]
+    axes = a.tuple("axis", ())
+    return np.mean(x, axis=axes if len(axes) else None, keepdims=a.bool("keepdims", False))
+
+
+OPS = {
+    "Convolution": op_convolution,
+    "Pooling": op_pooling,
+    "FullyConnected": op_fully_connected,
+    "BatchNorm": op_batch_norm,
+    "LayerNorm": op_layer_norm,
+    "Activation": op_activation,
+    "softmax": op_softmax,
+    "log_softmax": op_log_softmax,
+    "SoftmaxOutput": op_softmax_output,
+    "Softmax": op_softmax_output,  # deprecated alias
+    "Dropout": op_dropout,
+    "Embedding": op_embedding,
+    "Flatten": op_flatten,
+    "flatten": op_flatten,
+    "Concat": op_concat,
+    "concat": op_concat,
+    "Reshape": op_reshape,
+    "reshape": op_reshape,
+    "expand_dims": op_expand_dims,
+    "transpose": op_transpose,
+    "broadcast_axis": op_broadcast_axis,
+    "broadcast_axes": op_broadcast_axis,
+    "broadcast_to": op_broadcast_to,
+    "broadcast_add": binary(np.add),
+    "broadcast_plus": binary(np.add),
+    "broadcast_sub": binary(np.subtract),
+    "broadcast_minus": binary(np.subtract),
+    "broadcast_mul": binary(np.multiply),
+    "broadcast_div": binary(np.divide),
+    "broadcast_maximum": binary(np.maximum),
+    "broadcast_minimum": binary(np.minimum),
+    "broadcast_lesser": binary(np.less),
+    "broadcast_lesser_equal": binary(np.less_equal),
+    "broadcast_greater": binary(np.greater),
+    "broadcast_greater_equal": binary(np.greater_equal),
+    "broadcast_equal": binary(np.equal),
+    "broadcast_not_equal": binary(np.not_equal),
+    "elemwise_add": elemwise(np.add),
+    "_plus": elemwise(np.add),
+    "_Plus": elemwise(np.add),
+    "elemwise_sub": elemwise(np.subtract),
+    "_minus": elemwise(np.subtract),
+    "_Minus": elemwise(np.subtract),
+    "elemwise_mul": elemwise(np.multiply),
+    "_mul": elemwise(np.multiply),
+    "_Mul": elemwise(np.multiply),
+    "elemwise_div": elemwise(np.divide),
+    "_div": elemwise(np.divide),
+    "_Div": elemwise(np.divide),
+    "_plus_scalar": scalar(lambda x, s: x + s),
+    "_PlusScalar": scalar(lambda x, s: x + s),
+    "_minus_scalar": scalar(lambda x, s: x - s),
+    "_MinusScalar": scalar(lambda x, s: x - s),
+    "_rminus_scalar": scalar(lambda x, s: s - x),
+    "_RMinusScalar": scalar(lambda x, s: s - x),
+    "_mul_scalar": scalar(lambda x, s: x * s),
+    "_MulScalar": scalar(lambda x, s: x * s),
+    "_div_scalar": scalar(lambda x, s: x / s),
+    "_DivScalar": scalar(lambda x, s: x / s),
+    "_rdiv_scalar": scalar(lambda x, s: s / x),
+    "_RDivScalar": scalar(lambda x, s: s / x),
+    "_power_scalar": scalar(lambda x, s: x ** s),
+    "_maximum_scalar": scalar(np.maximum),
+    "_minimum_scalar": scalar(np.minimum),
+    "_lesser_scalar": scalar(lambda x, s: (x < s)),
+    "_greater_scalar": scalar(lambda x, s: (x > s)),
+    "_equal_scalar": scalar(lambda x, s: (x == s)),
+    "erf": unary(erf),
+    "exp": unary(np.exp),
+    "log": unary(np.log),
+    "sqrt": unary(np.sqrt),
+    "rsqrt": unary(lambda x: 1.0 / np.sqrt(x)),
+    "square": unary(np.square),
+    "abs": unary(np.abs),
+    "negative": unary(np.negative),
+    "tanh": unary(np.tanh),
+    "sigmoid": unary(sigmoid),
+    "relu": unary(lambda x: np.maximum(x, 0.0)),
+    "where": op_where,
+    "ones_like": op_ones_like,
+    "zeros_like": op_zeros_like,
+    "_copy": op_identity,
+    "identity": op_identity,
+    "BlockGrad": op_identity,
+    "stop_gradient": op_identity,
+    "clip": op_clip,
+    "slice_axis": op_slice_axis,
+    "sum": op_sum,
+    "mean": op_mean,
+    "batch_dot": op_batch_dot,
+    "dot": op_dot,
+    "_contrib_div_sqrt_dim": op_div_sqrt_dim,
+    "SequenceMask": op_sequence_mask,
+    "RNN": op_rnn,
+}
+
+
+# Source operators (no inputs). They also receive the shape their consumer
+# expects, which fills dimensions written as 0 ("unknown" in MXNet's
+# legacy shape convention, e.g. the begin states of lstm_ptb).
+
+def filled_shape(a, hint):
+    shape = list(a.tuple("shape", ()))
+    for i, d in enumerate(shape):
+        if d == 0:
+            if hint is None:
+                raise ValueError("shape %s has an unknown dimension" % (tuple(shape),))
+            shape[i] = hint[i]
+    return tuple(shape)
+
+
+def src_zeros(a, hint):
+    return np.zeros(filled_shape(a, hint))
+
+
+def src_ones(a, hint):
+    return np.ones(filled_shape(a, hint))
+
+
+def src_full(a, hint):
+    return np.full(filled_shape(a, hint), a.float("value"))
+
+
+def src_arange(a, hint):
+    start = a.float("start", 0.0)
+    stop = a.float("stop", None)
+    step = a.float("step", 1.0)
+    repeat = a.int("repeat", 1)
+    if a.bool("infer_range", False):
+        raise NotImplementedError("_arange with infer_range")
+    if stop is None:
+        start, stop = 0.0, start
+    count = int(math.ceil((stop - start) / step))
+    values = start + np.arange(count) * step
+    out = np.repeat(values, repeat)
+    if a.str("dtype", "float32") in ("int32", "int64", "uint8", "int8"):
+        out = np.trunc(out)
+    return out
+
+
+SOURCE_OPS = {
+    "_zeros": src_zeros,
+    "_ones": src_ones,
+    "_full": src_full,
+    "_arange": src_arange,
+}
+
+
+# Shapes an op expects for its inputs 1.. given input 0. Used to fill
+# unknown dimensions of source ops and to create missing parameters.
+
+def input_shapes(op, a, x):
+    if op == "Convolution":
+        kernel = a.tuple("kernel")
+        nf = a.int("num_filter")
+        shapes = [(nf, x.shape[1] // a.int("num_group", 1)) + tuple(kernel)]
+        if not a.bool("no_bias", False):
+            shapes.append((nf,))
+        return shapes
+    if op == "FullyConnected":
+        nh = a.int("num_hidden")
+        fan_in = int(np.prod(x.shape[1:])) if a.bool("flatten", True) else x.shape[-1]
+        shapes = [(nh, fan_in)]
+        if not a.bool("no_bias", False):
+            shapes.append((nh,))
+        return shapes
+    if op == "BatchNorm":
+        c = x.shape[a.int("axis", 1) % x.ndim]
+        return [(c,)] * 4
+    if op == "LayerNorm":
+        c = x.shape[a.int("axis", -1) % x.ndim]
+        return [(c,)] * 2
+    if op == "Embedding":
+        return [(a.int("input_dim"), a.int("output_dim"))]
+    if op == "RNN":
+        layers = a.int("num_layers")
+        hidden = a.int("state_size")
+        dirs = 2 if a.bool("bidirectional", False) else 1
+        state = (layers * dirs, x.shape[1], hidden)
+        return [(rnn_param_size(layers, dirs, x.shape[2], hidden),), state, state]
+    if op == "SoftmaxOutput":
+        if a.bool("multi_output", False):
+            return [(x.shape[0],) + x.shape[2:]]
+        return [x.shape[:-1]]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------
+
+
+class MissingInput(KeyError):
+    pass
+
+
+def run_graph(graph, inputs, make_missing=None, keep_all=False):
+    """Evaluate `graph` on `inputs` (dict name -> array) in float64.
+
+    make_missing(name, shape), when given, supplies variables absent from
+    `inputs` from the shape their consumer expects. Returns the list of head
+    outputs, or (heads, values) with every node's outputs when keep_all."""
+    values = {}
+
+    def resolve(nid, idx, hint):
+        if nid not in values:
+            node = graph.nodes[nid]
+            if node.op == "null":
+                if node.name in inputs:
+                    arr = inputs[node.name]
+                elif make_missing is not None and hint is not None:
+                    arr = make_missing(node.name, tuple(hint))
+                else:
+                    raise MissingInput("no value for variable '%s'" % node.name)
+                values[nid] = (np.asarray(arr, dtype=np.float64),)
+            elif node.op in SOURCE_OPS:
+                values[nid] = (SOURCE_OPS[node.op](node.attrs, hint),)
+            else:
+                raise RuntimeError("node %d (%s) used before evaluation" % (nid, node.name))
+        return values[nid][idx]
+
+    for nid, node in enumerate(graph.nodes):
+        if node.op == "null" or (node.op in SOURCE_OPS and not node.inputs):
+            continue
+        if node.op not in OPS:
+            raise NotImplementedError("operator %s (node %s)" % (node.op, node.name))
+        args = []
+        hints = []
+        for pos, (src, idx) in enumerate(node.inputs):
+            hint = hints[pos - 1] if 0 < pos <= len(hints) else None
+            args.append(resolve(src, idx, hint))
+            if pos == 0:
+                hints = input_shapes(node.op, node.attrs, args[0])
+        try:
+            result = OPS[node.op](node.attrs, args)
+        except Exception as exc:
+            raise type(exc)("%s (%s): %s" % (node.name, node.op, exc)) from exc
+        if not isinstance(result, tuple):
+            result = (result,)
+        values[nid] = tuple(np.asarray(r, dtype=np.float64) for r in result)
+
+    heads = [resolve(nid, idx, None) for nid, idx in graph.heads]
+    if keep_all:
+        return heads, values
+    return heads
+
+
+# ---------------------------------------------------------------------------
+# MXNet .params files (NDArray list, src/ndarray/ndarray.cc NDArray::Save,
+# src/c_api/c_api.cc MXNDArrayListSave)
+# ---------------------------------------------------------------------------
+
+LIST_MAGIC = 0x112
+NDARRAY_V2_MAGIC = 0xF993FAC9
+NDARRAY_V1_MAGIC = 0xF993FAC8
+TYPE_FLAGS = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8,
+              4: np.int32, 5: np.int8, 6: np.int64}
+
+
+def save_params(path, arrays):
+    """Write {name: array} (names with arg:/aux: prefixes) as float32
+    dense NDArrays in MXNet's NDArray-list format, in the dict's order."""
+    names = list(arrays)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<QQQ", LIST_MAGIC, 0, len(names)))
+        for name in names:
+            arr = np.ascontiguousarray(arrays[name], dtype=np.float32)
+            f.write(struct.pack("<Ii", NDARRAY_V2_MAGIC, 0))      # magic, dense
+            f.write(struct.pack("<I", arr.ndim))
+            f.write(struct.pack("<%dq" % arr.ndim, *arr.shape))
+            f.write(struct.pack("<iii", 1, 0, 0))                  # cpu, id 0, float32
+            f.write(arr.tobytes())
+        f.write(struct.pack("<Q", len(names)))
+        for name in names:
+            raw = name.encode("utf-8")
+            f.write(struct.pack("<Q", len(raw)))
+            f.write(raw)
+
+
+def load_params(path):
+    """Read an MXNet NDArray-list file (dense V1/V2 records) into a dict."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        vals = struct.unpack_from("<" + fmt, data, pos)
+        pos += struct.calcsize("<" + fmt)
+        return vals
+
+    magic, _reserved, count = take("QQQ")
+    if magic != LIST_MAGIC:
+        raise ValueError("%s: not an MXNet NDArray list" % path)
+    arrays = []
+    for _ in range(count):
+        (head,) = take("I")
+        if head == NDARRAY_V2_MAGIC:
+            (stype,) = take("i")
+            if stype != 0:
+                raise NotImplementedError("sparse NDArray in %s" % path)
+            (ndim,) = take("I")
+            shape = take("%dq" % ndim)
+        elif head == NDARRAY_V1_MAGIC:
+            (ndim,) = take("I")
+            shape = take("%dq" % ndim)
+        else:
+            ndim = head  # legacy: uint32 ndim, uint32 dims
+            shape = take("%dI" % ndim)
+        if ndim == 0:
+            arrays.append(None)
+            continue
+        take("ii")  # context
+        (flag,) = take("i")
+        dtype = np.dtype(TYPE_FLAGS[flag])
+        n = int(np.prod(shape))
+        arr = np.frombuffer(data, dtype=dtype.newbyteorder("<"), count=n, offset=pos)
+        pos += n * dtype.itemsize
+        arrays.append(arr.reshape(shape).copy())
+    (nnames,) = take("Q")
+    names = []
+    for _ in range(nnames):
+        (length,) = take("Q")
+        names.append(data[pos:pos + length].decode("utf-8"))
+        pos += length
+    if nnames != count:
+        raise ValueError("%s: %d arrays but %d names" % (path, count, nnames))
+    return dict(zip(names, arrays))
+
+
+def strip_param_prefixes(params):
+    out = {}
+    for name, arr in params.items():
+        if name.startswith("arg:") or name.startswith("aux:"):
+            name = name[4:]
+        out[name] = arr
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="MXNet symbol JSON file")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="value of a graph variable (repeatable)")
+    ap.add_argument("--params", metavar="FILE.params",
+                    help="MXNet .params file with arg:/aux: arrays")
+    ap.add_argument("--out", required=True, metavar="DIR",
+                    help="directory for one .npy per head output")
+    args = ap.parse_args(argv)
+
+    graph = load_graph(args.model)
+    inputs = {}
+    if args.params:
+        inputs.update(strip_param_prefixes(load_params(args.params)))
+    for spec in args.input:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            ap.error("--input wants NAME=FILE.npy, got %r" % spec)
+        inputs[name] = np.load(path)
+    try:
+        outputs = run_graph(graph, inputs)
+    except MissingInput as exc:
+        print("mxnet_reference: %s" % exc.args[0], file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    for name, arr in zip(graph.output_names(), outputs):
+        path = os.path.join(args.out, name + ".npy")
+        np.save(path, arr)
+        print("%s %s -> %s" % (name, arr.shape, path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
