@@ -10,8 +10,7 @@ const char *ds_ops_input_name(const DsNode *node, int i, char buf[16])
 }
 
 gboolean ds_ops_broadcast_shapes(DsShapeCtx *ctx, const DsShape *a, const char *a_name,
-                                 const DsShape *b, const char *b_name, DsShape *out,
-                                 GError **error)
+                                 const DsShape *b, const char *b_name, DsShape *out, GError **error)
 {
   if (a->ndim < 0 || b->ndim < 0) {
     *out = DS_SHAPE_UNKNOWN;
@@ -130,8 +129,8 @@ gboolean ds_ops_assign_dtype(const DsNode *node, DsDType *slot, DsDType want, co
     return TRUE;
   }
   if (*slot != want) {
-    g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "node '%s' (%s): %s: dtype %s vs %s",
-                node->name, node->op_name, what, ds_dtype_name(*slot), ds_dtype_name(want));
+    g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "node '%s' (%s): %s: dtype %s vs %s", node->name,
+                node->op_name, what, ds_dtype_name(*slot), ds_dtype_name(want));
     return FALSE;
   }
   return TRUE;

@@ -52,9 +52,11 @@ gboolean ds_ops_unify_dtypes(const DsNode *node, DsDType *in, int n_in, DsDType 
 gboolean ds_ops_attr_axes(const DsNode *node, const char *key, int64_t *axes, int *n_out,
                           GError **error);
 
-/* Reads a required attribute: a missing key is a DS_ERROR_PARSE error naming it. */
+/* Checks a required attribute is present: a missing key is a DS_ERROR_PARSE error naming
+ * the node, op and key. */
 gboolean ds_ops_attr_require(const DsNode *node, const char *key, GError **error);
 
-/* An error for an attribute whose value parses but is not allowed ("step=0"). */
+/* A DS_ERROR_INVALID error for an attribute whose value parses but is not allowed ("step=0"),
+ * naming the node, op, key, value and `reason`. Always returns FALSE. */
 gboolean ds_ops_attr_invalid(const DsNode *node, const char *key, const char *reason,
                              GError **error);

@@ -27,14 +27,13 @@ static gboolean parse_scalar(const DsNode *node, void *param, GError **error)
 
 static gboolean is_integer_dtype(DsDType d)
 {
-  return d == DS_DTYPE_UINT8 || d == DS_DTYPE_INT8 || d == DS_DTYPE_INT32 ||
-         d == DS_DTYPE_INT64;
+  return d == DS_DTYPE_UINT8 || d == DS_DTYPE_INT8 || d == DS_DTYPE_INT32 || d == DS_DTYPE_INT64;
 }
 
 /* MXNet's NumpyBinaryScalarType: an integer input with a non-integer scalar computes in
  * float64; a bool input gives int64 (or float64); otherwise the dtype passes through. */
-static gboolean infer_type_scalar(const DsNode *node, const void *param, DsDType *in,
-                                  DsDType *out, GError **error)
+static gboolean infer_type_scalar(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                  GError **error)
 {
   const DsScalarParam *p = param;
   if (is_integer_dtype(in[0]) && !p->is_int)
@@ -76,7 +75,10 @@ static gboolean parse_add_n(const DsNode *node, void *param, GError **error)
   return TRUE;
 }
 
-static int add_n_num_inputs(const void *param) { return ((const DsAddNParam *)param)->num_args; }
+static int add_n_num_inputs(const void *param)
+{
+  return ((const DsAddNParam *)param)->num_args;
+}
 
 /* --- where --- */
 
@@ -100,25 +102,22 @@ static gboolean infer_shape_where(DsShapeCtx *ctx, const DsNode *node, const voi
       g_clear_error(&local);
       g_autofree char *sc = ds_shape_to_string(cond);
       g_autofree char *sx = ds_shape_to_string(x);
-      ds_shape_ctx_set_error(ctx, error,
-                             "a 1-D condition %s must have one element per row of x %s", sc,
-                             sx);
+      ds_shape_ctx_set_error(ctx, error, "a 1-D condition %s must have one element per row of x %s",
+                             sc, sx);
       return FALSE;
     }
     return TRUE;
   }
   g_autofree char *sc = ds_shape_to_string(cond);
   g_autofree char *sx = ds_shape_to_string(x);
-  ds_shape_ctx_set_error(ctx, error,
-                         "condition %s must have the shape of x %s, or be 1-D with x's first "
-                         "dim",
-                         sc, sx);
+  ds_shape_ctx_set_error(
+      ctx, error, "condition %s must have the shape of x %s, or be 1-D with its first dim", sc, sx);
   return FALSE;
 }
 
 /* x, y and the output share a dtype; the condition may have any. */
-static gboolean infer_type_where(const DsNode *node, const void *param, DsDType *in,
-                                 DsDType *out, GError **error)
+static gboolean infer_type_where(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                 GError **error)
 {
   (void)param;
   return ds_ops_unify_dtypes(node, &in[1], 2, out, 1, error);
@@ -126,18 +125,18 @@ static gboolean infer_type_where(const DsNode *node, const void *param, DsDType 
 
 /* --- definitions --- */
 
-#define DS_BINARY_SAME_OP(ID, NAME, ...)                                                      \
-  static const char *const ID##_aliases[] = {__VA_ARGS__, NULL};                              \
-  static const DsOpDef ID##_def = {                                                           \
-    .id = DS_OP_##ID,                                                                         \
-    .name = NAME,                                                                             \
-    .aliases = ID##_aliases,                                                                  \
-    .traits = DS_OP_TRAIT_ELEMWISE,                                                           \
-    .num_inputs = ds_op_count_2,                                                              \
-    .num_outputs = ds_op_count_1,                                                             \
-    .num_visible_outputs = ds_op_count_1,                                                     \
-    .input_names = binary_inputs,                                                             \
-    .infer_shape = ds_ops_infer_shape_same,                                                   \
+#define DS_BINARY_SAME_OP(ID, NAME, ...)                                                           \
+  static const char *const ID##_aliases[] = {__VA_ARGS__, NULL};                                   \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .aliases = ID##_aliases,                                                                     \
+      .traits = DS_OP_TRAIT_ELEMWISE,                                                              \
+      .num_inputs = ds_op_count_2,                                                                 \
+      .num_outputs = ds_op_count_1,                                                                \
+      .num_visible_outputs = ds_op_count_1,                                                        \
+      .input_names = binary_inputs,                                                                \
+      .infer_shape = ds_ops_infer_shape_same,                                                      \
   };
 
 DS_BINARY_SAME_OP(ELEMWISE_ADD, "elemwise_add", "_add", "_plus", "_Plus")
@@ -145,17 +144,17 @@ DS_BINARY_SAME_OP(ELEMWISE_SUB, "elemwise_sub", "_sub", "_minus", "_Minus")
 DS_BINARY_SAME_OP(ELEMWISE_MUL, "elemwise_mul", "_mul", "_Mul")
 DS_BINARY_SAME_OP(ELEMWISE_DIV, "elemwise_div", "_div", "_Div")
 
-#define DS_BROADCAST_OP(ID, NAME, ALIASES)                                                    \
-  static const DsOpDef ID##_def = {                                                           \
-    .id = DS_OP_##ID,                                                                         \
-    .name = NAME,                                                                             \
-    .aliases = ALIASES,                                                                       \
-    .traits = DS_OP_TRAIT_BROADCAST,                                                          \
-    .num_inputs = ds_op_count_2,                                                              \
-    .num_outputs = ds_op_count_1,                                                             \
-    .num_visible_outputs = ds_op_count_1,                                                     \
-    .input_names = binary_inputs,                                                             \
-    .infer_shape = ds_ops_infer_shape_broadcast,                                              \
+#define DS_BROADCAST_OP(ID, NAME, ALIASES)                                                         \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .aliases = ALIASES,                                                                          \
+      .traits = DS_OP_TRAIT_BROADCAST,                                                             \
+      .num_inputs = ds_op_count_2,                                                                 \
+      .num_outputs = ds_op_count_1,                                                                \
+      .num_visible_outputs = ds_op_count_1,                                                        \
+      .input_names = binary_inputs,                                                                \
+      .infer_shape = ds_ops_infer_shape_broadcast,                                                 \
   };
 
 static const char *const broadcast_add_aliases[] = {"broadcast_plus", NULL};
@@ -175,20 +174,20 @@ DS_BROADCAST_OP(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal", NULL)
 DS_BROADCAST_OP(BROADCAST_LESSER, "broadcast_lesser", NULL)
 DS_BROADCAST_OP(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal", NULL)
 
-#define DS_SCALAR_OP(ID, NAME, ALIAS)                                                         \
-  static const char *const ID##_aliases[] = {ALIAS, NULL};                                    \
-  static const DsOpDef ID##_def = {                                                           \
-    .id = DS_OP_##ID,                                                                         \
-    .name = NAME,                                                                             \
-    .aliases = ID##_aliases,                                                                  \
-    .traits = DS_OP_TRAIT_ELEMWISE,                                                           \
-    .param_size = sizeof(DsScalarParam),                                                      \
-    .parse = parse_scalar,                                                                    \
-    .num_inputs = ds_op_count_1,                                                              \
-    .num_outputs = ds_op_count_1,                                                             \
-    .num_visible_outputs = ds_op_count_1,                                                     \
-    .infer_shape = ds_ops_infer_shape_same,                                                   \
-    .infer_type = infer_type_scalar,                                                          \
+#define DS_SCALAR_OP(ID, NAME, ALIAS)                                                              \
+  static const char *const ID##_aliases[] = {ALIAS, NULL};                                         \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .aliases = ID##_aliases,                                                                     \
+      .traits = DS_OP_TRAIT_ELEMWISE,                                                              \
+      .param_size = sizeof(DsScalarParam),                                                         \
+      .parse = parse_scalar,                                                                       \
+      .num_inputs = ds_op_count_1,                                                                 \
+      .num_outputs = ds_op_count_1,                                                                \
+      .num_visible_outputs = ds_op_count_1,                                                        \
+      .infer_shape = ds_ops_infer_shape_same,                                                      \
+      .infer_type = infer_type_scalar,                                                             \
   };
 
 DS_SCALAR_OP(PLUS_SCALAR, "_plus_scalar", "_PlusScalar")
@@ -204,16 +203,16 @@ DS_SCALAR_OP(EQUAL_SCALAR, "_equal_scalar", "_EqualScalar")
 DS_SCALAR_OP(GREATER_SCALAR, "_greater_scalar", "_GreaterScalar")
 DS_SCALAR_OP(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar")
 
-#define DS_UNARY_OP(ID, NAME, ALIASES, TRAITS)                                                \
-  static const DsOpDef ID##_def = {                                                           \
-    .id = DS_OP_##ID,                                                                         \
-    .name = NAME,                                                                             \
-    .aliases = ALIASES,                                                                       \
-    .traits = TRAITS,                                                                         \
-    .num_inputs = ds_op_count_1,                                                              \
-    .num_outputs = ds_op_count_1,                                                             \
-    .num_visible_outputs = ds_op_count_1,                                                     \
-    .infer_shape = ds_ops_infer_shape_same,                                                   \
+#define DS_UNARY_OP(ID, NAME, ALIASES, TRAITS)                                                     \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .aliases = ALIASES,                                                                          \
+      .traits = TRAITS,                                                                            \
+      .num_inputs = ds_op_count_1,                                                                 \
+      .num_outputs = ds_op_count_1,                                                                \
+      .num_visible_outputs = ds_op_count_1,                                                        \
+      .infer_shape = ds_ops_infer_shape_same,                                                      \
   };
 
 static const char *const copy_aliases[] = {"identity", NULL};
@@ -238,41 +237,41 @@ DS_UNARY_OP(ONES_LIKE, "ones_like", NULL, DS_OP_TRAIT_ELEMWISE)
 DS_UNARY_OP(DIV_SQRT_DIM, "_contrib_div_sqrt_dim", NULL, DS_OP_TRAIT_ELEMWISE)
 
 static const DsOpDef CLIP_def = {
-  .id = DS_OP_CLIP,
-  .name = "clip",
-  .traits = DS_OP_TRAIT_ELEMWISE,
-  .param_size = sizeof(DsClipParam),
-  .parse = parse_clip,
-  .num_inputs = ds_op_count_1,
-  .num_outputs = ds_op_count_1,
-  .num_visible_outputs = ds_op_count_1,
-  .infer_shape = ds_ops_infer_shape_same,
+    .id = DS_OP_CLIP,
+    .name = "clip",
+    .traits = DS_OP_TRAIT_ELEMWISE,
+    .param_size = sizeof(DsClipParam),
+    .parse = parse_clip,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .infer_shape = ds_ops_infer_shape_same,
 };
 
 static const DsOpDef WHERE_def = {
-  .id = DS_OP_WHERE,
-  .name = "where",
-  .num_inputs = ds_op_count_3,
-  .num_outputs = ds_op_count_1,
-  .num_visible_outputs = ds_op_count_1,
-  .input_names = where_inputs,
-  .infer_shape = infer_shape_where,
-  .infer_type = infer_type_where,
+    .id = DS_OP_WHERE,
+    .name = "where",
+    .num_inputs = ds_op_count_3,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = where_inputs,
+    .infer_shape = infer_shape_where,
+    .infer_type = infer_type_where,
 };
 
 static const char *const add_n_aliases[] = {"ElementWiseSum", NULL};
 static const DsOpDef ADD_N_def = {
-  .id = DS_OP_ADD_N,
-  .name = "add_n",
-  .aliases = add_n_aliases,
-  .traits = DS_OP_TRAIT_ELEMWISE,
-  .param_size = sizeof(DsAddNParam),
-  .parse = parse_add_n,
-  .num_inputs = add_n_num_inputs,
-  .num_outputs = ds_op_count_1,
-  .num_visible_outputs = ds_op_count_1,
-  .input_names = add_n_inputs,
-  .infer_shape = ds_ops_infer_shape_same,
+    .id = DS_OP_ADD_N,
+    .name = "add_n",
+    .aliases = add_n_aliases,
+    .traits = DS_OP_TRAIT_ELEMWISE,
+    .param_size = sizeof(DsAddNParam),
+    .parse = parse_add_n,
+    .num_inputs = add_n_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = add_n_inputs,
+    .infer_shape = ds_ops_infer_shape_same,
 };
 
 void ds_ops_elemwise_register(const DsOpDef **table)

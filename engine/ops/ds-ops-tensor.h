@@ -197,3 +197,24 @@ static inline void ds_slice_axis_range(int64_t len, int64_t begin, int64_t end, 
     *count = b > e ? (b - e - step - 1) / (-step) : 0;
   }
 }
+
+/* Which axes of a rank-`ndim` input a reduction covers (MXNet's ReduceAxesShapeImpl):
+ * fills reduced[0..ndim-1]. Returns false for an axis out of range or repeated. */
+static inline bool ds_reduce_axes_mask(const DsReduceParam *param, int ndim, bool *reduced)
+{
+  if (param->n_axes <= 0) {
+    for (int i = 0; i < ndim; i++)
+      reduced[i] = true;
+    return true;
+  }
+  bool listed[DS_MAX_NDIM] = {false};
+  for (int i = 0; i < param->n_axes; i++) {
+    int64_t a = param->axes[i] < 0 ? param->axes[i] + ndim : param->axes[i];
+    if (a < 0 || a >= ndim || listed[a])
+      return false;
+    listed[a] = true;
+  }
+  for (int i = 0; i < ndim; i++)
+    reduced[i] = param->exclude ? !listed[i] : listed[i];
+  return true;
+}

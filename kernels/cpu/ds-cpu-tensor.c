@@ -1,4 +1,1332 @@
-/* ds-cpu-tensor.c: (in progress) */
+/* ds-cpu-tensor.c: CPU kernels for shape manipulation, creation, indexing and reductions.
+ *
+ * Data movement (Reshape, transpose, Concat, slice, broadcast_*, take) works on raw elements
+ * by size, so every dtype is supported; arithmetic (Cast, _arange, fills, reductions,
+ * SequenceMask's value) is typed. Each kernel first collapses its index space (dropping size-1
+ * dims, merging dims that stay contiguous) so the innermost loop is a memcpy or a simple
+ * strided loop, and only the outer dims use an odometer.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
 #include "ds-cpu.h"
 
-void ds_cpu_tensor_register(DsKernel *table) { (void)table; }
+/* Bytes below which a copy runs on one thread: memory moves faster than math. */
+#define COPY_GRAIN ((int64_t)DS_CPU_PARALLEL_GRAIN * 16)
+
+/* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates. */
+static inline int64_t sat_i64(double x)
+{
+  if (x != x)
+    return 0;
+  if (x >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (x <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)x;
+}
+
+static bool is_computable(DsDType t)
+{
+  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
+}
+
+/* Element `i` of a numeric tensor as a double (lengths, indices). */
+static double load_one(DsDType t, const void *base, int64_t i)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    return ((const float *)base)[i];
+  case DS_DTYPE_FLOAT64:
+    return ((const double *)base)[i];
+  case DS_DTYPE_INT32:
+    return ((const int32_t *)base)[i];
+  case DS_DTYPE_INT64:
+    return (double)((const int64_t *)base)[i];
+  case DS_DTYPE_INT8:
+    return ((const int8_t *)base)[i];
+  case DS_DTYPE_UINT8:
+    return ((const uint8_t *)base)[i];
+  case DS_DTYPE_BOOL:
+    return ((const uint8_t *)base)[i] != 0;
+  default:
+    return 0.0;
+  }
+}
+
+/* Element `i` of an integer-valued tensor as int64: exact for int64, truncating for floats
+ * (MXNet's static_cast<int64_t>). */
+static int64_t load_index(DsDType t, const void *base, int64_t i)
+{
+  if (t == DS_DTYPE_INT64)
+    return ((const int64_t *)base)[i];
+  return sat_i64(load_one(t, base, i));
+}
+
+/* Writes `value` converted to dtype `t` into `cell` (one element). */
+static void store_one(DsDType t, void *cell, double value)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    *(float *)cell = (float)value;
+    break;
+  case DS_DTYPE_FLOAT64:
+    *(double *)cell = value;
+    break;
+  case DS_DTYPE_INT32:
+    *(int32_t *)cell = (int32_t)sat_i64(value);
+    break;
+  case DS_DTYPE_INT64:
+    *(int64_t *)cell = sat_i64(value);
+    break;
+  case DS_DTYPE_INT8:
+    *(int8_t *)cell = (int8_t)sat_i64(value);
+    break;
+  case DS_DTYPE_UINT8:
+    *(uint8_t *)cell = (uint8_t)sat_i64(value);
+    break;
+  case DS_DTYPE_BOOL:
+    *(uint8_t *)cell = value != 0.0;
+    break;
+  default:
+    break;
+  }
+}
+
+/* Repeats the `es`-byte element at `cell` n times at dst. */
+static void fill_elems(void *dst, const void *cell, size_t es, int64_t n)
+{
+  switch (es) {
+  case 1:
+    memset(dst, *(const uint8_t *)cell, (size_t)n);
+    break;
+  case 2: {
+    uint16_t v, *restrict d = dst;
+    memcpy(&v, cell, 2);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  case 4: {
+    uint32_t v, *restrict d = dst;
+    memcpy(&v, cell, 4);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  case 8: {
+    uint64_t v, *restrict d = dst;
+    memcpy(&v, cell, 8);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy((char *)dst + (size_t)i * es, cell, es);
+    break;
+  }
+}
+
+/* Gathers n elements of size es from src with element stride `stride` into contiguous dst. */
+static void gather_elems(void *dst, const void *src, int64_t stride, size_t es, int64_t n)
+{
+#define GATHER(T)                                                                                  \
+  {                                                                                                \
+    T *restrict d = dst;                                                                           \
+    const T *restrict s = src;                                                                     \
+    for (int64_t i = 0; i < n; i++)                                                                \
+      d[i] = s[i * stride];                                                                        \
+  }
+  switch (es) {
+  case 1:
+    GATHER(uint8_t) break;
+  case 2:
+    GATHER(uint16_t) break;
+  case 4:
+    GATHER(uint32_t) break;
+  case 8:
+    GATHER(uint64_t) break;
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)(i * stride) * es, es);
+    break;
+  }
+#undef GATHER
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Strided copies: out (contiguous) <- in at element offsets given per output dim. */
+
+/* A copy plan: output dims `shape` (contiguous output), input element strides `stride`
+ * (0 for a broadcast dim), a base input offset. The last dim is the inner run. */
+typedef struct {
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+  int64_t stride[DS_MAX_NDIM];
+  int64_t base;
+  size_t es;
+  const char *in;
+  char *out;
+} CopyPlan;
+
+/* Drops size-1 dims and merges neighbours the input walks contiguously. */
+static void copy_plan_collapse(CopyPlan *p)
+{
+  int n = 0;
+  for (int i = 0; i < p->ndim; i++) {
+    if (p->shape[i] == 1)
+      continue;
+    if (n > 0 && p->stride[n - 1] == p->stride[i] * p->shape[i]) {
+      p->shape[n - 1] *= p->shape[i];
+      p->stride[n - 1] = p->stride[i];
+      continue;
+    }
+    p->shape[n] = p->shape[i];
+    p->stride[n] = p->stride[i];
+    n++;
+  }
+  if (n == 0) {
+    p->shape[0] = 1;
+    p->stride[0] = 1;
+    n = 1;
+  }
+  p->ndim = n;
+}
+
+static void copy_plan_rows(void *ctx, int64_t begin, int64_t end)
+{
+  const CopyPlan *p = ctx;
+  int last = p->ndim - 1;
+  int64_t inner = p->shape[last], s = p->stride[last];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off = p->base, rest = row;
+    for (int d = last - 1; d >= 0; d--) {
+      off += (rest % p->shape[d]) * p->stride[d];
+      rest /= p->shape[d];
+    }
+    char *dst = p->out + (size_t)(row * inner) * p->es;
+    const char *src = p->in + (size_t)off * p->es;
+    if (s == 1)
+      memcpy(dst, src, (size_t)inner * p->es);
+    else if (s == 0)
+      fill_elems(dst, src, p->es, inner);
+    else
+      gather_elems(dst, src, s, p->es, inner);
+  }
+}
+
+/* Runs a plan: one work unit per output row, both cores when there is enough to move. */
+static void copy_plan_run(CopyPlan *p, DsThreadPool *pool)
+{
+  copy_plan_collapse(p);
+  int64_t inner = p->shape[p->ndim - 1], rows = 1;
+  for (int d = 0; d < p->ndim - 1; d++)
+    rows *= p->shape[d];
+  if (rows == 0 || inner == 0)
+    return;
+  int64_t row_bytes = inner * (int64_t)p->es;
+  ds_parallel_for(pool, rows, MAX(1, COPY_GRAIN / row_bytes), copy_plan_rows, p);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reshape, Flatten, expand_dims, squeeze: the bytes pass through. */
+
+typedef struct {
+  const char *src;
+  char *dst;
+} MemcpyJob;
+
+static void memcpy_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const MemcpyJob *job = ctx;
+  memcpy(job->dst + begin, job->src + begin, (size_t)(end - begin));
+}
+
+static DsStatus k_view(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (in->data == out->data)
+    return DS_STATUS_OK;
+  MemcpyJob job = {in->data, out->data};
+  ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), COPY_GRAIN, memcpy_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* transpose, SwapAxis */
+
+/* The blocked 2-D transpose works on TILE x TILE tiles (64 KiB per side for 4-byte elements,
+ * so both stay in L2), each done as 8 x 8 micro-tiles whose fixed trip counts let GCC turn
+ * them into register shuffles. */
+#define TILE  128
+#define MICRO 8
+typedef struct {
+  size_t es;
+  const char *in;
+  char *out;
+  int64_t batches;              /* product of the outer dims */
+  int nb;                       /* number of outer dims */
+  int64_t bshape[DS_MAX_NDIM];  /* outer dims */
+  int64_t bstride[DS_MAX_NDIM]; /* their input strides */
+  int64_t P, Q;                 /* out block is P x Q */
+  int64_t S;                    /* input stride of q; p has input stride 1 */
+  int64_t p_tiles;
+} TransposeJob;
+
+/* Output rows [p0, p1) of one P x Q block: out[p][q] = in[p + q * S]. */
+#define DEFINE_TILE(NAME, T)                                                                       \
+  static void NAME(T *restrict out, const T *restrict in, int64_t p0, int64_t p1, int64_t Q,       \
+                   int64_t S)                                                                      \
+  {                                                                                                \
+    for (int64_t q0 = 0; q0 < Q; q0 += TILE) {                                                     \
+      int64_t q1 = MIN(Q, q0 + TILE);                                                              \
+      for (int64_t pp = p0; pp < p1; pp += MICRO)                                                  \
+        for (int64_t qq = q0; qq < q1; qq += MICRO) {                                              \
+          if (pp + MICRO <= p1 && qq + MICRO <= q1) {                                              \
+            for (int a = 0; a < MICRO; a++)                                                        \
+              for (int b = 0; b < MICRO; b++)                                                      \
+                out[(pp + a) * Q + qq + b] = in[pp + a + (qq + b) * S];                            \
+          } else {                                                                                 \
+            for (int64_t p = pp; p < MIN(pp + MICRO, p1); p++)                                     \
+              for (int64_t q = qq; q < MIN(qq + MICRO, q1); q++)                                   \
+                out[p * Q + q] = in[p + q * S];                                                    \
+          }                                                                                        \
+        }                                                                                          \
+    }                                                                                              \
+  }
+DEFINE_TILE(tile_1, uint8_t)
+DEFINE_TILE(tile_2, uint16_t)
+DEFINE_TILE(tile_4, uint32_t)
+DEFINE_TILE(tile_8, uint64_t)
+
+/* Units are (batch, band of TILE output rows). */
+static void transpose_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const TransposeJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t b = u / job->p_tiles, p0 = (u % job->p_tiles) * TILE;
+    int64_t p1 = MIN(job->P, p0 + TILE);
+    int64_t off = 0, rest = b;
+    for (int d = job->nb - 1; d >= 0; d--) {
+      off += (rest % job->bshape[d]) * job->bstride[d];
+      rest /= job->bshape[d];
+    }
+    const char *in = job->in + (size_t)off * job->es;
+    char *out = job->out + (size_t)(b * job->P * job->Q) * job->es;
+    switch (job->es) {
+    case 1:
+      tile_1((uint8_t *)out, (const uint8_t *)in, p0, p1, job->Q, job->S);
+      break;
+    case 2:
+      tile_2((uint16_t *)out, (const uint16_t *)in, p0, p1, job->Q, job->S);
+      break;
+    case 4:
+      tile_4((uint32_t *)out, (const uint32_t *)in, p0, p1, job->Q, job->S);
+      break;
+    default:
+      tile_8((uint64_t *)out, (const uint64_t *)in, p0, p1, job->Q, job->S);
+      break;
+    }
+  }
+}
+
+/* out[i0, i1, ...] = in[...] with output axis i reading input axis perm[i]. */
+static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = in->ndim;
+  int64_t istride[DS_MAX_NDIM];
+  int64_t s = 1;
+  for (int k = nd - 1; k >= 0; k--) {
+    istride[k] = s;
+    s *= in->shape[k];
+  }
+  CopyPlan p = {
+      .ndim = nd, .base = 0, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  for (int i = 0; i < nd; i++) {
+    if (out->shape[i] != in->shape[perm[i]])
+      return DS_STATUS_INVALID_ARGUMENT;
+    p.shape[i] = out->shape[i];
+    p.stride[i] = istride[perm[i]];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  copy_plan_collapse(&p);
+  int m = p.ndim;
+  /* The input's innermost dim became the second-to-last output dim: a batch of 2-D
+   * transposes, done in tiles so reads and writes both stay in cache. */
+  if (m >= 2 && p.stride[m - 2] == 1 && p.stride[m - 1] != 1 && p.es <= 8 &&
+      (p.es & (p.es - 1)) == 0) {
+    TransposeJob job = {.es = p.es,
+                        .in = in->data,
+                        .out = out->data,
+                        .nb = m - 2,
+                        .P = p.shape[m - 2],
+                        .Q = p.shape[m - 1],
+                        .S = p.stride[m - 1]};
+    job.batches = 1;
+    for (int d = 0; d < m - 2; d++) {
+      job.bshape[d] = p.shape[d];
+      job.bstride[d] = p.stride[d];
+      job.batches *= p.shape[d];
+    }
+    job.p_tiles = (job.P + TILE - 1) / TILE;
+    int64_t unit_elems = TILE * job.Q;
+    ds_parallel_for(ctx->pool, job.batches * job.p_tiles,
+                    MAX(1, DS_CPU_PARALLEL_GRAIN / unit_elems), transpose_worker, &job);
+    return DS_STATUS_OK;
+  }
+  /* Otherwise rows of the output: contiguous runs when the last axis stays in place
+   * (BERT's (0, 2, 1, 3)), strided gathers else. */
+  int64_t inner = p.shape[m - 1], rows = ds_tensor_numel(out) / inner;
+  ds_parallel_for(ctx->pool, rows, MAX(1, COPY_GRAIN / (inner * (int64_t)p.es)), copy_plan_rows,
+                  &p);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_transpose(const DsKernelCtx *ctx)
+{
+  const DsTransposeParam *prm = ctx->param;
+  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim, perm[DS_MAX_NDIM];
+  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (prm->n_axes == 0) {
+    for (int i = 0; i < nd; i++)
+      perm[i] = nd - 1 - i;
+  } else {
+    if (prm->n_axes != nd)
+      return DS_STATUS_INVALID_ARGUMENT;
+    bool seen[DS_MAX_NDIM] = {false};
+    for (int i = 0; i < nd; i++) {
+      int64_t a = prm->axes[i] < 0 ? prm->axes[i] + nd : prm->axes[i];
+      if (a < 0 || a >= nd || seen[a])
+        return DS_STATUS_INVALID_ARGUMENT;
+      seen[a] = true;
+      perm[i] = (int)a;
+    }
+  }
+  return permute(ctx, perm);
+}
+
+static DsStatus k_swap_axis(const DsKernelCtx *ctx)
+{
+  const DsSwapAxisParam *prm = ctx->param;
+  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim, perm[DS_MAX_NDIM];
+  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int d1 = prm->dim1 < 0 ? prm->dim1 + nd : prm->dim1;
+  int d2 = prm->dim2 < 0 ? prm->dim2 + nd : prm->dim2;
+  if (d1 < 0 || d1 >= nd || d2 < 0 || d2 >= nd)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int i = 0; i < nd; i++)
+    perm[i] = i;
+  perm[d1] = d2;
+  perm[d2] = d1;
+  return permute(ctx, perm);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Concat */
+
+typedef struct {
+  const DsTensor *inputs;
+  int n_inputs;
+  int axis;
+  int64_t trail_bytes; /* bytes of one index along the axis */
+  int64_t out_row;     /* output bytes per outer index */
+  char *out;
+} ConcatJob;
+
+static void concat_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ConcatJob *job = ctx;
+  for (int64_t o = begin; o < end; o++) {
+    char *dst = job->out + o * job->out_row;
+    for (int k = 0; k < job->n_inputs; k++) {
+      int64_t row = job->inputs[k].shape[job->axis] * job->trail_bytes;
+      memcpy(dst, (const char *)job->inputs[k].data + o * row, (size_t)row);
+      dst += row;
+    }
+  }
+}
+
+static DsStatus k_concat(const DsKernelCtx *ctx)
+{
+  const DsConcatParam *prm = ctx->param;
+  if (prm == NULL || ctx->n_inputs < 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  int nd = out->ndim;
+  int axis = prm->dim < 0 ? prm->dim + nd : prm->dim;
+  if (axis < 0 || axis >= nd)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t total = 0;
+  for (int k = 0; k < ctx->n_inputs; k++) {
+    const DsTensor *t = &ctx->inputs[k];
+    if (t->ndim != nd || t->dtype != out->dtype)
+      return DS_STATUS_INVALID_ARGUMENT;
+    for (int d = 0; d < nd; d++)
+      if (d != axis && t->shape[d] != out->shape[d])
+        return DS_STATUS_INVALID_ARGUMENT;
+    total += t->shape[axis];
+  }
+  if (total != out->shape[axis])
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t outer = ds_shape_span(out->shape, 0, axis);
+  int64_t trail = ds_shape_span(out->shape, axis + 1, nd);
+  ConcatJob job = {ctx->inputs, ctx->n_inputs, axis, trail * (int64_t)ds_dtype_size(out->dtype),
+                   0,           out->data};
+  job.out_row = out->shape[axis] * job.trail_bytes;
+  if (outer == 0 || job.out_row == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, outer, MAX(1, COPY_GRAIN / job.out_row), concat_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* broadcast_axis, broadcast_to, broadcast_like: input 0 stretched to the output's shape. */
+
+static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = out->ndim;
+  if (in->ndim != nd || in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  CopyPlan p = {.ndim = nd, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    if (in->shape[d] != out->shape[d] && in->shape[d] != 1)
+      return DS_STATUS_INVALID_ARGUMENT;
+    p.shape[d] = out->shape[d];
+    p.stride[d] = in->shape[d] == 1 ? 0 : s;
+    s *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  copy_plan_run(&p, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _arange, _zeros, _ones, _full */
+
+typedef struct {
+  const DsArangeParam *p;
+  void *out;
+  DsDType t;
+} ArangeJob;
+
+/* MXNet's range_fwd: start + (i / repeat) * step, computed in the output dtype. */
+static void arange_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ArangeJob *job = ctx;
+  const DsArangeParam *p = job->p;
+  int64_t rep = p->repeat;
+  switch (job->t) {
+  case DS_DTYPE_FLOAT32: {
+    float *restrict o = job->out, start = (float)p->start, step = (float)p->step;
+    for (int64_t i = begin; i < end; i++)
+      o[i] = start + (float)(i / rep) * step;
+    break;
+  }
+  case DS_DTYPE_FLOAT64: {
+    double *restrict o = job->out;
+    for (int64_t i = begin; i < end; i++)
+      o[i] = p->start + (double)(i / rep) * p->step;
+    break;
+  }
+  default: {
+    /* Integer dtypes: start and step truncate first; the arithmetic wraps. */
+    uint64_t start = (uint64_t)sat_i64(p->start), step = (uint64_t)sat_i64(p->step);
+    for (int64_t i = begin; i < end; i++) {
+      uint64_t v = start + (uint64_t)(i / rep) * step;
+      switch (job->t) {
+      case DS_DTYPE_INT32:
+        ((int32_t *)job->out)[i] = (int32_t)v;
+        break;
+      case DS_DTYPE_INT64:
+        ((int64_t *)job->out)[i] = (int64_t)v;
+        break;
+      case DS_DTYPE_INT8:
+        ((int8_t *)job->out)[i] = (int8_t)v;
+        break;
+      default:
+        ((uint8_t *)job->out)[i] = (uint8_t)v;
+        break;
+      }
+    }
+    break;
+  }
+  }
+}
+
+static DsStatus k_arange(const DsKernelCtx *ctx)
+{
+  const DsArangeParam *p = ctx->param;
+  if (p == NULL || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (!is_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
+    return DS_STATUS_UNSUPPORTED;
+  ArangeJob job = {p, out->data, out->dtype};
+  ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN, arange_worker, &job);
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  char *out;
+  size_t es;
+  char cell[8];
+} FillJob;
+
+static void fill_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const FillJob *job = ctx;
+  fill_elems(job->out + (size_t)begin * job->es, job->cell, job->es, end - begin);
+}
+
+/* Fills the output with `value` in its dtype. */
+static DsStatus fill_output(const DsKernelCtx *ctx, DsTensor *out, double value)
+{
+  if (!is_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype)};
+  store_one(out->dtype, job.cell, value);
+  ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN * 4, fill_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_init(const DsKernelCtx *ctx)
+{
+  const DsInitParam *p = ctx->param;
+  if (p == NULL || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return fill_output(ctx, &ctx->outputs[0], p->value);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SequenceMask */
+
+static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
+{
+  const DsSequenceMaskParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != (p->use_sequence_length ? 2 : 1) || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim < 2 || in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!is_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (in->data != out->data) {
+    MemcpyJob job = {in->data, out->data};
+    ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), COPY_GRAIN, memcpy_worker, &job);
+  }
+  if (!p->use_sequence_length)
+    return DS_STATUS_OK;
+  const DsTensor *len = &ctx->inputs[1];
+  int64_t T = in->shape[p->axis], B = in->shape[1 - p->axis];
+  if (ds_tensor_numel(len) != B || !is_computable(len->dtype))
+    return len->dtype == DS_DTYPE_FLOAT16 ? DS_STATUS_UNSUPPORTED : DS_STATUS_INVALID_ARGUMENT;
+  size_t es = ds_dtype_size(out->dtype);
+  int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
+  char cell[8];
+  store_one(out->dtype, cell, p->value);
+  char *o = out->data;
+  for (int64_t b = 0; b < B; b++) {
+    /* MXNet truncates the length to an integer; steps at or past it take `value`. */
+    int64_t n = load_index(len->dtype, len->data, b);
+    int64_t from = n < 0 ? 0 : MIN(n, T);
+    if (p->axis == 1) {
+      /* (batch, time, rest): the masked steps are one contiguous run. */
+      fill_elems(o + (size_t)((b * T + from) * rest) * es, cell, es, (T - from) * rest);
+    } else {
+      for (int64_t t = from; t < T; t++)
+        fill_elems(o + (size_t)((t * B + b) * rest) * es, cell, es, rest);
+    }
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* slice_axis, slice */
+
+static DsStatus k_slice_axis(const DsKernelCtx *ctx)
+{
+  const DsSliceAxisParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = in->ndim;
+  int axis = p->axis < 0 ? p->axis + nd : p->axis;
+  if (axis < 0 || axis >= nd || out->ndim != nd || out->dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t len = in->shape[axis];
+  int64_t b = p->begin < 0 ? p->begin + len : p->begin;
+  int64_t e = !p->has_end ? len : (p->end < 0 ? p->end + len : p->end);
+  if (len == 0)
+    b = e = 0;
+  if (b < 0 || e > len || b > e || out->shape[axis] != e - b)
+    return DS_STATUS_INVALID_ARGUMENT;
+  CopyPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    if (d != axis && out->shape[d] != in->shape[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+    plan.shape[d] = out->shape[d];
+    plan.stride[d] = s;
+    s *= in->shape[d];
+  }
+  plan.base = b * plan.stride[axis];
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  copy_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_slice(const DsKernelCtx *ctx)
+{
+  const DsSliceParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = in->ndim;
+  if (p->n_axes > nd || out->ndim != nd || out->dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  CopyPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t first = 0, count = in->shape[d], step = 1;
+    if (d < p->n_axes) {
+      step = p->n_step > 0 ? p->step[d] : 1;
+      if (step == 0)
+        return DS_STATUS_INVALID_ARGUMENT;
+      ds_slice_axis_range(in->shape[d], p->begin[d], p->end[d], step, &first, &count);
+    }
+    if (out->shape[d] != count)
+      return DS_STATUS_INVALID_ARGUMENT;
+    plan.shape[d] = count;
+    plan.stride[d] = s * step;
+    if (count > 0)
+      plan.base += first * s;
+    s *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  copy_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* take */
+
+typedef struct {
+  const char *data;
+  const DsTensor *idx;
+  char *out;
+  int64_t K, M;      /* indices, size of the taken axis */
+  int64_t row_bytes; /* bytes per taken slice */
+  DsTakeMode mode;
+  atomic_int out_of_range; /* set by any worker that meets a bad index in raise mode */
+} TakeJob;
+
+static void take_worker(void *ctx, int64_t begin, int64_t end)
+{
+  TakeJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t o = u / job->K, j = u % job->K;
+    int64_t k = load_index(job->idx->dtype, job->idx->data, j);
+    if (k < 0 || k >= job->M) {
+      if (job->mode == DS_TAKE_RAISE) {
+        atomic_store_explicit(&job->out_of_range, 1, memory_order_relaxed);
+        return;
+      }
+      if (job->mode == DS_TAKE_CLIP)
+        k = k < 0 ? 0 : job->M - 1;
+      else
+        k = ((k % job->M) + job->M) % job->M;
+    }
+    memcpy(job->out + u * job->row_bytes, job->data + (o * job->M + k) * job->row_bytes,
+           (size_t)job->row_bytes);
+  }
+}
+
+static DsStatus k_take(const DsKernelCtx *ctx)
+{
+  const DsTakeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = data->ndim;
+  int axis = p->axis < 0 ? p->axis + nd : p->axis;
+  if (axis < 0 || axis >= nd || out->dtype != data->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!is_computable(idx->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t outer = ds_shape_span(data->shape, 0, axis);
+  int64_t trail = ds_shape_span(data->shape, axis + 1, nd);
+  int64_t K = ds_tensor_numel(idx);
+  if (ds_tensor_numel(out) != outer * K * trail || out->ndim != nd - 1 + idx->ndim)
+    return DS_STATUS_INVALID_ARGUMENT;
+  TakeJob job = {
+      data->data, idx, out->data, K, data->shape[axis], trail * (int64_t)ds_dtype_size(data->dtype),
+      p->mode,    0};
+  if (outer * K == 0)
+    return DS_STATUS_OK;
+  if (job.M == 0)
+    return DS_STATUS_OUT_OF_RANGE; /* nothing to take from, whatever the mode */
+  ds_parallel_for(ctx->pool, outer * K, MAX(1, COPY_GRAIN / MAX(job.row_bytes, 1)), take_worker,
+                  &job);
+  return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cast */
+
+typedef struct {
+  DsDType from, to;
+  const void *in;
+  void *out;
+} CastJob;
+
+/* Float to narrow integer goes through int32 (what C compilers do for in-range values);
+ * anything to bool is a test against zero. */
+#define CONV_TO_F32(x)  ((float)(x))
+#define CONV_TO_F64(x)  ((double)(x))
+#define CONV_TO_I32(x)  ((int32_t)(x))
+#define CONV_TO_I64(x)  ((int64_t)(x))
+#define CONV_TO_I8(x)   ((int8_t)(int32_t)(x))
+#define CONV_TO_U8(x)   ((uint8_t)(int32_t)(x))
+#define CONV_TO_BOOL(x) ((uint8_t)((x) != 0))
+
+#define CAST_LOOP(TO_T, CONV, LOAD)                                                                \
+  {                                                                                                \
+    TO_T *restrict d = (TO_T *)job->out + begin;                                                   \
+    for (int64_t i = 0; i < n; i++)                                                                \
+      d[i] = CONV(LOAD(s[i]));                                                                     \
+    return;                                                                                        \
+  }
+
+/* LOAD normalises the source element: a bool byte other than 0 or 1 still reads as true. */
+#define LOAD_PLAIN(x) (x)
+#define LOAD_BOOL(x)  ((uint8_t)((x) != 0))
+
+#define CAST_FROM(FROM_T, LOAD)                                                                    \
+  {                                                                                                \
+    const FROM_T *restrict s = (const FROM_T *)job->in + begin;                                    \
+    switch (job->to) {                                                                             \
+    case DS_DTYPE_FLOAT32:                                                                         \
+      CAST_LOOP(float, CONV_TO_F32, LOAD)                                                          \
+    case DS_DTYPE_FLOAT64:                                                                         \
+      CAST_LOOP(double, CONV_TO_F64, LOAD)                                                         \
+    case DS_DTYPE_INT32:                                                                           \
+      CAST_LOOP(int32_t, CONV_TO_I32, LOAD)                                                        \
+    case DS_DTYPE_INT64:                                                                           \
+      CAST_LOOP(int64_t, CONV_TO_I64, LOAD)                                                        \
+    case DS_DTYPE_INT8:                                                                            \
+      CAST_LOOP(int8_t, CONV_TO_I8, LOAD)                                                          \
+    case DS_DTYPE_UINT8:                                                                           \
+      CAST_LOOP(uint8_t, CONV_TO_U8, LOAD)                                                         \
+    case DS_DTYPE_BOOL:                                                                            \
+      CAST_LOOP(uint8_t, CONV_TO_BOOL, LOAD)                                                       \
+    default:                                                                                       \
+      return;                                                                                      \
+    }                                                                                              \
+  }
+
+static void cast_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const CastJob *job = ctx;
+  int64_t n = end - begin;
+  switch (job->from) {
+  case DS_DTYPE_FLOAT32:
+    CAST_FROM(float, LOAD_PLAIN)
+  case DS_DTYPE_FLOAT64:
+    CAST_FROM(double, LOAD_PLAIN)
+  case DS_DTYPE_INT32:
+    CAST_FROM(int32_t, LOAD_PLAIN)
+  case DS_DTYPE_INT64:
+    CAST_FROM(int64_t, LOAD_PLAIN)
+  case DS_DTYPE_INT8:
+    CAST_FROM(int8_t, LOAD_PLAIN)
+  case DS_DTYPE_UINT8:
+    CAST_FROM(uint8_t, LOAD_PLAIN)
+  case DS_DTYPE_BOOL:
+    CAST_FROM(uint8_t, LOAD_BOOL)
+  default:
+    return;
+  }
+}
+
+static DsStatus k_cast(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (ds_tensor_numel(in) != ds_tensor_numel(out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!is_computable(in->dtype) || !is_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (in->dtype == out->dtype && in->dtype != DS_DTYPE_BOOL)
+    return k_view(ctx); /* bool still normalises bytes other than 0 and 1 */
+  CastJob job = {in->dtype, out->dtype, in->data, out->data};
+  ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN, cast_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* sum, mean, max, min */
+
+typedef enum { RED_SUM, RED_MAX, RED_MIN } RedOp;
+
+/* Partial results of a full reduction: a fixed split keeps the result independent of the
+ * thread count. */
+#define RED_PARTS 16
+
+typedef struct {
+  RedOp op;
+  DsDType t;
+  const char *in;
+  char *out;
+  int nd;                     /* collapsed rank */
+  int64_t shape[DS_MAX_NDIM]; /* collapsed input dims */
+  bool reduced[DS_MAX_NDIM];
+  int64_t istride[DS_MAX_NDIM];
+  int64_t ostride[DS_MAX_NDIM]; /* 0 for reduced dims */
+  int64_t d0_per_unit;          /* split of dim 0 (kept) */
+  int64_t col_split;            /* split of the last dim (kept, dim 0 reduced) */
+  double partial[RED_PARTS];
+  int64_t ipartial[RED_PARTS];
+} RedJob;
+
+/* Contiguous reduction of n elements; 16 independent lanes let GCC vectorise float sums
+ * without reassociation flags, and also improve accuracy. */
+#define DEFINE_RED_TYPE(P, T, ACC, LOWEST, HIGHEST, IS_FLOAT)                                      \
+  static ACC P##_sum(const T *restrict x, int64_t n)                                               \
+  {                                                                                                \
+    ACC lanes[16] = {0};                                                                           \
+    int64_t i = 0;                                                                                 \
+    for (; i + 16 <= n; i += 16)                                                                   \
+      for (int k = 0; k < 16; k++)                                                                 \
+        lanes[k] += (ACC)x[i + k];                                                                 \
+    ACC s = 0;                                                                                     \
+    for (int k = 0; k < 16; k++)                                                                   \
+      s += lanes[k];                                                                               \
+    for (; i < n; i++)                                                                             \
+      s += (ACC)x[i];                                                                              \
+    return s;                                                                                      \
+  }                                                                                                \
+  static T P##_max(const T *restrict x, int64_t n)                                                 \
+  {                                                                                                \
+    T lanes[16];                                                                                   \
+    for (int k = 0; k < 16; k++)                                                                   \
+      lanes[k] = LOWEST;                                                                           \
+    int64_t i = 0;                                                                                 \
+    for (; i + 16 <= n; i += 16)                                                                   \
+      for (int k = 0; k < 16; k++) {                                                               \
+        T v = x[i + k];                                                                            \
+        lanes[k] = (v > lanes[k] || (IS_FLOAT && v != v)) ? v : lanes[k];                          \
+      }                                                                                            \
+    T m = LOWEST;                                                                                  \
+    for (int k = 0; k < 16; k++)                                                                   \
+      m = (lanes[k] > m || (IS_FLOAT && lanes[k] != lanes[k])) ? lanes[k] : m;                     \
+    for (; i < n; i++)                                                                             \
+      m = (x[i] > m || (IS_FLOAT && x[i] != x[i])) ? x[i] : m;                                     \
+    return m;                                                                                      \
+  }                                                                                                \
+  static T P##_min(const T *restrict x, int64_t n)                                                 \
+  {                                                                                                \
+    T lanes[16];                                                                                   \
+    for (int k = 0; k < 16; k++)                                                                   \
+      lanes[k] = HIGHEST;                                                                          \
+    int64_t i = 0;                                                                                 \
+    for (; i + 16 <= n; i += 16)                                                                   \
+      for (int k = 0; k < 16; k++) {                                                               \
+        T v = x[i + k];                                                                            \
+        lanes[k] = (v < lanes[k] || (IS_FLOAT && v != v)) ? v : lanes[k];                          \
+      }                                                                                            \
+    T m = HIGHEST;                                                                                 \
+    for (int k = 0; k < 16; k++)                                                                   \
+      m = (lanes[k] < m || (IS_FLOAT && lanes[k] != lanes[k])) ? lanes[k] : m;                     \
+    for (; i < n; i++)                                                                             \
+      m = (x[i] < m || (IS_FLOAT && x[i] != x[i])) ? x[i] : m;                                     \
+    return m;                                                                                      \
+  }                                                                                                \
+  /* Elementwise accumulation of a kept run into the output. */                                    \
+  static void P##_acc(RedOp op, T *restrict o, const T *restrict x, int64_t n)                     \
+  {                                                                                                \
+    if (op == RED_SUM) {                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] += x[i];                                                                              \
+    } else if (op == RED_MAX) {                                                                    \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = (x[i] > o[i] || (IS_FLOAT && x[i] != x[i])) ? x[i] : o[i];                          \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = (x[i] < o[i] || (IS_FLOAT && x[i] != x[i])) ? x[i] : o[i];                          \
+    }                                                                                              \
+  }                                                                                                \
+  static void P##_combine(RedOp op, T *o, const T *x, int64_t n)                                   \
+  {                                                                                                \
+    if (op == RED_SUM) {                                                                           \
+      *o += (T)P##_sum(x, n);                                                                      \
+    } else if (op == RED_MAX) {                                                                    \
+      T m = P##_max(x, n);                                                                         \
+      *o = (m > *o || (IS_FLOAT && m != m)) ? m : *o;                                              \
+    } else {                                                                                       \
+      T m = P##_min(x, n);                                                                         \
+      *o = (m < *o || (IS_FLOAT && m != m)) ? m : *o;                                              \
+    }                                                                                              \
+  }                                                                                                \
+  static T P##_identity(RedOp op)                                                                  \
+  {                                                                                                \
+    return op == RED_SUM ? (T)0 : op == RED_MAX ? LOWEST : HIGHEST;                                \
+  }
+
+DEFINE_RED_TYPE(rf32, float, float, -INFINITY, INFINITY, 1)
+DEFINE_RED_TYPE(rf64, double, double, -INFINITY, INFINITY, 1)
+DEFINE_RED_TYPE(ri32, int32_t, int64_t, INT32_MIN, INT32_MAX, 0)
+DEFINE_RED_TYPE(ri64, int64_t, int64_t, INT64_MIN, INT64_MAX, 0)
+
+/* One row (every dim but the last fixed): combine into the output. `c0..c1` restricts the
+ * last dim when it is kept. */
+static void red_row(const RedJob *job, int64_t ioff, int64_t ooff, int64_t c0, int64_t c1)
+{
+  int last = job->nd - 1;
+  int64_t len = job->shape[last];
+#define RED_DISPATCH(P, T)                                                                         \
+  {                                                                                                \
+    const T *x = (const T *)job->in + ioff;                                                        \
+    T *o = (T *)job->out + ooff;                                                                   \
+    if (job->reduced[last])                                                                        \
+      P##_combine(job->op, o, x, len);                                                             \
+    else                                                                                           \
+      P##_acc(job->op, o + c0, x + c0, c1 - c0);                                                   \
+    break;                                                                                         \
+  }
+  switch (job->t) {
+  case DS_DTYPE_FLOAT32:
+    RED_DISPATCH(rf32, float)
+  case DS_DTYPE_FLOAT64:
+    RED_DISPATCH(rf64, double)
+  case DS_DTYPE_INT32:
+    RED_DISPATCH(ri32, int32_t)
+  case DS_DTYPE_INT64:
+    RED_DISPATCH(ri64, int64_t)
+  default:
+    break;
+  }
+#undef RED_DISPATCH
+}
+
+/* Rows whose dim-0 index is in [d0, d1), restricted to columns [c0, c1). */
+static void red_rows(const RedJob *job, int64_t d0, int64_t d1, int64_t c0, int64_t c1)
+{
+  int last = job->nd - 1;
+  if (last == 0) {
+    red_row(job, 0, 0, c0, c1);
+    return;
+  }
+  int64_t per_d0 = 1;
+  for (int d = 1; d < last; d++)
+    per_d0 *= job->shape[d];
+  for (int64_t row = d0 * per_d0; row < d1 * per_d0; row++) {
+    int64_t ioff = 0, ooff = 0, rest = row;
+    for (int d = last - 1; d >= 0; d--) {
+      int64_t c = rest % job->shape[d];
+      rest /= job->shape[d];
+      ioff += c * job->istride[d];
+      ooff += c * job->ostride[d];
+    }
+    red_row(job, ioff, ooff, c0, c1);
+  }
+}
+
+static void red_worker_d0(void *ctx, int64_t begin, int64_t end)
+{
+  const RedJob *job = ctx;
+  red_rows(job, begin, end, 0, job->shape[job->nd - 1]);
+}
+
+static void red_worker_cols(void *ctx, int64_t begin, int64_t end)
+{
+  const RedJob *job = ctx;
+  int64_t cols = job->shape[job->nd - 1];
+  int64_t c0 = begin * job->col_split, c1 = MIN(cols, end * job->col_split);
+  red_rows(job, 0, job->shape[0], c0, c1);
+}
+
+/* Full reduction of a contiguous array: RED_PARTS partials, combined in order. */
+static void red_worker_full(void *ctx, int64_t begin, int64_t end)
+{
+  RedJob *job = ctx;
+  int64_t n = job->shape[0];
+  for (int64_t u = begin; u < end; u++) {
+    int64_t a = n * u / RED_PARTS, b = n * (u + 1) / RED_PARTS;
+    switch (job->t) {
+#define FULL_CASE(DT, P, T, SLOT)                                                                  \
+  case DT: {                                                                                       \
+    const T *x = (const T *)job->in + a;                                                           \
+    job->SLOT[u] = job->op == RED_SUM   ? P##_sum(x, b - a)                                        \
+                   : job->op == RED_MAX ? P##_max(x, b - a)                                        \
+                                        : P##_min(x, b - a);                                       \
+    break;                                                                                         \
+  }
+      FULL_CASE(DS_DTYPE_FLOAT32, rf32, float, partial)
+      FULL_CASE(DS_DTYPE_FLOAT64, rf64, double, partial)
+      FULL_CASE(DS_DTYPE_INT32, ri32, int32_t, ipartial)
+      FULL_CASE(DS_DTYPE_INT64, ri64, int64_t, ipartial)
+#undef FULL_CASE
+    default:
+      break;
+    }
+  }
+}
+
+static void red_finish_full(RedJob *job)
+{
+  if (job->t == DS_DTYPE_FLOAT32 || job->t == DS_DTYPE_FLOAT64) {
+    double r = job->op == RED_SUM ? 0.0 : job->op == RED_MAX ? -INFINITY : INFINITY;
+    for (int u = 0; u < RED_PARTS; u++) {
+      double v = job->partial[u];
+      if (job->op == RED_SUM)
+        r += v;
+      else if (job->op == RED_MAX)
+        r = (v > r || v != v) ? v : r;
+      else
+        r = (v < r || v != v) ? v : r;
+    }
+    store_one(job->t, job->out, r);
+    return;
+  }
+  int64_t r = job->t == DS_DTYPE_INT32 ? (job->op == RED_MAX ? INT32_MIN : INT32_MAX)
+                                       : (job->op == RED_MAX ? INT64_MIN : INT64_MAX);
+  if (job->op == RED_SUM)
+    r = 0;
+  for (int u = 0; u < RED_PARTS; u++) {
+    int64_t v = job->ipartial[u];
+    if (job->op == RED_SUM)
+      r = (int64_t)((uint64_t)r + (uint64_t)v);
+    else if (job->op == RED_MAX)
+      r = v > r ? v : r;
+    else
+      r = v < r ? v : r;
+  }
+  if (job->t == DS_DTYPE_INT32)
+    *(int32_t *)job->out = (int32_t)r;
+  else
+    *(int64_t *)job->out = r;
+}
+
+/* Divides the output by the element count (integer division for integer dtypes). */
+static void red_mean_divide(DsDType t, void *out, int64_t n, int64_t count)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32: {
+    float *o = out, c = (float)count;
+    for (int64_t i = 0; i < n; i++)
+      o[i] /= c;
+    break;
+  }
+  case DS_DTYPE_FLOAT64: {
+    double *o = out, c = (double)count;
+    for (int64_t i = 0; i < n; i++)
+      o[i] /= c;
+    break;
+  }
+  case DS_DTYPE_INT32: {
+    int32_t *o = out;
+    for (int64_t i = 0; i < n; i++)
+      o[i] = count != 0 ? (int32_t)(o[i] / count) : 0;
+    break;
+  }
+  case DS_DTYPE_INT64: {
+    int64_t *o = out;
+    for (int64_t i = 0; i < n; i++)
+      o[i] = count != 0 ? o[i] / count : 0;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static DsStatus run_reduce(const DsKernelCtx *ctx, RedOp op, bool mean)
+{
+  const DsReduceParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (in->dtype != DS_DTYPE_FLOAT32 && in->dtype != DS_DTYPE_FLOAT64 &&
+      in->dtype != DS_DTYPE_INT32 && in->dtype != DS_DTYPE_INT64)
+    return DS_STATUS_UNSUPPORTED;
+  bool mask[DS_MAX_NDIM];
+  if (!ds_reduce_axes_mask(p, in->ndim, mask))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t kept = 1, count = 1;
+  for (int d = 0; d < in->ndim; d++) {
+    if (mask[d])
+      count *= in->shape[d];
+    else
+      kept *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) != kept)
+    return DS_STATUS_INVALID_ARGUMENT;
+
+  RedJob job = {.op = op, .t = in->dtype, .in = in->data, .out = out->data};
+  /* Collapse: drop size-1 dims, merge neighbours with the same role. */
+  int n = 0;
+  for (int d = 0; d < in->ndim; d++) {
+    if (in->shape[d] == 1)
+      continue;
+    if (n > 0 && job.reduced[n - 1] == mask[d]) {
+      job.shape[n - 1] *= in->shape[d];
+      continue;
+    }
+    job.shape[n] = in->shape[d];
+    job.reduced[n] = mask[d];
+    n++;
+  }
+  job.nd = n;
+
+  /* Start from the identity; empty inputs stop here (a sum of nothing is 0). */
+  size_t es = ds_dtype_size(out->dtype);
+  char cell[8];
+  switch (job.t) {
+  case DS_DTYPE_FLOAT32:
+    *(float *)cell = rf32_identity(op);
+    break;
+  case DS_DTYPE_FLOAT64:
+    *(double *)cell = rf64_identity(op);
+    break;
+  case DS_DTYPE_INT32:
+    *(int32_t *)cell = ri32_identity(op);
+    break;
+  default:
+    *(int64_t *)cell = ri64_identity(op);
+    break;
+  }
+  bool any_reduced = false;
+  for (int d = 0; d < n; d++)
+    any_reduced |= job.reduced[d];
+  if (!any_reduced) {
+    /* Nothing to reduce: the output is the input, in order. */
+    if (in->data != out->data)
+      memcpy(out->data, in->data, (size_t)kept * es);
+    return DS_STATUS_OK;
+  }
+  if (ds_tensor_numel(in) == 0) {
+    fill_elems(out->data, cell, es, kept);
+    if (mean)
+      red_mean_divide(job.t, out->data, kept, count);
+    return DS_STATUS_OK;
+  }
+
+  if (n == 1) {
+    /* Everything reduces to one value, in RED_PARTS pieces whatever the thread count. */
+    int64_t grain = job.shape[0] >= (int64_t)DS_CPU_PARALLEL_GRAIN ? 1 : RED_PARTS;
+    ds_parallel_for(ctx->pool, RED_PARTS, grain, red_worker_full, &job);
+    red_finish_full(&job);
+    if (mean)
+      red_mean_divide(job.t, out->data, 1, count);
+    return DS_STATUS_OK;
+  }
+
+  int64_t is = 1, os = 1;
+  for (int d = n - 1; d >= 0; d--) {
+    job.istride[d] = is;
+    is *= job.shape[d];
+    job.ostride[d] = job.reduced[d] ? 0 : os;
+    if (!job.reduced[d])
+      os *= job.shape[d];
+  }
+  fill_elems(out->data, cell, es, kept);
+  int64_t total = ds_tensor_numel(in);
+  if (!job.reduced[0]) {
+    /* Each dim-0 index owns a disjoint slice of the output. */
+    ds_parallel_for(ctx->pool, job.shape[0], MAX(1, DS_CPU_PARALLEL_GRAIN * job.shape[0] / total),
+                    red_worker_d0, &job);
+  } else if (!job.reduced[n - 1] && n == 2) {
+    /* (R, C) reduced over R: threads take column bands. */
+    int64_t cols = job.shape[1];
+    job.col_split = MAX(64, (cols + 63) / 64);
+    int64_t units = (cols + job.col_split - 1) / job.col_split;
+    ds_parallel_for(ctx->pool, units, MAX(1, DS_CPU_PARALLEL_GRAIN * units / total),
+                    red_worker_cols, &job);
+  } else {
+    red_rows(&job, 0, job.shape[0], 0, job.shape[n - 1]);
+  }
+  if (mean)
+    red_mean_divide(job.t, out->data, kept, count);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_sum(const DsKernelCtx *ctx)
+{
+  return run_reduce(ctx, RED_SUM, false);
+}
+static DsStatus k_mean(const DsKernelCtx *ctx)
+{
+  return run_reduce(ctx, RED_SUM, true);
+}
+static DsStatus k_max(const DsKernelCtx *ctx)
+{
+  return run_reduce(ctx, RED_MAX, false);
+}
+static DsStatus k_min(const DsKernelCtx *ctx)
+{
+  return run_reduce(ctx, RED_MIN, false);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+void ds_cpu_tensor_register(DsKernel *table)
+{
+  table[DS_OP_RESHAPE] = (DsKernel){k_view, NULL};
+  table[DS_OP_FLATTEN] = (DsKernel){k_view, NULL};
+  table[DS_OP_EXPAND_DIMS] = (DsKernel){k_view, NULL};
+  table[DS_OP_SQUEEZE] = (DsKernel){k_view, NULL};
+  table[DS_OP_TRANSPOSE] = (DsKernel){k_transpose, NULL};
+  table[DS_OP_SWAP_AXIS] = (DsKernel){k_swap_axis, NULL};
+  table[DS_OP_CONCAT] = (DsKernel){k_concat, NULL};
+  table[DS_OP_BROADCAST_AXIS] = (DsKernel){k_broadcast_copy, NULL};
+  table[DS_OP_BROADCAST_TO] = (DsKernel){k_broadcast_copy, NULL};
+  table[DS_OP_BROADCAST_LIKE] = (DsKernel){k_broadcast_copy, NULL};
+  table[DS_OP_ARANGE] = (DsKernel){k_arange, NULL};
+  table[DS_OP_ZEROS] = (DsKernel){k_init, NULL};
+  table[DS_OP_ONES] = (DsKernel){k_init, NULL};
+  table[DS_OP_FULL] = (DsKernel){k_init, NULL};
+  table[DS_OP_SEQUENCE_MASK] = (DsKernel){k_sequence_mask, NULL};
+  table[DS_OP_SLICE_AXIS] = (DsKernel){k_slice_axis, NULL};
+  table[DS_OP_SLICE] = (DsKernel){k_slice, NULL};
+  table[DS_OP_TAKE] = (DsKernel){k_take, NULL};
+  table[DS_OP_CAST] = (DsKernel){k_cast, NULL};
+  table[DS_OP_SUM] = (DsKernel){k_sum, NULL};
+  table[DS_OP_MEAN] = (DsKernel){k_mean, NULL};
+  table[DS_OP_MAX] = (DsKernel){k_max, NULL};
+  table[DS_OP_MIN] = (DsKernel){k_min, NULL};
+}

@@ -1,0 +1,1370 @@
+/* test-ops-tensor.c: shape manipulation, creation, indexing and reductions: attribute
+ * parsing (including every spelling the real models use), shape and dtype rules, and the CPU
+ * kernels (looked up through the backend's table) against reference loops on random data. */
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "ds-cpu.h"
+#include "ds-error.h"
+#include "ds-op.h"
+#include "ds-ops-common.h"
+
+static DsThreadPool *pool;
+static GRand *rng;
+
+/* ---- node and shape helpers ---- */
+
+static DsNode *make_node_v(DsGraph *g, const char *op_name, int n_inputs, GError **error,
+                           va_list args)
+{
+  DsNode *n = ds_graph_add_node(g, "node0", op_name);
+  n->op = ds_op_lookup(op_name);
+  g_assert_nonnull(n->op);
+  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
+    ds_node_add_attr(n, key, va_arg(args, const char *));
+  n->n_inputs = (guint)n_inputs;
+  n->inputs = g_new0(DsEntry, MAX(n_inputs, 1));
+  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
+  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
+    return NULL;
+  return n;
+}
+
+/* A node of `op_name` with attributes as key, value pairs (NULL-terminated), param parsed. */
+static DsNode *make_node(DsGraph *g, const char *op_name, int n_inputs, ...)
+{
+  va_list args;
+  va_start(args, n_inputs);
+  GError *error = NULL;
+  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  return n;
+}
+
+/* The parse error of a node expected to be rejected (caller frees). */
+static char *parse_error(const char *op_name, int n_inputs, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, n_inputs);
+  GError *error = NULL;
+  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
+  va_end(args);
+  g_assert_null(n);
+  g_assert_nonnull(error);
+  char *msg = g_strdup(error->message);
+  g_error_free(error);
+  return msg;
+}
+
+/* "(2, ?, 3)" -> shape; "?" is an unknown rank. */
+static DsShape shp(const char *text)
+{
+  if (strcmp(text, "?") == 0)
+    return DS_SHAPE_UNKNOWN;
+  DsShape s = {.ndim = 0};
+  for (const char *p = text; *p != '\0';) {
+    if (*p == '?') {
+      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
+      p++;
+    } else if (g_ascii_isdigit(*p)) {
+      char *end;
+      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
+      p = end;
+    } else {
+      p++;
+    }
+  }
+  return s;
+}
+
+static void assert_shape(const DsShape *s, const char *want)
+{
+  g_autofree char *got = ds_shape_to_string(s);
+  g_assert_cmpstr(got, ==, want);
+}
+
+/* Runs the node's shape rule; the error message, or NULL. */
+static char *infer(DsNode *n, DsShape *in, DsShape *out)
+{
+  DsShapeCtx *ctx = ds_shape_ctx_new();
+  ds_shape_ctx_set_node(ctx, n);
+  GError *error = NULL;
+  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
+  ds_shape_ctx_free(ctx);
+  if (ok) {
+    g_assert_no_error(error);
+    return NULL;
+  }
+  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
+  char *msg = g_strdup(error->message);
+  g_error_free(error);
+  return msg;
+}
+
+/* One-input op: the output shape for input `in` (or the error message, prefixed "error: "). */
+static char *unary_shape(DsNode *n, const char *in)
+{
+  DsShape s_in[1] = {shp(in)}, s_out[1] = {DS_SHAPE_UNKNOWN};
+  char *msg = infer(n, s_in, s_out);
+  if (msg != NULL) {
+    char *r = g_strdup_printf("error: %s", msg);
+    g_free(msg);
+    return r;
+  }
+  return ds_shape_to_string(&s_out[0]);
+}
+
+static void check_unary_shape(const char *op_name, const char *in, const char *want, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, want);
+  GError *error = NULL;
+  DsNode *n = make_node_v(g, op_name, 1, &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  g_autofree char *got = unary_shape(n, in);
+  if (g_str_has_prefix(want, "error"))
+    g_assert_true(g_str_has_prefix(got, "error: node 'node0'"));
+  else
+    g_assert_cmpstr(got, ==, want);
+}
+
+/* ---- tensor helpers ---- */
+
+static DsTensor tensor_new(DsDType t, const char *shape)
+{
+  DsShape s = shp(shape);
+  DsTensor x = {.dtype = t, .ndim = s.ndim};
+  for (int i = 0; i < s.ndim; i++)
+    x.shape[i] = s.dims[i].value;
+  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
+  return x;
+}
+
+static DsTensor tensor_dims(DsDType t, int ndim, const int64_t *dims)
+{
+  DsTensor x = {.dtype = t, .ndim = ndim};
+  memcpy(x.shape, dims, sizeof(int64_t) * ndim);
+  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
+  return x;
+}
+
+static void tensor_free(DsTensor *x)
+{
+  g_free(x->data);
+}
+
+static double get(const DsTensor *x, int64_t i)
+{
+  switch (x->dtype) {
+  case DS_DTYPE_FLOAT32:
+    return ((float *)x->data)[i];
+  case DS_DTYPE_FLOAT64:
+    return ((double *)x->data)[i];
+  case DS_DTYPE_INT32:
+    return ((int32_t *)x->data)[i];
+  case DS_DTYPE_INT64:
+    return (double)((int64_t *)x->data)[i];
+  case DS_DTYPE_INT8:
+    return ((int8_t *)x->data)[i];
+  case DS_DTYPE_UINT8:
+    return ((uint8_t *)x->data)[i];
+  case DS_DTYPE_BOOL:
+    return ((uint8_t *)x->data)[i];
+  default:
+    g_assert_not_reached();
+  }
+}
+
+static void set(DsTensor *x, int64_t i, double v)
+{
+  switch (x->dtype) {
+  case DS_DTYPE_FLOAT32:
+    ((float *)x->data)[i] = (float)v;
+    break;
+  case DS_DTYPE_FLOAT64:
+    ((double *)x->data)[i] = v;
+    break;
+  case DS_DTYPE_INT32:
+    ((int32_t *)x->data)[i] = (int32_t)v;
+    break;
+  case DS_DTYPE_INT64:
+    ((int64_t *)x->data)[i] = (int64_t)v;
+    break;
+  case DS_DTYPE_INT8:
+    ((int8_t *)x->data)[i] = (int8_t)v;
+    break;
+  case DS_DTYPE_UINT8:
+    ((uint8_t *)x->data)[i] = (uint8_t)v;
+    break;
+  case DS_DTYPE_BOOL:
+    ((uint8_t *)x->data)[i] = v != 0;
+    break;
+  default:
+    g_assert_not_reached();
+  }
+}
+
+/* Distinct-ish values: integers for integer dtypes, so a moved element is recognisable. */
+static void fill_random(DsTensor *x, double lo, double hi)
+{
+  int64_t n = ds_tensor_numel(x);
+  for (int64_t i = 0; i < n; i++) {
+    if (x->dtype == DS_DTYPE_BOOL)
+      set(x, i, g_rand_int_range(rng, 0, 2));
+    else if (!ds_dtype_is_float(x->dtype))
+      set(x, i, g_rand_int_range(rng, (gint32)lo, (gint32)hi));
+    else
+      set(x, i, g_rand_double_range(rng, lo, hi));
+  }
+}
+
+static DsStatus run_kernel(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
+                           int n_out)
+{
+  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
+  g_assert_nonnull(k);
+  DsKernelCtx ctx = {param, in, n_in, out, n_out, NULL, pool};
+  return k->run(&ctx);
+}
+
+static void unravel(const int64_t *shape, int ndim, int64_t flat, int64_t *idx)
+{
+  for (int d = ndim - 1; d >= 0; d--) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+}
+
+static int64_t ravel(const int64_t *shape, int ndim, const int64_t *idx)
+{
+  int64_t off = 0;
+  for (int d = 0; d < ndim; d++)
+    off = off * shape[d] + idx[d];
+  return off;
+}
+
+/* The output shape the node's rule gives for the given input shapes, as a tensor. */
+static DsTensor output_for(DsNode *n, DsTensor *in, int n_in, DsDType t)
+{
+  DsShape s_in[4], s_out[1] = {DS_SHAPE_UNKNOWN};
+  for (int k = 0; k < n_in; k++) {
+    s_in[k].ndim = in[k].ndim;
+    for (int d = 0; d < in[k].ndim; d++)
+      s_in[k].dims[d] = ds_dim(in[k].shape[d]);
+  }
+  g_autofree char *msg = infer(n, s_in, s_out);
+  g_assert_null(msg);
+  int64_t dims[DS_MAX_NDIM];
+  g_assert_true(ds_shape_get_concrete(&s_out[0], dims));
+  return tensor_dims(t, s_out[0].ndim, dims);
+}
+
+/* ---- shape rules ---- */
+
+static void test_shape_reshape(void)
+{
+  static const struct {
+    const char *in, *shape, *reverse, *want;
+  } cases[] = {
+      /* MXNet's documented examples, one per code. */
+      {"(2, 3, 4)", "(4, 0, 2)", NULL, "(4, 3, 2)"},
+      {"(2, 3, 4)", "(2, 0, 0)", NULL, "(2, 3, 4)"},
+      {"(2, 3, 4)", "(6, 1, -1)", NULL, "(6, 1, 4)"},
+      {"(2, 3, 4)", "(3, -1, 8)", NULL, "(3, 1, 8)"},
+      {"(2, 3, 4)", "(-1,)", NULL, "(24,)"},
+      {"(2, 3, 4)", "(-2,)", NULL, "(2, 3, 4)"},
+      {"(2, 3, 4)", "(2, -2)", NULL, "(2, 3, 4)"},
+      {"(2, 3, 4)", "(-2, 1, 1)", NULL, "(2, 3, 4, 1, 1)"},
+      {"(2, 3, 4)", "(-3, 4)", NULL, "(6, 4)"},
+      {"(2, 3, 4, 5)", "(-3, -3)", NULL, "(6, 20)"},
+      {"(2, 3, 4)", "(0, -3)", NULL, "(2, 12)"},
+      {"(2, 3, 4)", "(-3, -2)", NULL, "(6, 4)"},
+      {"(2, 3, 4)", "(-4, 1, 2, -2)", NULL, "(1, 2, 3, 4)"},
+      {"(2, 3, 4)", "(2, -4, -1, 3, -2)", NULL, "(2, 1, 3, 4)"},
+      {"(10, 5, 4)", "(-1, 0)", NULL, "(40, 5)"},
+      {"(10, 5, 4)", "(-1, 0)", "True", "(50, 4)"},
+      /* The bert model's reshapes (batch 2, 12 heads, 384 tokens, 768 units). */
+      {"(2, 12, 384, 384)", "(-1, 0, 0)", "True", "(24, 384, 384)"},
+      {"(2, 384, 768)", "(0, 0, 12, -1)", NULL, "(2, 384, 12, 64)"},
+      {"(24, 384, 64)", "(-1, 12, 0, 0)", "True", "(2, 12, 384, 64)"},
+      {"(2, 384, 12, 64)", "(0, 0, -1)", NULL, "(2, 384, 768)"},
+      {"(384,)", "(1, -1)", NULL, "(1, 384)"},
+      {"(2,)", "(-1, 1)", NULL, "(2, 1)"},
+      /* mms_lstm_ptb and the detection models. */
+      {"(35, 20, 200)", "(-1, 200)", NULL, "(700, 200)"},
+      {"(1000, 4)", "(-4, 1, 1000, 4)", NULL, "(1, 1000, 4)"},
+      {"(2, 5, 7)", "(-3, 0)", NULL, "(10, 7)"},
+      /* Unknown dims stay unknown, known ones come through. */
+      {"(?, 384, 768)", "(0, 0, 12, -1)", NULL, "(?, 384, 12, ?)"},
+      {"(?, 3, 4)", "(0, -1)", NULL, "(?, ?)"},
+      /* Zero-size tensors. */
+      {"(0, 3)", "(3, -1)", NULL, "(3, 0)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    if (cases[i].reverse != NULL)
+      check_unary_shape("Reshape", cases[i].in, cases[i].want, "shape", cases[i].shape, "reverse",
+                        cases[i].reverse, NULL);
+    else
+      check_unary_shape("reshape", cases[i].in, cases[i].want, "shape", cases[i].shape, NULL);
+  }
+  /* Errors name the node and say what is wrong. */
+  static const char *const bad[][2] = {
+      {"(2, 3, 4)", "(5, -1)"}, {"(2, 3, 4)", "(-1, -1)"}, {"(2, 3)", "(0, 0, 0)"},
+      {"(2, 3)", "(7,)"},       {"(2, 3)", "(-3, -3)"},    {"(6,)", "(-4, -1, -1)"},
+      {"(6,)", "(-4, 4, -1)"},  {"(6,)", "(-4, 2, 4)"},    {"(2, 0)", "(-1, 0)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++)
+    check_unary_shape("Reshape", bad[i][0], "error", "shape", bad[i][1], NULL);
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "Reshape", 1, "shape", "(5, -1)", NULL);
+  g_autofree char *msg = unary_shape(n, "(2, 3, 4)");
+  g_assert_nonnull(strstr(msg, "24 elements do not divide by 5"));
+  g_autofree char *msg2 = parse_error("Reshape", 1, "shape", "(2, -5)", NULL);
+  g_assert_nonnull(strstr(msg2, "shape"));
+
+  /* The deprecated target_shape (0 = infer) and keep_highest. */
+  check_unary_shape("Reshape", "(2, 3, 4)", "(6, 4)", "target_shape", "(0, 4)", NULL);
+  check_unary_shape("Reshape", "(2, 3, 4)", "(2, 12)", "target_shape", "(9, 0)", "keep_highest",
+                    "True", NULL);
+  /* No target at all: nothing to say. */
+  check_unary_shape("Reshape", "(2, 3)", "?", NULL);
+}
+
+static void test_shape_flatten_expand_squeeze(void)
+{
+  check_unary_shape("Flatten", "(2, 3, 4)", "(2, 12)", NULL);
+  check_unary_shape("flatten", "(5,)", "(5, 1)", NULL);
+  check_unary_shape("Flatten", "(?, 3, 4)", "(?, 12)", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(2, 1, 3)", "axis", "1", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(1, 2, 3)", "axis", "0", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(2, 3, 1)", "axis", "-1", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(2, 1, 3)", "axis", "-2", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "error", "axis", "3", NULL);
+  g_autofree char *msg = parse_error("expand_dims", 1, NULL);
+  g_assert_nonnull(strstr(msg, "'axis'"));
+
+  /* expand_dims runs backwards too (MXNet's ExpandDimShape). */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "expand_dims", 1, "axis", "1", NULL);
+  DsShape in[1] = {DS_SHAPE_UNKNOWN}, out[1] = {shp("(2, 1, 384)")};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&in[0], "(2, 384)");
+
+  check_unary_shape("squeeze", "(1, 3, 1, 4)", "(3, 4)", NULL);
+  check_unary_shape("squeeze", "(1, 3, 1, 4)", "(3, 1, 4)", "axis", "(0,)", NULL);
+  check_unary_shape("squeeze", "(1, 3, 1, 4)", "(1, 3, 4)", "axis", "-2", NULL);
+  check_unary_shape("squeeze", "(1, 3, 1, 4)", "(3, 4)", "axis", "(0, 2)", NULL);
+  check_unary_shape("squeeze", "(1, 1)", "(1,)", NULL);
+  check_unary_shape("squeeze", "(1, 3)", "error", "axis", "1", NULL);
+  check_unary_shape("squeeze", "(1, 3)", "error", "axis", "(0, 0)", NULL);
+  check_unary_shape("squeeze", "(1, ?)", "?", NULL);
+}
+
+static void test_shape_transpose_swap(void)
+{
+  check_unary_shape("transpose", "(2, 3, 4)", "(4, 3, 2)", NULL);
+  check_unary_shape("transpose", "(2, 3, 4)", "(2, 4, 3)", "axes", "(0, 2, 1)", NULL);
+  check_unary_shape("transpose", "(2, 384, 12, 64)", "(2, 12, 384, 64)", "axes", "(0, 2, 1, 3)",
+                    NULL);
+  check_unary_shape("transpose", "(2, 3, 4)", "(4, 2, 3)", "axes", "(-1, 0, 1)", NULL);
+  check_unary_shape("transpose", "(2, 3, 4)", "error", "axes", "(0, 0, 1)", NULL);
+  check_unary_shape("transpose", "(2, 3, 4)", "error", "axes", "(0, 1)", NULL);
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "transpose", 1, "axes", "(1, 2, 0)", NULL);
+  DsShape in[1] = {DS_SHAPE_UNKNOWN}, out[1] = {shp("(3, 4, 2)")};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&in[0], "(2, 3, 4)");
+
+  check_unary_shape("SwapAxis", "(2, 3, 4)", "(4, 3, 2)", "dim1", "0", "dim2", "2", NULL);
+  check_unary_shape("swapaxes", "(2, 3, 4)", "(2, 3, 4)", NULL);
+  check_unary_shape("SwapAxis", "(2, 3, 4)", "(2, 4, 3)", "dim1", "-1", "dim2", "1", NULL);
+  check_unary_shape("SwapAxis", "(2, 3, 4)", "error", "dim1", "3", NULL);
+  DsNode *s = make_node(g, "SwapAxis", 1, "dim1", "0", "dim2", "1", NULL);
+  DsShape in2[1] = {DS_SHAPE_UNKNOWN}, out2[1] = {shp("(3, 2)")};
+  g_assert_null(infer(s, in2, out2));
+  assert_shape(&in2[0], "(2, 3)");
+}
+
+static void test_shape_concat(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "Concat", 2, "dim", "1", "num_args", "2", NULL);
+  g_assert_cmpint(n->op->num_inputs(n->param), ==, 2);
+  DsShape in[2] = {shp("(2, 3)"), shp("(2, 5)")}, out[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&out[0], "(2, 8)");
+
+  /* The single unknown input takes what the known output leaves. */
+  DsShape in2[2] = {shp("(2, 3)"), DS_SHAPE_UNKNOWN}, out2[1] = {shp("(2, 8)")};
+  g_assert_null(infer(n, in2, out2));
+  assert_shape(&in2[1], "(2, 5)");
+
+  DsShape in3[2] = {shp("(2, 3)"), shp("(3, 5)")}, out3[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *msg = infer(n, in3, out3);
+  g_assert_nonnull(msg);
+  g_assert_nonnull(strstr(msg, "arg1"));
+
+  DsNode *m = make_node(g, "concat", 3, "dim", "-1", "num_args", "3", NULL);
+  DsShape in4[3] = {shp("(4, 2)"), shp("(?, 1)"), shp("(4, 0)")}, out4[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(m, in4, out4));
+  assert_shape(&out4[0], "(4, 3)");
+  assert_shape(&in4[1], "(4, 1)");
+
+  DsNode *d = make_node(g, "Concat", 2, "num_args", "2", NULL); /* dim defaults to 1 */
+  g_assert_cmpint(((DsConcatParam *)d->param)->dim, ==, 1);
+  g_autofree char *msg2 = parse_error("Concat", 2, "dim", "1", NULL);
+  g_assert_nonnull(strstr(msg2, "num_args"));
+}
+
+static void test_shape_broadcast_ops(void)
+{
+  check_unary_shape("broadcast_axis", "(2, 1, 3)", "(2, 4, 3)", "axis", "1", "size", "4", NULL);
+  check_unary_shape("broadcast_axes", "(2, 1, 384)", "(2, 12, 384)", "axis", "1", "size", "12",
+                    NULL);
+  check_unary_shape("broadcast_axis", "(1, 1, 3)", "(5, 4, 3)", "axis", "(0, -2)", "size", "(5, 4)",
+                    NULL);
+  check_unary_shape("broadcast_axis", "(2, 2, 3)", "error", "axis", "1", "size", "4", NULL);
+  g_autofree char *msg = parse_error("broadcast_axis", 1, "axis", "(0, 1)", "size", "4", NULL);
+  g_assert_nonnull(strstr(msg, "size"));
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "broadcast_axis", 1, "axis", "1", "size", "384", NULL);
+  DsShape in[1] = {shp("(?, ?, 384)")}, out[1] = {shp("(2, ?, ?)")};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&in[0], "(2, 1, 384)");
+  assert_shape(&out[0], "(2, 384, 384)");
+
+  check_unary_shape("broadcast_to", "(1, 3)", "(4, 3)", "shape", "(4, 0)", NULL);
+  check_unary_shape("broadcast_to", "(1, 3)", "(4, 3)", "shape", "(4, 3)", NULL);
+  check_unary_shape("broadcast_to", "(2, 3)", "error", "shape", "(4, 3)", NULL);
+  check_unary_shape("broadcast_to", "(3,)", "error", "shape", "(4, 3)", NULL);
+
+  DsNode *l = make_node(g, "broadcast_like", 2, NULL);
+  DsShape in2[2] = {shp("(1, 3)"), shp("(4, 3)")}, out2[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(l, in2, out2));
+  assert_shape(&out2[0], "(4, 3)");
+  DsShape in3[2] = {shp("(2, 3)"), shp("(4, 3)")}, out3[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *msg3 = infer(l, in3, out3);
+  g_assert_nonnull(msg3);
+  DsNode *la = make_node(g, "broadcast_like", 2, "lhs_axes", "(0,)", "rhs_axes", "(-1,)", NULL);
+  DsShape in4[2] = {shp("(1, 3)"), shp("(5, 7)")}, out4[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(la, in4, out4));
+  assert_shape(&out4[0], "(7, 3)");
+}
+
+static void test_shape_sources(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  static const struct {
+    const char *start, *stop, *step, *repeat, *want;
+  } cases[] = {
+      {"384", "None", "1.0", "1", "(384,)"}, /* bert: arange(384) */
+      {"0", "10", "3", "1", "(4,)"},         {"0", "10", "3", "2", "(8,)"},
+      {"1", "2", "0.3", "1", "(4,)"},        {"5", "0", "-1.5", "1", "(4,)"},
+      {"0", "1000", "1.0", "1", "(1000,)"},  {"2.5", "None", "1", "3", "(9,)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    DsNode *n = make_node(g, "_arange", 0, "start", cases[i].start, "stop", cases[i].stop, "step",
+                          cases[i].step, "repeat", cases[i].repeat, "infer_range", "False", "dtype",
+                          "float32", NULL);
+    DsShape out[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer(n, NULL, out));
+    assert_shape(&out[0], cases[i].want);
+  }
+  g_autofree char *msg = parse_error("_arange", 0, "start", "5", "stop", "1", NULL);
+  g_assert_nonnull(strstr(msg, "invalid range"));
+  g_autofree char *msg2 = parse_error("_arange", 0, "start", "0", "stop", "1", "step", "0", NULL);
+  g_assert_nonnull(strstr(msg2, "step"));
+  /* infer_range without stop: the length comes from elsewhere. */
+  DsNode *r =
+      make_node(g, "_arange", 0, "start", "0", "infer_range", "True", "dtype", "int32", NULL);
+  DsShape out[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(r, NULL, out));
+  g_assert_cmpint(out[0].ndim, ==, -1);
+  DsDType t_out[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(r->op->infer_type(r, r->param, NULL, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_INT32);
+
+  /* _zeros (2, 0, 200): the 0 stays unknown and unifies with what the slot holds. */
+  DsNode *z = make_node(g, "_zeros", 0, "dtype", "float32", "shape", "(2, 0, 200)", NULL);
+  DsShape zo[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(z, NULL, zo));
+  assert_shape(&zo[0], "(2, ?, 200)");
+  DsShape zo2[1] = {shp("(?, 20, ?)")};
+  g_assert_null(infer(z, NULL, zo2));
+  assert_shape(&zo2[0], "(2, 20, 200)");
+  DsShape zo3[1] = {shp("(3, 20, 200)")};
+  g_autofree char *msg3 = infer(z, NULL, zo3);
+  g_assert_nonnull(msg3);
+  DsNode *f = make_node(g, "_full", 0, "shape", "(2, 3)", "value", "7", "dtype", "int64", NULL);
+  g_assert_cmpfloat(((DsInitParam *)f->param)->value, ==, 7);
+  t_out[0] = DS_DTYPE_UNKNOWN;
+  g_assert_true(f->op->infer_type(f, f->param, NULL, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_INT64);
+  DsNode *o = make_node(g, "_ones", 0, "shape", "()", NULL);
+  DsShape oo[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(o, NULL, oo));
+  g_assert_cmpint(oo[0].ndim, ==, -1);
+  g_assert_cmpint(o->op->num_inputs(o->param), ==, 0);
+}
+
+static void test_shape_sequence_mask(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "SequenceMask", 2, "axis", "1", "use_sequence_length", "True", NULL);
+  g_assert_cmpint(n->op->num_inputs(n->param), ==, 2);
+  DsShape in[2] = {shp("(2, 384, 768)"), DS_SHAPE_UNKNOWN}, out[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&in[1], "(2,)");
+  assert_shape(&out[0], "(2, 384, 768)");
+  DsNode *m = make_node(g, "SequenceMask", 2, "use_sequence_length", "1", NULL);
+  DsShape in2[2] = {shp("(35, ?, 8)"), shp("(20,)")}, out2[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(m, in2, out2));
+  assert_shape(&out2[0], "(35, 20, 8)");
+  DsNode *plain = make_node(g, "SequenceMask", 1, NULL);
+  g_assert_cmpint(plain->op->num_inputs(plain->param), ==, 1);
+  DsShape in3[1] = {shp("(5,)")}, out3[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *msg = infer(plain, in3, out3);
+  g_assert_nonnull(msg);
+  g_autofree char *msg2 = parse_error("SequenceMask", 1, "axis", "2", NULL);
+  g_assert_nonnull(strstr(msg2, "axis"));
+  /* The lengths may have any dtype; data and output share one. */
+  DsDType t_in[2] = {DS_DTYPE_FLOAT32, DS_DTYPE_INT64}, t_out[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(n->op->infer_type(n, n->param, t_in, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(t_in[1], ==, DS_DTYPE_INT64);
+}
+
+/* CPython's slice length (PySlice_AdjustIndices), the reference for slice's rules. */
+static int64_t py_slice(int64_t len, int64_t start, int64_t stop, int64_t step, int64_t *first)
+{
+  int64_t lower = step < 0 ? -1 : 0, upper = step < 0 ? len - 1 : len;
+  if (start == DS_SLICE_NONE)
+    start = step < 0 ? upper : lower;
+  else if (start < 0)
+    start = MAX(start + len, lower);
+  else
+    start = MIN(start, upper);
+  if (stop == DS_SLICE_NONE)
+    stop = step < 0 ? lower : upper;
+  else if (stop < 0)
+    stop = MAX(stop + len, lower);
+  else
+    stop = MIN(stop, upper);
+  *first = start;
+  if (step < 0)
+    return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+  return start < stop ? (stop - start - 1) / step + 1 : 0;
+}
+
+static void test_shape_slice(void)
+{
+  check_unary_shape("slice_axis", "(4, 5)", "(4, 4)", "axis", "1", "begin", "1", "end", "None",
+                    NULL);
+  check_unary_shape("slice_axis", "(4, 5)", "(4, 2)", "axis", "-1", "begin", "-3", "end", "-1",
+                    NULL);
+  check_unary_shape("slice_axis", "(4, 5)", "(1, 5)", "axis", "0", "begin", "2", "end", "3", NULL);
+  check_unary_shape("slice_axis", "(0, 5)", "(0, 5)", "axis", "0", "begin", "2", "end", "None",
+                    NULL);
+  check_unary_shape("slice_axis", "(4, 5)", "error", "axis", "1", "begin", "3", "end", "3", NULL);
+  check_unary_shape("slice_axis", "(4, 5)", "error", "axis", "1", "begin", "0", "end", "6", NULL);
+  check_unary_shape("slice_axis", "(4, 5)", "error", "axis", "2", "begin", "0", "end", "1", NULL);
+  g_autofree char *msg = parse_error("slice_axis", 1, "axis", "0", "begin", "0", NULL);
+  g_assert_nonnull(strstr(msg, "'end'"));
+
+  check_unary_shape("slice", "(10, 4)", "(10, 4)", "begin", "(None,)", "end", "(None,)", "step",
+                    "(-1,)", NULL);
+  check_unary_shape("crop", "(10, 4)", "(3, 2)", "begin", "(1, 2)", "end", "(4, None)", NULL);
+  check_unary_shape("slice", "(10,)", "error", "begin", "(1, 2)", "end", "(4, 5)", NULL);
+  g_autofree char *msg2 =
+      parse_error("slice", 1, "begin", "(1,)", "end", "(2,)", "step", "(0,)", NULL);
+  g_assert_nonnull(strstr(msg2, "step"));
+
+  /* Every begin/end/step combination on short axes: the rule, the kernels' helper and
+   * CPython agree. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  const int64_t values[] = {DS_SLICE_NONE, -9, -5, -3, -1, 0, 1, 2, 4, 7, 9};
+  const int64_t steps[] = {-3, -2, -1, 1, 2, 3};
+  for (int64_t len = 0; len <= 7; len++)
+    for (guint b = 0; b < G_N_ELEMENTS(values); b++)
+      for (guint e = 0; e < G_N_ELEMENTS(values); e++)
+        for (guint s = 0; s < G_N_ELEMENTS(steps); s++) {
+          int64_t first, count, py_first;
+          int64_t want = py_slice(len, values[b], values[e], steps[s], &py_first);
+          ds_slice_axis_range(len, values[b], values[e], steps[s], &first, &count);
+          g_assert_cmpint(count, ==, want);
+          if (want > 0)
+            g_assert_cmpint(first, ==, py_first);
+          DsSliceParam p = {.n_axes = 1,
+                            .begin = {values[b]},
+                            .end = {values[e]},
+                            .n_step = 1,
+                            .step = {steps[s]}};
+          DsNode *n = ds_graph_add_node(g, "s", "slice");
+          n->op = ds_op_lookup("slice");
+          n->param = g_memdup2(&p, sizeof p);
+          DsShape in[1] = {{.ndim = 1, .dims = {ds_dim(len)}}}, out[1] = {DS_SHAPE_UNKNOWN};
+          g_assert_null(infer(n, in, out));
+          g_assert_cmpint(out[0].ndim, ==, 1);
+          g_assert_true(ds_dim_is_value(out[0].dims[0], want));
+        }
+}
+
+static void test_shape_take_cast_reduce(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  static const struct {
+    const char *axis, *data, *idx, *want;
+  } takes[] = {
+      {"0", "(5, 3)", "(2, 4)", "(2, 4, 3)"},
+      {"1", "(5, 3)", "(2, 4)", "(5, 2, 4)"},
+      {"-1", "(5, 3, 6)", "(7,)", "(5, 3, 7)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(takes); i++) {
+    DsNode *n = make_node(g, "take", 2, "axis", takes[i].axis, NULL);
+    DsShape in[2] = {shp(takes[i].data), shp(takes[i].idx)}, out[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer(n, in, out));
+    assert_shape(&out[0], takes[i].want);
+  }
+  DsNode *t = make_node(g, "take", 2, "mode", "raise", NULL);
+  g_assert_cmpint(((DsTakeParam *)t->param)->mode, ==, DS_TAKE_RAISE);
+  DsNode *tc = make_node(g, "take", 2, NULL);
+  g_assert_cmpint(((DsTakeParam *)tc->param)->mode, ==, DS_TAKE_CLIP);
+  g_autofree char *msg = parse_error("take", 2, "mode", "bogus", NULL);
+  g_assert_nonnull(strstr(msg, "mode"));
+  DsDType t_in[2] = {DS_DTYPE_FLOAT32, DS_DTYPE_INT32}, t_out[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(t->op->infer_type(t, t->param, t_in, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_FLOAT32);
+
+  DsNode *c = make_node(g, "cast", 1, "dtype", "int64", NULL);
+  DsDType c_in[1] = {DS_DTYPE_FLOAT32}, c_out[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(c->op->infer_type(c, c->param, c_in, c_out, &error));
+  g_assert_cmpint(c_out[0], ==, DS_DTYPE_INT64);
+  check_unary_shape("Cast", "(3, 4)", "(3, 4)", "dtype", "float16", NULL);
+  g_autofree char *msg2 = parse_error("Cast", 1, NULL);
+  g_assert_nonnull(strstr(msg2, "dtype"));
+
+  static const struct {
+    const char *op, *axis, *keepdims, *exclude, *want;
+  } reds[] = {
+      {"sum", "1", "False", "False", "(2, 4)"},
+      {"mean", "1", "True", "False", "(2, 1, 4)"},
+      {"max", NULL, "False", "False", "(1,)"},
+      {"min", NULL, "True", "False", "(1, 1, 1)"},
+      {"sum_axis", "()", "False", "False", "(1,)"},
+      {"sum", "(1,)", "False", "True", "(3,)"},
+      {"sum", "(1,)", "True", "True", "(1, 3, 1)"},
+      {"max_axis", "(0, 2)", "False", "False", "(3,)"},
+      {"min_axis", "(0, 1, 2)", "False", "False", "(1,)"},
+      {"mean", "-1", "False", "False", "(2, 3)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(reds); i++) {
+    if (reds[i].axis != NULL)
+      check_unary_shape(reds[i].op, "(2, 3, 4)", reds[i].want, "axis", reds[i].axis, "keepdims",
+                        reds[i].keepdims, "exclude", reds[i].exclude, NULL);
+    else
+      check_unary_shape(reds[i].op, "(2, 3, 4)", reds[i].want, "keepdims", reds[i].keepdims,
+                        "exclude", reds[i].exclude, NULL);
+  }
+  check_unary_shape("sum", "(2, 3, 4)", "error", "axis", "(1, -2)", NULL);
+  check_unary_shape("sum", "(2, 3, 4)", "error", "axis", "3", NULL);
+}
+
+static void test_aliases_and_registration(void)
+{
+  static const struct {
+    const char *alias;
+    DsOpId id;
+  } cases[] = {
+      {"reshape", DS_OP_RESHAPE}, {"flatten", DS_OP_FLATTEN},
+      {"concat", DS_OP_CONCAT},   {"swapaxes", DS_OP_SWAP_AXIS},
+      {"cast", DS_OP_CAST},       {"broadcast_axes", DS_OP_BROADCAST_AXIS},
+      {"sum_axis", DS_OP_SUM},    {"max_axis", DS_OP_MAX},
+      {"min_axis", DS_OP_MIN},    {"crop", DS_OP_SLICE},
+      {"_arange", DS_OP_ARANGE},  {"SequenceMask", DS_OP_SEQUENCE_MASK},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const DsOpDef *op = ds_op_lookup(cases[i].alias);
+    g_assert_nonnull(op);
+    g_assert_cmpint(op->id, ==, cases[i].id);
+  }
+  for (int id = DS_OP_RESHAPE; id <= DS_OP_MIN; id++) {
+    g_assert_nonnull(ds_op_get((DsOpId)id));
+    g_assert_nonnull(ds_cpu_backend_get()->get_kernel((DsOpId)id));
+  }
+  for (int id = DS_OP_ELEMWISE_ADD; id <= DS_OP_DIV_SQRT_DIM; id++)
+    g_assert_nonnull(ds_cpu_backend_get()->get_kernel((DsOpId)id));
+  g_assert_true(ds_op_get(DS_OP_RESHAPE)->traits & DS_OP_TRAIT_VIEW);
+  g_assert_true(ds_op_get(DS_OP_ZEROS)->traits & DS_OP_TRAIT_SOURCE);
+  char buf[16];
+  g_assert_cmpstr(ds_op_input_name(ds_op_get(DS_OP_SEQUENCE_MASK), 2, 1, buf), ==,
+                  "sequence_length");
+  g_assert_cmpstr(ds_op_input_name(ds_op_get(DS_OP_CONCAT), 3, 2, buf), ==, "arg2");
+}
+
+/* Every node of the real models whose op is in these two families parses, with the input
+ * count its attributes call for. */
+static void test_model_attributes(void)
+{
+  const char *shared = g_getenv("DS_SHARED_DIR");
+  if (shared == NULL) {
+    g_test_skip("DS_SHARED_DIR is not set");
+    return;
+  }
+  static const char *const files[] = {
+      "gluonnlp_static_bert_qa-symbol.json",
+      "mms_lstm_ptb-symbol.json",
+      "gluoncv_squeezenet1.0-symbol.json",
+      "gluoncv_ssd_512_resnet50_v1-symbol.json",
+      "gluoncv_mask_rcnn_resnet18_v1b_coco-symbol.json",
+      "gluoncv_resnet18_v1-symbol.json",
+  };
+  for (guint f = 0; f < G_N_ELEMENTS(files); f++) {
+    g_autofree char *path = g_build_filename(shared, "models", "mxnet", files[f], NULL);
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+      g_test_skip("model files are not available");
+      return;
+    }
+    cJSON *root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    const cJSON *nodes = cJSON_GetObjectItem(root, "nodes");
+    g_autoptr(DsGraph) g = ds_graph_new();
+    int parsed = 0;
+    const cJSON *node;
+    cJSON_ArrayForEach(node, nodes)
+    {
+      const char *op_name = cJSON_GetObjectItem(node, "op")->valuestring;
+      const DsOpDef *op = ds_op_lookup(op_name);
+      if (op == NULL || op->id < DS_OP_ELEMWISE_ADD)
+        continue;
+      DsNode *n = ds_graph_add_node(g, cJSON_GetObjectItem(node, "name")->valuestring, op_name);
+      n->op = op;
+      const cJSON *attrs = cJSON_GetObjectItem(node, "attrs");
+      if (attrs == NULL)
+        attrs = cJSON_GetObjectItem(node, "attr");
+      if (attrs == NULL)
+        attrs = cJSON_GetObjectItem(node, "param");
+      const cJSON *a;
+      cJSON_ArrayForEach(a, attrs) ds_node_add_attr(n, a->string, a->valuestring);
+      n->param = op->param_size > 0 ? g_malloc0(op->param_size) : NULL;
+      GError *error = NULL;
+      if (op->parse != NULL && !op->parse(n, n->param, &error))
+        g_error("%s: %s", files[f], error->message);
+      g_assert_cmpint(op->num_inputs(n->param), ==,
+                      cJSON_GetArraySize(cJSON_GetObjectItem(node, "inputs")));
+      parsed++;
+    }
+    g_test_message("%s: %d nodes of these families parsed", files[f], parsed);
+    g_assert_cmpint(parsed, >, 0);
+    cJSON_Delete(root);
+  }
+}
+
+/* ---- kernels ---- */
+
+static const DsDType all_types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT64, DS_DTYPE_INT32,
+                                    DS_DTYPE_INT64,   DS_DTYPE_INT8,    DS_DTYPE_UINT8,
+                                    DS_DTYPE_BOOL};
+
+static void test_kernel_views(void)
+{
+  static const char *const ops[] = {"Reshape", "Flatten", "expand_dims", "squeeze"};
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *nodes[4] = {make_node(g, ops[0], 1, "shape", "(-1, 0, 0)", "reverse", "True", NULL),
+                        make_node(g, ops[1], 1, NULL), make_node(g, ops[2], 1, "axis", "1", NULL),
+                        make_node(g, ops[3], 1, NULL)};
+    for (int k = 0; k < 4; k++) {
+      DsTensor x = tensor_new(all_types[t], "(2, 1, 30, 700)");
+      fill_random(&x, -100, 100);
+      DsTensor out = output_for(nodes[k], &x, 1, all_types[t]);
+      g_assert_cmpint(run_kernel(nodes[k]->op->id, nodes[k]->param, &x, 1, &out, 1), ==,
+                      DS_STATUS_OK);
+      g_assert_cmpmem(x.data, ds_tensor_nbytes(&x), out.data, ds_tensor_nbytes(&out));
+      tensor_free(&x);
+      tensor_free(&out);
+    }
+  }
+}
+
+/* Checks out = transpose(x, perm) element by element. */
+static void check_transpose(DsDType t, const char *shape, const char *axes)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = axes != NULL ? make_node(g, "transpose", 1, "axes", axes, NULL)
+                           : make_node(g, "transpose", 1, NULL);
+  DsTensor x = tensor_new(t, shape);
+  fill_random(&x, -100, 100);
+  DsTensor out = output_for(n, &x, 1, t);
+  g_assert_cmpint(run_kernel(DS_OP_TRANSPOSE, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+  const DsTransposeParam *p = n->param;
+  int nd = x.ndim, perm[DS_MAX_NDIM];
+  for (int i = 0; i < nd; i++)
+    perm[i] = p->n_axes == 0 ? nd - 1 - i : (int)(p->axes[i] < 0 ? p->axes[i] + nd : p->axes[i]);
+  int64_t oidx[DS_MAX_NDIM], iidx[DS_MAX_NDIM];
+  for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+    unravel(out.shape, nd, i, oidx);
+    for (int d = 0; d < nd; d++)
+      iidx[perm[d]] = oidx[d];
+    g_assert_cmpfloat(get(&out, i), ==, get(&x, ravel(x.shape, nd, iidx)));
+  }
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+static void test_kernel_transpose(void)
+{
+  static const char *const cases[][2] = {
+      {"(37, 53)", NULL},
+      {"(300, 700)", NULL},
+      {"(3, 37, 53)", "(0, 2, 1)"},
+      {"(2, 5, 6, 7)", "(0, 2, 1, 3)"},
+      {"(2, 3, 4, 5)", "(3, 1, 0, 2)"},
+      {"(2, 3, 4, 5)", NULL},
+      {"(4, 1, 5)", "(2, 1, 0)"},
+      {"(0, 5)", NULL},
+      {"(7,)", NULL},
+      {"(2, 3, 4)", "(-1, 0, 1)"},
+      {"(64, 130, 33)", "(1, 2, 0)"},
+      {"(2, 64, 384, 12)", "(0, 3, 2, 1)"},
+  };
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++)
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++)
+      check_transpose(all_types[t], cases[c][0], cases[c][1]);
+  /* SwapAxis is the same permutation machinery. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "SwapAxis", 1, "dim1", "0", "dim2", "-1", NULL);
+  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(3, 4, 5)");
+  fill_random(&x, -1, 1);
+  DsTensor out = output_for(n, &x, 1, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(run_kernel(DS_OP_SWAP_AXIS, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 4; b++)
+      for (int c = 0; c < 5; c++)
+        g_assert_cmpfloat(get(&out, (c * 4 + b) * 3 + a), ==, get(&x, (a * 4 + b) * 5 + c));
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+static void test_kernel_concat(void)
+{
+  static const struct {
+    const char *dim;
+    const char *shapes[3];
+  } cases[] = {
+      {"1", {"(2, 3, 4)", "(2, 5, 4)", "(2, 1, 4)"}},
+      {"0", {"(2, 3)", "(4, 3)", "(1, 3)"}},
+      {"-1", {"(2, 3, 4)", "(2, 3, 0)", "(2, 3, 7)"}},
+      {"1", {"(64, 500, 13)", "(64, 300, 13)", "(64, 1, 13)"}},
+  };
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++)
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+      g_autoptr(DsGraph) g = ds_graph_new();
+      DsNode *n = make_node(g, "Concat", 3, "dim", cases[c].dim, "num_args", "3", NULL);
+      DsTensor in[3];
+      for (int k = 0; k < 3; k++) {
+        in[k] = tensor_new(all_types[t], cases[c].shapes[k]);
+        fill_random(&in[k], -100, 100);
+      }
+      DsTensor out = output_for(n, in, 3, all_types[t]);
+      g_assert_cmpint(run_kernel(DS_OP_CONCAT, n->param, in, 3, &out, 1), ==, DS_STATUS_OK);
+      int nd = out.ndim, axis = ((DsConcatParam *)n->param)->dim;
+      axis = axis < 0 ? axis + nd : axis;
+      int64_t idx[DS_MAX_NDIM] = {0};
+      for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+        unravel(out.shape, nd, i, idx);
+        int k = 0;
+        while (idx[axis] >= in[k].shape[axis]) {
+          idx[axis] -= in[k].shape[axis];
+          k++;
+        }
+        g_assert_cmpfloat(get(&out, i), ==, get(&in[k], ravel(in[k].shape, nd, idx)));
+      }
+      for (int k = 0; k < 3; k++)
+        tensor_free(&in[k]);
+      tensor_free(&out);
+    }
+}
+
+static void check_broadcast_copy(DsNode *n, DsDType t, DsTensor *in, int n_in)
+{
+  fill_random(&in[0], -100, 100);
+  DsTensor out = output_for(n, in, n_in, t);
+  g_assert_cmpint(run_kernel(n->op->id, n->param, in, n_in, &out, 1), ==, DS_STATUS_OK);
+  int64_t idx[DS_MAX_NDIM];
+  for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+    unravel(out.shape, out.ndim, i, idx);
+    for (int d = 0; d < out.ndim; d++)
+      if (in[0].shape[d] == 1)
+        idx[d] = 0;
+    g_assert_cmpfloat(get(&out, i), ==, get(&in[0], ravel(in[0].shape, in[0].ndim, idx)));
+  }
+  tensor_free(&out);
+}
+
+static void test_kernel_broadcast_ops(void)
+{
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsTensor x = tensor_new(all_types[t], "(2, 1, 384)");
+    check_broadcast_copy(make_node(g, "broadcast_axis", 1, "axis", "1", "size", "384", NULL),
+                         all_types[t], &x, 1);
+    tensor_free(&x);
+    x = tensor_new(all_types[t], "(1, 3, 1)");
+    check_broadcast_copy(
+        make_node(g, "broadcast_axis", 1, "axis", "(0, 2)", "size", "(4, 5)", NULL), all_types[t],
+        &x, 1);
+    tensor_free(&x);
+    x = tensor_new(all_types[t], "(4, 1)");
+    check_broadcast_copy(make_node(g, "broadcast_to", 1, "shape", "(0, 6)", NULL), all_types[t], &x,
+                         1);
+    tensor_free(&x);
+    x = tensor_new(all_types[t], "(1, 1)");
+    check_broadcast_copy(make_node(g, "broadcast_to", 1, "shape", "(3, 3)", NULL), all_types[t], &x,
+                         1);
+    tensor_free(&x);
+    DsTensor two[2] = {tensor_new(all_types[t], "(1, 7)"), tensor_new(all_types[t], "(5, 7)")};
+    check_broadcast_copy(make_node(g, "broadcast_like", 2, NULL), all_types[t], two, 2);
+    tensor_free(&two[0]);
+    tensor_free(&two[1]);
+    x = tensor_new(all_types[t], "(0, 1)");
+    check_broadcast_copy(make_node(g, "broadcast_to", 1, "shape", "(0, 5)", NULL), all_types[t], &x,
+                         1);
+    tensor_free(&x);
+  }
+}
+
+static void test_kernel_sources(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  static const struct {
+    const char *start, *stop, *step, *repeat, *dtype;
+  } cases[] = {
+      {"384", "None", "1.0", "1", "float32"}, {"0", "10", "3", "2", "int32"},
+      {"1", "2", "0.1", "1", "float32"},      {"5", "0", "-1.5", "1", "float64"},
+      {"-3", "50000", "1", "1", "int64"},     {"0", "100", "7", "3", "uint8"},
+      {"2", "-100", "-2", "1", "int8"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    DsNode *n = make_node(g, "_arange", 0, "start", cases[i].start, "stop", cases[i].stop, "step",
+                          cases[i].step, "repeat", cases[i].repeat, "dtype", cases[i].dtype, NULL);
+    const DsArangeParam *p = n->param;
+    DsTensor out = output_for(n, NULL, 0, p->dtype);
+    g_assert_cmpint(run_kernel(DS_OP_ARANGE, p, NULL, 0, &out, 1), ==, DS_STATUS_OK);
+    for (int64_t k = 0; k < ds_tensor_numel(&out); k++) {
+      double want;
+      if (p->dtype == DS_DTYPE_FLOAT32)
+        want = (float)((float)p->start + (float)(k / p->repeat) * (float)p->step);
+      else
+        want = p->start + (double)(k / p->repeat) * p->step;
+      g_assert_cmpfloat(fabs(get(&out, k) - want), <=, fabs(want) * 2.5e-7);
+    }
+    tensor_free(&out);
+  }
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
+    const char *dtype = ds_dtype_name(all_types[t]);
+    DsNode *z = make_node(g, "_zeros", 0, "shape", "(3, 50000)", "dtype", dtype, NULL);
+    DsNode *o = make_node(g, "_ones", 0, "shape", "(3, 5)", "dtype", dtype, NULL);
+    DsNode *f = make_node(g, "_full", 0, "shape", "(4, 3)", "value", "7", "dtype", dtype, NULL);
+    DsNode *nodes[3] = {z, o, f};
+    double want[3] = {0, 1, all_types[t] == DS_DTYPE_BOOL ? 1 : 7};
+    for (int k = 0; k < 3; k++) {
+      DsTensor out = output_for(nodes[k], NULL, 0, all_types[t]);
+      memset(out.data, 0x5a, ds_tensor_nbytes(&out));
+      g_assert_cmpint(run_kernel(nodes[k]->op->id, nodes[k]->param, NULL, 0, &out, 1), ==,
+                      DS_STATUS_OK);
+      for (int64_t i = 0; i < ds_tensor_numel(&out); i++)
+        g_assert_cmpfloat(get(&out, i), ==, want[k]);
+      tensor_free(&out);
+    }
+  }
+}
+
+static void test_kernel_sequence_mask(void)
+{
+  static const DsDType len_types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_INT32, DS_DTYPE_INT64,
+                                      DS_DTYPE_FLOAT64, DS_DTYPE_UINT8};
+  static const DsDType data_types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT64, DS_DTYPE_INT32};
+  const double lengths[] = {0, 3, 7, 9, 2.7, 1};
+  for (int axis = 0; axis <= 1; axis++)
+    for (guint lt = 0; lt < G_N_ELEMENTS(len_types); lt++)
+      for (guint dt = 0; dt < G_N_ELEMENTS(data_types); dt++) {
+        g_autoptr(DsGraph) g = ds_graph_new();
+        DsNode *n = make_node(g, "SequenceMask", 2, "axis", axis ? "1" : "0", "use_sequence_length",
+                              "True", "value", "-5", NULL);
+        int64_t T = 7, B = 6, C = 4;
+        int64_t dims[3] = {axis ? B : T, axis ? T : B, C};
+        DsTensor in[2] = {tensor_dims(data_types[dt], 3, dims), tensor_new(len_types[lt], "(6,)")};
+        fill_random(&in[0], -100, 100);
+        for (int b = 0; b < B; b++)
+          set(&in[1], b, len_types[lt] == DS_DTYPE_UINT8 ? floor(lengths[b]) : lengths[b]);
+        DsTensor out = output_for(n, in, 2, data_types[dt]);
+        g_assert_cmpint(run_kernel(DS_OP_SEQUENCE_MASK, n->param, in, 2, &out, 1), ==,
+                        DS_STATUS_OK);
+        int64_t idx[3];
+        for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+          unravel(out.shape, 3, i, idx);
+          int64_t t = axis ? idx[1] : idx[0], b = axis ? idx[0] : idx[1];
+          double want = t >= (int64_t)get(&in[1], b) ? -5 : get(&in[0], i);
+          g_assert_cmpfloat(get(&out, i), ==, want);
+        }
+        tensor_free(&in[0]);
+        tensor_free(&in[1]);
+        tensor_free(&out);
+      }
+  /* Without lengths it is a copy. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "SequenceMask", 1, NULL);
+  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(3, 4)"), out = tensor_new(DS_DTYPE_FLOAT32, "(3, 4)");
+  fill_random(&x, -1, 1);
+  g_assert_cmpint(run_kernel(DS_OP_SEQUENCE_MASK, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+  g_assert_cmpmem(x.data, ds_tensor_nbytes(&x), out.data, ds_tensor_nbytes(&out));
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+static void test_kernel_slices(void)
+{
+  static const struct {
+    const char *shape, *axis, *begin, *end;
+  } axis_cases[] = {
+      {"(4, 5)", "1", "1", "None"}, {"(4, 5)", "-1", "-3", "-1"}, {"(6, 5, 3)", "0", "2", "6"},
+      {"(6, 5, 3)", "1", "0", "1"}, {"(0, 5)", "0", "0", "None"}, {"(300, 400)", "1", "100", "350"},
+  };
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++)
+    for (guint c = 0; c < G_N_ELEMENTS(axis_cases); c++) {
+      g_autoptr(DsGraph) g = ds_graph_new();
+      DsNode *n = make_node(g, "slice_axis", 1, "axis", axis_cases[c].axis, "begin",
+                            axis_cases[c].begin, "end", axis_cases[c].end, NULL);
+      DsTensor x = tensor_new(all_types[t], axis_cases[c].shape);
+      fill_random(&x, -100, 100);
+      DsTensor out = output_for(n, &x, 1, all_types[t]);
+      g_assert_cmpint(run_kernel(DS_OP_SLICE_AXIS, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+      const DsSliceAxisParam *p = n->param;
+      int nd = x.ndim, axis = p->axis < 0 ? p->axis + nd : p->axis;
+      int64_t b = p->begin < 0 ? p->begin + x.shape[axis] : p->begin;
+      int64_t idx[DS_MAX_NDIM];
+      for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+        unravel(out.shape, nd, i, idx);
+        idx[axis] += b;
+        g_assert_cmpfloat(get(&out, i), ==, get(&x, ravel(x.shape, nd, idx)));
+      }
+      tensor_free(&x);
+      tensor_free(&out);
+    }
+
+  /* slice: random begin/end/step on random shapes, against CPython's rule. */
+  for (int rep = 0; rep < 300; rep++) {
+    DsDType t = all_types[rep % G_N_ELEMENTS(all_types)];
+    /* Mostly small shapes with every edge; the last few big enough to use both threads. */
+    gboolean big = rep >= 290;
+    int nd = big ? 2 : g_rand_int_range(rng, 1, 5);
+    int64_t dims[DS_MAX_NDIM];
+    for (int d = 0; d < nd; d++)
+      dims[d] = big ? g_rand_int_range(rng, 100, 700) : g_rand_int_range(rng, 0, 7);
+    DsSliceParam p = {.n_axes = g_rand_int_range(rng, 0, nd + 1)};
+    p.n_step = g_rand_boolean(rng) ? p.n_axes : 0;
+    for (int d = 0; d < p.n_axes; d++) {
+      p.begin[d] = g_rand_int_range(rng, 0, 4) == 0 ? DS_SLICE_NONE : g_rand_int_range(rng, -9, 9);
+      p.end[d] = g_rand_int_range(rng, 0, 4) == 0 ? DS_SLICE_NONE : g_rand_int_range(rng, -9, 9);
+      p.step[d] = g_rand_boolean(rng) ? g_rand_int_range(rng, 1, 4) : -g_rand_int_range(rng, 1, 4);
+    }
+    DsTensor x = tensor_dims(t, nd, dims);
+    fill_random(&x, -100, 100);
+    int64_t first[DS_MAX_NDIM], step[DS_MAX_NDIM], odims[DS_MAX_NDIM];
+    for (int d = 0; d < nd; d++) {
+      first[d] = 0;
+      step[d] = 1;
+      odims[d] = dims[d];
+      if (d < p.n_axes) {
+        step[d] = p.n_step > 0 ? p.step[d] : 1;
+        odims[d] = py_slice(dims[d], p.begin[d], p.end[d], step[d], &first[d]);
+      }
+    }
+    DsTensor out = tensor_dims(t, nd, odims);
+    g_assert_cmpint(run_kernel(DS_OP_SLICE, &p, &x, 1, &out, 1), ==, DS_STATUS_OK);
+    int64_t idx[DS_MAX_NDIM];
+    for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
+      unravel(out.shape, nd, i, idx);
+      for (int d = 0; d < nd; d++)
+        idx[d] = first[d] + idx[d] * step[d];
+      g_assert_cmpfloat(get(&out, i), ==, get(&x, ravel(x.shape, nd, idx)));
+    }
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+}
+
+static void test_kernel_take(void)
+{
+  static const DsDType idx_types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_INT32, DS_DTYPE_INT64,
+                                      DS_DTYPE_FLOAT64};
+  static const char *const modes[] = {"clip", "wrap"};
+  static const struct {
+    const char *axis, *data, *idx;
+  } cases[] = {
+      {"0", "(5, 3)", "(2, 4)"},
+      {"1", "(5, 3)", "(7,)"},
+      {"-1", "(4, 3, 6)", "(2, 3)"},
+      {"0", "(30522, 16)", "(384, 2)"},
+  };
+  for (guint it = 0; it < G_N_ELEMENTS(idx_types); it++)
+    for (guint m = 0; m < G_N_ELEMENTS(modes); m++)
+      for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        DsDType t = all_types[(it + c) % G_N_ELEMENTS(all_types)];
+        g_autoptr(DsGraph) g = ds_graph_new();
+        DsNode *n = make_node(g, "take", 2, "axis", cases[c].axis, "mode", modes[m], NULL);
+        DsTensor in[2] = {tensor_new(t, cases[c].data), tensor_new(idx_types[it], cases[c].idx)};
+        fill_random(&in[0], -100, 100);
+        int nd = in[0].ndim, axis = ((DsTakeParam *)n->param)->axis;
+        axis = axis < 0 ? axis + nd : axis;
+        int64_t M = in[0].shape[axis];
+        for (int64_t j = 0; j < ds_tensor_numel(&in[1]); j++)
+          set(&in[1], j, g_rand_int_range(rng, (gint32)-M - 3, (gint32)M + 3));
+        DsTensor out = output_for(n, in, 2, t);
+        g_assert_cmpint(run_kernel(DS_OP_TAKE, n->param, in, 2, &out, 1), ==, DS_STATUS_OK);
+        int64_t K = ds_tensor_numel(&in[1]);
+        int64_t outer = ds_shape_span(in[0].shape, 0, axis);
+        int64_t trail = ds_shape_span(in[0].shape, axis + 1, nd);
+        for (int64_t o = 0; o < outer; o++)
+          for (int64_t j = 0; j < K; j++) {
+            int64_t k = (int64_t)get(&in[1], j);
+            k = m == 0 ? CLAMP(k, 0, M - 1) : ((k % M) + M) % M;
+            for (int64_t r = 0; r < trail; r++)
+              g_assert_cmpfloat(get(&out, (o * K + j) * trail + r), ==,
+                                get(&in[0], (o * M + k) * trail + r));
+          }
+        /* raise: in-range indices work, an out-of-range one is an error. */
+        DsNode *raise = make_node(g, "take", 2, "axis", cases[c].axis, "mode", "raise", NULL);
+        for (int64_t j = 0; j < K; j++)
+          set(&in[1], j, g_rand_int_range(rng, 0, (gint32)M));
+        g_assert_cmpint(run_kernel(DS_OP_TAKE, raise->param, in, 2, &out, 1), ==, DS_STATUS_OK);
+        set(&in[1], K - 1, (double)M);
+        g_assert_cmpint(run_kernel(DS_OP_TAKE, raise->param, in, 2, &out, 1), ==,
+                        DS_STATUS_OUT_OF_RANGE);
+        set(&in[1], K - 1, -1);
+        g_assert_cmpint(run_kernel(DS_OP_TAKE, raise->param, in, 2, &out, 1), ==,
+                        DS_STATUS_OUT_OF_RANGE);
+        tensor_free(&in[0]);
+        tensor_free(&in[1]);
+        tensor_free(&out);
+      }
+}
+
+/* The value `x` (exactly representable in every source dtype) converted to dtype `t`. */
+static double convert_ref(double x, DsDType t)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    return (float)x;
+  case DS_DTYPE_FLOAT64:
+    return x;
+  case DS_DTYPE_INT32:
+    return (int32_t)x;
+  case DS_DTYPE_INT64:
+    return (int64_t)x;
+  case DS_DTYPE_INT8:
+    return (int8_t)(int32_t)x;
+  case DS_DTYPE_UINT8:
+    return (uint8_t)(int32_t)x;
+  case DS_DTYPE_BOOL:
+    return x != 0;
+  default:
+    g_assert_not_reached();
+  }
+}
+
+static void test_kernel_cast(void)
+{
+  for (guint a = 0; a < G_N_ELEMENTS(all_types); a++)
+    for (guint b = 0; b < G_N_ELEMENTS(all_types); b++) {
+      g_autoptr(DsGraph) g = ds_graph_new();
+      DsNode *n = make_node(g, "Cast", 1, "dtype", ds_dtype_name(all_types[b]), NULL);
+      DsTensor x = tensor_new(all_types[a], "(3, 40001)");
+      DsTensor out = tensor_new(all_types[b], "(3, 40001)");
+      /* Values every pair can hold: non-negative when a side is unsigned. */
+      gboolean unsigned_side = all_types[a] == DS_DTYPE_UINT8 || all_types[b] == DS_DTYPE_UINT8;
+      for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
+        double v = g_rand_int_range(rng, unsigned_side ? 0 : -120, 120);
+        if (ds_dtype_is_float(all_types[a]))
+          v += g_rand_double_range(rng, 0, 0.99) * (v < 0 ? -1 : 1);
+        set(&x, i, v);
+      }
+      if (all_types[a] == DS_DTYPE_BOOL) /* a bool byte other than 1 still reads as true */
+        ((uint8_t *)x.data)[5] = 7;
+      g_assert_cmpint(run_kernel(DS_OP_CAST, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+      for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
+        double src = all_types[a] == DS_DTYPE_BOOL ? (get(&x, i) != 0) : get(&x, i);
+        g_assert_cmpfloat(get(&out, i), ==, convert_ref(src, all_types[b]));
+      }
+      tensor_free(&x);
+      tensor_free(&out);
+    }
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "Cast", 1, "dtype", "float16", NULL);
+  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(3,)"), out = tensor_new(DS_DTYPE_FLOAT16, "(3,)");
+  g_assert_cmpint(run_kernel(DS_OP_CAST, n->param, &x, 1, &out, 1), ==, DS_STATUS_UNSUPPORTED);
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+/* Reduction reference in double over the axes `mask`. */
+static void check_reduce(const char *op, DsDType t, int nd, const int64_t *dims, const char *axis,
+                         gboolean keepdims, gboolean exclude)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = axis != NULL
+                  ? make_node(g, op, 1, "axis", axis, "keepdims", keepdims ? "True" : "False",
+                              "exclude", exclude ? "True" : "False", NULL)
+                  : make_node(g, op, 1, "keepdims", keepdims ? "True" : "False", NULL);
+  DsTensor x = tensor_dims(t, nd, dims);
+  fill_random(&x, -50, 50);
+  DsTensor out = output_for(n, &x, 1, t);
+  g_assert_cmpint(run_kernel(n->op->id, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+  bool mask[DS_MAX_NDIM];
+  g_assert_true(ds_reduce_axes_mask(n->param, nd, mask));
+  int64_t kept_dims[DS_MAX_NDIM], nk = 0, count = 1;
+  for (int d = 0; d < nd; d++) {
+    if (!mask[d])
+      kept_dims[nk++] = dims[d];
+    else
+      count *= dims[d];
+  }
+  int64_t n_out = ds_tensor_numel(&out);
+  double *acc = g_new0(double, MAX(n_out, 1)), *mag = g_new0(double, MAX(n_out, 1));
+  gboolean is_sum = strcmp(op, "sum") == 0 || strcmp(op, "mean") == 0;
+  for (int64_t o = 0; o < n_out; o++)
+    acc[o] = is_sum ? 0 : strcmp(op, "max") == 0 ? -INFINITY : INFINITY;
+  int64_t idx[DS_MAX_NDIM], kidx[DS_MAX_NDIM];
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
+    unravel(dims, nd, i, idx);
+    int k = 0;
+    for (int d = 0; d < nd; d++)
+      if (!mask[d])
+        kidx[k++] = idx[d];
+    int64_t o = ravel(kept_dims, (int)nk, kidx);
+    double v = get(&x, i);
+    if (is_sum)
+      acc[o] += v;
+    else if (strcmp(op, "max") == 0)
+      acc[o] = MAX(acc[o], v);
+    else
+      acc[o] = MIN(acc[o], v);
+    mag[o] += fabs(v);
+  }
+  for (int64_t o = 0; o < n_out; o++) {
+    double want = acc[o];
+    if (strcmp(op, "mean") == 0 && count == 0)
+      want = ds_dtype_is_float(t) ? NAN : 0; /* 0/0; integer means give 0 */
+    else if (strcmp(op, "mean") == 0)
+      want = ds_dtype_is_float(t) ? want / (double)count : trunc(want / (double)count);
+    if (isnan(want)) {
+      g_assert_true(isnan(get(&out, o)));
+      continue;
+    }
+    if (isinf(want) && !ds_dtype_is_float(t))
+      continue; /* an empty integer max/min: the dtype's extreme, not compared */
+    double tol = t == DS_DTYPE_FLOAT32 ? 2e-6 * (mag[o] + 1) : 1e-9 * (mag[o] + 1);
+    if (!(fabs(get(&out, o) - want) <= tol || (isinf(want) && get(&out, o) == want)))
+      g_error("%s %s axis=%s: out[%" G_GINT64_FORMAT "] = %.9g, want %.9g", op, ds_dtype_name(t),
+              axis != NULL ? axis : "None", o, get(&out, o), want);
+  }
+  g_free(acc);
+  g_free(mag);
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+static void test_kernel_reduce(void)
+{
+  static const DsDType types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT64, DS_DTYPE_INT32,
+                                  DS_DTYPE_INT64};
+  static const char *const ops[] = {"sum", "mean", "max", "min"};
+  static const struct {
+    int nd;
+    int64_t dims[4];
+    const char *axis;
+    gboolean keepdims, exclude;
+  } cases[] = {
+      {3, {2, 3, 4}, "1", FALSE, FALSE},
+      {3, {2, 3, 4}, "-1", TRUE, FALSE},
+      {3, {2, 3, 4}, "0", FALSE, FALSE},
+      {3, {2, 3, 4}, NULL, FALSE, FALSE},
+      {3, {2, 3, 4}, "(0, 2)", FALSE, FALSE},
+      {3, {2, 3, 4}, "(1,)", FALSE, TRUE},
+      {4, {3, 1, 5, 2}, "(1, 2)", TRUE, FALSE},
+      {2, {1000, 300}, "0", FALSE, FALSE},
+      {2, {300, 1000}, "1", FALSE, FALSE},
+      {1, {100003}, "0", FALSE, FALSE},
+      {3, {40, 50, 60}, "(0, 2)", FALSE, FALSE},
+      {3, {40, 50, 60}, "1", FALSE, FALSE},
+      {2, {0, 5}, "0", FALSE, FALSE},
+      {2, {5, 0}, "0", FALSE, FALSE},
+      {2, {7, 1}, "1", FALSE, FALSE},
+      {4, {2, 3, 4, 5}, "(0, 2)", TRUE, TRUE},
+  };
+  for (guint t = 0; t < G_N_ELEMENTS(types); t++)
+    for (guint o = 0; o < G_N_ELEMENTS(ops); o++)
+      for (guint c = 0; c < G_N_ELEMENTS(cases); c++)
+        check_reduce(ops[o], types[t], cases[c].nd, cases[c].dims, cases[c].axis, cases[c].keepdims,
+                     cases[c].exclude);
+
+  /* max and min propagate NaN. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "max", 1, "axis", "1", NULL);
+  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(2, 40)"), out = tensor_new(DS_DTYPE_FLOAT32, "(2,)");
+  fill_random(&x, -1, 1);
+  set(&x, 17, NAN);
+  g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+  g_assert_true(isnan(get(&out, 0)));
+  g_assert_false(isnan(get(&out, 1)));
+  DsTensor u8 = tensor_new(DS_DTYPE_UINT8, "(2, 40)"), u8o = tensor_new(DS_DTYPE_UINT8, "(2,)");
+  g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &u8, 1, &u8o, 1), ==, DS_STATUS_UNSUPPORTED);
+  tensor_free(&u8);
+  tensor_free(&u8o);
+  tensor_free(&x);
+  tensor_free(&out);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  pool = ds_thread_pool_new(2);
+  rng = g_rand_new_with_seed(77031);
+
+  g_test_add_func("/ops/tensor/shape/reshape", test_shape_reshape);
+  g_test_add_func("/ops/tensor/shape/flatten-expand-squeeze", test_shape_flatten_expand_squeeze);
+  g_test_add_func("/ops/tensor/shape/transpose-swapaxis", test_shape_transpose_swap);
+  g_test_add_func("/ops/tensor/shape/concat", test_shape_concat);
+  g_test_add_func("/ops/tensor/shape/broadcast", test_shape_broadcast_ops);
+  g_test_add_func("/ops/tensor/shape/sources", test_shape_sources);
+  g_test_add_func("/ops/tensor/shape/sequence-mask", test_shape_sequence_mask);
+  g_test_add_func("/ops/tensor/shape/slice", test_shape_slice);
+  g_test_add_func("/ops/tensor/shape/take-cast-reduce", test_shape_take_cast_reduce);
+  g_test_add_func("/ops/tensor/aliases", test_aliases_and_registration);
+  g_test_add_func("/ops/tensor/model-attributes", test_model_attributes);
+  g_test_add_func("/ops/tensor/kernel/views", test_kernel_views);
+  g_test_add_func("/ops/tensor/kernel/transpose", test_kernel_transpose);
+  g_test_add_func("/ops/tensor/kernel/concat", test_kernel_concat);
+  g_test_add_func("/ops/tensor/kernel/broadcast", test_kernel_broadcast_ops);
+  g_test_add_func("/ops/tensor/kernel/sources", test_kernel_sources);
+  g_test_add_func("/ops/tensor/kernel/sequence-mask", test_kernel_sequence_mask);
+  g_test_add_func("/ops/tensor/kernel/slices", test_kernel_slices);
+  g_test_add_func("/ops/tensor/kernel/take", test_kernel_take);
+  g_test_add_func("/ops/tensor/kernel/cast", test_kernel_cast);
+  g_test_add_func("/ops/tensor/kernel/reduce", test_kernel_reduce);
+
+  int status = g_test_run();
+  g_rand_free(rng);
+  ds_thread_pool_free(pool);
+  return status;
+}
