@@ -26,6 +26,7 @@ import ast
 import json
 import math
 import os
+import re
 import struct
 import sys
 
@@ -77,7 +78,8 @@ class Attrs:
 
 
 def parse_tuple(text):
-    text = text.strip()
+    # Files written by Python 2 may spell integers as "1L".
+    text = re.sub(r"(\d)L\b", r"\1", text.strip())
     if text in ("", "None"):
         return ()
     value = ast.literal_eval(text)
@@ -130,31 +132,30 @@ class Graph:
         self.heads = heads
         self.version = version
 
-    def variables(self):
-        return [n.name for n in self.nodes if n.op == "null"]
-
     def output_names(self):
         return [output_name(self.nodes[nid], idx) for nid, idx in self.heads]
 
 
 def output_name(node, index):
-    """MXNet's list_outputs() name of output `index` of `node`."""
-    names = visible_output_names(node)
+    """MXNet's list_outputs() name of output `index` of `node`: the node
+    name, "_", and the op's FListOutputNames entry ("output" by default)."""
     if node.op == "null":
         return node.name
-    if len(names) == 1:
-        return node.name + "_output"
-    return node.name + "_" + names[index]
+    return node.name + "_" + visible_output_names(node)[index]
 
 
 def visible_output_names(node):
+    """The op's output names (FListOutputNames), visible outputs only."""
     a = node.attrs
     if node.op == "BatchNorm" and a.bool("output_mean_var", False):
         return ["output", "mean", "var"]
+    if node.op == "LayerNorm" and a.bool("output_mean_var", False):
+        return ["output", "mean", "std"]
     if node.op == "RNN" and a.bool("state_outputs", False):
+        # src/operator/rnn.cc, ListRnnOutputNames
         if a.str("mode") == "lstm":
-            return ["output", "state", "state_cell"]
-        return ["output", "state"]
+            return ["output", "state_output", "statecell_output"]
+        return ["output", "state_output"]
     return ["output"]
 
 
@@ -338,7 +339,10 @@ def op_pooling(a, ins):
     else:
         inside = np.pad(np.ones((1, 1) + x.shape[2:]), widths)
     count = windows(inside).sum(axis=axes)
-    return total / count
+    # A "full" window lying wholly in the padding has no element to count
+    # when count_include_pad is false: 0 / 0, NaN, as in MXNet.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count
 
 
 def op_fully_connected(a, ins):
@@ -619,41 +623,48 @@ def op_sequence_mask(a, ins):
     return np.where(keep, x, value)
 
 
+RNN_GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
+
+
 def op_rnn(a, ins):
-    """Fused RNN, LSTM mode, layout TNC (src/operator/rnn-inl.h, rnn_impl.h).
+    """Fused RNN, layout TNC (src/operator/rnn-inl.h, rnn_impl.h).
 
     The flat parameter vector holds all weights first, for each layer and
-    direction W_i2h (4H x in) then W_h2h (4H x H); then all biases, for
-    each layer and direction b_i2h (4H) then b_h2h (4H). Gates are stacked
-    in the order i, f, g (cell candidate), o."""
+    direction W_i2h (G*H x in) then W_h2h (G*H x H); then all biases, for
+    each layer and direction b_i2h (G*H) then b_h2h (G*H). G is the number
+    of gates, stacked in the order i, f, g (cell candidate), o for lstm and
+    r, z, n for gru. A reverse direction runs from the last step to the
+    first, and writes the second half of each output row."""
     mode = a.str("mode")
-    if mode != "lstm":
+    if mode not in RNN_GATES:
         raise NotImplementedError("RNN mode " + str(mode))
     if a.has("projection_size"):
         raise NotImplementedError("RNN projection_size")
-    x, params, h0, c0 = ins[:4]
+    gates = RNN_GATES[mode]
+    x, params, h0 = ins[:3]
+    c0 = ins[3] if mode == "lstm" else None
     layers = a.int("num_layers")
     hidden = a.int("state_size")
     dirs = 2 if a.bool("bidirectional", False) else 1
     seq_len, batch, _ = x.shape
-    if params.size != rnn_param_size(layers, dirs, x.shape[2], hidden):
-        raise ValueError("RNN parameters have %d values, expected %d" % (
-            params.size, rnn_param_size(layers, dirs, x.shape[2], hidden)))
+    expected = rnn_param_size(layers, dirs, x.shape[2], hidden, gates)
+    if params.size != expected:
+        raise ValueError("RNN parameters have %d values, expected %d" % (params.size, expected))
+    gh = gates * hidden
     weights = []
     offset = 0
     for layer in range(layers):
         in_size = x.shape[2] if layer == 0 else dirs * hidden
         for _ in range(dirs):
-            wx = params[offset:offset + 4 * hidden * in_size].reshape(4 * hidden, in_size)
+            wx = params[offset:offset + gh * in_size].reshape(gh, in_size)
             offset += wx.size
-            wh = params[offset:offset + 4 * hidden * hidden].reshape(4 * hidden, hidden)
+            wh = params[offset:offset + gh * hidden].reshape(gh, hidden)
             offset += wh.size
             weights.append([wx, wh])
     for entry in weights:
-        bx = params[offset:offset + 4 * hidden]
-        bh = params[offset + 4 * hidden:offset + 8 * hidden]
-        offset += 8 * hidden
-        entry.extend([bx, bh])
+        entry.append(params[offset:offset + gh])
+        entry.append(params[offset + gh:offset + 2 * gh])
+        offset += 2 * gh
     hy, cy = [], []
     seq = x
     for layer in range(layers):
@@ -661,24 +672,39 @@ def op_rnn(a, ins):
         for d in range(dirs):
             k = layer * dirs + d
             wx, wh, bx, bh = weights[k]
-            h, c = h0[k], c0[k]
-            pre = seq @ wx.T + bx + bh  # (T, N, 4H)
+            h = h0[k]
+            c = c0[k] if c0 is not None else None
+            pre = seq @ wx.T + bx  # (T, N, G*H)
             ys = np.empty((seq_len, batch, hidden))
             order = range(seq_len) if d == 0 else range(seq_len - 1, -1, -1)
             for t in order:
-                g = pre[t] + h @ wh.T
-                i_g = sigmoid(g[:, 0:hidden])
-                f_g = sigmoid(g[:, hidden:2 * hidden])
-                c_g = np.tanh(g[:, 2 * hidden:3 * hidden])
-                o_g = sigmoid(g[:, 3 * hidden:4 * hidden])
-                c = f_g * c + i_g * c_g
-                h = o_g * np.tanh(c)
+                hh = h @ wh.T + bh
+                g = pre[t]
+                if mode == "lstm":
+                    z = g + hh
+                    i_g = sigmoid(z[:, 0:hidden])
+                    f_g = sigmoid(z[:, hidden:2 * hidden])
+                    c_g = np.tanh(z[:, 2 * hidden:3 * hidden])
+                    o_g = sigmoid(z[:, 3 * hidden:4 * hidden])
+                    c = f_g * c + i_g * c_g
+                    h = o_g * np.tanh(c)
+                elif mode == "gru":
+                    r_g = sigmoid(g[:, 0:hidden] + hh[:, 0:hidden])
+                    z_g = sigmoid(g[:, hidden:2 * hidden] + hh[:, hidden:2 * hidden])
+                    n_g = np.tanh(g[:, 2 * hidden:] + r_g * hh[:, 2 * hidden:])
+                    h = (1.0 - z_g) * n_g + z_g * h
+                elif mode == "rnn_relu":
+                    h = np.maximum(g + hh, 0.0)
+                else:
+                    h = np.tanh(g + hh)
                 ys[t] = h
             outs.append(ys)
             hy.append(h)
             cy.append(c)
         seq = np.concatenate(outs, axis=2)
-    return (seq, np.stack(hy), np.stack(cy))
+    if mode == "lstm":
+        return (seq, np.stack(hy), np.stack(cy))
+    return (seq, np.stack(hy))
 
 
 def rnn_param_size(layers, dirs, input_size, hidden, gates=4):
@@ -909,8 +935,9 @@ def input_shapes(op, a, x):
         layers = a.int("num_layers")
         hidden = a.int("state_size")
         dirs = 2 if a.bool("bidirectional", False) else 1
+        gates = RNN_GATES.get(a.str("mode"), 1)
         state = (layers * dirs, x.shape[1], hidden)
-        return [(rnn_param_size(layers, dirs, x.shape[2], hidden),), state, state]
+        return [(rnn_param_size(layers, dirs, x.shape[2], hidden, gates),), state, state]
     if op == "SoftmaxOutput":
         if a.bool("multi_output", False):
             return [(x.shape[0],) + x.shape[2:]]
