@@ -80,7 +80,7 @@ static void print_table(DsExecutor *exec, const NodeTimer *timer, int repeat,
   printf("\n");
   printf("executor: static (1 region), %u op nodes, %d run%s\n", ds_graph_count_ops(graph),
          repeat, repeat == 1 ? "" : "s");
-  printf("time: %.3f ms per run in nodes; wall median %.3f ms, min %.3f ms\n",
+  printf("time per run: %.3f ms in nodes (mean); wall median %.3f ms, min %.3f ms\n",
          (double)total_ns / repeat / 1e6, (double)sorted[repeat / 2] / 1e6,
          (double)sorted[0] / 1e6);
   printf("memory: planned peak %s (%zu bytes) in %u buffers; without reuse %s; max-live "

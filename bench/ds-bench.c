@@ -120,7 +120,10 @@ static DsSession *single_op(const char *op, const char *attrs, int n_args, const
                          op, attrs);
   for (int i = 0; i < n_args; i++)
     g_string_append_printf(json, "%s[%d, 0, 0]", i ? ", " : "", i);
-  g_string_append(json, "]}], \"arg_nodes\": [0, 1, 2], \"heads\": [[");
+  g_string_append(json, "]}], \"arg_nodes\": [");
+  for (int i = 0; i < n_args; i++)
+    g_string_append_printf(json, "%s%d", i ? ", " : "", i);
+  g_string_append(json, "], \"heads\": [[");
   g_string_append_printf(json, "%d, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10500]}}",
                          n_args);
   g_autofree char *dir = g_dir_make_tmp("ds-bench-XXXXXX", &error);

@@ -152,6 +152,25 @@ static gboolean infer_same_dtype(const DsNode *node, DsDType *in, guint n_in, Ds
   return TRUE;
 }
 
+/* An op rule names its argument ("weight has shape ..."); when that argument is fed by a
+ * variable, add the variable's name so the user knows which input file is wrong. */
+static void name_variables_in_error(const DsGraph *graph, const DsNode *node, GError **error)
+{
+  if (error == NULL || *error == NULL)
+    return;
+  for (guint k = 0; k < node->n_inputs; k++) {
+    const DsNode *src = graph->nodes[node->inputs[k].node_id];
+    char buf[16];
+    const char *arg = ds_op_input_name(node->op, node->n_inputs, k, buf);
+    if (ds_node_is_variable(src) && strstr((*error)->message, arg) != NULL) {
+      char *message = g_strdup_printf("%s (input '%s')", (*error)->message, src->name);
+      g_free((*error)->message);
+      (*error)->message = message;
+      return;
+    }
+  }
+}
+
 /* One node: gather its entries, run its rules, scatter back. Sets *changed. */
 static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
                            const DsNode *node, gboolean *changed, GError **error)
@@ -172,8 +191,10 @@ static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeC
   }
 
   ds_shape_ctx_set_node(ctx, node);
-  if (!node->op->infer_shape(ctx, node, node->param, in, out, error))
+  if (!node->op->infer_shape(ctx, node, node->param, in, out, error)) {
+    name_variables_in_error(graph, node, error);
     return FALSE;
+  }
   gboolean ok = node->op->infer_type != NULL
                   ? node->op->infer_type(node, node->param, in_t, out_t, error)
                   : infer_same_dtype(node, in_t, n_in, out_t, n_out, error);

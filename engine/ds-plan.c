@@ -3,6 +3,7 @@
 
 #include "ds-error.h"
 #include "ds-ndarray.h"
+#include "ds-op.h"
 
 static gsize align_up(gsize n) { return (n + DS_PLAN_ALIGN - 1) & ~(gsize)(DS_PLAN_ALIGN - 1); }
 
@@ -46,6 +47,9 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
   plan->sizes = g_new0(gsize, n);
   plan->first_use = g_new0(guint, n);
   plan->last_use = g_new0(guint, n);
+  plan->storage = g_new(guint, n);
+  for (guint e = 0; e < n; e++)
+    plan->storage[e] = e;
 
   /* 1. Sizes and lifetimes. */
   for (guint i = 0; i < graph->n_nodes; i++) {
@@ -69,11 +73,29 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
   for (guint h = 0; h < graph->n_heads; h++)
     plan->last_use[ds_graph_entry_id(graph, graph->heads[h])] = graph->n_nodes;
 
-  /* 2. The max-live lower bound, by a sweep over node steps with a difference array. */
+  /* 2. Views alias their source when the bytes are the same and the source is planned here
+   * (a view of a pinned weight keeps its own buffer: the caller owns the weight). The source's
+   * lifetime grows to cover every alias. Nodes come in topological order, so a view of a view
+   * finds its final storage already resolved. */
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (node->op == NULL || !(node->op->traits & DS_OP_TRAIT_VIEW) || node->n_inputs < 1 ||
+        node->n_outputs != 1)
+      continue;
+    guint out = graph->node_row_ptr[i];
+    guint root = plan->storage[ds_graph_entry_id(graph, node->inputs[0])];
+    if (plan->offsets[root] == DS_PLAN_PINNED || plan->sizes[root] != plan->sizes[out])
+      continue;
+    plan->storage[out] = root;
+    plan->last_use[root] = MAX(plan->last_use[root], plan->last_use[out]);
+    plan->n_aliases++;
+  }
+
+  /* 3. The max-live lower bound, by a sweep over node steps with a difference array. */
   g_autofree gint64 *delta = g_new0(gint64, graph->n_nodes + 2);
   g_autoptr(GArray) items = g_array_new(FALSE, FALSE, sizeof(Item));
   for (guint e = 0; e < n; e++) {
-    if (plan->offsets[e] == DS_PLAN_PINNED || plan->sizes[e] == 0)
+    if (plan->offsets[e] == DS_PLAN_PINNED || plan->sizes[e] == 0 || plan->storage[e] != e)
       continue;
     Item item = {e, align_up(plan->sizes[e])};
     g_array_append_val(items, item);
@@ -88,7 +110,7 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
   }
   plan->n_buffers = items->len;
 
-  /* 3. Greedy by size: each buffer goes into the lowest gap among the already placed buffers
+  /* 4. Greedy by size: each buffer goes into the lowest gap among the already placed buffers
    * whose lifetimes overlap its own. */
   g_array_sort(items, by_size_desc);
   g_autoptr(GArray) placed = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -116,6 +138,9 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
     plan->arena_bytes = MAX(plan->arena_bytes, offset + item->size);
     g_array_append_val(placed, e);
   }
+  for (guint e = 0; e < n; e++)
+    if (plan->storage[e] != e)
+      plan->offsets[e] = plan->offsets[plan->storage[e]];
   if (plan->arena_bytes > ds_memory_get_limit_bytes()) {
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
                 "the memory plan needs %zu bytes, over the limit of %zu bytes (--max-memory)",
@@ -133,5 +158,6 @@ void ds_plan_free(DsPlan *plan)
   g_free(plan->sizes);
   g_free(plan->first_use);
   g_free(plan->last_use);
+  g_free(plan->storage);
   g_free(plan);
 }

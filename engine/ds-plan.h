@@ -7,7 +7,8 @@
  * percent of the max-live lower bound on real networks.
  *
  * Variables (inputs and weights) are pinned: they live in the caller's buffers, not the arena.
- * Graph outputs live to the end.
+ * Graph outputs live to the end. The output of a view op (Reshape, Flatten, expand_dims...)
+ * aliases its input's bytes instead of getting a buffer: its kernel then has nothing to copy.
  *
  * Memory policy: a DsPlan is immutable once built; the caller frees it.
  */
@@ -25,10 +26,12 @@ typedef struct {
   gsize *sizes;          /* bytes per entry (unaligned) */
   guint *first_use;      /* node id that writes the entry */
   guint *last_use;       /* last node id that reads it (n_nodes for graph outputs) */
+  guint *storage;        /* the entry whose bytes this one uses: itself, or a view's source */
   gsize arena_bytes;     /* the planned peak: the arena's size */
   gsize total_bytes;     /* sum of all intermediate buffers (no reuse at all) */
   gsize max_live_bytes;  /* lower bound: the most bytes live at any one node */
   guint n_buffers;       /* intermediate entries planned */
+  guint n_aliases;       /* view outputs sharing their input's bytes */
 } DsPlan;
 
 /* Plans `graph` with fully known `shapes`. */
