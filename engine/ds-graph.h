@@ -47,6 +47,8 @@ struct _DsNode {
   DsGraph **subgraphs;  /* owned; control-flow bodies and partition regions */
   guint n_subgraphs;
   void *param;          /* op->param_size bytes parsed from attrs; NULL for variables */
+  gboolean json_empty_attrs; /* the file wrote an empty "attrs": {} (MXNet never does); the
+                              * JSON saver writes it back so that such a file round-trips */
 };
 
 struct _DsGraph {
