@@ -5,6 +5,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-ndarray.h"
 #include "ds-op.h"
 
 /* A graph converges in two or three passes; the bound only guards against an op rule that
@@ -55,6 +56,14 @@ static gboolean seed_variable(DsGraphShapes *shapes, const DsGraph *graph, const
 
 DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error)
 {
+  /* Entries come from the file's node_row_ptr: refuse absurd counts before allocating. */
+  guint64 n_entries = ds_graph_n_entries(graph);
+  if (n_entries * (sizeof(DsShape) + sizeof(DsDType)) > ds_memory_get_limit_bytes()) {
+    g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
+                "the graph declares %" G_GUINT64_FORMAT " outputs in all, too many to infer",
+                n_entries);
+    return NULL;
+  }
   DsGraphShapes *shapes = g_new0(DsGraphShapes, 1);
   shapes->n_entries = ds_graph_n_entries(graph);
   shapes->shapes = g_new(DsShape, shapes->n_entries);
@@ -172,12 +181,20 @@ static void name_variables_in_error(const DsGraph *graph, const DsNode *node, GE
 }
 
 /* One node: gather its entries, run its rules, scatter back. Sets *changed. */
+/* Scratch slots for one node, sized once for the graph's widest node (a file may declare
+ * thousands of inputs or outputs: never on the stack). */
+typedef struct {
+  DsShape *in, *out;
+  DsDType *in_t, *out_t;
+} Scratch;
+
 static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
-                           const DsNode *node, gboolean *changed, GError **error)
+                           const DsNode *node, const Scratch *scratch, gboolean *changed,
+                           GError **error)
 {
   guint n_in = node->n_inputs, n_out = ds_node_n_op_outputs(node);
-  DsShape in[n_in + 1], out[n_out + 1];
-  DsDType in_t[n_in + 1], out_t[n_out + 1];
+  DsShape *in = scratch->in, *out = scratch->out;
+  DsDType *in_t = scratch->in_t, *out_t = scratch->out_t;
   guint base = graph->node_row_ptr[node->id];
 
   for (guint i = 0; i < n_in; i++) {
@@ -270,6 +287,12 @@ static gboolean check_complete(const DsGraph *graph, DsGraphShapes *shapes, GErr
 static gboolean run_passes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
                            GError **error)
 {
+  guint width = 1;
+  for (guint i = 0; i < graph->n_nodes; i++)
+    width = MAX(width, MAX(graph->nodes[i]->n_inputs, graph->nodes[i]->n_outputs));
+  g_autofree DsShape *in = g_new(DsShape, width), *out = g_new(DsShape, width);
+  g_autofree DsDType *in_t = g_new(DsDType, width), *out_t = g_new(DsDType, width);
+  Scratch scratch = {in, out, in_t, out_t};
   gboolean changed = TRUE;
   for (int pass = 0; changed && pass < MAX_PASSES; pass++) {
     changed = FALSE;
@@ -280,7 +303,7 @@ static gboolean run_passes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeC
       const DsNode *node = graph->nodes[i];
       if (ds_node_is_variable(node) || node->op == NULL)
         continue;
-      if (!infer_node(graph, shapes, ctx, node, &changed, error))
+      if (!infer_node(graph, shapes, ctx, node, &scratch, &changed, error))
         return FALSE;
     }
   }
