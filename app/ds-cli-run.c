@@ -164,6 +164,8 @@ int ds_cli_run(const DsCliOptions *options)
   if (table)
     ds_executor_set_hooks(exec, &hooks, &timer);
 
+  if (options->timeout_s > 0)
+    ds_executor_set_deadline(exec, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {

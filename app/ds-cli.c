@@ -7,6 +7,7 @@
 #include "ds-attr.h"
 #include "ds-config.h"
 #include "ds-error.h"
+#include "ds-ndarray.h"
 
 int ds_cli_fail(GError *error)
 {
@@ -68,6 +69,30 @@ DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, G
   return g_steal_pointer(&session);
 }
 
+gboolean ds_cli_parse_bytes(const char *text, guint64 *bytes)
+{
+  char *end;
+  double value = g_ascii_strtod(text, &end);
+  if (end == text || value < 0)
+    return FALSE;
+  static const char *const units = "KMGT";
+  double scale = 1;
+  if (*end != '\0') {
+    const char *unit = strchr(units, g_ascii_toupper(*end));
+    if (unit == NULL)
+      return FALSE;
+    for (const char *u = units; u <= unit; u++)
+      scale *= 1024;
+    end++;
+    if (g_ascii_strcasecmp(end, "iB") == 0 || g_ascii_strcasecmp(end, "B") == 0)
+      end += strlen(end);
+  }
+  if (*end != '\0' || value * scale > 1.8e19 || value * scale < 1)
+    return FALSE;
+  *bytes = (guint64)(value * scale);
+  return TRUE;
+}
+
 static const char *summary_text =
   "Modes:\n"
   "  --run MODEL       run a model headless and print a per-node table\n"
@@ -101,6 +126,10 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
      "Threads for kernels and BLAS (default: all cores)", "N"},
     {"device", 0, 0, G_OPTION_ARG_STRING, &options.device, "cpu (default) or cuda", "DEVICE"},
     {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, "Print --info as JSON", NULL},
+    {"max-memory", 0, 0, G_OPTION_ARG_STRING, &options.max_memory,
+     "Refuse plans and tensors over this many bytes (default: 75% of RAM)", "BYTES"},
+    {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &options.timeout_s,
+     "Stop a run that takes longer than this many seconds", "SECONDS"},
     {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
     {NULL},
@@ -111,6 +140,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
 
   GError *error = NULL;
   int status = 0;
+  guint64 max_memory = 0;
   *wants_gui = FALSE;
   if (!g_option_context_parse(context, &argc, &argv, &error)) {
     g_printerr("dynscope: %s (see --help)\n", error->message);
@@ -118,6 +148,13 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     status = 2;
   } else if (options.version) {
     printf("dynscope %s\n", DS_VERSION);
+  } else if (options.max_memory != NULL && !ds_cli_parse_bytes(options.max_memory, &max_memory)) {
+    g_printerr("dynscope: --max-memory %s: expected a byte count like 1073741824, 512M or 2G\n",
+               options.max_memory);
+    status = 2;
+  } else if (options.timeout_s < 0 || options.timeout_s > 1e7) {
+    g_printerr("dynscope: --timeout %g: expected a number of seconds > 0\n", options.timeout_s);
+    status = 2;
   } else if (options.repeat < 1 || options.threads < 0 || options.threads > 256) {
     g_printerr("dynscope: --repeat must be >= 1 and --threads between 0 and 256\n");
     status = 2;
@@ -126,8 +163,12 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
                options.device);
     status = 2;
   } else if (options.run_model != NULL) {
+    if (max_memory > 0)
+      ds_memory_set_limit_bytes((gsize)max_memory);
     status = ds_cli_run(&options);
   } else if (options.info_model != NULL) {
+    if (max_memory > 0)
+      ds_memory_set_limit_bytes((gsize)max_memory);
     status = ds_cli_info(&options);
   } else if (options.save_path != NULL) {
     status = ds_cli_save(&options);
@@ -143,6 +184,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   g_free(options.params);
   g_free(options.save_outputs);
   g_free(options.device);
+  g_free(options.max_memory);
   g_strfreev(options.remaining);
   return status;
 }

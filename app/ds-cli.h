@@ -19,6 +19,8 @@ typedef struct {
   gboolean random_inputs;
   gint64 seed;
   gboolean json;
+  char *max_memory;    /* bytes, with an optional K/M/G/T suffix (powers of 1024) */
+  double timeout_s;
   gboolean version;
   char **remaining;    /* positional arguments */
 } DsCliOptions;
@@ -34,6 +36,9 @@ int ds_cli_save(const DsCliOptions *options);
 
 /* Prints "dynscope: <message>" on stderr and returns the error's exit status. */
 int ds_cli_fail(GError *error);
+
+/* Parses "1073741824", "512M", "2G", "1.5GiB"; FALSE on anything else. */
+gboolean ds_cli_parse_bytes(const char *text, guint64 *bytes);
 
 /* Opens a model and applies --input, --params and --input-shape. */
 DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ds-error.h"
+#include "ds-ndarray.h"
 #include "ds-thread-pool.h"
 
 typedef struct {
@@ -29,6 +30,8 @@ struct _DsExecutor {
   gboolean views_stale; /* a bind changed a variable's buffer since the last run */
   DsExecutorHooks hooks;
   gpointer hooks_data;
+  gint64 deadline_us; /* 0: none */
+  gsize reserved_bytes; /* arena and workspace, accounted against the memory limit */
 };
 
 static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
@@ -54,6 +57,12 @@ DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
   guint n_entries = ds_graph_n_entries(graph);
 
   /* 1. Entry views: arena offsets for intermediates, unbound for variables. */
+  const DsNode *peak = graph->nodes[plan->peak_node];
+  g_autofree char *what =
+    g_strdup_printf("node '%s' (%s), where the memory plan peaks", peak->name, peak->op_name);
+  if (!ds_memory_reserve(plan->arena_bytes, what, error))
+    return NULL;
+  exec->reserved_bytes = plan->arena_bytes;
   exec->arena = backend->alloc_buffer(plan->arena_bytes);
   if (exec->arena == NULL) {
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate the %zu-byte arena",
@@ -108,6 +117,9 @@ DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
 
   /* 3. One workspace for all kernels (they run one at a time) and the thread pool. */
   if (exec->workspace_bytes > 0) {
+    if (!ds_memory_reserve(exec->workspace_bytes, "the kernels' shared workspace", error))
+      return NULL;
+    exec->reserved_bytes += exec->workspace_bytes;
     exec->workspace = backend->alloc_buffer(exec->workspace_bytes);
     if (exec->workspace == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate a %zu-byte workspace",
@@ -142,6 +154,7 @@ void ds_executor_free(DsExecutor *exec)
     exec->backend->free_buffer(exec->workspace);
   }
   ds_thread_pool_free(exec->pool);
+  ds_memory_release(exec->reserved_bytes);
   g_free(exec->entries);
   g_free(exec->bound);
   ds_plan_free(exec->plan);
@@ -207,6 +220,11 @@ static gboolean refresh_views(DsExecutor *exec, GError **error)
   return TRUE;
 }
 
+void ds_executor_set_deadline(DsExecutor *exec, gint64 deadline_us)
+{
+  exec->deadline_us = deadline_us;
+}
+
 gboolean ds_executor_run(DsExecutor *exec, GError **error)
 {
   if (exec->views_stale && !refresh_views(exec, error))
@@ -214,6 +232,11 @@ gboolean ds_executor_run(DsExecutor *exec, GError **error)
   const DsExecutorHooks *hooks = &exec->hooks;
   for (guint s = 0; s < exec->n_steps; s++) {
     Step *step = &exec->steps[s];
+    if (exec->deadline_us != 0 && g_get_monotonic_time() > exec->deadline_us) {
+      g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "timed out before node '%s' (%s)",
+                  step->node->name, step->node->op_name);
+      return FALSE;
+    }
     if (hooks->node_begin != NULL)
       hooks->node_begin(exec->hooks_data, step->node);
     DsStatus status = step->kernel->run(&step->ctx);

@@ -39,6 +39,10 @@ gboolean ds_executor_bind(DsExecutor *exec, const DsNode *variable, const DsTens
 
 void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpointer data);
 
+/* Stops later runs with a DS_ERROR_RUNTIME error naming the node once the monotonic clock
+ * (g_get_monotonic_time, µs) passes `deadline_us`; 0 clears it. Checked between nodes. */
+void ds_executor_set_deadline(DsExecutor *exec, gint64 deadline_us);
+
 /* Runs every node once. All variables must be bound. */
 gboolean ds_executor_run(DsExecutor *exec, GError **error);
 

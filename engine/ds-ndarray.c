@@ -21,6 +21,33 @@ size_t ds_memory_get_limit_bytes(void)
 
 void ds_memory_set_limit_bytes(size_t bytes) { limit_bytes = bytes; }
 
+static gsize used_bytes; /* atomic */
+
+gboolean ds_memory_reserve(size_t bytes, const char *what, GError **error)
+{
+  size_t limit = ds_memory_get_limit_bytes();
+  for (;;) {
+    gsize used = (gsize)g_atomic_pointer_get(&used_bytes);
+    if (bytes > limit || used > limit - bytes) {
+      g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
+                  "%s: %zu more bytes would exceed the memory limit of %zu bytes (%zu already "
+                  "held; see --max-memory)",
+                  what, bytes, limit, used);
+      return FALSE;
+    }
+    if (g_atomic_pointer_compare_and_exchange(&used_bytes, (gpointer)used,
+                                              (gpointer)(used + bytes)))
+      return TRUE;
+  }
+}
+
+void ds_memory_release(size_t bytes)
+{
+  g_atomic_pointer_add(&used_bytes, -(gssize)bytes);
+}
+
+size_t ds_memory_get_used_bytes(void) { return (gsize)g_atomic_pointer_get(&used_bytes); }
+
 DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const char *what,
                           GError **error)
 {
@@ -43,6 +70,8 @@ DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const c
                 what, ds_memory_get_limit_bytes());
     return NULL;
   }
+  if (!ds_memory_reserve(nbytes, what, error))
+    return NULL;
   DsNDArray *array = g_new0(DsNDArray, 1);
   array->view.dtype = dtype;
   array->view.ndim = ndim;
@@ -51,6 +80,7 @@ DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const c
   size_t rounded = (nbytes + 63) & ~(size_t)63;
   array->view.data = aligned_alloc(64, rounded == 0 ? 64 : rounded);
   if (array->view.data == NULL) {
+    ds_memory_release(nbytes);
     g_free(array);
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "%s: out of memory allocating %zu bytes", what,
                 nbytes);
@@ -65,5 +95,6 @@ void ds_ndarray_free(DsNDArray *array)
   if (array == NULL)
     return;
   free(array->view.data);
+  ds_memory_release(array->nbytes);
   g_free(array);
 }

@@ -23,7 +23,14 @@ DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const c
 void ds_ndarray_free(DsNDArray *array);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsNDArray, ds_ndarray_free)
 
-/* The most bytes one process may allocate for tensors (default: 75% of physical memory).
- * The command line's --max-memory sets it. */
+/* The most bytes one process may hold in tensors at once (default: 75% of physical memory):
+ * fed arrays, weights, the executor's arena and workspace all count. The command line's
+ * --max-memory sets it. */
 size_t ds_memory_get_limit_bytes(void);
 void ds_memory_set_limit_bytes(size_t bytes);
+
+/* Accounts `bytes` against the limit before they are allocated; the error (DS_ERROR_LIMIT)
+ * starts with `what`. Thread-safe. */
+gboolean ds_memory_reserve(size_t bytes, const char *what, GError **error);
+void ds_memory_release(size_t bytes);
+size_t ds_memory_get_used_bytes(void);

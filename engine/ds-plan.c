@@ -106,7 +106,10 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
   gint64 live = 0;
   for (guint t = 0; t <= graph->n_nodes; t++) {
     live += delta[t];
-    plan->max_live_bytes = MAX(plan->max_live_bytes, (gsize)live);
+    if ((gsize)live > plan->max_live_bytes) {
+      plan->max_live_bytes = (gsize)live;
+      plan->peak_node = MIN(t, graph->n_nodes - 1);
+    }
   }
   plan->n_buffers = items->len;
 
@@ -142,9 +145,11 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
     if (plan->storage[e] != e)
       plan->offsets[e] = plan->offsets[plan->storage[e]];
   if (plan->arena_bytes > ds_memory_get_limit_bytes()) {
+    const DsNode *peak = graph->nodes[plan->peak_node];
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
-                "the memory plan needs %zu bytes, over the limit of %zu bytes (--max-memory)",
-                plan->arena_bytes, ds_memory_get_limit_bytes());
+                "node '%s' (%s): the memory plan peaks there at %zu bytes, over the limit of "
+                "%zu bytes (--max-memory)",
+                peak->name, peak->op_name, plan->arena_bytes, ds_memory_get_limit_bytes());
     return NULL;
   }
   return g_steal_pointer(&plan);

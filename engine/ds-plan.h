@@ -32,6 +32,7 @@ typedef struct {
   gsize max_live_bytes;  /* lower bound: the most bytes live at any one node */
   guint n_buffers;       /* intermediate entries planned */
   guint n_aliases;       /* view outputs sharing their input's bytes */
+  guint peak_node;       /* the node at which the most bytes are live */
 } DsPlan;
 
 /* Plans `graph` with fully known `shapes`. */
