@@ -1,4 +1,1575 @@
-/* ds-ops-nn.c: (in progress) */
+/* ds-ops-nn.c: neural-network layers and matrix products: attribute parsing with MXNet 1.x's
+ * defaults, argument lists, and shape and dtype rules.
+ *
+ * Shape functions use only the ds_dim_* arithmetic and the DsShapeCtx unification, so the
+ * symbolic engine can run them unchanged; they fill weights and states backwards from the data
+ * as MXNet's FInferShape does, and fill what they can of the data from the outputs. Constant
+ * dims are compared with attributes (a kernel larger than its padded input) only through
+ * ds_dim_is_const().
+ */
+#include "ds-ops-nn.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "ds-attr.h"
+#include "ds-error.h"
 #include "ds-op.h"
 
-void ds_ops_nn_register(const DsOpDef **table) { (void)table; }
+/* --- Helpers ------------------------------------------------------------------------------ */
+
+static gboolean nn_error(const DsNode *node, GError **error, int code, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static gboolean nn_error(const DsNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_autofree char *msg = g_strdup_vprintf(format, args);
+  va_end(args);
+  g_set_error(error, DS_ERROR, code, "node '%s' (%s): %s", node->name, node->op_name, msg);
+  return FALSE;
+}
+
+static gboolean attr_required(const DsNode *node, const char *key, GError **error)
+{
+  if (!ds_node_attr_is_none(node, key))
+    return TRUE;
+  return nn_error(node, error, DS_ERROR_INVALID, "required attribute '%s' is missing", key);
+}
+
+/* An integer attribute that must be at least `min`. */
+static gboolean attr_int_min(const DsNode *node, const char *key, int64_t def, int64_t min,
+                             int64_t *out, GError **error)
+{
+  if (!ds_node_attr_int(node, key, def, out, error))
+    return FALSE;
+  if (*out < min)
+    return nn_error(node, error, DS_ERROR_INVALID,
+                    "attribute %s=%" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT, key,
+                    *out, min);
+  return TRUE;
+}
+
+/* A 32-bit int attribute (axis). */
+static gboolean attr_int32(const DsNode *node, const char *key, int def, int *out, GError **error)
+{
+  int64_t v;
+  if (!ds_node_attr_int(node, key, def, &v, error))
+    return FALSE;
+  if (v < G_MININT32 || v > G_MAXINT32)
+    return nn_error(node, error, DS_ERROR_INVALID,
+                    "attribute %s=%" G_GINT64_FORMAT " is out of range", key, v);
+  *out = (int)v;
+  return TRUE;
+}
+
+/* A bool attribute where "None" means the default (MXNet's optional<bool>). */
+static gboolean attr_opt_bool(const DsNode *node, const char *key, gboolean def, bool *out,
+                              GError **error)
+{
+  gboolean v = def;
+  if (!ds_node_attr_is_none(node, key) && !ds_node_attr_bool(node, key, def, &v, error))
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* A spatial tuple (stride, pad, dilate) of `n` values; missing or "()" gives `def` for each. */
+static gboolean attr_spatial(const DsNode *node, const char *key, int n, int64_t def, int64_t min,
+                             int64_t *out, GError **error)
+{
+  int64_t v[DS_MAX_NDIM];
+  int k;
+  if (!ds_node_attr_tuple(node, key, v, DS_MAX_NDIM, &k, error))
+    return FALSE;
+  if (k <= 0) {
+    for (int i = 0; i < n; i++)
+      out[i] = def;
+    return TRUE;
+  }
+  const char *text = ds_node_get_attr(node, key);
+  if (k != n)
+    return nn_error(node, error, DS_ERROR_INVALID,
+                    "attribute %s=%s has %d values, but the kernel has %d dims", key, text, k, n);
+  for (int i = 0; i < n; i++) {
+    if (v[i] < min)
+      return nn_error(node, error, DS_ERROR_INVALID,
+                      "attribute %s=%s: every value must be at least %" G_GINT64_FORMAT, key, text,
+                      min);
+    out[i] = v[i];
+  }
+  return TRUE;
+}
+
+static const char *const layout_names[] = {"NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC", NULL};
+
+/* Reads `layout`: *n_spatial_out is its spatial rank (0 when absent or "None"). Channels-last
+ * layouts are refused with DS_ERROR_UNSUPPORTED; `n_spatial` > 0 must match the layout. */
+static gboolean attr_layout(const DsNode *node, int n_spatial, int *n_spatial_out, GError **error)
+{
+  *n_spatial_out = 0;
+  if (ds_node_attr_is_none(node, "layout"))
+    return TRUE;
+  int idx;
+  if (!ds_node_attr_enum(node, "layout", layout_names, 0, &idx, error))
+    return FALSE;
+  if (idx >= 3)
+    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+                    "layout=%s is not supported: only the channels-first layouts NCW, NCHW and "
+                    "NCDHW are",
+                    layout_names[idx]);
+  if (n_spatial > 0 && idx + 1 != n_spatial)
+    return nn_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
+                    layout_names[idx], n_spatial);
+  *n_spatial_out = idx + 1;
+  return TRUE;
+}
+
+/* Unifies `*slot` with `want`, with a message naming `what` and both shapes. */
+static gboolean assign(DsShapeCtx *ctx, DsShape *slot, const DsShape *want, const char *what,
+                       GError **error)
+{
+  GError *local = NULL;
+  if (ds_shape_ctx_assign(ctx, slot, want, what, &local))
+    return TRUE;
+  g_clear_error(&local);
+  g_autofree char *have = ds_shape_to_string(slot);
+  g_autofree char *expect = ds_shape_to_string(want);
+  ds_shape_ctx_set_error(ctx, error, "%s has shape %s, but %s is expected", what, have, expect);
+  return FALSE;
+}
+
+/* Unifies one dim, naming `what` and both values on a mismatch. */
+static gboolean unify(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what, GError **error)
+{
+  return ds_shape_ctx_unify_dim(ctx, slot, want, what, error);
+}
+
+/* Two shapes that must be equal (data and output of an elementwise op): each fills the other. */
+static gboolean assign_both(DsShapeCtx *ctx, DsShape *a, const char *a_what, DsShape *b,
+                            const char *b_what, GError **error)
+{
+  return assign(ctx, b, a, b_what, error) && assign(ctx, a, b, a_what, error);
+}
+
+static DsShape shape1(DsDim a)
+{
+  return (DsShape){.ndim = 1, .dims = {a}};
+}
+static DsShape shape2(DsDim a, DsDim b)
+{
+  return (DsShape){.ndim = 2, .dims = {a, b}};
+}
+static DsShape shape3(DsDim a, DsDim b, DsDim c)
+{
+  return (DsShape){.ndim = 3, .dims = {a, b, c}};
+}
+
+static gboolean check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
+                           const char *layout, GError **error)
+{
+  if (s->ndim < 0 || s->ndim == ndim)
+    return TRUE;
+  g_autofree char *str = ds_shape_to_string(s);
+  ds_shape_ctx_set_error(ctx, error, "%s must have %d dims (%s), but has shape %s", what, ndim,
+                         layout, str);
+  return FALSE;
+}
+
+/* Dtype of one slot: unknown takes `want`; two known dtypes must agree. */
+static gboolean assign_dtype(const DsNode *node, DsDType *slot, DsDType want, const char *what,
+                             GError **error)
+{
+  if (want == DS_DTYPE_UNKNOWN)
+    return TRUE;
+  if (*slot == DS_DTYPE_UNKNOWN) {
+    *slot = want;
+    return TRUE;
+  }
+  if (*slot != want)
+    return nn_error(node, error, DS_ERROR_SHAPE, "%s has dtype %s, but %s is expected", what,
+                    ds_dtype_name(*slot), ds_dtype_name(want));
+  return TRUE;
+}
+
+static const char *const names_output[] = {"output", NULL};
+static const char *const names_output_mask[] = {"output", "mask", NULL};
+
+/* --- Convolution -------------------------------------------------------------------------- */
+
+static gboolean convolution_parse(const DsNode *node, void *param, GError **error)
+{
+  DsConvolutionParam *p = param;
+  int64_t kernel[DS_MAX_NDIM];
+  int nk;
+  if (!attr_required(node, "kernel", error) ||
+      !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
+    return FALSE;
+  if (nk < 1 || nk > DS_NN_MAX_SPATIAL)
+    return nn_error(node, error, nk > DS_NN_MAX_SPATIAL ? DS_ERROR_UNSUPPORTED : DS_ERROR_INVALID,
+                    "kernel=%s: only 1-D, 2-D and 3-D convolutions exist",
+                    ds_node_get_attr(node, "kernel"));
+  p->n_spatial = nk;
+  for (int i = 0; i < nk; i++) {
+    if (kernel[i] < 1)
+      return nn_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
+                      ds_node_get_attr(node, "kernel"));
+    p->kernel[i] = kernel[i];
+  }
+  int layout_rank;
+  if (!attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
+      !attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
+      !attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
+      !attr_required(node, "num_filter", error) ||
+      !attr_int_min(node, "num_filter", 0, 1, &p->num_filter, error) ||
+      !attr_int_min(node, "num_group", 1, 1, &p->num_group, error) ||
+      !attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
+      !attr_layout(node, nk, &layout_rank, error))
+    return FALSE;
+  if (p->num_filter % p->num_group != 0)
+    return nn_error(node, error, DS_ERROR_INVALID,
+                    "num_filter=%" G_GINT64_FORMAT
+                    " is not a multiple of num_group=%" G_GINT64_FORMAT,
+                    p->num_filter, p->num_group);
+  return TRUE;
+}
+
+static int convolution_num_inputs(const void *param)
+{
+  return ((const DsConvolutionParam *)param)->no_bias ? 2 : 3;
+}
+
+static const char *const spatial_layouts[] = {"", "N, C, W", "N, C, H, W", "N, C, D, H, W"};
+
+/* One spatial output dim: (x + 2p - d(k-1) - 1) // s + 1, or for pooling's conventions
+ * floor/ceil of (x + 2p - k) / s + 1, or ceil((x + 2p) / s). `eff_kernel` is the dilated
+ * kernel size. A kernel larger than the padded input is an error. */
+typedef enum { ROUND_FLOOR, ROUND_CEIL, ROUND_SAME } OutRounding;
+
+static gboolean spatial_out_dim(DsShapeCtx *ctx, DsDim x, int64_t eff_kernel, int64_t pad,
+                                int64_t stride, OutRounding rounding, int axis, DsDim *out,
+                                GError **error)
+{
+  DsDim padded = ds_dim_add(ctx, x, ds_dim(2 * pad));
+  if (ds_dim_is_const(padded) && padded.value < eff_kernel) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "kernel size %" G_GINT64_FORMAT
+                           " exceeds the input size %" G_GINT64_FORMAT
+                           " padded to %" G_GINT64_FORMAT " on spatial axis %d",
+                           eff_kernel, x.value, padded.value, axis);
+    return FALSE;
+  }
+  if (rounding == ROUND_SAME) {
+    *out = ds_dim_ceildiv(ctx, padded, ds_dim(stride));
+    return TRUE;
+  }
+  DsDim diff = ds_dim_sub(ctx, padded, ds_dim(eff_kernel));
+  DsDim q = rounding == ROUND_CEIL ? ds_dim_ceildiv(ctx, diff, ds_dim(stride))
+                                   : ds_dim_floordiv(ctx, diff, ds_dim(stride));
+  *out = ds_dim_add(ctx, q, ds_dim(1));
+  return TRUE;
+}
+
+static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsConvolutionParam *p = param;
+  const int ns = p->n_spatial, nd = ns + 2;
+  DsShape *data = &in[0];
+  if (!check_rank(ctx, data, nd, "data", spatial_layouts[ns], error) ||
+      !check_rank(ctx, &out[0], nd, "output", spatial_layouts[ns], error))
+    return FALSE;
+  const DsDim groups = ds_dim(p->num_group);
+
+  /* Channels: from the data, else from the weight (C = (C / G) * G). */
+  DsDim channels = data->ndim == nd ? data->dims[1] : DS_DIM_UNKNOWN;
+  if (ds_dim_is_const(channels) && !ds_dim_is_value(ds_dim_mod(ctx, channels, groups), 0)) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "data has %" G_GINT64_FORMAT " channels, not a multiple of "
+                           "num_group=%" G_GINT64_FORMAT,
+                           channels.value, p->num_group);
+    return FALSE;
+  }
+  DsShape w = {.ndim = nd};
+  w.dims[0] = ds_dim(p->num_filter);
+  w.dims[1] = ds_dim_floordiv(ctx, channels, groups);
+  for (int i = 0; i < ns; i++)
+    w.dims[2 + i] = ds_dim(p->kernel[i]);
+  if (!assign(ctx, &in[1], &w, "weight", error))
+    return FALSE;
+  if (!p->no_bias) {
+    DsShape b = shape1(ds_dim(p->num_filter));
+    if (!assign(ctx, &in[2], &b, "bias", error))
+      return FALSE;
+  }
+  if (data->ndim == nd &&
+      !unify(ctx, &data->dims[1], ds_dim_mul(ctx, in[1].dims[1], groups), "data", error))
+    return FALSE;
+
+  if (data->ndim != nd)
+    return TRUE;
+  DsShape o = {.ndim = nd};
+  o.dims[0] = data->dims[0];
+  o.dims[1] = ds_dim(p->num_filter);
+  for (int i = 0; i < ns; i++) {
+    int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
+    if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i], p->stride[i], ROUND_FLOOR, i,
+                         &o.dims[2 + i], error))
+      return FALSE;
+  }
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  /* Backwards as MXNet: the batch always, a spatial dim where the stride is 1. */
+  if (!unify(ctx, &data->dims[0], out[0].dims[0], "data", error))
+    return FALSE;
+  for (int i = 0; i < ns; i++) {
+    if (p->stride[i] != 1)
+      continue;
+    int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
+    DsDim x = ds_dim_sub(ctx, ds_dim_add(ctx, out[0].dims[2 + i], ds_dim(eff - 1)),
+                         ds_dim(2 * p->pad[i]));
+    if (!unify(ctx, &data->dims[2 + i], x, "data", error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static const char *const convolution_inputs[] = {"data", "weight", "bias", NULL};
+static const char *const convolution_aliases[] = {"_npx_convolution", NULL};
+
+static const DsOpDef convolution_def = {
+    .id = DS_OP_CONVOLUTION,
+    .name = "Convolution",
+    .aliases = convolution_aliases,
+    .param_size = sizeof(DsConvolutionParam),
+    .parse = convolution_parse,
+    .num_inputs = convolution_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = convolution_inputs,
+    .output_names = names_output,
+    .infer_shape = convolution_infer_shape,
+};
+
+/* --- Pooling ------------------------------------------------------------------------------ */
+
+static const char *const pool_types[] = {"max", "avg", "sum", "lp", NULL};
+static const char *const pool_conventions[] = {"valid", "full", "same", NULL};
+
+static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
+{
+  DsPoolingParam *p = param;
+  int type, conv;
+  gboolean global;
+  if (!ds_node_attr_enum(node, "pool_type", pool_types, DS_POOL_MAX, &type, error) ||
+      !ds_node_attr_enum(node, "pooling_convention", pool_conventions, DS_POOL_VALID, &conv,
+                         error) ||
+      !ds_node_attr_bool(node, "global_pool", FALSE, &global, error) ||
+      !attr_opt_bool(node, "count_include_pad", TRUE, &p->count_include_pad, error))
+    return FALSE;
+  p->pool_type = type;
+  p->convention = conv;
+  p->global_pool = global;
+
+  int64_t kernel[DS_MAX_NDIM];
+  int nk;
+  if (!ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
+    return FALSE;
+  if (nk > DS_NN_MAX_SPATIAL)
+    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+                    "kernel=%s: only 1-D, 2-D and 3-D pooling exist",
+                    ds_node_get_attr(node, "kernel"));
+  if (nk <= 0 && !global)
+    return nn_error(node, error, DS_ERROR_INVALID,
+                    "attribute 'kernel' is required unless global_pool is set");
+  for (int i = 0; i < nk; i++)
+    if (kernel[i] < 1)
+      return nn_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
+                      ds_node_get_attr(node, "kernel"));
+  int layout_rank;
+  if (!attr_layout(node, nk > 0 ? nk : 0, &layout_rank, error))
+    return FALSE;
+  /* Without a kernel (global pooling), the layout, if any, gives the rank. */
+  p->n_spatial = nk > 0 ? nk : layout_rank;
+  for (int i = 0; i < DS_NN_MAX_SPATIAL; i++)
+    p->kernel[i] = i < nk ? kernel[i] : 1;
+  int n = p->n_spatial > 0 ? p->n_spatial : DS_NN_MAX_SPATIAL;
+  if (nk > 0) {
+    if (!attr_spatial(node, "stride", n, 1, 1, p->stride, error) ||
+        !attr_spatial(node, "pad", n, 0, 0, p->pad, error))
+      return FALSE;
+  } else {
+    /* Ignored by global pooling; MXNet does not check their length either. */
+    for (int i = 0; i < DS_NN_MAX_SPATIAL; i++) {
+      p->stride[i] = 1;
+      p->pad[i] = 0;
+    }
+  }
+  p->p_value = 1;
+  if (p->pool_type == DS_POOL_LP) {
+    int64_t pv;
+    if (ds_node_attr_is_none(node, "p_value"))
+      return nn_error(node, error, DS_ERROR_INVALID, "lp pooling needs the attribute p_value");
+    if (!ds_node_attr_int(node, "p_value", 1, &pv, error))
+      return FALSE;
+    if (pv < 1 || pv > 3)
+      return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+                      "p_value=%" G_GINT64_FORMAT " is not supported (MXNet has 1, 2 and 3)", pv);
+    p->p_value = (int)pv;
+  }
+  if (p->convention == DS_POOL_SAME && !global) {
+    for (int i = 0; i < n; i++)
+      if (p->pad[i] != 0)
+        return nn_error(node, error, DS_ERROR_INVALID,
+                        "pooling_convention=same does not allow padding (pad=%s)",
+                        ds_node_get_attr(node, "pad"));
+  }
+  return TRUE;
+}
+
+static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsPoolingParam *p = param;
+  DsShape *data = &in[0];
+  if (data->ndim < 0 && out[0].ndim >= 0) {
+    /* The data's rank, batch and channels come back from a known output. */
+    DsShape d = {.ndim = out[0].ndim};
+    for (int i = 0; i < d.ndim; i++)
+      d.dims[i] = i < 2 ? out[0].dims[i] : DS_DIM_UNKNOWN;
+    *data = d;
+  }
+  if (data->ndim < 0)
+    return TRUE;
+  int nd = data->ndim;
+  if (nd < 3 || nd > 5) {
+    g_autofree char *s = ds_shape_to_string(data);
+    ds_shape_ctx_set_error(ctx, error,
+                           "data must have 3, 4 or 5 dims (N, C and 1 to 3 spatial), but has "
+                           "shape %s",
+                           s);
+    return FALSE;
+  }
+  if (p->convention == DS_POOL_SAME && !p->global_pool && nd != 3) {
+    g_autofree char *s = ds_shape_to_string(data);
+    ds_shape_ctx_set_error(ctx, error,
+                           "pooling_convention=same supports only 1-D data (N, C, W), as in "
+                           "MXNet; data has shape %s",
+                           s);
+    return FALSE;
+  }
+  if (p->n_spatial > 0 && !p->global_pool &&
+      !check_rank(ctx, data, p->n_spatial + 2, "data", spatial_layouts[p->n_spatial], error))
+    return FALSE;
+  DsShape o = {.ndim = nd};
+  o.dims[0] = data->dims[0];
+  o.dims[1] = data->dims[1];
+  for (int i = 0; i < nd - 2; i++) {
+    if (p->global_pool) {
+      o.dims[2 + i] = ds_dim(1);
+      continue;
+    }
+    OutRounding r = p->convention == DS_POOL_VALID  ? ROUND_FLOOR
+                    : p->convention == DS_POOL_FULL ? ROUND_CEIL
+                                                    : ROUND_SAME;
+    if (!spatial_out_dim(ctx, data->dims[2 + i], p->kernel[i], p->pad[i], p->stride[i], r, i,
+                         &o.dims[2 + i], error))
+      return FALSE;
+  }
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  return unify(ctx, &data->dims[0], out[0].dims[0], "data", error) &&
+         unify(ctx, &data->dims[1], out[0].dims[1], "data", error);
+}
+
+static const char *const pooling_aliases[] = {"_npx_pooling", NULL};
+
+static const DsOpDef pooling_def = {
+    .id = DS_OP_POOLING,
+    .name = "Pooling",
+    .aliases = pooling_aliases,
+    .param_size = sizeof(DsPoolingParam),
+    .parse = pooling_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = pooling_infer_shape,
+};
+
+/* --- FullyConnected ----------------------------------------------------------------------- */
+
+static gboolean fully_connected_parse(const DsNode *node, void *param, GError **error)
+{
+  DsFullyConnectedParam *p = param;
+  gboolean flatten;
+  if (!attr_required(node, "num_hidden", error) ||
+      !attr_int_min(node, "num_hidden", 0, 1, &p->num_hidden, error) ||
+      !attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
+      !ds_node_attr_bool(node, "flatten", TRUE, &flatten, error))
+    return FALSE;
+  p->flatten = flatten;
+  return TRUE;
+}
+
+static int fully_connected_num_inputs(const void *param)
+{
+  return ((const DsFullyConnectedParam *)param)->no_bias ? 2 : 3;
+}
+
+static gboolean fully_connected_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                            DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsFullyConnectedParam *p = param;
+  const DsDim hidden = ds_dim(p->num_hidden);
+  DsShape *data = &in[0];
+  int nd = data->ndim;
+  if (nd == 0) {
+    ds_shape_ctx_set_error(ctx, error, "data must have at least 1 dim, but is a scalar");
+    return FALSE;
+  }
+  /* in_features: everything after the batch when flattening, else the last dim. */
+  DsDim in_features = DS_DIM_UNKNOWN;
+  if (nd > 0)
+    in_features = p->flatten ? ds_dim_product(ctx, data, 1, nd) : data->dims[nd - 1];
+  DsShape w = shape2(hidden, in_features);
+  if (!assign(ctx, &in[1], &w, "weight", error))
+    return FALSE;
+  if (!p->no_bias) {
+    /* MXNet also accepts a (num_hidden, 1) bias. */
+    DsShape b = in[2].ndim == 2 ? shape2(hidden, ds_dim(1)) : shape1(hidden);
+    if (!assign(ctx, &in[2], &b, "bias", error))
+      return FALSE;
+  }
+  if (nd < 0)
+    return TRUE;
+  /* The weight's second dim fills a single unknown feature dim of the data. */
+  if (!p->flatten || nd == 2) {
+    if (!unify(ctx, &data->dims[nd - 1], in[1].dims[1], "data", error))
+      return FALSE;
+  }
+  DsShape o;
+  if (p->flatten) {
+    o = shape2(data->dims[0], hidden);
+  } else {
+    o = *data;
+    o.dims[nd - 1] = hidden;
+  }
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  int lead = p->flatten ? 1 : nd - 1;
+  for (int i = 0; i < lead; i++)
+    if (!unify(ctx, &data->dims[i], out[0].dims[i], "data", error))
+      return FALSE;
+  return TRUE;
+}
+
+static const char *const fully_connected_inputs[] = {"data", "weight", "bias", NULL};
+static const char *const fully_connected_aliases[] = {"_npx_fully_connected", NULL};
+
+static const DsOpDef fully_connected_def = {
+    .id = DS_OP_FULLY_CONNECTED,
+    .name = "FullyConnected",
+    .aliases = fully_connected_aliases,
+    .param_size = sizeof(DsFullyConnectedParam),
+    .parse = fully_connected_parse,
+    .num_inputs = fully_connected_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = fully_connected_inputs,
+    .output_names = names_output,
+    .infer_shape = fully_connected_infer_shape,
+};
+
+/* --- BatchNorm ---------------------------------------------------------------------------- */
+
+static gboolean batch_norm_parse(const DsNode *node, void *param, GError **error)
+{
+  DsBatchNormParam *p = param;
+  gboolean fix_gamma, global, mean_var;
+  if (!ds_node_attr_float(node, "eps", 1e-3, &p->eps, error) ||
+      !ds_node_attr_float(node, "momentum", 0.9, &p->momentum, error) ||
+      !ds_node_attr_bool(node, "fix_gamma", TRUE, &fix_gamma, error) ||
+      !ds_node_attr_bool(node, "use_global_stats", FALSE, &global, error) ||
+      !ds_node_attr_bool(node, "output_mean_var", FALSE, &mean_var, error) ||
+      !attr_int32(node, "axis", 1, &p->axis, error))
+    return FALSE;
+  p->fix_gamma = fix_gamma;
+  p->use_global_stats = global;
+  p->output_mean_var = mean_var;
+  if (p->eps < 0.0)
+    return nn_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
+  return TRUE;
+}
+
+static int batch_norm_num_inputs(const void *param)
+{
+  (void)param;
+  return 5;
+}
+static int batch_norm_visible(const void *param)
+{
+  return ((const DsBatchNormParam *)param)->output_mean_var ? 3 : 1;
+}
+
+static const char *const batch_norm_inputs[] = {"data",        "gamma",      "beta",
+                                                "moving_mean", "moving_var", NULL};
+static const char *const batch_norm_outputs[] = {"output", "mean", "var", NULL};
+
+static gboolean batch_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsBatchNormParam *p = param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  DsDim channels = DS_DIM_UNKNOWN;
+  if (data->ndim >= 0) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axis, data->ndim, FALSE, &axis, error))
+      return FALSE;
+    channels = data->dims[axis];
+  }
+  /* Any of the per-channel vectors may know C when the data does not. */
+  for (int i = 1; i < 5; i++) {
+    if (in[i].ndim == 1 && !unify(ctx, &channels, in[i].dims[0], batch_norm_inputs[i], error))
+      return FALSE;
+  }
+  for (int i = 1; i < 3; i++)
+    if (out[i].ndim == 1 && !unify(ctx, &channels, out[i].dims[0], batch_norm_outputs[i], error))
+      return FALSE;
+  DsShape c = shape1(channels);
+  for (int i = 1; i < 5; i++)
+    if (!assign(ctx, &in[i], &c, batch_norm_inputs[i], error))
+      return FALSE;
+  if (!assign(ctx, &out[1], &c, "mean", error) || !assign(ctx, &out[2], &c, "var", error))
+    return FALSE;
+  if (data->ndim >= 0) {
+    int axis;
+    ds_shape_ctx_axis(ctx, p->axis, data->ndim, FALSE, &axis, NULL);
+    if (!unify(ctx, &data->dims[axis], channels, "data", error) ||
+        !unify(ctx, &out[0].dims[axis], channels, "output", error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Parameters and statistics are float32 for float16 data (MXNet's AccReal), else the data's
+ * dtype. */
+static gboolean batch_norm_infer_type(const DsNode *node, const void *param, DsDType *in,
+                                      DsDType *out, GError **error)
+{
+  (void)param;
+  if (!assign_dtype(node, &in[0], out[0], "data", error) ||
+      !assign_dtype(node, &out[0], in[0], "output", error))
+    return FALSE;
+  if (in[0] == DS_DTYPE_UNKNOWN)
+    return TRUE;
+  DsDType pd = in[0] == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
+  for (int i = 1; i < 5; i++)
+    if (!assign_dtype(node, &in[i], pd, batch_norm_inputs[i], error))
+      return FALSE;
+  return assign_dtype(node, &out[1], pd, "mean", error) &&
+         assign_dtype(node, &out[2], pd, "var", error);
+}
+
+static const char *const batch_norm_aliases[] = {"_npx_batch_norm", NULL};
+
+static const DsOpDef batch_norm_def = {
+    .id = DS_OP_BATCH_NORM,
+    .name = "BatchNorm",
+    .aliases = batch_norm_aliases,
+    .traits = DS_OP_TRAIT_MUTATES_INPUT,
+    .param_size = sizeof(DsBatchNormParam),
+    .parse = batch_norm_parse,
+    .num_inputs = batch_norm_num_inputs,
+    .num_outputs = ds_op_count_3,
+    .num_visible_outputs = batch_norm_visible,
+    .input_names = batch_norm_inputs,
+    .output_names = batch_norm_outputs,
+    .infer_shape = batch_norm_infer_shape,
+    .infer_type = batch_norm_infer_type,
+    .aux_input_mask = (1u << 3) | (1u << 4),
+};
+
+/* --- LayerNorm ---------------------------------------------------------------------------- */
+
+static gboolean layer_norm_parse(const DsNode *node, void *param, GError **error)
+{
+  DsLayerNormParam *p = param;
+  gboolean mean_var;
+  if (!attr_int32(node, "axis", -1, &p->axis, error) ||
+      !ds_node_attr_float(node, "eps", 1e-5, &p->eps, error) ||
+      !ds_node_attr_bool(node, "output_mean_var", FALSE, &mean_var, error))
+    return FALSE;
+  p->output_mean_var = mean_var;
+  if (p->eps < 0.0)
+    return nn_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
+  return TRUE;
+}
+
+static int layer_norm_visible(const void *param)
+{
+  return ((const DsLayerNormParam *)param)->output_mean_var ? 3 : 1;
+}
+
+static const char *const layer_norm_inputs[] = {"data", "gamma", "beta", NULL};
+static const char *const layer_norm_outputs[] = {"output", "mean", "std", NULL};
+
+static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsLayerNormParam *p = param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  DsDim len = DS_DIM_UNKNOWN;
+  int axis = -1;
+  if (data->ndim >= 0) {
+    if (!ds_shape_ctx_axis(ctx, p->axis, data->ndim, FALSE, &axis, error))
+      return FALSE;
+    len = data->dims[axis];
+  }
+  for (int i = 1; i < 3; i++)
+    if (in[i].ndim == 1 && !unify(ctx, &len, in[i].dims[0], layer_norm_inputs[i], error))
+      return FALSE;
+  DsShape c = shape1(len);
+  if (!assign(ctx, &in[1], &c, "gamma", error) || !assign(ctx, &in[2], &c, "beta", error))
+    return FALSE;
+  if (axis < 0)
+    return TRUE;
+  if (!unify(ctx, &data->dims[axis], len, "data", error) ||
+      !unify(ctx, &out[0].dims[axis], len, "output", error))
+    return FALSE;
+  /* mean and std keep the data's rank with the normalised axis reduced to 1. */
+  DsShape moments = *data;
+  moments.dims[axis] = ds_dim(1);
+  return assign(ctx, &out[1], &moments, "mean", error) &&
+         assign(ctx, &out[2], &moments, "std", error);
+}
+
+static const char *const layer_norm_aliases[] = {"_npx_layer_norm", NULL};
+
+static const DsOpDef layer_norm_def = {
+    .id = DS_OP_LAYER_NORM,
+    .name = "LayerNorm",
+    .aliases = layer_norm_aliases,
+    .param_size = sizeof(DsLayerNormParam),
+    .parse = layer_norm_parse,
+    .num_inputs = ds_op_count_3,
+    .num_outputs = ds_op_count_3,
+    .num_visible_outputs = layer_norm_visible,
+    .input_names = layer_norm_inputs,
+    .output_names = layer_norm_outputs,
+    .infer_shape = layer_norm_infer_shape,
+};
+
+/* --- Activation, LeakyReLU ------------------------------------------------------------------ */
+
+static const char *const act_types[] = {"relu",     "sigmoid",     "tanh", "softrelu",
+                                        "softsign", "log_sigmoid", "mish", NULL};
+
+static gboolean activation_parse(const DsNode *node, void *param, GError **error)
+{
+  DsActivationParam *p = param;
+  int t;
+  if (!attr_required(node, "act_type", error) ||
+      !ds_node_attr_enum(node, "act_type", act_types, 0, &t, error))
+    return FALSE;
+  p->act_type = t;
+  return TRUE;
+}
+
+/* data and output share a shape (and, through every output, each other). */
+static gboolean infer_shape_elementwise(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  return assign_both(ctx, &in[0], "data", &out[0], "output", error);
+}
+
+static const char *const activation_aliases[] = {"_npx_activation", NULL};
+
+static const DsOpDef activation_def = {
+    .id = DS_OP_ACTIVATION,
+    .name = "Activation",
+    .aliases = activation_aliases,
+    .traits = DS_OP_TRAIT_ELEMWISE,
+    .param_size = sizeof(DsActivationParam),
+    .parse = activation_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = infer_shape_elementwise,
+};
+
+static const char *const leaky_types[] = {"leaky", "prelu", "rrelu", "elu", "selu", "gelu", NULL};
+
+static gboolean leaky_relu_parse(const DsNode *node, void *param, GError **error)
+{
+  DsLeakyReLUParam *p = param;
+  int t;
+  if (!ds_node_attr_enum(node, "act_type", leaky_types, DS_LEAKY_LEAKY, &t, error) ||
+      !ds_node_attr_float(node, "slope", 0.25, &p->slope, error) ||
+      !ds_node_attr_float(node, "lower_bound", 0.125, &p->lower_bound, error) ||
+      !ds_node_attr_float(node, "upper_bound", 0.334, &p->upper_bound, error))
+    return FALSE;
+  p->act_type = t;
+  return TRUE;
+}
+
+static int leaky_relu_num_inputs(const void *param)
+{
+  return ((const DsLeakyReLUParam *)param)->act_type == DS_LEAKY_PRELU ? 2 : 1;
+}
+
+static int leaky_relu_num_outputs(const void *param)
+{
+  return ((const DsLeakyReLUParam *)param)->act_type == DS_LEAKY_RRELU ? 2 : 1;
+}
+
+static gboolean leaky_relu_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsLeakyReLUParam *p = param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  if (p->act_type == DS_LEAKY_RRELU && !assign_both(ctx, data, "data", &out[1], "mask", error))
+    return FALSE;
+  if (p->act_type != DS_LEAKY_PRELU || data->ndim < 0)
+    return TRUE;
+  /* gamma: one slope per channel (axis 1), or a single shared one. */
+  DsShape *gamma = &in[1];
+  if (gamma->ndim < 0) {
+    if (data->ndim < 2) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "prelu needs data with a channel axis (at least 2 "
+                             "dims) to size gamma");
+      return FALSE;
+    }
+    *gamma = shape1(data->dims[1]);
+    return TRUE;
+  }
+  if (gamma->ndim == 1) {
+    DsDim g = gamma->dims[0];
+    if (!ds_dim_is_const(g) || g.value == 1)
+      return TRUE;
+    bool fits = (data->ndim >= 2 && ds_dim_is_value(data->dims[1], g.value)) ||
+                ds_dim_is_value(data->dims[0], g.value) ||
+                (data->ndim >= 2 && !ds_dim_is_const(data->dims[1]));
+    if (fits)
+      return TRUE;
+  }
+  g_autofree char *gs = ds_shape_to_string(gamma);
+  g_autofree char *ds = ds_shape_to_string(data);
+  ds_shape_ctx_set_error(ctx, error,
+                         "gamma of shape %s does not broadcast to data %s (prelu takes one "
+                         "slope per channel or a single one)",
+                         gs, ds);
+  return FALSE;
+}
+
+static const char *const leaky_relu_inputs[] = {"data", "gamma", NULL};
+static const char *const leaky_relu_aliases[] = {"_npx_leaky_relu", NULL};
+
+static const DsOpDef leaky_relu_def = {
+    .id = DS_OP_LEAKY_RELU,
+    .name = "LeakyReLU",
+    .aliases = leaky_relu_aliases,
+    .param_size = sizeof(DsLeakyReLUParam),
+    .parse = leaky_relu_parse,
+    .num_inputs = leaky_relu_num_inputs,
+    .num_outputs = leaky_relu_num_outputs,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = leaky_relu_inputs,
+    .output_names = names_output_mask,
+    .infer_shape = leaky_relu_infer_shape,
+};
+
+/* --- softmax, log_softmax, SoftmaxOutput ---------------------------------------------------- */
+
+static gboolean softmax_parse(const DsNode *node, void *param, GError **error)
+{
+  DsSoftmaxParam *p = param;
+  if (!attr_int32(node, "axis", -1, &p->axis, error) ||
+      !ds_node_attr_float(node, "temperature", 1.0, &p->temperature, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_UNKNOWN, &p->dtype, error) ||
+      !attr_opt_bool(node, "use_length", FALSE, &p->use_length, error))
+    return FALSE;
+  if (p->temperature == 0.0)
+    return nn_error(node, error, DS_ERROR_INVALID, "temperature must not be 0");
+  if (p->dtype != DS_DTYPE_UNKNOWN && !ds_dtype_is_float(p->dtype))
+    return nn_error(node, error, DS_ERROR_INVALID, "dtype=%s is not a float type",
+                    ds_dtype_name(p->dtype));
+  return TRUE;
+}
+
+static int softmax_num_inputs(const void *param)
+{
+  return ((const DsSoftmaxParam *)param)->use_length ? 2 : 1;
+}
+
+static gboolean softmax_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsSoftmaxParam *p = param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  if (data->ndim < 0)
+    return TRUE;
+  int axis;
+  if (!ds_shape_ctx_axis(ctx, p->axis, data->ndim, FALSE, &axis, error))
+    return FALSE;
+  if (!p->use_length)
+    return TRUE;
+  /* length: one entry per row along the axis, i.e. the data's shape without the axis. */
+  DsShape len = {.ndim = data->ndim - 1};
+  for (int i = 0, j = 0; i < data->ndim; i++)
+    if (i != axis)
+      len.dims[j++] = data->dims[i];
+  if (!assign(ctx, &in[1], &len, "length", error))
+    return FALSE;
+  for (int i = 0, j = 0; i < data->ndim; i++)
+    if (i != axis && !unify(ctx, &data->dims[i], in[1].dims[j++], "data", error))
+      return FALSE;
+  return TRUE;
+}
+
+/* The output takes `dtype` when given, else the data's; the length input is left alone (any
+ * integer or float type). */
+static gboolean softmax_infer_type(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                   GError **error)
+{
+  const DsSoftmaxParam *p = param;
+  if (p->dtype != DS_DTYPE_UNKNOWN) {
+    if (!assign_dtype(node, &out[0], p->dtype, "output", error))
+      return FALSE;
+    if (in[0] == DS_DTYPE_UNKNOWN)
+      in[0] = p->dtype;
+    return TRUE;
+  }
+  return assign_dtype(node, &out[0], in[0], "output", error) &&
+         assign_dtype(node, &in[0], out[0], "data", error);
+}
+
+static const char *const softmax_inputs[] = {"data", "length", NULL};
+static const char *const softmax_aliases[] = {"_npx_softmax", NULL};
+static const char *const log_softmax_aliases[] = {"_npx_log_softmax", NULL};
+
+static const DsOpDef softmax_def = {
+    .id = DS_OP_SOFTMAX,
+    .name = "softmax",
+    .aliases = softmax_aliases,
+    .param_size = sizeof(DsSoftmaxParam),
+    .parse = softmax_parse,
+    .num_inputs = softmax_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = softmax_inputs,
+    .output_names = names_output,
+    .infer_shape = softmax_infer_shape,
+    .infer_type = softmax_infer_type,
+};
+
+static const DsOpDef log_softmax_def = {
+    .id = DS_OP_LOG_SOFTMAX,
+    .name = "log_softmax",
+    .aliases = log_softmax_aliases,
+    .param_size = sizeof(DsSoftmaxParam),
+    .parse = softmax_parse,
+    .num_inputs = softmax_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = softmax_inputs,
+    .output_names = names_output,
+    .infer_shape = softmax_infer_shape,
+    .infer_type = softmax_infer_type,
+};
+
+static const char *const normalizations[] = {"null", "batch", "valid", NULL};
+
+static gboolean softmax_output_parse(const DsNode *node, void *param, GError **error)
+{
+  DsSoftmaxOutputParam *p = param;
+  gboolean multi, ignore, preserve, out_grad;
+  int norm;
+  if (!ds_node_attr_float(node, "grad_scale", 1.0, &p->grad_scale, error) ||
+      !ds_node_attr_float(node, "ignore_label", -1.0, &p->ignore_label, error) ||
+      !ds_node_attr_bool(node, "multi_output", FALSE, &multi, error) ||
+      !ds_node_attr_bool(node, "use_ignore", FALSE, &ignore, error) ||
+      !ds_node_attr_bool(node, "preserve_shape", FALSE, &preserve, error) ||
+      !ds_node_attr_enum(node, "normalization", normalizations, 0, &norm, error) ||
+      !ds_node_attr_bool(node, "out_grad", FALSE, &out_grad, error) ||
+      !ds_node_attr_float(node, "smooth_alpha", 0.0, &p->smooth_alpha, error))
+    return FALSE;
+  p->multi_output = multi;
+  p->use_ignore = ignore;
+  p->preserve_shape = preserve;
+  p->normalization = norm;
+  p->out_grad = out_grad;
+  return TRUE;
+}
+
+static gboolean shapes_may_equal(DsShapeCtx *ctx, const DsShape *a, const DsShape *b)
+{
+  DsShape tmp = *a;
+  GError *local = NULL;
+  gboolean ok = ds_shape_ctx_assign(ctx, &tmp, b, "label", &local);
+  g_clear_error(&local);
+  return ok;
+}
+
+static gboolean softmax_output_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                           DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsSoftmaxOutputParam *p = param;
+  DsShape *data = &in[0], *label = &in[1];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  int nd = data->ndim;
+  if (nd < 0)
+    return TRUE;
+  if (nd < 1 || (p->multi_output && nd < 2)) {
+    g_autofree char *s = ds_shape_to_string(data);
+    ds_shape_ctx_set_error(ctx, error, "data of shape %s has too few dims%s", s,
+                           p->multi_output ? " for multi_output (needs N, C, ...)" : "");
+    return FALSE;
+  }
+  /* A label of the data's own shape holds probabilities: accepted as is. */
+  if (label->ndim == nd && shapes_may_equal(ctx, label, data) &&
+      !(p->multi_output && ds_dim_is_value(label->dims[1], 1)))
+    return assign(ctx, label, data, "label", error);
+  if (!p->multi_output) {
+    DsShape l = {.ndim = nd - 1};
+    for (int i = 0; i < nd - 1; i++)
+      l.dims[i] = data->dims[i];
+    return assign(ctx, label, &l, "label", error);
+  }
+  /* multi_output: (N, prod(spatial)), (N, spatial...), or (N, 1, spatial...). */
+  DsShape l1 = shape2(data->dims[0], ds_dim_product(ctx, data, 2, nd));
+  DsShape l2 = {.ndim = nd - 1};
+  l2.dims[0] = data->dims[0];
+  for (int i = 2; i < nd; i++)
+    l2.dims[i - 1] = data->dims[i];
+  DsShape l3 = *data;
+  l3.dims[1] = ds_dim(1);
+  if (label->ndim < 0)
+    return assign(ctx, label, &l1, "label", error);
+  if (label->ndim == 2 && shapes_may_equal(ctx, label, &l1))
+    return assign(ctx, label, &l1, "label", error);
+  if (label->ndim == nd - 1 && shapes_may_equal(ctx, label, &l2))
+    return assign(ctx, label, &l2, "label", error);
+  if (label->ndim == nd && shapes_may_equal(ctx, label, &l3))
+    return assign(ctx, label, &l3, "label", error);
+  g_autofree char *ls = ds_shape_to_string(label);
+  g_autofree char *s1 = ds_shape_to_string(&l1);
+  g_autofree char *s2 = ds_shape_to_string(&l2);
+  ds_shape_ctx_set_error(ctx, error, "label has shape %s, but %s or %s is expected", ls, s1, s2);
+  return FALSE;
+}
+
+static const char *const softmax_output_inputs[] = {"data", "label", NULL};
+static const char *const softmax_output_aliases[] = {"Softmax", NULL};
+
+static const DsOpDef softmax_output_def = {
+    .id = DS_OP_SOFTMAX_OUTPUT,
+    .name = "SoftmaxOutput",
+    .aliases = softmax_output_aliases,
+    .param_size = sizeof(DsSoftmaxOutputParam),
+    .parse = softmax_output_parse,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = softmax_output_inputs,
+    .output_names = names_output,
+    .infer_shape = softmax_output_infer_shape,
+};
+
+/* --- Dropout ------------------------------------------------------------------------------ */
+
+static const char *const dropout_modes[] = {"training", "always", NULL};
+
+static gboolean dropout_parse(const DsNode *node, void *param, GError **error)
+{
+  DsDropoutParam *p = param;
+  int mode;
+  if (!ds_node_attr_float(node, "p", 0.5, &p->p, error) ||
+      !ds_node_attr_enum(node, "mode", dropout_modes, DS_DROPOUT_TRAINING, &mode, error) ||
+      !ds_node_attr_tuple(node, "axes", p->axes, DS_MAX_NDIM, &p->n_axes, error))
+    return FALSE;
+  p->mode = mode;
+  if (p->n_axes < 0)
+    p->n_axes = 0;
+  if (p->p < 0.0 || p->p > 1.0)
+    return nn_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
+  return TRUE;
+}
+
+static gboolean dropout_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsDropoutParam *p = param;
+  if (!assign_both(ctx, &in[0], "data", &out[0], "output", error))
+    return FALSE;
+  if (in[0].ndim < 0)
+    return TRUE;
+  /* The mask has the data's shape with the shared `axes` reduced to 1. */
+  DsShape mask = in[0];
+  for (int i = 0; i < p->n_axes; i++) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axes[i], mask.ndim, FALSE, &axis, error))
+      return FALSE;
+    mask.dims[axis] = ds_dim(1);
+  }
+  return assign(ctx, &out[1], &mask, "mask", error);
+}
+
+static const char *const dropout_aliases[] = {"_npx_dropout", NULL};
+
+static const DsOpDef dropout_def = {
+    .id = DS_OP_DROPOUT,
+    .name = "Dropout",
+    .aliases = dropout_aliases,
+    .param_size = sizeof(DsDropoutParam),
+    .parse = dropout_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_2,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output_mask,
+    .infer_shape = dropout_infer_shape,
+};
+
+/* --- Embedding ---------------------------------------------------------------------------- */
+
+static gboolean embedding_parse(const DsNode *node, void *param, GError **error)
+{
+  DsEmbeddingParam *p = param;
+  gboolean sparse;
+  if (!attr_required(node, "input_dim", error) || !attr_required(node, "output_dim", error) ||
+      !attr_int_min(node, "input_dim", 0, 1, &p->input_dim, error) ||
+      !attr_int_min(node, "output_dim", 0, 1, &p->output_dim, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error) ||
+      !ds_node_attr_bool(node, "sparse_grad", FALSE, &sparse, error))
+    return FALSE;
+  p->sparse_grad = sparse;
+  return TRUE;
+}
+
+static gboolean embedding_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                      DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsEmbeddingParam *p = param;
+  DsShape w = shape2(ds_dim(p->input_dim), ds_dim(p->output_dim));
+  if (!assign(ctx, &in[1], &w, "weight", error))
+    return FALSE;
+  DsShape *data = &in[0];
+  if (data->ndim < 0 && out[0].ndim >= 1) {
+    /* The indices are the output without its last dim. */
+    DsShape d = {.ndim = out[0].ndim - 1};
+    for (int i = 0; i < d.ndim; i++)
+      d.dims[i] = out[0].dims[i];
+    *data = d;
+  }
+  if (data->ndim < 0)
+    return TRUE;
+  if (data->ndim + 1 > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "data has %d dims; the output would exceed %d", data->ndim,
+                           DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsShape o = *data;
+  o.ndim = data->ndim + 1;
+  o.dims[data->ndim] = ds_dim(p->output_dim);
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  for (int i = 0; i < data->ndim; i++)
+    if (!unify(ctx, &data->dims[i], out[0].dims[i], "data", error))
+      return FALSE;
+  return TRUE;
+}
+
+/* weight and output take `dtype`; the indices keep theirs. */
+static gboolean embedding_infer_type(const DsNode *node, const void *param, DsDType *in,
+                                     DsDType *out, GError **error)
+{
+  const DsEmbeddingParam *p = param;
+  return assign_dtype(node, &in[1], p->dtype, "weight", error) &&
+         assign_dtype(node, &out[0], p->dtype, "output", error);
+}
+
+static const char *const embedding_inputs[] = {"data", "weight", NULL};
+static const char *const embedding_aliases[] = {"_npx_embedding", NULL};
+
+static const DsOpDef embedding_def = {
+    .id = DS_OP_EMBEDDING,
+    .name = "Embedding",
+    .aliases = embedding_aliases,
+    .param_size = sizeof(DsEmbeddingParam),
+    .parse = embedding_parse,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = embedding_inputs,
+    .output_names = names_output,
+    .infer_shape = embedding_infer_shape,
+    .infer_type = embedding_infer_type,
+};
+
+/* --- dot, batch_dot ----------------------------------------------------------------------- */
+
+static gboolean dot_parse(const DsNode *node, void *param, GError **error)
+{
+  DsDotParam *p = param;
+  gboolean ta, tb;
+  if (!ds_node_attr_bool(node, "transpose_a", FALSE, &ta, error) ||
+      !ds_node_attr_bool(node, "transpose_b", FALSE, &tb, error))
+    return FALSE;
+  p->transpose_a = ta;
+  p->transpose_b = tb;
+  return TRUE;
+}
+
+static gboolean dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param, DsShape *in,
+                                DsShape *out, GError **error)
+{
+  (void)node;
+  const DsDotParam *p = param;
+  DsShape *l = &in[0], *r = &in[1];
+  if (l->ndim < 0 || r->ndim < 0)
+    return TRUE;
+  if (l->ndim == 0 || r->ndim == 0) {
+    ds_shape_ctx_set_error(ctx, error, "dot needs arrays of at least 1 dim");
+    return FALSE;
+  }
+  if (l->ndim == 1 && r->ndim == 1) {
+    if (p->transpose_a || p->transpose_b) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "cannot transpose vectors (transpose_a=%d, "
+                             "transpose_b=%d)",
+                             p->transpose_a, p->transpose_b);
+      return FALSE;
+    }
+    if (!unify(ctx, &l->dims[0], r->dims[0], "lhs", error) ||
+        !unify(ctx, &r->dims[0], l->dims[0], "rhs", error))
+      return FALSE;
+    DsShape o = shape1(ds_dim(1));
+    return assign(ctx, &out[0], &o, "output", error);
+  }
+  /* The contracted dims: lhs's last (first when transposed), rhs's first (last). */
+  int lk = p->transpose_a ? 0 : l->ndim - 1;
+  int rk = p->transpose_b ? r->ndim - 1 : 0;
+  GError *local = NULL;
+  DsDim k = l->dims[lk];
+  if (!unify(ctx, &k, r->dims[rk], "rhs", &local)) {
+    g_clear_error(&local);
+    g_autofree char *ls = ds_shape_to_string(l);
+    g_autofree char *rs = ds_shape_to_string(r);
+    ds_shape_ctx_set_error(ctx, error,
+                           "lhs %s and rhs %s do not multiply (transpose_a=%d, transpose_b=%d): "
+                           "contracted dims %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
+                           ls, rs, p->transpose_a, p->transpose_b, l->dims[lk].value,
+                           r->dims[rk].value);
+    return FALSE;
+  }
+  l->dims[lk] = k;
+  r->dims[rk] = k;
+  DsShape o = {.ndim = 0};
+  if (l->ndim > 1)
+    for (int i = 0; i < l->ndim; i++)
+      if (i != lk)
+        o.dims[o.ndim++] = l->dims[i];
+  if (r->ndim > 1)
+    for (int i = 0; i < r->ndim; i++)
+      if (i != rk) {
+        if (o.ndim >= DS_MAX_NDIM) {
+          ds_shape_ctx_set_error(ctx, error, "the output would have more than %d dims",
+                                 DS_MAX_NDIM);
+          return FALSE;
+        }
+        o.dims[o.ndim++] = r->dims[i];
+      }
+  return assign(ctx, &out[0], &o, "output", error);
+}
+
+static gboolean batch_dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                      DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsDotParam *p = param;
+  DsShape *l = &in[0], *r = &in[1];
+  if (l->ndim < 0 || r->ndim < 0)
+    return TRUE;
+  int nd = l->ndim;
+  if (nd < 3 || r->ndim != nd) {
+    g_autofree char *ls = ds_shape_to_string(l);
+    g_autofree char *rs = ds_shape_to_string(r);
+    ds_shape_ctx_set_error(ctx, error,
+                           "lhs %s and rhs %s must have the same rank, at least 3 (batch..., "
+                           "rows, cols)",
+                           ls, rs);
+    return FALSE;
+  }
+  DsShape o = {.ndim = nd};
+  for (int i = 0; i < nd - 2; i++) {
+    GError *local = NULL;
+    if (!unify(ctx, &l->dims[i], r->dims[i], "lhs", &local) ||
+        !unify(ctx, &r->dims[i], l->dims[i], "rhs", &local)) {
+      g_clear_error(&local);
+      g_autofree char *ls = ds_shape_to_string(l);
+      g_autofree char *rs = ds_shape_to_string(r);
+      ds_shape_ctx_set_error(ctx, error, "lhs %s and rhs %s differ in batch dim %d", ls, rs, i);
+      return FALSE;
+    }
+    o.dims[i] = l->dims[i];
+  }
+  int lm = p->transpose_a ? nd - 1 : nd - 2, lk = p->transpose_a ? nd - 2 : nd - 1;
+  int rn = p->transpose_b ? nd - 2 : nd - 1, rk = p->transpose_b ? nd - 1 : nd - 2;
+  GError *local = NULL;
+  DsDim k = l->dims[lk];
+  if (!unify(ctx, &k, r->dims[rk], "rhs", &local)) {
+    g_clear_error(&local);
+    g_autofree char *ls = ds_shape_to_string(l);
+    g_autofree char *rs = ds_shape_to_string(r);
+    ds_shape_ctx_set_error(ctx, error,
+                           "lhs %s and rhs %s do not multiply (transpose_a=%d, transpose_b=%d)", ls,
+                           rs, p->transpose_a, p->transpose_b);
+    return FALSE;
+  }
+  l->dims[lk] = k;
+  r->dims[rk] = k;
+  o.dims[nd - 2] = l->dims[lm];
+  o.dims[nd - 1] = r->dims[rn];
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  /* Rows and cols flow back from a known output. */
+  for (int i = 0; i < nd - 2; i++)
+    if (!unify(ctx, &l->dims[i], out[0].dims[i], "lhs", error) ||
+        !unify(ctx, &r->dims[i], out[0].dims[i], "rhs", error))
+      return FALSE;
+  return unify(ctx, &l->dims[lm], out[0].dims[nd - 2], "lhs", error) &&
+         unify(ctx, &r->dims[rn], out[0].dims[nd - 1], "rhs", error);
+}
+
+static const char *const dot_inputs[] = {"lhs", "rhs", NULL};
+
+static const DsOpDef dot_def = {
+    .id = DS_OP_DOT,
+    .name = "dot",
+    .param_size = sizeof(DsDotParam),
+    .parse = dot_parse,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = dot_inputs,
+    .output_names = names_output,
+    .infer_shape = dot_infer_shape,
+};
+
+static const DsOpDef batch_dot_def = {
+    .id = DS_OP_BATCH_DOT,
+    .name = "batch_dot",
+    .param_size = sizeof(DsDotParam),
+    .parse = dot_parse,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = dot_inputs,
+    .output_names = names_output,
+    .infer_shape = batch_dot_infer_shape,
+};
+
+/* --- RNN ---------------------------------------------------------------------------------- */
+
+static const char *const rnn_modes[] = {"rnn_relu", "rnn_tanh", "lstm", "gru", NULL};
+
+static gboolean rnn_parse(const DsNode *node, void *param, GError **error)
+{
+  DsRNNParam *p = param;
+  int mode;
+  gboolean bidir, state_outputs, clip_nan;
+  bool use_len;
+  if (!attr_required(node, "state_size", error) || !attr_required(node, "num_layers", error) ||
+      !attr_required(node, "mode", error) ||
+      !attr_int_min(node, "state_size", 0, 1, &p->state_size, error) ||
+      !attr_int_min(node, "num_layers", 0, 1, &p->num_layers, error) ||
+      !ds_node_attr_bool(node, "bidirectional", FALSE, &bidir, error) ||
+      !ds_node_attr_enum(node, "mode", rnn_modes, DS_RNN_LSTM, &mode, error) ||
+      !ds_node_attr_float(node, "p", 0.0, &p->p, error) ||
+      !ds_node_attr_bool(node, "state_outputs", FALSE, &state_outputs, error) ||
+      !ds_node_attr_bool(node, "lstm_state_clip_nan", FALSE, &clip_nan, error) ||
+      !attr_opt_bool(node, "use_sequence_length", FALSE, &use_len, error))
+    return FALSE;
+  p->bidirectional = bidir;
+  p->mode = mode;
+  p->state_outputs = state_outputs;
+  p->use_sequence_length = use_len;
+  if (p->p < 0.0 || p->p > 1.0)
+    return nn_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
+  if (!ds_node_attr_is_none(node, "projection_size"))
+    return nn_error(node, error, DS_ERROR_UNSUPPORTED, "projection_size=%s is not supported",
+                    ds_node_get_attr(node, "projection_size"));
+  if (!ds_node_attr_is_none(node, "lstm_state_clip_min") ||
+      !ds_node_attr_is_none(node, "lstm_state_clip_max") || clip_nan)
+    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+                    "LSTM state clipping (lstm_state_clip_min/max/nan) is not supported");
+  return TRUE;
+}
+
+static int rnn_num_inputs(const void *param)
+{
+  const DsRNNParam *p = param;
+  return 3 + (p->mode == DS_RNN_LSTM) + (p->use_sequence_length ? 1 : 0);
+}
+
+static int rnn_num_outputs(const void *param)
+{
+  const DsRNNParam *p = param;
+  return p->state_outputs ? (p->mode == DS_RNN_LSTM ? 3 : 2) : 1;
+}
+
+static gboolean rnn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param, DsShape *in,
+                                DsShape *out, GError **error)
+{
+  (void)node;
+  const DsRNNParam *p = param;
+  const bool lstm = p->mode == DS_RNN_LSTM;
+  const int64_t dirs = p->bidirectional ? 2 : 1;
+  const int n_out = rnn_num_outputs(p);
+  const int len_idx = lstm ? 4 : 3;
+  DsShape *data = &in[0];
+  if (!check_rank(ctx, data, 3, "data", "T, N, C", error) ||
+      !check_rank(ctx, &out[0], 3, "output", "T, N, C", error))
+    return FALSE;
+  const DsDim layers_dirs = ds_dim(p->num_layers * dirs), hidden = ds_dim(p->state_size);
+
+  /* The batch size, from whichever of data, states, lengths and outputs knows it. */
+  DsDim batch = data->ndim == 3 ? data->dims[1] : DS_DIM_UNKNOWN;
+  const char *const state_names[] = {"state", "state_cell"};
+  for (int i = 0; i < (lstm ? 2 : 1); i++)
+    if (in[2 + i].ndim == 3 && !unify(ctx, &batch, in[2 + i].dims[1], state_names[i], error))
+      return FALSE;
+  if (p->use_sequence_length && in[len_idx].ndim == 1 &&
+      !unify(ctx, &batch, in[len_idx].dims[0], "sequence_length", error))
+    return FALSE;
+  if (out[0].ndim == 3 && !unify(ctx, &batch, out[0].dims[1], "output", error))
+    return FALSE;
+
+  DsShape state = shape3(layers_dirs, batch, hidden);
+  for (int i = 0; i < (lstm ? 2 : 1); i++)
+    if (!assign(ctx, &in[2 + i], &state, state_names[i], error))
+      return FALSE;
+  if (p->use_sequence_length) {
+    DsShape l = shape1(batch);
+    if (!assign(ctx, &in[len_idx], &l, "sequence_length", error))
+      return FALSE;
+  }
+  const char *const out_names[] = {"output", "state_output", "statecell_output"};
+  for (int i = 1; i < n_out; i++)
+    if (!assign(ctx, &out[i], &state, out_names[i], error))
+      return FALSE;
+
+  if (data->ndim == 3 && !unify(ctx, &data->dims[1], batch, "data", error))
+    return FALSE;
+  DsDim steps = data->ndim == 3 ? data->dims[0] : DS_DIM_UNKNOWN;
+  if (out[0].ndim == 3 && !unify(ctx, &steps, out[0].dims[0], "output", error))
+    return FALSE;
+  DsShape o = shape3(steps, batch, ds_dim(dirs * p->state_size));
+  if (!assign(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  if (data->ndim != 3)
+    return TRUE;
+  if (!unify(ctx, &data->dims[0], steps, "data", error))
+    return FALSE;
+
+  /* MXNet's GetRnnParamSize: per direction, G*H rows of weights over (input + H) columns and
+   * two bias vectors of G*H; layer 0 reads the data's C, later layers D*H. */
+  const DsDim gh = ds_dim(ds_rnn_n_gates(p->mode) * p->state_size);
+  const DsDim per_dir_extra = ds_dim(p->state_size + 2); /* H recurrent cols + 2 biases */
+  DsDim first = ds_dim_mul(ctx, ds_dim_add(ctx, data->dims[2], per_dir_extra), gh);
+  DsDim rest =
+      ds_dim((dirs * p->state_size + p->state_size + 2) * ds_rnn_n_gates(p->mode) * p->state_size);
+  DsDim size = ds_dim_mul(
+      ctx, ds_dim_add(ctx, first, ds_dim_mul(ctx, ds_dim(p->num_layers - 1), rest)), ds_dim(dirs));
+  DsShape params = shape1(size);
+  return assign(ctx, &in[1], &params, "parameters", error);
+}
+
+/* data, parameters, states and outputs share the data's dtype; sequence_length keeps its own. */
+static gboolean rnn_infer_type(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                               GError **error)
+{
+  const DsRNNParam *p = param;
+  int n_float_in = p->mode == DS_RNN_LSTM ? 4 : 3;
+  int n_out = rnn_num_outputs(p);
+  char buf[16];
+  DsDType d = in[0];
+  for (int i = 1; i < n_float_in && d == DS_DTYPE_UNKNOWN; i++)
+    d = in[i];
+  for (int i = 0; i < n_out && d == DS_DTYPE_UNKNOWN; i++)
+    d = out[i];
+  for (int i = 0; i < n_float_in; i++)
+    if (!assign_dtype(node, &in[i], d, ds_op_input_name(node->op, n_float_in, i, buf), error))
+      return FALSE;
+  for (int i = 0; i < n_out; i++)
+    if (!assign_dtype(node, &out[i], d, "output", error))
+      return FALSE;
+  return TRUE;
+}
+
+static const char *const rnn_inputs[] = {"data",       "parameters",      "state",
+                                         "state_cell", "sequence_length", NULL};
+static const char *const rnn_outputs[] = {"output", "state_output", "statecell_output", NULL};
+static const char *const rnn_aliases[] = {"_npx_rnn", NULL};
+
+static const DsOpDef rnn_def = {
+    .id = DS_OP_RNN,
+    .name = "RNN",
+    .aliases = rnn_aliases,
+    .param_size = sizeof(DsRNNParam),
+    .parse = rnn_parse,
+    .num_inputs = rnn_num_inputs,
+    .num_outputs = rnn_num_outputs,
+    .num_visible_outputs = rnn_num_outputs,
+    .input_names = rnn_inputs,
+    .output_names = rnn_outputs,
+    .infer_shape = rnn_infer_shape,
+    .infer_type = rnn_infer_type,
+};
+
+void ds_ops_nn_register(const DsOpDef **table)
+{
+  static const DsOpDef *const defs[] = {
+      &convolution_def,
+      &pooling_def,
+      &fully_connected_def,
+      &batch_norm_def,
+      &layer_norm_def,
+      &activation_def,
+      &leaky_relu_def,
+      &softmax_def,
+      &log_softmax_def,
+      &softmax_output_def,
+      &dropout_def,
+      &embedding_def,
+      &dot_def,
+      &batch_dot_def,
+      &rnn_def,
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(defs); i++)
+    table[defs[i]->id] = defs[i];
+}

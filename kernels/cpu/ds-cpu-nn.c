@@ -1,4 +1,1234 @@
-/* ds-cpu-nn.c: (in progress) */
+/* ds-cpu-nn.c: CPU kernels of the neural-network family (float32).
+ *
+ * Matrix products go through ds_cpu_sgemm() (ds-cpu-gemm.h). The elementwise-style kernels
+ * (activations, normalisations, softmax, pooling) keep their inner loops simple and
+ * restrict-qualified over contiguous floats so GCC vectorises them, use the ds_vmath_*
+ * functions instead of libm, and split their outer loop across the pool once the work is
+ * over DS_CPU_PARALLEL_GRAIN elements. Parallel bodies never call BLAS.
+ *
+ * Every kernel computes in float32 and returns DS_STATUS_UNSUPPORTED for other float dtypes,
+ * except Dropout, which copies any dtype (its mask may be float16, float32 or float64). Index
+ * inputs take any of float32, float64, int8, uint8, int32, int64: Embedding's indices and
+ * softmax's lengths.
+ */
+/* GCC only turns `c ? a : b * s` into a vector select when evaluating `b * s` on every lane
+ * cannot raise an FP exception it would not otherwise raise; nothing here reads the FP
+ * exception flags, so let it. Before any include, so the inline math gets it too. */
+#pragma GCC optimize("no-trapping-math")
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "ds-cpu-gemm.h"
 #include "ds-cpu.h"
 
-void ds_cpu_nn_register(DsKernel *table) { (void)table; }
+static bool all_f32(const DsTensor *t, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (t[i].dtype != DS_DTYPE_FLOAT32)
+      return false;
+  return true;
+}
+
+/* Items per parallel chunk when each item costs `cost` elements of work. */
+static int64_t grain_for(int64_t cost)
+{
+  int64_t g = DS_CPU_PARALLEL_GRAIN / (cost > 0 ? cost : 1);
+  return g < 1 ? 1 : g;
+}
+
+/* Element i of an index-like tensor as a double (Embedding indices, softmax lengths). */
+static bool read_index(const DsTensor *t, int64_t i, double *out)
+{
+  switch (t->dtype) {
+  case DS_DTYPE_FLOAT32:
+    *out = ((const float *)t->data)[i];
+    return true;
+  case DS_DTYPE_FLOAT64:
+    *out = ((const double *)t->data)[i];
+    return true;
+  case DS_DTYPE_INT32:
+    *out = ((const int32_t *)t->data)[i];
+    return true;
+  case DS_DTYPE_INT64:
+    *out = (double)((const int64_t *)t->data)[i];
+    return true;
+  case DS_DTYPE_INT8:
+    *out = ((const int8_t *)t->data)[i];
+    return true;
+  case DS_DTYPE_UINT8:
+    *out = ((const uint8_t *)t->data)[i];
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool index_dtype_ok(DsDType d)
+{
+  return d == DS_DTYPE_FLOAT32 || d == DS_DTYPE_FLOAT64 || d == DS_DTYPE_INT32 ||
+         d == DS_DTYPE_INT64 || d == DS_DTYPE_INT8 || d == DS_DTYPE_UINT8;
+}
+
+/* Sum and max of n contiguous floats with eight independent lanes, which GCC turns into one
+ * vector accumulator (a single scalar accumulator would serialise on the add latency and not
+ * vectorise without -ffast-math). */
+static float sum_f32(const float *restrict x, int64_t n)
+{
+  float acc[8] = {0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++)
+      acc[j] += x[i + j];
+  float s = 0.0f;
+  for (; i < n; i++)
+    s += x[i];
+  return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+static float max_f32(const float *restrict x, int64_t n)
+{
+  float acc[8];
+  for (int j = 0; j < 8; j++)
+    acc[j] = -INFINITY;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++)
+      acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  float m = -INFINITY;
+  for (; i < n; i++)
+    m = x[i] > m ? x[i] : m;
+  for (int j = 0; j < 8; j++)
+    m = acc[j] > m ? acc[j] : m;
+  return m;
+}
+
+/* Sum of (x - mean)^2 over n floats, eight lanes. */
+static float sqdev_f32(const float *restrict x, int64_t n, float mean)
+{
+  float acc[8] = {0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) {
+      float d = x[i + j] - mean;
+      acc[j] += d * d;
+    }
+  float s = 0.0f;
+  for (; i < n; i++) {
+    float d = x[i] - mean;
+    s += d * d;
+  }
+  return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+/* Splits a shape at `axis` into (outer, len, inner). */
+static void split_axis(const DsTensor *t, int axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+  *outer = ds_shape_span(t->shape, 0, axis);
+  *len = t->shape[axis];
+  *inner = ds_shape_span(t->shape, axis + 1, t->ndim);
+}
+
+static bool normalise_axis(int axis, int ndim, int *out)
+{
+  int a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim)
+    return false;
+  *out = a;
+  return true;
+}
+
+static bool same_shape(const DsTensor *a, const DsTensor *b)
+{
+  if (a->ndim != b->ndim)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i])
+      return false;
+  return true;
+}
+
+/* --- FullyConnected, dot, batch_dot ------------------------------------------------------ */
+
+typedef struct {
+  const float *bias;
+  float *out;
+  int64_t cols;
+} BiasRowsJob;
+
+static void bias_rows(void *data, int64_t begin, int64_t end)
+{
+  const BiasRowsJob *job = data;
+  const int64_t cols = job->cols;
+  for (int64_t r = begin; r < end; r++) {
+    float *restrict y = job->out + r * cols;
+    const float *restrict b = job->bias;
+    for (int64_t j = 0; j < cols; j++)
+      y[j] = b[j];
+  }
+}
+
+static DsStatus fully_connected_run(const DsKernelCtx *ctx)
+{
+  const DsFullyConnectedParam *p = ctx->param;
+  int n_in = p->no_bias ? 2 : 3;
+  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
+  DsTensor *y = &ctx->outputs[0];
+  int64_t hidden = p->num_hidden;
+  int64_t rows = p->flatten ? (x->ndim > 0 ? x->shape[0] : 1)
+                            : ds_shape_span(x->shape, 0, x->ndim > 0 ? x->ndim - 1 : 0);
+  int64_t in_features = ds_tensor_numel(w) / hidden;
+  if (ds_tensor_numel(w) != hidden * in_features || ds_tensor_numel(x) != rows * in_features ||
+      ds_tensor_numel(y) != rows * hidden ||
+      (!p->no_bias && ds_tensor_numel(&ctx->inputs[2]) != hidden))
+    return DS_STATUS_INVALID_ARGUMENT;
+  float beta = 0.0f;
+  if (!p->no_bias) {
+    BiasRowsJob job = {ctx->inputs[2].data, y->data, hidden};
+    ds_parallel_for(ctx->pool, rows, grain_for(hidden), bias_rows, &job);
+    beta = 1.0f;
+  }
+  return ds_cpu_sgemm(false, true, rows, hidden, in_features, 1.0f, x->data, in_features, w->data,
+                      in_features, beta, y->data, hidden);
+}
+
+static DsStatus dot_run(const DsKernelCtx *ctx)
+{
+  const DsDotParam *p = ctx->param;
+  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  if (a->ndim < 1 || b->ndim < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* MXNet flattens: lhs to (prod(shape[:-1]), shape[-1]) or, transposed, contracts its first
+   * dim; rhs contracts its first dim or, transposed, its last. */
+  int64_t na = ds_tensor_numel(a), nb = ds_tensor_numel(b);
+  int64_t k = p->transpose_a ? a->shape[0] : a->shape[a->ndim - 1];
+  int64_t k2 = p->transpose_b ? b->shape[b->ndim - 1] : b->shape[0];
+  if (k != k2)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t m = k > 0 ? na / k : 0, n = k2 > 0 ? nb / k2 : 0;
+  if (k == 0) {
+    m = p->transpose_a ? ds_shape_span(a->shape, 1, a->ndim)
+                       : ds_shape_span(a->shape, 0, a->ndim - 1);
+    n = p->transpose_b ? ds_shape_span(b->shape, 0, b->ndim - 1)
+                       : ds_shape_span(b->shape, 1, b->ndim);
+  }
+  if (ds_tensor_numel(&ctx->outputs[0]) != m * n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return ds_cpu_sgemm(p->transpose_a, p->transpose_b, m, n, k, 1.0f, a->data,
+                      p->transpose_a ? m : k, b->data, p->transpose_b ? k : n, 0.0f,
+                      ctx->outputs[0].data, n);
+}
+
+static DsStatus batch_dot_run(const DsKernelCtx *ctx)
+{
+  const DsDotParam *p = ctx->param;
+  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  DsTensor *y = &ctx->outputs[0];
+  int nd = a->ndim;
+  if (nd < 3 || b->ndim != nd || y->ndim != nd)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t batch = ds_shape_span(a->shape, 0, nd - 2);
+  if (ds_shape_span(b->shape, 0, nd - 2) != batch)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t ar = a->shape[nd - 2], ac = a->shape[nd - 1];
+  int64_t br = b->shape[nd - 2], bc = b->shape[nd - 1];
+  int64_t m = p->transpose_a ? ac : ar, k = p->transpose_a ? ar : ac;
+  int64_t n = p->transpose_b ? br : bc, k2 = p->transpose_b ? bc : br;
+  if (k != k2 || y->shape[nd - 2] != m || y->shape[nd - 1] != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const float *pa = a->data, *pb = b->data;
+  float *py = y->data;
+  for (int64_t i = 0; i < batch; i++) {
+    DsStatus st = ds_cpu_sgemm(p->transpose_a, p->transpose_b, m, n, k, 1.0f, pa + i * ar * ac, ac,
+                               pb + i * br * bc, bc, 0.0f, py + i * m * n, n);
+    if (st != DS_STATUS_OK)
+      return st;
+  }
+  return DS_STATUS_OK;
+}
+
+/* --- Activation, LeakyReLU ------------------------------------------------------------- */
+
+typedef struct {
+  const float *x;
+  float *y;
+  int type;
+  float slope;
+} UnaryJob;
+
+static void activation_range(void *data, int64_t begin, int64_t end)
+{
+  const UnaryJob *job = data;
+  const float *restrict x = job->x + begin;
+  float *restrict y = job->y + begin;
+  int64_t n = end - begin;
+  switch ((DsActType)job->type) {
+  case DS_ACT_RELU:
+    /* MXNet's relu keeps NaN. */
+    for (int64_t i = 0; i < n; i++)
+      y[i] = (x[i] > 0.0f || x[i] != x[i]) ? x[i] : 0.0f;
+    break;
+  case DS_ACT_SIGMOID:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = ds_vmath_sigmoid(x[i]);
+    break;
+  case DS_ACT_TANH:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = ds_vmath_tanh(x[i]);
+    break;
+  case DS_ACT_SOFTRELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = ds_vmath_softrelu(x[i]);
+    break;
+  case DS_ACT_SOFTSIGN:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] / (1.0f + fabsf(x[i]));
+    break;
+  case DS_ACT_LOG_SIGMOID:
+    /* log(1 / (1 + exp(-x))) = -softrelu(-x). */
+    for (int64_t i = 0; i < n; i++)
+      y[i] = -ds_vmath_softrelu(-x[i]);
+    break;
+  case DS_ACT_MISH:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] * ds_vmath_tanh(ds_vmath_softrelu(x[i]));
+    break;
+  }
+}
+
+static DsStatus activation_run(const DsKernelCtx *ctx)
+{
+  const DsActivationParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(&ctx->inputs[0]);
+  if (ds_tensor_numel(&ctx->outputs[0]) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  UnaryJob job = {ctx->inputs[0].data, ctx->outputs[0].data, p->act_type, 0.0f};
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, activation_range, &job);
+  return DS_STATUS_OK;
+}
+
+#define SELU_ALPHA  1.6732632423543772848170429916717f
+#define SELU_LAMBDA 1.0507009873554804934193349852946f
+
+static void leaky_range(void *data, int64_t begin, int64_t end)
+{
+  const UnaryJob *job = data;
+  const float *restrict x = job->x + begin;
+  float *restrict y = job->y + begin;
+  int64_t n = end - begin;
+  const float slope = job->slope;
+  switch ((DsLeakyType)job->type) {
+  case DS_LEAKY_LEAKY:
+  case DS_LEAKY_RRELU:
+  case DS_LEAKY_PRELU: /* a scalar gamma */
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] > 0.0f ? x[i] : x[i] * slope;
+    break;
+  case DS_LEAKY_ELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] > 0.0f ? x[i] : slope * ds_vmath_expm1(x[i]);
+    break;
+  case DS_LEAKY_SELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = SELU_LAMBDA * (x[i] > 0.0f ? x[i] : SELU_ALPHA * ds_vmath_expm1(x[i]));
+    break;
+  case DS_LEAKY_GELU:
+    for (int64_t i = 0; i < n; i++)
+      y[i] = 0.5f * x[i] * (1.0f + ds_vmath_erf(x[i] * 0.70710678118654752f));
+    break;
+  }
+}
+
+typedef struct {
+  const float *x;
+  const float *gamma;
+  float *y;
+  int64_t channels, inner;
+} PreluJob;
+
+/* Rows r = (outer index, channel): y = x > 0 ? x : x * gamma[channel]. */
+static void prelu_rows(void *data, int64_t begin, int64_t end)
+{
+  const PreluJob *job = data;
+  const int64_t inner = job->inner;
+  for (int64_t r = begin; r < end; r++) {
+    const float g = job->gamma[r % job->channels];
+    const float *restrict x = job->x + r * inner;
+    float *restrict y = job->y + r * inner;
+    for (int64_t i = 0; i < inner; i++)
+      y[i] = x[i] > 0.0f ? x[i] : x[i] * g;
+  }
+}
+
+static DsStatus leaky_relu_run(const DsKernelCtx *ctx)
+{
+  const DsLeakyReLUParam *p = ctx->param;
+  int n_in = p->act_type == DS_LEAKY_PRELU ? 2 : 1;
+  int n_out = p->act_type == DS_LEAKY_RRELU ? 2 : 1;
+  if (ctx->n_inputs < n_in || ctx->n_outputs < n_out)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, n_out))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  int64_t n = ds_tensor_numel(x);
+  if (ds_tensor_numel(&ctx->outputs[0]) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  float slope = (float)p->slope;
+  if (p->act_type == DS_LEAKY_RRELU)
+    slope = (float)((p->lower_bound + p->upper_bound) / 2.0);
+  if (p->act_type == DS_LEAKY_PRELU) {
+    const DsTensor *gamma = &ctx->inputs[1];
+    int64_t ng = ds_tensor_numel(gamma);
+    if (ng == 1) {
+      slope = *(const float *)gamma->data;
+    } else {
+      /* MXNet lines a 1-D gamma up with axis 1 (channels), or axis 0 when axis 1 does not
+       * match (its expand_shape rule). */
+      int axis =
+          x->ndim >= 2 && x->shape[1] == ng ? 1 : (x->ndim >= 1 && x->shape[0] == ng ? 0 : -1);
+      if (axis < 0)
+        return DS_STATUS_INVALID_ARGUMENT;
+      PreluJob job = {x->data, gamma->data, ctx->outputs[0].data, ng,
+                      ds_shape_span(x->shape, axis + 1, x->ndim)};
+      int64_t rows = ds_shape_span(x->shape, 0, axis + 1);
+      ds_parallel_for(ctx->pool, rows, grain_for(job.inner), prelu_rows, &job);
+      return DS_STATUS_OK;
+    }
+  }
+  UnaryJob job = {x->data, ctx->outputs[0].data, p->act_type, slope};
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, leaky_range, &job);
+  if (p->act_type == DS_LEAKY_RRELU) /* the mask holds the slope used: the mean at inference */
+    ds_vmath_fill(ctx->outputs[1].data, ds_tensor_numel(&ctx->outputs[1]), slope);
+  return DS_STATUS_OK;
+}
+
+/* --- BatchNorm, LayerNorm ----------------------------------------------------------------- */
+
+typedef struct {
+  const float *x, *mean, *scale, *beta;
+  float *y;
+  int64_t channels, inner;
+} AffineJob;
+
+/* y = (x - mean[c]) * scale[c] + beta[c] over rows r = (outer, c) of `inner` floats. */
+static void affine_planes(void *data, int64_t begin, int64_t end)
+{
+  const AffineJob *job = data;
+  const int64_t inner = job->inner;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t c = r % job->channels;
+    const float m = job->mean[c], s = job->scale[c], b = job->beta[c];
+    const float *restrict x = job->x + r * inner;
+    float *restrict y = job->y + r * inner;
+    for (int64_t i = 0; i < inner; i++)
+      y[i] = (x[i] - m) * s + b;
+  }
+}
+
+/* The same with the channel as the innermost dim: rows of `channels` floats. */
+static void affine_rows(void *data, int64_t begin, int64_t end)
+{
+  const AffineJob *job = data;
+  const float *restrict m = job->mean, *restrict s = job->scale, *restrict b = job->beta;
+  const int64_t channels = job->channels;
+  for (int64_t r = begin; r < end; r++) {
+    const float *restrict x = job->x + r * channels;
+    float *restrict y = job->y + r * channels;
+    for (int64_t c = 0; c < channels; c++)
+      y[c] = (x[c] - m[c]) * s[c] + b[c];
+  }
+}
+
+static size_t batch_norm_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                   const DsTensor *outputs, int n_outputs)
+{
+  const DsBatchNormParam *p = param;
+  int axis;
+  if (n_inputs < 1 || !normalise_axis(p->axis, inputs[0].ndim, &axis))
+    return 0;
+  return (size_t)inputs[0].shape[axis] * sizeof(float);
+}
+
+static DsStatus batch_norm_run(const DsKernelCtx *ctx)
+{
+  const DsBatchNormParam *p = ctx->param;
+  if (ctx->n_inputs < 5 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
+  if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, n_out))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  int axis;
+  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t outer, channels, inner;
+  split_axis(x, axis, &outer, &channels, &inner);
+  for (int i = 1; i < 5; i++)
+    if (ds_tensor_numel(&ctx->inputs[i]) != channels)
+      return DS_STATUS_INVALID_ARGUMENT;
+  if (channels > 0 && ctx->workspace == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const float *gamma = ctx->inputs[1].data, *mean = ctx->inputs[3].data, *var = ctx->inputs[4].data;
+  float *scale = ctx->workspace;
+  /* Inference normalises with the moving statistics, whatever use_global_stats says. */
+  for (int64_t c = 0; c < channels; c++) {
+    float g = p->fix_gamma ? 1.0f : gamma[c];
+    scale[c] = g / sqrtf(var[c] + (float)p->eps);
+  }
+  AffineJob job = {x->data,  mean, scale, ctx->inputs[2].data, ctx->outputs[0].data,
+                   channels, inner};
+  if (inner == 1)
+    ds_parallel_for(ctx->pool, outer, grain_for(channels), affine_rows, &job);
+  else
+    ds_parallel_for(ctx->pool, outer * channels, grain_for(inner), affine_planes, &job);
+  /* The hidden mean and var outputs report the statistics used: the moving ones. */
+  for (int i = 1; i < n_out; i++) {
+    if (ds_tensor_numel(&ctx->outputs[i]) != channels)
+      return DS_STATUS_INVALID_ARGUMENT;
+    memcpy(ctx->outputs[i].data, ctx->inputs[i + 2].data, (size_t)channels * sizeof(float));
+  }
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  const float *x, *gamma, *beta;
+  float *y, *mean, *std;
+  int64_t len, inner;
+  float eps;
+} LayerNormJob;
+
+/* Normalises rows of `len` contiguous floats (axis is the last dim). */
+static void layer_norm_rows(void *data, int64_t begin, int64_t end)
+{
+  const LayerNormJob *job = data;
+  const int64_t len = job->len;
+  const float *restrict g = job->gamma, *restrict b = job->beta;
+  for (int64_t r = begin; r < end; r++) {
+    const float *restrict x = job->x + r * len;
+    float *restrict y = job->y + r * len;
+    float mean = sum_f32(x, len) / (float)len;
+    float var = sqdev_f32(x, len, mean) / (float)len;
+    float std = sqrtf(var + job->eps);
+    float rstd = 1.0f / std;
+    for (int64_t i = 0; i < len; i++)
+      y[i] = (x[i] - mean) * rstd * g[i] + b[i];
+    if (job->mean != NULL)
+      job->mean[r] = mean;
+    if (job->std != NULL)
+      job->std[r] = std;
+  }
+}
+
+#define LN_BLOCK 64
+
+/* The axis is not last: outer index o, block of `inner` positions; statistics run down the
+ * axis with the inner positions as vector lanes. */
+static void layer_norm_strided(void *data, int64_t begin, int64_t end)
+{
+  const LayerNormJob *job = data;
+  const int64_t len = job->len, inner = job->inner;
+  const int64_t blocks = (inner + LN_BLOCK - 1) / LN_BLOCK;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t o = t / blocks, i0 = (t % blocks) * LN_BLOCK;
+    int64_t nb = inner - i0 < LN_BLOCK ? inner - i0 : LN_BLOCK;
+    const float *x = job->x + o * len * inner + i0;
+    float *y = job->y + o * len * inner + i0;
+    float mean[LN_BLOCK], rstd[LN_BLOCK], std[LN_BLOCK];
+    for (int64_t i = 0; i < nb; i++)
+      mean[i] = 0.0f;
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      for (int64_t i = 0; i < nb; i++)
+        mean[i] += row[i];
+    }
+    for (int64_t i = 0; i < nb; i++) {
+      mean[i] /= (float)len;
+      rstd[i] = 0.0f;
+    }
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      for (int64_t i = 0; i < nb; i++) {
+        float d = row[i] - mean[i];
+        rstd[i] += d * d;
+      }
+    }
+    for (int64_t i = 0; i < nb; i++) {
+      std[i] = sqrtf(rstd[i] / (float)len + job->eps);
+      rstd[i] = 1.0f / std[i];
+    }
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      float *restrict out = y + k * inner;
+      const float gk = job->gamma[k], bk = job->beta[k];
+      for (int64_t i = 0; i < nb; i++)
+        out[i] = (row[i] - mean[i]) * rstd[i] * gk + bk;
+    }
+    for (int64_t i = 0; i < nb; i++) {
+      if (job->mean != NULL)
+        job->mean[o * inner + i0 + i] = mean[i];
+      if (job->std != NULL)
+        job->std[o * inner + i0 + i] = std[i];
+    }
+  }
+}
+
+static DsStatus layer_norm_run(const DsKernelCtx *ctx)
+{
+  const DsLayerNormParam *p = ctx->param;
+  if (ctx->n_inputs < 3 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
+  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, n_out))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  int axis;
+  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t outer, len, inner;
+  split_axis(x, axis, &outer, &len, &inner);
+  if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int i = 1; i < n_out; i++)
+    if (ds_tensor_numel(&ctx->outputs[i]) != outer * inner)
+      return DS_STATUS_INVALID_ARGUMENT;
+  if (len == 0)
+    return DS_STATUS_OK;
+  LayerNormJob job = {x->data,
+                      ctx->inputs[1].data,
+                      ctx->inputs[2].data,
+                      ctx->outputs[0].data,
+                      n_out > 1 ? ctx->outputs[1].data : NULL,
+                      n_out > 2 ? ctx->outputs[2].data : NULL,
+                      len,
+                      inner,
+                      (float)p->eps};
+  if (inner == 1) {
+    ds_parallel_for(ctx->pool, outer, grain_for(len), layer_norm_rows, &job);
+  } else {
+    int64_t blocks = (inner + LN_BLOCK - 1) / LN_BLOCK;
+    ds_parallel_for(ctx->pool, outer * blocks, grain_for(len * LN_BLOCK), layer_norm_strided, &job);
+  }
+  return DS_STATUS_OK;
+}
+
+/* --- Pooling ------------------------------------------------------------------------------ */
+
+typedef struct {
+  const float *x;
+  float *y;
+  int64_t in[3], out[3], kernel[3], stride[3], pad[3];
+  int64_t in_plane, out_plane;
+  DsPoolType type;
+  int p_value;
+  bool count_include_pad;
+} PoolJob;
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* MXNet's divisor for one dim of an avg window starting at `start`: the window clipped to the
+ * padded input when padding counts, to the input itself otherwise. Can be <= 0 for a window
+ * past the end (the "full" convention), as in MXNet. */
+static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad, bool with_pad)
+{
+  int64_t end = MIN(start + k, size + pad);
+  if (with_pad)
+    return end - start;
+  return MIN(end, size) - MAX(start, 0);
+}
+
+/* Folds one input element into an accumulator: max, or a sum of x, x^2 or x^3 (lp). */
+#define POOL_FOLD(type, p, acc, v)                                                                 \
+  ((type) == DS_POOL_MAX ? ((v) > (acc) ? (v) : (acc))                                             \
+   : (p) == 2            ? (acc) + (v) * (v)                                                       \
+   : (p) == 3            ? (acc) + (v) * (v) * (v)                                                 \
+                         : (acc) + (v))
+
+/* Scratch floats for one vertically reduced input row segment (on the worker's stack). */
+#define POOL_SCRATCH 2048
+
+/* The last pass over an output row: avg divides by MXNet's window size, lp takes the root. */
+static void pool_finish_row(const PoolJob *job, float *restrict acc, int64_t od, int64_t oh)
+{
+  const int64_t ow_n = job->out[2], sw = job->stride[2];
+  if (job->type == DS_POOL_AVG) {
+    int64_t dh = pool_extent(od * job->stride[0] - job->pad[0], job->kernel[0], job->in[0],
+                             job->pad[0], job->count_include_pad) *
+                 pool_extent(oh * job->stride[1] - job->pad[1], job->kernel[1], job->in[1],
+                             job->pad[1], job->count_include_pad);
+    for (int64_t ow = 0; ow < ow_n; ow++) {
+      int64_t dw = pool_extent(ow * sw - job->pad[2], job->kernel[2], job->in[2], job->pad[2],
+                               job->count_include_pad);
+      acc[ow] = acc[ow] / (float)(dh * dw);
+    }
+  } else if (job->type == DS_POOL_LP && job->p_value == 2) {
+    for (int64_t ow = 0; ow < ow_n; ow++)
+      acc[ow] = sqrtf(acc[ow]);
+  } else if (job->type == DS_POOL_LP && job->p_value == 3) {
+    for (int64_t ow = 0; ow < ow_n; ow++)
+      acc[ow] = cbrtf(acc[ow]);
+  }
+}
+
+/* One output row (fixed od, oh) of one plane. Max, sum and the lp sums are separable, so the
+ * window reduces in two vectorised passes: down the valid (kd, kh) input rows into a scratch
+ * row (contiguous loads), then across kw with the stride. Output columns go in chunks whose
+ * input span fits the scratch row. Windows clip to the input as MXNet's pool.h clips them. */
+static void pool_row(const PoolJob *job, const float *plane, float *restrict acc, int64_t od,
+                     int64_t oh)
+{
+  const int64_t ow_n = job->out[2], w_n = job->in[2], sw = job->stride[2];
+  const int64_t kw_n = job->kernel[2], pw = job->pad[2];
+  const DsPoolType type = job->type;
+  const int pv = job->type == DS_POOL_LP ? job->p_value : 1;
+  const float init = type == DS_POOL_MAX ? -FLT_MAX : 0.0f;
+  const float *rows[POOL_SCRATCH / 8];
+  int n_rows = 0;
+  for (int64_t kd = 0; kd < job->kernel[0]; kd++) {
+    int64_t id = od * job->stride[0] - job->pad[0] + kd;
+    if (id < 0 || id >= job->in[0])
+      continue;
+    for (int64_t kh = 0; kh < job->kernel[1]; kh++) {
+      int64_t ih = oh * job->stride[1] - job->pad[1] + kh;
+      if (ih >= 0 && ih < job->in[1])
+        rows[n_rows++] = plane + (id * job->in[1] + ih) * w_n;
+    }
+  }
+  float v[POOL_SCRATCH];
+  /* Outputs per chunk: (chunk - 1) * sw + kw_n input columns must fit the scratch row. */
+  const int64_t chunk = (POOL_SCRATCH - kw_n) / sw + 1;
+  for (int64_t c0 = 0; c0 < ow_n; c0 += chunk) {
+    int64_t c1 = MIN(ow_n, c0 + chunk);
+    int64_t lo = MAX(0, c0 * sw - pw), hi = MIN(w_n, (c1 - 1) * sw - pw + kw_n);
+    int64_t span = MAX(hi - lo, 0);
+    float *restrict vr = v;
+    for (int64_t i = 0; i < span; i++)
+      vr[i] = init;
+    for (int r = 0; r < n_rows; r++) {
+      const float *restrict x = rows[r] + lo;
+      if (type == DS_POOL_MAX) {
+        for (int64_t i = 0; i < span; i++)
+          vr[i] = x[i] > vr[i] ? x[i] : vr[i];
+      } else if (pv == 2) {
+        for (int64_t i = 0; i < span; i++)
+          vr[i] += x[i] * x[i];
+      } else if (pv == 3) {
+        for (int64_t i = 0; i < span; i++)
+          vr[i] += x[i] * x[i] * x[i];
+      } else {
+        for (int64_t i = 0; i < span; i++)
+          vr[i] += x[i];
+      }
+    }
+    for (int64_t ow = c0; ow < c1; ow++)
+      acc[ow] = init;
+    for (int64_t kw = 0; kw < kw_n; kw++) {
+      /* Output columns whose input column ow * sw - pw + kw lies in [lo, hi). */
+      int64_t off = kw - pw - lo;
+      int64_t a = clamp64(ceil_div(-off, sw), c0, c1), b = clamp64(ceil_div(span - off, sw), a, c1);
+      /* Constant strides for the common cases: GCC vectorises those with shuffles, a
+       * variable stride only with slow gathers. */
+      const float *restrict vv = vr + a * sw + off; /* in the row by the choice of a */
+      float *restrict ac = acc + a;
+      const int64_t m = b - a;
+      if (type == DS_POOL_MAX && sw == 1) {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] = vv[j] > ac[j] ? vv[j] : ac[j];
+      } else if (type == DS_POOL_MAX && sw == 2) {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] = vv[2 * j] > ac[j] ? vv[2 * j] : ac[j];
+      } else if (type == DS_POOL_MAX) {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] = vv[j * sw] > ac[j] ? vv[j * sw] : ac[j];
+      } else if (sw == 1) {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] += vv[j];
+      } else if (sw == 2) {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] += vv[2 * j];
+      } else {
+        for (int64_t j = 0; j < m; j++)
+          ac[j] += vv[j * sw];
+      }
+    }
+  }
+  pool_finish_row(job, acc, od, oh);
+}
+
+/* Kernels wider than the scratch row fold every element of every window directly. */
+static void pool_row_direct(const PoolJob *job, const float *plane, float *restrict acc, int64_t od,
+                            int64_t oh)
+{
+  const int64_t ow_n = job->out[2];
+  const int pv = job->type == DS_POOL_LP ? job->p_value : 1;
+  for (int64_t ow = 0; ow < ow_n; ow++) {
+    float a = job->type == DS_POOL_MAX ? -FLT_MAX : 0.0f;
+    for (int64_t kd = 0; kd < job->kernel[0]; kd++) {
+      int64_t id = od * job->stride[0] - job->pad[0] + kd;
+      for (int64_t kh = 0; kh < job->kernel[1]; kh++) {
+        int64_t ih = oh * job->stride[1] - job->pad[1] + kh;
+        if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1])
+          continue;
+        const float *row = plane + (id * job->in[1] + ih) * job->in[2];
+        int64_t w0 = ow * job->stride[2] - job->pad[2];
+        for (int64_t iw = MAX(w0, 0); iw < MIN(w0 + job->kernel[2], job->in[2]); iw++)
+          a = POOL_FOLD(job->type, pv, a, row[iw]);
+      }
+    }
+    acc[ow] = a;
+  }
+  pool_finish_row(job, acc, od, oh);
+}
+
+static void pool_planes(void *data, int64_t begin, int64_t end)
+{
+  const PoolJob *job = data;
+  /* The separable path keeps row pointers and a scratch row on the stack. */
+  bool direct =
+      job->kernel[2] > POOL_SCRATCH / 2 || job->kernel[0] * job->kernel[1] > POOL_SCRATCH / 8;
+  for (int64_t pl = begin; pl < end; pl++) {
+    const float *plane = job->x + pl * job->in_plane;
+    float *out = job->y + pl * job->out_plane;
+    for (int64_t od = 0; od < job->out[0]; od++)
+      for (int64_t oh = 0; oh < job->out[1]; oh++) {
+        float *row = out + (od * job->out[1] + oh) * job->out[2];
+        if (direct)
+          pool_row_direct(job, plane, row, od, oh);
+        else
+          pool_row(job, plane, row, od, oh);
+      }
+  }
+}
+
+/* Global pooling: one reduction per contiguous plane. */
+static void pool_global_planes(void *data, int64_t begin, int64_t end)
+{
+  const PoolJob *job = data;
+  const int64_t n = job->in_plane;
+  for (int64_t pl = begin; pl < end; pl++) {
+    const float *restrict x = job->x + pl * n;
+    float r;
+    switch (job->type) {
+    case DS_POOL_MAX:
+      r = n > 0 ? max_f32(x, n) : -FLT_MAX;
+      r = r < -FLT_MAX ? -FLT_MAX : r; /* MXNet starts from the lowest finite float */
+      break;
+    case DS_POOL_AVG:
+      r = sum_f32(x, n) / (float)n;
+      break;
+    case DS_POOL_LP:
+      if (job->p_value == 2) {
+        float acc[8] = {0};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+          for (int j = 0; j < 8; j++)
+            acc[j] += x[i + j] * x[i + j];
+        float s = 0.0f;
+        for (; i < n; i++)
+          s += x[i] * x[i];
+        for (int j = 0; j < 8; j++)
+          s += acc[j];
+        r = sqrtf(s);
+        break;
+      } else if (job->p_value == 3) {
+        float s = 0.0f;
+        for (int64_t i = 0; i < n; i++)
+          s += x[i] * x[i] * x[i];
+        r = cbrtf(s);
+        break;
+      }
+      r = sum_f32(x, n);
+      break;
+    default:
+      r = sum_f32(x, n);
+      break;
+    }
+    job->y[pl] = r;
+  }
+}
+
+static DsStatus pooling_run(const DsKernelCtx *ctx)
+{
+  const DsPoolingParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0];
+  int nd = x->ndim, ns = nd - 2;
+  if (nd < 3 || nd > 5 || y->ndim != nd || (!p->global_pool && p->n_spatial != ns) ||
+      y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
+    return DS_STATUS_INVALID_ARGUMENT;
+  PoolJob job = {.x = x->data,
+                 .y = y->data,
+                 .type = p->pool_type,
+                 .p_value = p->pool_type == DS_POOL_LP ? p->p_value : 1,
+                 .count_include_pad = p->count_include_pad,
+                 .in_plane = 1,
+                 .out_plane = 1};
+  for (int i = 0; i < 3; i++) {
+    int s = i - (3 - ns);
+    job.in[i] = s >= 0 ? x->shape[2 + s] : 1;
+    job.out[i] = s >= 0 ? y->shape[2 + s] : 1;
+    if (p->global_pool) { /* the whole plane, stride 1, no padding */
+      job.kernel[i] = job.in[i];
+      job.stride[i] = 1;
+      job.pad[i] = 0;
+    } else {
+      job.kernel[i] = s >= 0 ? p->kernel[s] : 1;
+      job.stride[i] = s >= 0 ? p->stride[s] : 1;
+      job.pad[i] = s >= 0 ? p->pad[s] : 0;
+    }
+    job.in_plane *= job.in[i];
+    job.out_plane *= job.out[i];
+    if (p->global_pool && job.out[i] != 1)
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  if (job.p_value < 1 || job.p_value > 3)
+    return DS_STATUS_UNSUPPORTED;
+  int64_t planes = x->shape[0] * x->shape[1];
+  if (p->global_pool) {
+    ds_parallel_for(ctx->pool, planes, grain_for(job.in_plane), pool_global_planes, &job);
+  } else {
+    int64_t cost = job.out_plane * job.kernel[0] * job.kernel[1] * job.kernel[2];
+    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.in_plane)), pool_planes, &job);
+  }
+  return DS_STATUS_OK;
+}
+
+/* --- softmax, log_softmax, SoftmaxOutput ------------------------------------------------- */
+
+typedef struct {
+  const float *x;
+  float *y;
+  int64_t outer, len, inner;
+  float temperature;
+  bool log;
+  const DsTensor *length; /* NULL: every row is `len` long */
+} SoftmaxJob;
+
+/* Valid length of row `i`: MXNet reads it as an integer; we clamp it to [0, len] so that a
+ * bad length cannot read or write outside the row. */
+static int64_t softmax_row_len(const SoftmaxJob *job, int64_t i)
+{
+  if (job->length == NULL)
+    return job->len;
+  double v = 0.0;
+  read_index(job->length, i, &v);
+  if (!(v > 0.0))
+    return 0;
+  return v >= (double)job->len ? job->len : (int64_t)v;
+}
+
+static void softmax_rows(void *data, int64_t begin, int64_t end)
+{
+  const SoftmaxJob *job = data;
+  const float t = job->temperature;
+  const int64_t len = job->len;
+  for (int64_t r = begin; r < end; r++) {
+    const float *restrict x = job->x + r * len;
+    float *restrict y = job->y + r * len;
+    int64_t n = softmax_row_len(job, r);
+    float m = max_f32(x, n);
+    if (t == 1.0f) {
+      for (int64_t i = 0; i < n; i++)
+        y[i] = ds_vmath_exp(x[i] - m);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        y[i] = ds_vmath_exp((x[i] - m) / t);
+    }
+    float s = sum_f32(y, n);
+    if (job->log) {
+      float ls = logf(s);
+      for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - m) / t - ls;
+    } else {
+      float inv = 1.0f / s;
+      for (int64_t i = 0; i < n; i++)
+        y[i] *= inv;
+    }
+    for (int64_t i = n; i < len; i++)
+      y[i] = 0.0f;
+  }
+}
+
+#define SM_BLOCK 64
+
+/* Softmax along a non-last axis: outer index o and a block of inner positions as lanes. */
+static void softmax_strided(void *data, int64_t begin, int64_t end)
+{
+  const SoftmaxJob *job = data;
+  const int64_t len = job->len, inner = job->inner;
+  const int64_t blocks = (inner + SM_BLOCK - 1) / SM_BLOCK;
+  const float t = job->temperature;
+  for (int64_t task = begin; task < end; task++) {
+    int64_t o = task / blocks, i0 = (task % blocks) * SM_BLOCK;
+    int64_t nb = inner - i0 < SM_BLOCK ? inner - i0 : SM_BLOCK;
+    const float *x = job->x + o * len * inner + i0;
+    float *y = job->y + o * len * inner + i0;
+    float m[SM_BLOCK], s[SM_BLOCK];
+    int64_t n[SM_BLOCK];
+    for (int64_t i = 0; i < nb; i++) {
+      m[i] = -INFINITY;
+      s[i] = 0.0f;
+      n[i] = softmax_row_len(job, o * inner + i0 + i);
+    }
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      for (int64_t i = 0; i < nb; i++)
+        m[i] = (k < n[i] && row[i] > m[i]) ? row[i] : m[i];
+    }
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      float *restrict out = y + k * inner;
+      for (int64_t i = 0; i < nb; i++) {
+        float e = ds_vmath_exp((row[i] - m[i]) / t);
+        e = k < n[i] ? e : 0.0f;
+        out[i] = e;
+        s[i] += e;
+      }
+    }
+    for (int64_t i = 0; i < nb; i++)
+      s[i] = job->log ? logf(s[i]) : 1.0f / s[i];
+    for (int64_t k = 0; k < len; k++) {
+      const float *restrict row = x + k * inner;
+      float *restrict out = y + k * inner;
+      if (job->log) {
+        for (int64_t i = 0; i < nb; i++)
+          out[i] = k < n[i] ? (row[i] - m[i]) / t - s[i] : 0.0f;
+      } else {
+        for (int64_t i = 0; i < nb; i++)
+          out[i] = k < n[i] ? out[i] * s[i] : 0.0f;
+      }
+    }
+  }
+}
+
+static void softmax_dispatch(const DsKernelCtx *ctx, SoftmaxJob *job)
+{
+  if (job->len == 0)
+    return;
+  if (job->inner == 1) {
+    ds_parallel_for(ctx->pool, job->outer, grain_for(job->len), softmax_rows, job);
+  } else {
+    int64_t blocks = (job->inner + SM_BLOCK - 1) / SM_BLOCK;
+    ds_parallel_for(ctx->pool, job->outer * blocks, grain_for(job->len * SM_BLOCK), softmax_strided,
+                    job);
+  }
+}
+
+static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
+{
+  const DsSoftmaxParam *p = ctx->param;
+  int n_in = p->use_length ? 2 : 1;
+  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  int axis;
+  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 0, (float)p->temperature, log, NULL};
+  split_axis(x, axis, &job.outer, &job.len, &job.inner);
+  if (p->use_length) {
+    job.length = &ctx->inputs[1];
+    if (!index_dtype_ok(job.length->dtype))
+      return DS_STATUS_UNSUPPORTED;
+    if (ds_tensor_numel(job.length) != job.outer * job.inner)
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  softmax_dispatch(ctx, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus softmax_run(const DsKernelCtx *ctx)
+{
+  return softmax_common(ctx, false);
+}
+static DsStatus log_softmax_run(const DsKernelCtx *ctx)
+{
+  return softmax_common(ctx, true);
+}
+
+static DsStatus softmax_output_run(const DsKernelCtx *ctx)
+{
+  const DsSoftmaxOutputParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  if (x->ndim < 1 || !same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* The label (input 1) only matters for the gradient. */
+  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 1, 1.0f, false, NULL};
+  int64_t numel = ds_tensor_numel(x);
+  if (p->multi_output) { /* softmax over axis 1 of (n, k, rest) */
+    if (x->ndim < 2)
+      return DS_STATUS_INVALID_ARGUMENT;
+    split_axis(x, 1, &job.outer, &job.len, &job.inner);
+  } else if (p->preserve_shape) { /* over the last axis */
+    split_axis(x, x->ndim - 1, &job.outer, &job.len, &job.inner);
+  } else { /* over everything but the first axis */
+    job.outer = x->shape[0];
+    job.len = job.outer > 0 ? numel / job.outer : 0;
+  }
+  softmax_dispatch(ctx, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- Dropout, Embedding ------------------------------------------------------------------- */
+
+typedef struct {
+  const char *src;
+  char *dst;
+  int64_t bytes;
+} CopyJob;
+
+#define COPY_CHUNK 65536
+
+/* Copies chunks [begin, end) of COPY_CHUNK bytes. */
+static void copy_chunks(void *data, int64_t begin, int64_t end)
+{
+  const CopyJob *job = data;
+  int64_t from = begin * COPY_CHUNK, to = MIN(end * COPY_CHUNK, job->bytes);
+  memcpy(job->dst + from, job->src + from, (size_t)(to - from));
+}
+
+typedef struct {
+  float *y;
+  float value;
+} FillJob;
+
+static void fill_range(void *data, int64_t begin, int64_t end)
+{
+  const FillJob *job = data;
+  ds_vmath_fill(job->y + begin, end - begin, job->value);
+}
+
+static DsStatus dropout_run(const DsKernelCtx *ctx)
+{
+  const DsDropoutParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* mode='always' drops at random even at inference: not reproducible, not supported. */
+  if (p->mode == DS_DROPOUT_ALWAYS && p->p > 0.0)
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0];
+  if (!same_shape(x, y) || x->dtype != y->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (y->data != x->data) {
+    /* Large copies split across threads (a 384x384 attention map per head in BERT). */
+    CopyJob copy = {x->data, y->data, (int64_t)ds_tensor_nbytes(x)};
+    ds_parallel_for(ctx->pool, (copy.bytes + COPY_CHUNK - 1) / COPY_CHUNK,
+                    DS_CPU_PARALLEL_GRAIN * (int64_t)sizeof(float) / COPY_CHUNK, copy_chunks,
+                    &copy);
+  }
+  /* MXNet leaves the mask unwritten at inference; we fill it with 1, the scale that makes
+   * output = data * mask hold, as it does for a training mask. */
+  if (ctx->n_outputs >= 2) {
+    DsTensor *mask = &ctx->outputs[1];
+    int64_t n = ds_tensor_numel(mask);
+    switch (mask->dtype) {
+    case DS_DTYPE_FLOAT32: {
+      FillJob fill = {mask->data, 1.0f};
+      ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, fill_range, &fill);
+      break;
+    }
+    case DS_DTYPE_FLOAT64:
+      for (int64_t i = 0; i < n; i++)
+        ((double *)mask->data)[i] = 1.0;
+      break;
+    case DS_DTYPE_FLOAT16: /* 1.0 in IEEE half precision */
+      for (int64_t i = 0; i < n; i++)
+        ((uint16_t *)mask->data)[i] = 0x3c00;
+      break;
+    default:
+      return DS_STATUS_UNSUPPORTED;
+    }
+  }
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  const DsTensor *indices;
+  const float *weight;
+  float *out;
+  int64_t input_dim, output_dim;
+} EmbeddingJob;
+
+static void embedding_rows(void *data, int64_t begin, int64_t end)
+{
+  const EmbeddingJob *job = data;
+  for (int64_t i = begin; i < end; i++) {
+    double v = 0.0;
+    read_index(job->indices, i, &v);
+    /* MXNet's Embedding truncates the index to an integer and clips it to [0, input_dim). */
+    int64_t row = !(v > 0.0) ? 0 : v >= (double)job->input_dim ? job->input_dim - 1 : (int64_t)v;
+    memcpy(job->out + i * job->output_dim, job->weight + row * job->output_dim,
+           (size_t)job->output_dim * sizeof(float));
+  }
+}
+
+static DsStatus embedding_run(const DsKernelCtx *ctx)
+{
+  const DsEmbeddingParam *p = ctx->param;
+  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *idx = &ctx->inputs[0], *w = &ctx->inputs[1];
+  DsTensor *y = &ctx->outputs[0];
+  if (w->dtype != DS_DTYPE_FLOAT32 || y->dtype != DS_DTYPE_FLOAT32 || !index_dtype_ok(idx->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(idx);
+  if (ds_tensor_numel(w) != p->input_dim * p->output_dim ||
+      ds_tensor_numel(y) != n * p->output_dim || (p->input_dim == 0 && n > 0))
+    return DS_STATUS_INVALID_ARGUMENT;
+  EmbeddingJob job = {idx, w->data, y->data, p->input_dim, p->output_dim};
+  ds_parallel_for(ctx->pool, n, grain_for(p->output_dim), embedding_rows, &job);
+  return DS_STATUS_OK;
+}
+
+void ds_cpu_nn_register(DsKernel *table)
+{
+  table[DS_OP_CONVOLUTION] = ds_cpu_convolution_kernel;
+  table[DS_OP_POOLING] = (DsKernel){pooling_run, NULL};
+  table[DS_OP_FULLY_CONNECTED] = (DsKernel){fully_connected_run, NULL};
+  table[DS_OP_BATCH_NORM] = (DsKernel){batch_norm_run, batch_norm_workspace};
+  table[DS_OP_LAYER_NORM] = (DsKernel){layer_norm_run, NULL};
+  table[DS_OP_ACTIVATION] = (DsKernel){activation_run, NULL};
+  table[DS_OP_LEAKY_RELU] = (DsKernel){leaky_relu_run, NULL};
+  table[DS_OP_SOFTMAX] = (DsKernel){softmax_run, NULL};
+  table[DS_OP_LOG_SOFTMAX] = (DsKernel){log_softmax_run, NULL};
+  table[DS_OP_SOFTMAX_OUTPUT] = (DsKernel){softmax_output_run, NULL};
+  table[DS_OP_DROPOUT] = (DsKernel){dropout_run, NULL};
+  table[DS_OP_EMBEDDING] = (DsKernel){embedding_run, NULL};
+  table[DS_OP_DOT] = (DsKernel){dot_run, NULL};
+  table[DS_OP_BATCH_DOT] = (DsKernel){batch_dot_run, NULL};
+  table[DS_OP_RNN] = ds_cpu_rnn_kernel;
+}

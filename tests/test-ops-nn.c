@@ -1,0 +1,1780 @@
+/* test-ops-nn.c: the neural-network op family: attribute parsing and defaults, shape and dtype
+ * rules (backward-filled weights and states included), the attribute spellings of the real
+ * models, and the CPU kernels (looked up through the backend's table) against independent
+ * double-precision reference loops on random data. */
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ds-config.h"
+#include "ds-cpu-gemm.h"
+#include "ds-cpu.h"
+#include "ds-error.h"
+#include "ds-op.h"
+
+static DsThreadPool *pool;
+static GRand *rng;
+
+/* ---- nodes, shapes ---------------------------------------------------------------------- */
+
+static DsNode *node_v(DsGraph *g, const char *op_name, GError **error, va_list args)
+{
+  DsNode *n = ds_graph_add_node(g, "layer0", op_name);
+  n->op = ds_op_lookup(op_name);
+  g_assert_nonnull(n->op);
+  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
+    ds_node_add_attr(n, key, va_arg(args, const char *));
+  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
+  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
+    return NULL;
+  n->n_inputs = (guint)n->op->num_inputs(n->param);
+  n->n_outputs = (guint)n->op->num_outputs(n->param);
+  return n;
+}
+
+/* A parsed node of `op_name` with attributes as key, value pairs ending in NULL. */
+static DsNode *node_new(DsGraph *g, const char *op_name, ...)
+{
+  va_list args;
+  va_start(args, op_name);
+  GError *error = NULL;
+  DsNode *n = node_v(g, op_name, &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  return n;
+}
+
+/* Asserts that parsing fails with `code` and a message naming the node and containing
+ * `needle`. */
+static void parse_fails(int code, const char *needle, const char *op_name, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, op_name);
+  GError *error = NULL;
+  DsNode *n = node_v(g, op_name, &error, args);
+  va_end(args);
+  g_assert_null(n);
+  g_assert_error(error, DS_ERROR, code);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "'layer0'"));
+  g_assert_nonnull(strstr(error->message, needle));
+  g_error_free(error);
+}
+
+/* "(2, ?, 3)" -> shape; "?" -> unknown rank. */
+static DsShape shp(const char *text)
+{
+  if (strcmp(text, "?") == 0)
+    return DS_SHAPE_UNKNOWN;
+  DsShape s = {.ndim = 0};
+  for (const char *p = text; *p != '\0';) {
+    if (*p == '?') {
+      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
+      p++;
+    } else if (g_ascii_isdigit(*p)) {
+      char *end;
+      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
+      p = end;
+    } else {
+      p++;
+    }
+  }
+  return s;
+}
+
+static void assert_shape(const DsShape *s, const char *want)
+{
+  g_autofree char *got = ds_shape_to_string(s);
+  g_assert_cmpstr(got, ==, want);
+}
+
+/* Runs the node's shape function on shapes given as strings (NULL-terminated inputs, then
+ * outputs count from the op). Results land in in/out. */
+static gboolean infer(DsNode *n, DsShape *in, DsShape *out, GError **error)
+{
+  DsShapeCtx *ctx = ds_shape_ctx_new();
+  ds_shape_ctx_set_node(ctx, n);
+  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, error);
+  ds_shape_ctx_free(ctx);
+  return ok;
+}
+
+/* Infers with inputs given as strings; returns the filled shapes. */
+static void infer_ok(DsNode *n, const char *const *ins, DsShape *in, DsShape *out)
+{
+  for (guint i = 0; i < n->n_inputs; i++)
+    in[i] = shp(ins[i]);
+  for (guint i = 0; i < n->n_outputs; i++)
+    out[i] = DS_SHAPE_UNKNOWN;
+  GError *error = NULL;
+  gboolean ok = infer(n, in, out, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+}
+
+static void infer_fails(DsNode *n, const char *const *ins, const char *needle)
+{
+  DsShape in[8], out[8];
+  for (guint i = 0; i < n->n_inputs; i++)
+    in[i] = shp(ins[i]);
+  for (guint i = 0; i < n->n_outputs; i++)
+    out[i] = DS_SHAPE_UNKNOWN;
+  GError *error = NULL;
+  g_test_message("expecting a shape error for data %s", ins[0]);
+  g_assert_false(infer(n, in, out, &error));
+  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "node 'layer0'"));
+  g_assert_nonnull(strstr(error->message, needle));
+  g_error_free(error);
+}
+
+/* ---- tensors, kernels, comparison ----------------------------------------------------- */
+
+static DsTensor tensor(DsDType dtype, const char *shape)
+{
+  DsShape s = shp(shape);
+  DsTensor t = {.dtype = dtype, .ndim = s.ndim};
+  for (int i = 0; i < s.ndim; i++)
+    t.shape[i] = s.dims[i].value;
+  t.data = g_malloc0(MAX(ds_tensor_nbytes(&t), 1));
+  return t;
+}
+
+static DsTensor ftensor(const char *shape)
+{
+  return tensor(DS_DTYPE_FLOAT32, shape);
+}
+
+/* A float tensor of uniform values in [lo, hi). */
+static DsTensor rtensor(const char *shape, double lo, double hi)
+{
+  DsTensor t = ftensor(shape);
+  float *p = t.data;
+  for (int64_t i = 0; i < ds_tensor_numel(&t); i++)
+    p[i] = (float)g_rand_double_range(rng, lo, hi);
+  return t;
+}
+
+static void tensors_free(DsTensor *t, int n)
+{
+  for (int i = 0; i < n; i++)
+    g_free(t[i].data);
+}
+
+/* Runs op `id`'s CPU kernel, with the workspace its workspace function asks for. */
+static DsStatus run_kernel(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out,
+                           int n_out, DsThreadPool *threads)
+{
+  const DsKernel *k = ds_cpu_backend_get()->get_kernel(id);
+  g_assert_nonnull(k);
+  size_t bytes = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
+  void *ws = bytes > 0 ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
+  /* Garbage in the workspace and outputs must not leak into results. */
+  if (ws != NULL)
+    memset(ws, 0xff, bytes);
+  for (int i = 0; i < n_out; i++)
+    memset(out[i].data, 0xff, ds_tensor_nbytes(&out[i]));
+  DsKernelCtx ctx = {param, in, n_in, out, n_out, ws, threads};
+  DsStatus st = k->run(&ctx);
+  free(ws);
+  return st;
+}
+
+static void run_ok(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out, int n_out)
+{
+  /* Both single-threaded and on the pool: the split must not change results. */
+  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, NULL), ==, DS_STATUS_OK);
+  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, pool), ==, DS_STATUS_OK);
+}
+
+/* got ~ want within atol + rtol * |want|; NaN must match NaN. */
+static gboolean close_to(const float *got, const double *want, int64_t n, double atol, double rtol,
+                         const char *what)
+{
+  for (int64_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i];
+    gboolean ok =
+        (isnan(w) && isnan(g)) || (isinf(w) && g == w) || fabs(g - w) <= atol + rtol * fabs(w);
+    if (!ok) {
+      g_test_fail_printf("%s: element %" G_GINT64_FORMAT " is %.9g, expected %.9g", what, i, g, w);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static double *dalloc(int64_t n)
+{
+  return g_new0(double, MAX(n, 1));
+}
+static const float *fp(const DsTensor *t)
+{
+  return t->data;
+}
+
+/* ---- registry, model attribute spellings -------------------------------------------------- */
+
+static const char *const nn_ops[] = {"Convolution",
+                                     "Pooling",
+                                     "FullyConnected",
+                                     "BatchNorm",
+                                     "LayerNorm",
+                                     "Activation",
+                                     "LeakyReLU",
+                                     "softmax",
+                                     "log_softmax",
+                                     "SoftmaxOutput",
+                                     "Dropout",
+                                     "Embedding",
+                                     "dot",
+                                     "batch_dot",
+                                     "RNN",
+                                     NULL};
+
+static void test_registry(void)
+{
+  for (int i = 0; nn_ops[i] != NULL; i++) {
+    const DsOpDef *op = ds_op_lookup(nn_ops[i]);
+    g_assert_nonnull(op);
+    g_assert_cmpstr(op->name, ==, nn_ops[i]);
+    g_assert_true(ds_op_get(op->id) == op);
+    g_assert_nonnull(ds_cpu_backend_get()->get_kernel(op->id));
+    g_assert_nonnull(op->output_names);
+  }
+  g_assert_true(ds_op_lookup("Softmax") == ds_op_lookup("SoftmaxOutput"));
+  g_assert_true(ds_op_lookup("_npx_convolution") == ds_op_lookup("Convolution"));
+  g_assert_cmpuint(ds_op_lookup("BatchNorm")->aux_input_mask, ==, (1u << 3) | (1u << 4));
+}
+
+/* Every nn node of every shared model parses with its file's attribute spellings. */
+static void test_model_attrs(void)
+{
+  const char *dir = g_getenv("DS_SHARED_DIR");
+  g_autofree char *models =
+      g_build_filename(dir != NULL ? dir : DS_SHARED_DIR, "models", "mxnet", NULL);
+  g_autoptr(GDir) d = g_dir_open(models, 0, NULL);
+  if (d == NULL) {
+    g_test_skip("no shared models");
+    return;
+  }
+  int parsed = 0;
+  for (const char *name; (name = g_dir_read_name(d)) != NULL;) {
+    if (!g_str_has_suffix(name, ".json"))
+      continue;
+    g_autofree char *path = g_build_filename(models, name, NULL);
+    g_autofree char *text = NULL;
+    gsize len;
+    g_assert_true(g_file_get_contents(path, &text, &len, NULL));
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    g_assert_nonnull(root);
+    const cJSON *node_json;
+    cJSON_ArrayForEach(node_json, cJSON_GetObjectItem(root, "nodes"))
+    {
+      const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(node_json, "op"));
+      if (op == NULL || !g_strv_contains(nn_ops, op))
+        continue;
+      g_autoptr(DsGraph) g = ds_graph_new();
+      DsNode *n = ds_graph_add_node(g, "layer0", op);
+      n->op = ds_op_lookup(op);
+      const char *const keys[] = {"param", "attr", "attrs"};
+      for (int k = 0; k < 3; k++) {
+        const cJSON *attr;
+        cJSON_ArrayForEach(attr, cJSON_GetObjectItem(node_json, keys[k]))
+        {
+          if (cJSON_IsString(attr))
+            ds_node_add_attr(n, attr->string, attr->valuestring);
+        }
+      }
+      n->param = g_malloc0(n->op->param_size);
+      GError *error = NULL;
+      if (!n->op->parse(n, n->param, &error)) {
+        g_test_fail_printf("%s: %s", name, error->message);
+        g_error_free(error);
+      }
+      /* The pre-NNVM format leaves BatchNorm's moving statistics out of the inputs (the
+       * loader adds them back), so only NNVM files' input counts are checked. */
+      int n_in = cJSON_GetArraySize(cJSON_GetObjectItem(node_json, "inputs"));
+      if (cJSON_GetObjectItem(root, "node_row_ptr") != NULL)
+        g_assert_cmpint(n->op->num_inputs(n->param), ==, n_in);
+      parsed++;
+    }
+    cJSON_Delete(root);
+  }
+  g_test_message("%d nn nodes parsed", parsed);
+  g_assert_cmpint(parsed, >, 300);
+}
+
+/* ---- GEMM router and vector math ------------------------------------------------------- */
+
+static void ref_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, double *c)
+{
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; p++)
+        s += (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
+             (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * n + j] = s;
+    }
+}
+
+static void test_gemm(void)
+{
+  /* Shapes that route to sgemm, to sgemv (m == 1, n == 1), and a k == 0 product. */
+  const int64_t sizes[][3] = {{5, 7, 3}, {1, 9, 6}, {8, 1, 5}, {1, 1, 4}, {3, 4, 0}};
+  for (gsize s = 0; s < G_N_ELEMENTS(sizes); s++)
+    for (int t = 0; t < 4; t++) {
+      bool ta = t & 1, tb = t & 2;
+      int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+      /* Leading dims larger than the rows, to catch stride mix-ups. */
+      int64_t lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
+      float *a = g_new(float, (ta ? k : m) * lda + 1);
+      float *b = g_new(float, (tb ? n : k) * ldb + 1);
+      float *c = g_new(float, m *ldc);
+      for (int64_t i = 0; i < (ta ? k : m) * lda; i++)
+        a[i] = (float)g_rand_double_range(rng, -1, 1);
+      for (int64_t i = 0; i < (tb ? n : k) * ldb; i++)
+        b[i] = (float)g_rand_double_range(rng, -1, 1);
+      for (int64_t i = 0; i < m * ldc; i++)
+        c[i] = NAN; /* beta = 0 must ignore what is there */
+      g_assert_cmpint(ds_cpu_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc), ==,
+                      DS_STATUS_OK);
+      double *want = dalloc(m * n);
+      ref_gemm(ta, tb, m, n, k, a, lda, b, ldb, want);
+      for (int64_t i = 0; i < m; i++)
+        close_to(c + i * ldc, want + i * n, n, 1e-5, 1e-5, "sgemm");
+      /* beta = 1 accumulates, alpha scales. */
+      g_assert_cmpint(ds_cpu_sgemm(ta, tb, m, n, k, 2.0f, a, lda, b, ldb, 1.0f, c, ldc), ==,
+                      DS_STATUS_OK);
+      for (int64_t i = 0; i < m * n; i++)
+        want[i] *= 3.0;
+      for (int64_t i = 0; i < m; i++)
+        close_to(c + i * ldc, want + i * n, n, 1e-5, 1e-5, "sgemm beta=1");
+      g_free(a);
+      g_free(b);
+      g_free(c);
+      g_free(want);
+    }
+  float dummy = 0.0f;
+  g_assert_cmpint(ds_cpu_sgemm(false, false, (int64_t)1 << 33, 1, 1, 1.0f, &dummy, 1, &dummy, 1,
+                               0.0f, &dummy, 1),
+                  ==, DS_STATUS_INVALID_ARGUMENT);
+}
+
+static void test_conv_gemm_dims(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "Convolution", "kernel", "(3, 3)", "pad", "(1, 1)", "stride", "(2, 2)",
+                       "num_filter", "64", "num_group", "2", NULL);
+  const int64_t shape[] = {4, 32, 56, 56};
+  DsConvGemmDims dims;
+  g_assert_true(ds_cpu_conv_gemm_dims(n->param, shape, 4, &dims));
+  g_assert_cmpint(dims.m, ==, 32);
+  g_assert_cmpint(dims.n, ==, 28 * 28);
+  g_assert_cmpint(dims.k, ==, 16 * 9);
+  g_assert_cmpint(dims.count, ==, 8);
+  const int64_t bad[] = {4, 31, 56, 56};
+  g_assert_false(ds_cpu_conv_gemm_dims(n->param, bad, 4, &dims));
+}
+
+static void test_vmath(void)
+{
+  /* Against libm over a wide range, plus the special values. */
+  double worst[6] = {0};
+  for (int i = 0; i <= 200000; i++) {
+    float x = (float)(-110.0 + 220.0 * i / 200000.0);
+    double e = exp((double)x);
+    double got = ds_vmath_exp(x);
+    if (e > 1e-37 && e < 3e38)
+      worst[0] = MAX(worst[0], fabs(got - e) / e);
+    double t = tanh((double)x);
+    worst[1] = MAX(worst[1], fabs(ds_vmath_tanh(x) - t) / MAX(fabs(t), 1e-30));
+    double sg = 1.0 / (1.0 + exp(-(double)x));
+    worst[2] = MAX(worst[2], fabs(ds_vmath_sigmoid(x) - sg) / MAX(sg, 1e-30));
+    double sp = x > 20 ? x : log1p(exp((double)x));
+    if (sp > 1e-37)
+      worst[3] = MAX(worst[3], fabs(ds_vmath_softrelu(x) - sp) / sp);
+    worst[4] = MAX(worst[4], fabs(ds_vmath_erf(x) - erf((double)x)));
+    double em = expm1((double)x);
+    if (em < 3e38) /* float overflows beyond */
+      worst[5] = MAX(worst[5], fabs(ds_vmath_expm1(x) - em) / MAX(fabs(em), 1e-30));
+  }
+  for (int i = 1; i < 100000; i++) {
+    float x = (float)(i * 1e-3);
+    double l = log((double)x);
+    g_assert_cmpfloat(fabs(ds_vmath_log(x) - l), <=, 3e-7 * MAX(fabs(l), 1.0));
+  }
+  g_test_message("relative errors: exp %.3g tanh %.3g sigmoid %.3g softrelu %.3g, erf abs "
+                 "%.3g, expm1 %.3g",
+                 worst[0], worst[1], worst[2], worst[3], worst[4], worst[5]);
+  g_assert_cmpfloat(worst[0], <, 4e-7);
+  g_assert_cmpfloat(worst[1], <, 6e-7);
+  g_assert_cmpfloat(worst[2], <, 6e-7);
+  g_assert_cmpfloat(worst[3], <, 1e-6);
+  g_assert_cmpfloat(worst[4], <, 3e-7);
+  g_assert_cmpfloat(worst[5], <, 1e-6);
+  g_assert_true(isnan(ds_vmath_exp(NAN)) && isnan(ds_vmath_tanh(NAN)) &&
+                isnan(ds_vmath_sigmoid(NAN)) && isnan(ds_vmath_log(-1.0f)) &&
+                isnan(ds_vmath_erf(NAN)));
+  g_assert_true(ds_vmath_exp(INFINITY) == INFINITY && ds_vmath_exp(-INFINITY) == 0.0f);
+  g_assert_true(ds_vmath_exp(89.0f) == INFINITY && ds_vmath_log(0.0f) == -INFINITY);
+  g_assert_true(ds_vmath_tanh(INFINITY) == 1.0f && ds_vmath_tanh(-INFINITY) == -1.0f);
+  g_assert_true(ds_vmath_log(INFINITY) == INFINITY && ds_vmath_softrelu(100.0f) == 100.0f);
+  g_assert_cmpfloat(ds_vmath_exp(88.7f), >, 3.3e38);
+}
+
+/* ---- Convolution ------------------------------------------------------------------------- */
+
+static void test_convolution_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[1];
+  DsNode *n = node_new(g, "Convolution", "kernel", "(7, 7)", "stride", "(2, 2)", "pad", "(3, 3)",
+                       "num_filter", "64", NULL);
+  const DsConvolutionParam *p = n->param;
+  g_assert_cmpint(p->n_spatial, ==, 2);
+  g_assert_cmpint(p->dilate[0], ==, 1);
+  g_assert_cmpint(p->num_group, ==, 1);
+  g_assert_false(p->no_bias);
+  g_assert_cmpuint(n->n_inputs, ==, 3);
+  infer_ok(n, (const char *[]){"(1, 3, 224, 224)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(1, 64, 112, 112)");
+  assert_shape(&in[1], "(64, 3, 7, 7)");
+  assert_shape(&in[2], "(64,)");
+  /* Unknown batch and width stay unknown; the height still computes. */
+  infer_ok(n, (const char *[]){"(?, 3, 32, ?)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(?, 64, 16, ?)");
+  /* Channels come back from the weight; batch from the output. */
+  in[0] = shp("(?, ?, 32, 32)");
+  in[1] = shp("(64, 3, 7, 7)");
+  in[2] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(8, ?, ?, ?)");
+  GError *error = NULL;
+  g_assert_true(infer(n, in, out, &error));
+  assert_shape(&in[0], "(8, 3, 32, 32)");
+  assert_shape(&out[0], "(8, 64, 16, 16)");
+
+  /* Grouped, dilated, no bias; stride 1 lets spatial dims flow back from the output. */
+  DsNode *n2 = node_new(g, "Convolution", "kernel", "(3, 3)", "dilate", "(2, 2)", "num_filter", "8",
+                        "num_group", "4", "no_bias", "True", "layout", "NCHW", NULL);
+  g_assert_cmpuint(n2->n_inputs, ==, 2);
+  infer_ok(n2, (const char *[]){"(2, 12, 10, 9)", "?"}, in, out);
+  assert_shape(&out[0], "(2, 8, 6, 5)");
+  assert_shape(&in[1], "(8, 3, 3, 3)");
+  in[0] = shp("(2, 12, ?, ?)");
+  in[1] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(2, 8, 6, 5)");
+  g_assert_true(infer(n2, in, out, &error));
+  assert_shape(&in[0], "(2, 12, 10, 9)");
+
+  /* 1-D and 3-D. */
+  DsNode *n1 = node_new(g, "Convolution", "kernel", "(5,)", "num_filter", "4", NULL);
+  infer_ok(n1, (const char *[]){"(2, 3, 20)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(2, 4, 16)");
+  assert_shape(&in[1], "(4, 3, 5)");
+  DsNode *n3 = node_new(g, "Convolution", "kernel", "(3, 3, 3)", "stride", "(1, 2, 2)", "pad",
+                        "(1, 1, 1)", "num_filter", "4", NULL);
+  infer_ok(n3, (const char *[]){"(1, 2, 8, 9, 9)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(1, 4, 8, 5, 5)");
+
+  /* Errors name the node and the values. */
+  infer_fails(n2, (const char *[]){"(2, 12, 4, 9)", "?"},
+              "kernel size 5 exceeds the input size 4 padded to 4 on spatial axis 0");
+  infer_fails(n, (const char *[]){"(1, 3, 224)", "?", "?"}, "data must have 4 dims");
+  infer_fails(n, (const char *[]){"(1, 3, 224, 224)", "(64, 4, 7, 7)", "?"}, "weight");
+  infer_fails(n2, (const char *[]){"(2, 10, 10, 9)", "?"}, "num_group=4");
+  parse_fails(DS_ERROR_UNSUPPORTED, "NHWC", "Convolution", "kernel", "(3, 3)", "num_filter", "8",
+              "layout", "NHWC", NULL);
+  parse_fails(DS_ERROR_INVALID, "num_filter", "Convolution", "kernel", "(3, 3)", NULL);
+  parse_fails(DS_ERROR_INVALID, "kernel", "Convolution", "num_filter", "8", NULL);
+  parse_fails(DS_ERROR_INVALID, "stride", "Convolution", "kernel", "(3, 3)", "num_filter", "8",
+              "stride", "(1, 1, 1)", NULL);
+  parse_fails(DS_ERROR_INVALID, "num_group", "Convolution", "kernel", "(3, 3)", "num_filter", "6",
+              "num_group", "4", NULL);
+  parse_fails(DS_ERROR_PARSE, "pad", "Convolution", "kernel", "(3, 3)", "num_filter", "6", "pad",
+              "(a, b)", NULL);
+}
+
+/* Direct convolution in double over 3-D-normalised spatial dims. */
+static void ref_convolution(const DsConvolutionParam *p, const DsTensor *x, const DsTensor *w,
+                            const DsTensor *b, const DsTensor *y, double *out)
+{
+  int ns = p->n_spatial;
+  int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
+          pd[3] = {0, 0, 0};
+  for (int i = 0; i < ns; i++) {
+    int j = 3 - ns + i;
+    in[j] = x->shape[2 + i];
+    o[j] = y->shape[2 + i];
+    k[j] = p->kernel[i];
+    s[j] = p->stride[i];
+    d[j] = p->dilate[i];
+    pd[j] = p->pad[i];
+  }
+  int64_t batch = x->shape[0], c_in = x->shape[1], f_n = p->num_filter;
+  int64_t cg = c_in / p->num_group, fg = f_n / p->num_group;
+  const float *xv = x->data, *wv = w->data, *bv = b != NULL ? b->data : NULL;
+  for (int64_t n = 0; n < batch; n++)
+    for (int64_t f = 0; f < f_n; f++)
+      for (int64_t z = 0; z < o[0]; z++)
+        for (int64_t yy = 0; yy < o[1]; yy++)
+          for (int64_t xx = 0; xx < o[2]; xx++) {
+            double acc = bv != NULL ? bv[f] : 0.0;
+            int64_t grp = f / fg;
+            for (int64_t c = 0; c < cg; c++)
+              for (int64_t a = 0; a < k[0]; a++)
+                for (int64_t bb = 0; bb < k[1]; bb++)
+                  for (int64_t cc = 0; cc < k[2]; cc++) {
+                    int64_t iz = z * s[0] - pd[0] + a * d[0];
+                    int64_t iy = yy * s[1] - pd[1] + bb * d[1];
+                    int64_t ix = xx * s[2] - pd[2] + cc * d[2];
+                    if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] || ix < 0 || ix >= in[2])
+                      continue;
+                    double xval =
+                        xv[(((n * c_in + grp * cg + c) * in[0] + iz) * in[1] + iy) * in[2] + ix];
+                    double wval = wv[(((f * cg + c) * k[0] + a) * k[1] + bb) * k[2] + cc];
+                    acc += xval * wval;
+                  }
+            out[(((n * f_n + f) * o[0] + z) * o[1] + yy) * o[2] + xx] = acc;
+          }
+}
+
+/* Builds a Convolution with `attrs` (key, value, ..., NULL), infers its shapes from `data`,
+ * runs the kernel on random data and compares with the reference. */
+static void check_convolution(const char *data, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, data);
+  GError *error = NULL;
+  DsNode *n = node_v(g, "Convolution", &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  const DsConvolutionParam *p = n->param;
+  DsShape in[3], out[1];
+  infer_ok(n, (const char *[]){data, "?", "?"}, in, out);
+  g_autofree char *ws = ds_shape_to_string(&in[1]);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  g_autofree char *bs = g_strdup_printf("(%" G_GINT64_FORMAT ",)", p->num_filter);
+  DsTensor t_in[3] = {rtensor(data, -1, 1), rtensor(ws, -1, 1), rtensor(bs, -1, 1)};
+  int n_in = p->no_bias ? 2 : 3;
+  DsTensor t_out = ftensor(os);
+  run_ok(DS_OP_CONVOLUTION, p, t_in, n_in, &t_out, 1);
+  double *want = dalloc(ds_tensor_numel(&t_out));
+  ref_convolution(p, &t_in[0], &t_in[1], p->no_bias ? NULL : &t_in[2], &t_out, want);
+  g_autofree char *what = g_strdup_printf("Convolution %s -> %s", data, os);
+  close_to(t_out.data, want, ds_tensor_numel(&t_out), 1e-4, 1e-4, what);
+  g_free(want);
+  tensors_free(t_in, 3);
+  g_free(t_out.data);
+}
+
+static void test_convolution_kernel(void)
+{
+  check_convolution("(2, 4, 9, 11)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "6", NULL);
+  check_convolution("(2, 4, 9, 11)", "kernel", "(3, 3)", "stride", "(2, 2)", "num_filter", "5",
+                    "no_bias", "True", NULL);
+  check_convolution("(1, 3, 12, 10)", "kernel", "(3, 2)", "stride", "(2, 3)", "pad", "(2, 1)",
+                    "num_filter", "4", NULL);
+  check_convolution("(2, 4, 13, 13)", "kernel", "(3, 3)", "dilate", "(2, 3)", "pad", "(2, 3)",
+                    "num_filter", "6", NULL);
+  check_convolution("(2, 6, 8, 8)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "4",
+                    "num_group", "2", NULL);
+  check_convolution("(1, 8, 7, 7)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "8",
+                    "num_group", "8", "stride", "(2, 2)", NULL);                   /* depthwise */
+  check_convolution("(3, 16, 5, 6)", "kernel", "(1, 1)", "num_filter", "7", NULL); /* direct */
+  check_convolution("(2, 6, 5, 6)", "kernel", "(1, 1)", "num_filter", "4", "num_group", "2",
+                    NULL); /* direct, grouped */
+  check_convolution("(1, 6, 9, 9)", "kernel", "(1, 1)", "stride", "(2, 2)", "num_filter", "3",
+                    NULL);
+  check_convolution("(2, 3, 20)", "kernel", "(5,)", "stride", "(2,)", "pad", "(1,)", "dilate",
+                    "(2,)", "num_filter", "4", NULL); /* 1-D */
+  check_convolution("(1, 2, 6, 7, 5)", "kernel", "(3, 2, 3)", "stride", "(1, 2, 1)", "pad",
+                    "(1, 0, 1)", "num_filter", "3", NULL); /* 3-D */
+  check_convolution("(1, 2, 3, 3)", "kernel", "(3, 3)", "pad", "(4, 4)", "num_filter", "2",
+                    NULL); /* padding wider than the input */
+  /* Large enough for the im2col and bias fill to split across threads. */
+  check_convolution("(1, 16, 40, 40)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "32",
+                    NULL);
+  check_convolution("(2, 8, 33, 31)", "kernel", "(5, 5)", "stride", "(2, 2)", "pad", "(2, 2)",
+                    "num_filter", "16", "num_group", "2", NULL);
+  /* Column matrices over 2 MiB: the GEMM runs in column blocks, which here split output rows
+   * (8281 positions in blocks of 4141), also across 3-D planes. */
+  check_convolution("(1, 8, 182, 181)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)",
+                    "num_filter", "4", NULL);
+  check_convolution("(1, 4, 20, 20, 21)", "kernel", "(3, 3, 3)", "pad", "(1, 1, 1)", "num_filter",
+                    "3", NULL);
+}
+
+/* ---- Pooling ------------------------------------------------------------------------------ */
+
+static void test_pooling_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[1], out[1];
+  DsNode *n = node_new(g, "Pooling", "kernel", "(3, 3)", "stride", "(2, 2)", NULL);
+  const DsPoolingParam *p = n->param;
+  g_assert_cmpint(p->pool_type, ==, DS_POOL_MAX);
+  g_assert_cmpint(p->convention, ==, DS_POOL_VALID);
+  g_assert_true(p->count_include_pad);
+  g_assert_false(p->global_pool);
+  g_assert_cmpint(p->pad[1], ==, 0);
+  infer_ok(n, (const char *[]){"(1, 64, 112, 112)"}, in, out);
+  assert_shape(&out[0], "(1, 64, 55, 55)");
+  /* full rounds up: ceil((112 - 3) / 2) + 1 = 56 */
+  DsNode *nf = node_new(g, "Pooling", "kernel", "(3, 3)", "stride", "(2, 2)", "pooling_convention",
+                        "full", "pool_type", "avg", NULL);
+  infer_ok(nf, (const char *[]){"(1, 64, 112, 112)"}, in, out);
+  assert_shape(&out[0], "(1, 64, 56, 56)");
+  infer_ok(nf, (const char *[]){"(1, 64, 113, 7)"}, in, out);
+  assert_shape(&out[0], "(1, 64, 56, 3)");
+  DsNode *ng =
+      node_new(g, "Pooling", "kernel", "(7, 7)", "global_pool", "True", "pool_type", "avg", NULL);
+  infer_ok(ng, (const char *[]){"(2, 512, 7, 9)"}, in, out);
+  assert_shape(&out[0], "(2, 512, 1, 1)");
+  infer_ok(ng, (const char *[]){"(2, 512, 4, 7, 9)"}, in, out);
+  assert_shape(&out[0], "(2, 512, 1, 1, 1)");
+  DsNode *ngk = node_new(g, "Pooling", "global_pool", "True", NULL);
+  infer_ok(ngk, (const char *[]){"(2, 5, 9)"}, in, out);
+  assert_shape(&out[0], "(2, 5, 1)");
+  DsNode *ns = node_new(g, "Pooling", "kernel", "(3,)", "stride", "(2,)", "pooling_convention",
+                        "same", NULL);
+  infer_ok(ns, (const char *[]){"(2, 5, 9)"}, in, out);
+  assert_shape(&out[0], "(2, 5, 5)");
+  /* Batch and channels flow back. */
+  in[0] = shp("(?, ?, 112, 112)");
+  out[0] = shp("(4, 64, ?, ?)");
+  GError *error = NULL;
+  g_assert_true(infer(n, in, out, &error));
+  assert_shape(&in[0], "(4, 64, 112, 112)");
+  assert_shape(&out[0], "(4, 64, 55, 55)");
+
+  infer_fails(n, (const char *[]){"(1, 64, 2, 112)"}, "kernel size 3 exceeds the input size 2");
+  infer_fails(n, (const char *[]){"(1, 64, 112)"}, "data must have 4 dims");
+  infer_fails(ns, (const char *[]){"(1, 2, 9, 9)"}, "same");
+  parse_fails(DS_ERROR_INVALID, "kernel", "Pooling", "pool_type", "max", NULL);
+  parse_fails(DS_ERROR_UNSUPPORTED, "NHWC", "Pooling", "kernel", "(2, 2)", "layout", "NHWC", NULL);
+  parse_fails(DS_ERROR_INVALID, "p_value", "Pooling", "kernel", "(2, 2)", "pool_type", "lp", NULL);
+  parse_fails(DS_ERROR_UNSUPPORTED, "p_value=4", "Pooling", "kernel", "(2, 2)", "pool_type", "lp",
+              "p_value", "4", NULL);
+  parse_fails(DS_ERROR_PARSE, "pool_type", "Pooling", "kernel", "(2, 2)", "pool_type", "median",
+              NULL);
+}
+
+/* MXNet's CPU pooling, literally: each output's window, clipped as pool.h clips it. */
+static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y, double *out)
+{
+  int ns = x->ndim - 2;
+  int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+          pd[3] = {0, 0, 0};
+  for (int i = 0; i < ns; i++) {
+    int j = 3 - ns + i;
+    in[j] = x->shape[2 + i];
+    o[j] = y->shape[2 + i];
+    k[j] = p->global_pool ? in[j] : p->kernel[i];
+    s[j] = p->global_pool ? 1 : p->stride[i];
+    pd[j] = p->global_pool ? 0 : p->pad[i];
+  }
+  int64_t planes = x->shape[0] * x->shape[1], plane = in[0] * in[1] * in[2];
+  const float *xv = x->data;
+  int64_t idx = 0;
+  for (int64_t pl = 0; pl < planes; pl++)
+    for (int64_t a = 0; a < o[0]; a++)
+      for (int64_t b = 0; b < o[1]; b++)
+        for (int64_t c = 0; c < o[2]; c++) {
+          int64_t st[3] = {a * s[0] - pd[0], b * s[1] - pd[1], c * s[2] - pd[2]};
+          int64_t lo[3], hi[3];
+          int64_t size_pad = 1, size_in = 1;
+          for (int j = 0; j < 3; j++) {
+            int64_t end_pad = MIN(st[j] + k[j], in[j] + pd[j]);
+            size_pad *= end_pad - st[j];
+            lo[j] = MAX(st[j], 0);
+            hi[j] = MIN(st[j] + k[j], in[j]);
+            size_in *= MIN(end_pad, in[j]) - lo[j];
+          }
+          double acc = p->pool_type == DS_POOL_MAX ? -FLT_MAX : 0.0;
+          for (int64_t z = lo[0]; z < hi[0]; z++)
+            for (int64_t yy = lo[1]; yy < hi[1]; yy++)
+              for (int64_t xx = lo[2]; xx < hi[2]; xx++) {
+                double v = xv[pl * plane + (z * in[1] + yy) * in[2] + xx];
+                if (p->pool_type == DS_POOL_MAX)
+                  acc = v > acc ? v : acc;
+                else if (p->pool_type == DS_POOL_LP)
+                  acc += pow(v, p->p_value);
+                else
+                  acc += v;
+              }
+          if (p->pool_type == DS_POOL_AVG)
+            acc /= (double)(p->count_include_pad ? size_pad : size_in);
+          else if (p->pool_type == DS_POOL_LP)
+            acc = p->p_value == 2 ? sqrt(acc) : p->p_value == 3 ? cbrt(acc) : acc;
+          out[idx++] = acc;
+        }
+}
+
+static void check_pooling(const char *data, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, data);
+  GError *error = NULL;
+  DsNode *n = node_v(g, "Pooling", &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  DsShape in[1], out[1];
+  infer_ok(n, (const char *[]){data}, in, out);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  DsTensor x = rtensor(data, -2, 2), y = ftensor(os);
+  run_ok(DS_OP_POOLING, n->param, &x, 1, &y, 1);
+  double *want = dalloc(ds_tensor_numel(&y));
+  ref_pooling(n->param, &x, &y, want);
+  g_autofree char *what = g_strdup_printf("Pooling %s -> %s", data, os);
+  close_to(y.data, want, ds_tensor_numel(&y), 1e-5, 1e-4, what);
+  g_free(want);
+  g_free(x.data);
+  g_free(y.data);
+}
+
+static void test_pooling_kernel(void)
+{
+  check_pooling("(2, 3, 11, 12)", "kernel", "(3, 3)", "stride", "(2, 2)", NULL);
+  check_pooling("(2, 3, 11, 12)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", NULL);
+  check_pooling("(1, 4, 12, 13)", "kernel", "(3, 2)", "stride", "(2, 3)", "pooling_convention",
+                "full", NULL);
+  check_pooling("(2, 3, 11, 12)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)",
+                "pool_type", "avg", NULL);
+  check_pooling("(2, 3, 11, 12)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)",
+                "pool_type", "avg", "count_include_pad", "False", NULL);
+  check_pooling("(2, 3, 10, 10)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)",
+                "pool_type", "avg", "pooling_convention", "full", NULL);
+  check_pooling("(1, 2, 13, 13)", "kernel", "(13, 13)", "stride", "(13, 13)", "pool_type", "avg",
+                "pooling_convention", "full", NULL); /* squeezenet's last pool */
+  check_pooling("(2, 3, 7, 8)", "kernel", "(2, 2)", "pool_type", "sum", NULL);
+  check_pooling("(2, 3, 7, 8)", "kernel", "(2, 3)", "pool_type", "lp", "p_value", "2", NULL);
+  check_pooling("(2, 3, 7, 8)", "kernel", "(2, 2)", "stride", "(2, 1)", "pool_type", "lp",
+                "p_value", "3", NULL);
+  check_pooling("(2, 3, 7, 8)", "kernel", "(2, 2)", "pool_type", "lp", "p_value", "1", NULL);
+  check_pooling("(2, 5, 7, 9)", "kernel", "(7, 7)", "global_pool", "True", "pool_type", "avg",
+                NULL);
+  check_pooling("(2, 5, 7, 9)", "global_pool", "True", NULL);
+  check_pooling("(2, 5, 7, 9)", "global_pool", "True", "pool_type", "sum", NULL);
+  check_pooling("(2, 5, 7, 9)", "global_pool", "True", "pool_type", "lp", "p_value", "2", NULL);
+  check_pooling("(2, 3, 17)", "kernel", "(4,)", "stride", "(3,)", "pad", "(2,)", NULL);
+  check_pooling("(2, 3, 17)", "kernel", "(3,)", "stride", "(2,)", "pooling_convention", "same",
+                NULL);
+  check_pooling("(1, 2, 5, 6, 7)", "kernel", "(2, 3, 2)", "stride", "(2, 2, 1)", "pad", "(1, 1, 0)",
+                "pool_type", "avg", NULL);
+  check_pooling("(1, 2, 5, 6, 7)", "kernel", "(2, 2, 2)", "pooling_convention", "full", "stride",
+                "(2, 2, 2)", NULL);
+  /* Windows past the end under "full" (start beyond the input): MXNet's divisor rules. */
+  check_pooling("(1, 1, 5, 5)", "kernel", "(1, 1)", "stride", "(3, 3)", "pooling_convention",
+                "full", "pool_type", "avg", NULL);
+  check_pooling("(1, 1, 5, 5)", "kernel", "(1, 1)", "stride", "(3, 3)", "pooling_convention",
+                "full", NULL);
+  /* Windows too large for the separable path's scratch: the direct fold. */
+  check_pooling("(1, 2, 20, 21)", "kernel", "(17, 17)", "stride", "(2, 3)", "pad", "(1, 2)",
+                "pool_type", "avg", NULL);
+  check_pooling("(1, 2, 1300)", "kernel", "(1100,)", "stride", "(50,)", "pad", "(3,)", NULL);
+  check_pooling("(1, 2, 3000)", "kernel", "(1000,)", "pool_type", "lp", "p_value", "2",
+                NULL); /* two scratch chunks per row */
+  /* Big enough to split planes across threads. */
+  check_pooling("(1, 64, 56, 56)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", NULL);
+  check_pooling("(1, 64, 56, 56)", "global_pool", "True", "pool_type", "avg", NULL);
+}
+
+/* ---- FullyConnected, dot, batch_dot -------------------------------------------------------- */
+
+static void test_fully_connected_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[1];
+  DsNode *n = node_new(g, "FullyConnected", "num_hidden", "10", NULL);
+  const DsFullyConnectedParam *p = n->param;
+  g_assert_true(p->flatten);
+  g_assert_false(p->no_bias);
+  infer_ok(n, (const char *[]){"(4, 3, 5, 2)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(4, 10)");
+  assert_shape(&in[1], "(10, 30)");
+  assert_shape(&in[2], "(10,)");
+  DsNode *nf = node_new(g, "FullyConnected", "num_hidden", "768", "flatten", "False", "no_bias",
+                        "True", NULL);
+  g_assert_cmpuint(nf->n_inputs, ==, 2);
+  infer_ok(nf, (const char *[]){"(1, 384, 3072)", "?"}, in, out);
+  assert_shape(&out[0], "(1, 384, 768)");
+  assert_shape(&in[1], "(768, 3072)");
+  /* Features flow back from the weight, leading dims from the output. */
+  in[0] = shp("(?, ?, ?)");
+  in[1] = shp("(768, 64)");
+  out[0] = shp("(2, 7, ?)");
+  GError *error = NULL;
+  g_assert_true(infer(nf, in, out, &error));
+  assert_shape(&in[0], "(2, 7, 64)");
+  assert_shape(&out[0], "(2, 7, 768)");
+  /* (num_hidden, 1) biases are accepted, as MXNet does. */
+  infer_ok(n, (const char *[]){"(4, 30)", "?", "(10, 1)"}, in, out);
+  assert_shape(&in[2], "(10, 1)");
+  infer_fails(n, (const char *[]){"(4, 30)", "(10, 31)", "?"}, "weight has shape (10, 31)");
+  infer_fails(n, (const char *[]){"(4, 30)", "?", "(11,)"}, "bias");
+  parse_fails(DS_ERROR_INVALID, "num_hidden", "FullyConnected", NULL);
+  parse_fails(DS_ERROR_PARSE, "flatten", "FullyConnected", "num_hidden", "3", "flatten", "maybe",
+              NULL);
+}
+
+static void check_fully_connected(const char *data, const char *hidden, const char *flatten,
+                                  const char *no_bias)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "FullyConnected", "num_hidden", hidden, "flatten", flatten, "no_bias",
+                       no_bias, NULL);
+  const DsFullyConnectedParam *p = n->param;
+  DsShape in[3], out[1];
+  infer_ok(n, (const char *[]){data, "?", "?"}, in, out);
+  g_autofree char *ws = ds_shape_to_string(&in[1]);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  g_autofree char *bs = g_strdup_printf("(%s,)", hidden);
+  DsTensor t[3] = {rtensor(data, -1, 1), rtensor(ws, -1, 1), rtensor(bs, -1, 1)};
+  DsTensor y = ftensor(os);
+  run_ok(DS_OP_FULLY_CONNECTED, p, t, p->no_bias ? 2 : 3, &y, 1);
+  int64_t rows = ds_tensor_numel(&y) / p->num_hidden, k = in[1].dims[1].value;
+  double *want = dalloc(ds_tensor_numel(&y));
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t h = 0; h < p->num_hidden; h++) {
+      double s = p->no_bias ? 0.0 : fp(&t[2])[h];
+      for (int64_t i = 0; i < k; i++)
+        s += (double)fp(&t[0])[r * k + i] * fp(&t[1])[h * k + i];
+      want[r * p->num_hidden + h] = s;
+    }
+  close_to(y.data, want, ds_tensor_numel(&y), 1e-4, 1e-4, "FullyConnected");
+  g_free(want);
+  tensors_free(t, 3);
+  g_free(y.data);
+}
+
+static void test_fully_connected_kernel(void)
+{
+  check_fully_connected("(4, 3, 5, 2)", "10", "True", "False");
+  check_fully_connected("(1, 64)", "33", "True", "False"); /* batch 1: the sgemv route */
+  check_fully_connected("(1, 64)", "33", "True", "True");
+  check_fully_connected("(2, 5, 16)", "7", "False", "False");
+  check_fully_connected("(1, 1, 16)", "7", "False", "True");
+  check_fully_connected("(300, 40)", "200", "True", "False"); /* bias rows on the pool */
+}
+
+static void test_dot_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[2], out[1];
+  DsNode *n = node_new(g, "dot", NULL);
+  infer_ok(n, (const char *[]){"(2, 3, 4)", "(4, 5, 6)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 5, 6)");
+  infer_ok(n, (const char *[]){"(7,)", "(7,)"}, in, out);
+  assert_shape(&out[0], "(1,)");
+  infer_ok(n, (const char *[]){"(7,)", "(7, 3)"}, in, out);
+  assert_shape(&out[0], "(3,)");
+  infer_ok(n, (const char *[]){"(?, 4)", "(?, 5)"}, in, out);
+  assert_shape(&out[0], "(?, 5)");
+  DsNode *nt = node_new(g, "dot", "transpose_a", "True", "transpose_b", "True", NULL);
+  infer_ok(nt, (const char *[]){"(4, 2, 3)", "(5, 6, 4)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 5, 6)");
+  /* The contracted dim fills across. */
+  infer_ok(nt, (const char *[]){"(?, 2)", "(5, 6)"}, in, out);
+  assert_shape(&in[0], "(6, 2)");
+  infer_fails(n, (const char *[]){"(2, 3)", "(4, 5)"}, "do not multiply");
+  infer_fails(nt, (const char *[]){"(3,)", "(3,)"}, "cannot transpose vectors");
+
+  DsNode *nb = node_new(g, "batch_dot", "transpose_b", "True", NULL);
+  infer_ok(nb, (const char *[]){"(12, 384, 64)", "(12, 384, 64)"}, in, out);
+  assert_shape(&out[0], "(12, 384, 384)");
+  infer_ok(nb, (const char *[]){"(?, 5, 8)", "(3, ?, 8)"}, in, out);
+  assert_shape(&out[0], "(3, 5, ?)");
+  assert_shape(&in[0], "(3, 5, 8)");
+  infer_ok(nb, (const char *[]){"(2, 3, 5, 8)", "(2, 3, 4, 8)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 5, 4)");
+  infer_fails(nb, (const char *[]){"(12, 384, 64)", "(11, 384, 64)"}, "batch dim 0");
+  infer_fails(nb, (const char *[]){"(12, 384, 64)", "(12, 384, 63)"}, "do not multiply");
+  infer_fails(nb, (const char *[]){"(384, 64)", "(384, 64)"}, "at least 3");
+}
+
+static void check_dot(DsOpId id, const char *a_shape, const char *b_shape, const char *ta,
+                      const char *tb)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, id == DS_OP_DOT ? "dot" : "batch_dot", "transpose_a", ta, "transpose_b",
+                       tb, NULL);
+  const DsDotParam *p = n->param;
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){a_shape, b_shape}, in, out);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  DsTensor t[2] = {rtensor(a_shape, -1, 1), rtensor(b_shape, -1, 1)};
+  DsTensor y = ftensor(os);
+  run_ok(id, p, t, 2, &y, 1);
+  double *want = dalloc(ds_tensor_numel(&y));
+  if (id == DS_OP_DOT) {
+    /* Flattened as MXNet does: lhs (M, K) or (K, M); rhs (K, N) or (N, K). */
+    int64_t k = p->transpose_a ? t[0].shape[0] : t[0].shape[t[0].ndim - 1];
+    int64_t m = ds_tensor_numel(&t[0]) / k, nn = ds_tensor_numel(&t[1]) / k;
+    ref_gemm(p->transpose_a, p->transpose_b, m, nn, k, t[0].data, p->transpose_a ? m : k, t[1].data,
+             p->transpose_b ? k : nn, want);
+  } else {
+    int nd = t[0].ndim;
+    int64_t batch = ds_shape_span(t[0].shape, 0, nd - 2);
+    int64_t ar = t[0].shape[nd - 2], ac = t[0].shape[nd - 1];
+    int64_t br = t[1].shape[nd - 2], bc = t[1].shape[nd - 1];
+    int64_t m = p->transpose_a ? ac : ar, k = p->transpose_a ? ar : ac;
+    int64_t nn = p->transpose_b ? br : bc;
+    for (int64_t b = 0; b < batch; b++)
+      ref_gemm(p->transpose_a, p->transpose_b, m, nn, k, fp(&t[0]) + b * ar * ac, ac,
+               fp(&t[1]) + b * br * bc, bc, want + b * m * nn);
+  }
+  close_to(y.data, want, ds_tensor_numel(&y), 1e-4, 1e-4, id == DS_OP_DOT ? "dot" : "batch_dot");
+  g_free(want);
+  tensors_free(t, 2);
+  g_free(y.data);
+}
+
+static void test_dot_kernel(void)
+{
+  const char *const f[] = {"False", "True"};
+  for (int t = 0; t < 4; t++) {
+    const char *ta = f[t & 1], *tb = f[(t >> 1) & 1];
+    check_dot(DS_OP_DOT, (t & 1) ? "(6, 5)" : "(5, 6)", (t & 2) ? "(7, 6)" : "(6, 7)", ta, tb);
+    check_dot(DS_OP_BATCH_DOT, (t & 1) ? "(3, 6, 5)" : "(3, 5, 6)",
+              (t & 2) ? "(3, 7, 6)" : "(3, 6, 7)", ta, tb);
+  }
+  check_dot(DS_OP_DOT, "(2, 3, 4)", "(4, 5, 2)", "False", "False");
+  check_dot(DS_OP_DOT, "(4, 2, 3)", "(5, 2, 4)", "True", "True");
+  check_dot(DS_OP_DOT, "(9,)", "(9,)", "False", "False");
+  check_dot(DS_OP_DOT, "(9,)", "(9, 4)", "False", "False");
+  check_dot(DS_OP_DOT, "(4, 9)", "(9,)", "False", "False");
+  check_dot(DS_OP_DOT, "(1, 9)", "(9, 4)", "False", "False");
+  check_dot(DS_OP_BATCH_DOT, "(2, 2, 1, 6)", "(2, 2, 5, 6)", "False", "True");
+  check_dot(DS_OP_BATCH_DOT, "(2, 3, 4, 6)", "(2, 3, 6, 1)", "False", "False");
+}
+
+/* ---- BatchNorm, LayerNorm ------------------------------------------------------------------- */
+
+static void test_batch_norm_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[5], out[3];
+  DsNode *n = node_new(g, "BatchNorm", NULL);
+  const DsBatchNormParam *p = n->param;
+  g_assert_true(p->fix_gamma);
+  g_assert_cmpfloat(p->eps, ==, 1e-3);
+  g_assert_cmpfloat(p->momentum, ==, 0.9);
+  g_assert_cmpint(p->axis, ==, 1);
+  g_assert_false(p->use_global_stats);
+  g_assert_cmpuint(n->n_inputs, ==, 5);
+  g_assert_cmpuint(n->n_outputs, ==, 3);
+  g_assert_cmpint(n->op->num_visible_outputs(p), ==, 1);
+  infer_ok(n, (const char *[]){"(2, 64, 7, 7)", "?", "?", "?", "?"}, in, out);
+  for (int i = 1; i < 5; i++)
+    assert_shape(&in[i], "(64,)");
+  assert_shape(&out[0], "(2, 64, 7, 7)");
+  assert_shape(&out[1], "(64,)");
+  assert_shape(&out[2], "(64,)");
+  /* C comes back from a parameter when the data's channel dim is unknown. */
+  infer_ok(n, (const char *[]){"(2, ?, 7, 7)", "?", "?", "(32,)", "?"}, in, out);
+  assert_shape(&in[0], "(2, 32, 7, 7)");
+  assert_shape(&in[1], "(32,)");
+  DsNode *na = node_new(g, "BatchNorm", "axis", "-1", "output_mean_var", "True", "fix_gamma",
+                        "False", "eps", "1e-5", NULL);
+  g_assert_cmpint(n->op->num_visible_outputs(na->param), ==, 3);
+  infer_ok(na, (const char *[]){"(2, 5, 6)", "?", "?", "?", "?"}, in, out);
+  assert_shape(&in[1], "(6,)");
+  infer_fails(n, (const char *[]){"(2, 64, 7, 7)", "(63,)", "?", "?", "?"}, "gamma");
+  DsNode *nb = node_new(g, "BatchNorm", "axis", "4", NULL);
+  infer_fails(nb, (const char *[]){"(2, 64, 7, 7)", "?", "?", "?", "?"}, "axis 4");
+
+  /* dtypes: float16 data keeps float32 statistics. */
+  DsDType tin[5] = {DS_DTYPE_FLOAT16, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN,
+                    DS_DTYPE_UNKNOWN};
+  DsDType tout[3] = {DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(n->op->infer_type(n, n->param, tin, tout, &error));
+  g_assert_cmpint(tin[1], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(tout[0], ==, DS_DTYPE_FLOAT16);
+  g_assert_cmpint(tout[2], ==, DS_DTYPE_FLOAT32);
+}
+
+static void check_batch_norm(const char *data, int axis, gboolean fix_gamma)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *axis_s = g_strdup_printf("%d", axis);
+  DsNode *n = node_new(g, "BatchNorm", "axis", axis_s, "fix_gamma", fix_gamma ? "True" : "False",
+                       "eps", "2e-5", NULL);
+  const DsBatchNormParam *p = n->param;
+  DsShape in[5], out[3];
+  infer_ok(n, (const char *[]){data, "?", "?", "?", "?"}, in, out);
+  g_autofree char *cs = ds_shape_to_string(&in[1]);
+  DsTensor t[5] = {rtensor(data, -3, 3), rtensor(cs, 0.5, 2), rtensor(cs, -1, 1),
+                   rtensor(cs, -1, 1), rtensor(cs, 0.1, 2)};
+  DsTensor y[3] = {ftensor(data), ftensor(cs), ftensor(cs)};
+  run_ok(DS_OP_BATCH_NORM, p, t, 5, y, 3);
+  int ax = axis < 0 ? axis + t[0].ndim : axis;
+  int64_t outer = ds_shape_span(t[0].shape, 0, ax), c_n = t[0].shape[ax];
+  int64_t inner = ds_shape_span(t[0].shape, ax + 1, t[0].ndim);
+  double *want = dalloc(ds_tensor_numel(&t[0]));
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t c = 0; c < c_n; c++)
+      for (int64_t i = 0; i < inner; i++) {
+        int64_t k = (o * c_n + c) * inner + i;
+        double gamma = fix_gamma ? 1.0 : fp(&t[1])[c];
+        want[k] = (fp(&t[0])[k] - fp(&t[3])[c]) / sqrt(fp(&t[4])[c] + 2e-5) * gamma + fp(&t[2])[c];
+      }
+  close_to(y[0].data, want, ds_tensor_numel(&t[0]), 1e-5, 1e-5, "BatchNorm");
+  double *stats = dalloc(c_n);
+  for (int64_t c = 0; c < c_n; c++)
+    stats[c] = fp(&t[3])[c];
+  close_to(y[1].data, stats, c_n, 0, 0, "BatchNorm mean");
+  for (int64_t c = 0; c < c_n; c++)
+    stats[c] = fp(&t[4])[c];
+  close_to(y[2].data, stats, c_n, 0, 0, "BatchNorm var");
+  g_free(stats);
+  g_free(want);
+  tensors_free(t, 5);
+  tensors_free(y, 3);
+}
+
+static void test_batch_norm_kernel(void)
+{
+  check_batch_norm("(2, 8, 5, 7)", 1, TRUE);
+  check_batch_norm("(2, 8, 5, 7)", 1, FALSE);
+  check_batch_norm("(3, 4, 16)", -1, FALSE); /* channels innermost */
+  check_batch_norm("(6, 10)", 1, FALSE);
+  check_batch_norm("(2, 64, 28, 28)", 1, FALSE); /* planes on the pool */
+}
+
+static void test_layer_norm_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[3];
+  DsNode *n = node_new(g, "LayerNorm", NULL);
+  const DsLayerNormParam *p = n->param;
+  g_assert_cmpint(p->axis, ==, -1);
+  g_assert_cmpfloat(p->eps, ==, 1e-5);
+  g_assert_false(p->output_mean_var);
+  g_assert_cmpint(n->op->num_visible_outputs(p), ==, 1);
+  infer_ok(n, (const char *[]){"(1, 384, 768)", "?", "?"}, in, out);
+  assert_shape(&in[1], "(768,)");
+  assert_shape(&in[2], "(768,)");
+  assert_shape(&out[0], "(1, 384, 768)");
+  assert_shape(&out[1], "(1, 384, 1)");
+  assert_shape(&out[2], "(1, 384, 1)");
+  infer_ok(n, (const char *[]){"(1, 384, ?)", "(768,)", "?"}, in, out);
+  assert_shape(&in[0], "(1, 384, 768)");
+  DsNode *n1 = node_new(g, "LayerNorm", "axis", "1", "eps", "1e-12", NULL);
+  infer_ok(n1, (const char *[]){"(2, 5, 6)", "?", "?"}, in, out);
+  assert_shape(&out[1], "(2, 1, 6)");
+  infer_fails(n, (const char *[]){"(1, 384, 768)", "(767,)", "?"}, "gamma");
+}
+
+static void check_layer_norm(const char *data, int axis)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *axis_s = g_strdup_printf("%d", axis);
+  DsNode *n =
+      node_new(g, "LayerNorm", "axis", axis_s, "eps", "1e-5", "output_mean_var", "True", NULL);
+  DsShape in[3], out[3];
+  infer_ok(n, (const char *[]){data, "?", "?"}, in, out);
+  g_autofree char *cs = ds_shape_to_string(&in[1]);
+  g_autofree char *ms = ds_shape_to_string(&out[1]);
+  DsTensor t[3] = {rtensor(data, -2, 3), rtensor(cs, 0.5, 2), rtensor(cs, -1, 1)};
+  DsTensor y[3] = {ftensor(data), ftensor(ms), ftensor(ms)};
+  run_ok(DS_OP_LAYER_NORM, n->param, t, 3, y, 3);
+  int ax = axis < 0 ? axis + t[0].ndim : axis;
+  int64_t outer = ds_shape_span(t[0].shape, 0, ax), len = t[0].shape[ax];
+  int64_t inner = ds_shape_span(t[0].shape, ax + 1, t[0].ndim);
+  double *want = dalloc(ds_tensor_numel(&t[0])), *mean = dalloc(outer * inner),
+         *std = dalloc(outer * inner);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      double s = 0, ss = 0;
+      for (int64_t k = 0; k < len; k++)
+        s += fp(&t[0])[(o * len + k) * inner + i];
+      double m = s / len;
+      for (int64_t k = 0; k < len; k++) {
+        double d = fp(&t[0])[(o * len + k) * inner + i] - m;
+        ss += d * d;
+      }
+      double sd = sqrt(ss / len + 1e-5);
+      mean[o * inner + i] = m;
+      std[o * inner + i] = sd;
+      for (int64_t k = 0; k < len; k++) {
+        int64_t j = (o * len + k) * inner + i;
+        want[j] = (fp(&t[0])[j] - m) / sd * fp(&t[1])[k] + fp(&t[2])[k];
+      }
+    }
+  close_to(y[0].data, want, ds_tensor_numel(&t[0]), 1e-5, 1e-5, "LayerNorm");
+  close_to(y[1].data, mean, outer * inner, 1e-6, 1e-5, "LayerNorm mean");
+  close_to(y[2].data, std, outer * inner, 1e-6, 1e-5, "LayerNorm std");
+  g_free(want);
+  g_free(mean);
+  g_free(std);
+  tensors_free(t, 3);
+  tensors_free(y, 3);
+}
+
+static void test_layer_norm_kernel(void)
+{
+  check_layer_norm("(2, 7, 33)", -1);
+  check_layer_norm("(2, 9, 70)", 1); /* strided path with a partial block */
+  check_layer_norm("(3, 4)", 0);
+  check_layer_norm("(256, 768)", -1); /* rows on the pool */
+}
+
+/* ---- Activation, LeakyReLU --------------------------------------------------------------------
+ */
+
+static double ref_act(const char *type, double x, double slope)
+{
+  if (strcmp(type, "relu") == 0)
+    return isnan(x) ? x : x > 0 ? x : 0;
+  if (strcmp(type, "sigmoid") == 0)
+    return 1.0 / (1.0 + exp(-x));
+  if (strcmp(type, "tanh") == 0)
+    return tanh(x);
+  if (strcmp(type, "softrelu") == 0)
+    return x > 20 ? x : log1p(exp(x));
+  if (strcmp(type, "softsign") == 0)
+    return x / (1 + fabs(x));
+  if (strcmp(type, "log_sigmoid") == 0)
+    return -(-x > 20 ? -x : log1p(exp(-x)));
+  if (strcmp(type, "mish") == 0)
+    return x * tanh(x > 20 ? x : log1p(exp(x)));
+  if (strcmp(type, "leaky") == 0 || strcmp(type, "rrelu") == 0)
+    return x > 0 ? x : x * slope;
+  if (strcmp(type, "elu") == 0)
+    return x > 0 ? x : slope * expm1(x);
+  if (strcmp(type, "selu") == 0)
+    return 1.0507009873554804934 * (x > 0 ? x : 1.6732632423543772848 * expm1(x));
+  if (strcmp(type, "gelu") == 0)
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  g_assert_not_reached();
+}
+
+static void check_unary(const char *op, const char *type, const char *slope_attr, double slope)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = strcmp(op, "Activation") == 0
+                  ? node_new(g, op, "act_type", type, NULL)
+                  : node_new(g, op, "act_type", type, "slope", slope_attr, NULL);
+  DsShape in[1], out[2];
+  infer_ok(n, (const char *[]){"(3, 50001)"}, in, out);
+  assert_shape(&out[0], "(3, 50001)");
+  DsTensor x = rtensor("(3, 50001)", -12, 12);
+  float *xv = x.data;
+  const float special[] = {0.0f, -0.0f, 1e-6f, -1e-6f, 25.0f, -25.0f, 90.0f, -90.0f, NAN};
+  for (gsize i = 0; i < G_N_ELEMENTS(special); i++)
+    xv[i * 997] = special[i];
+  DsTensor y[2] = {ftensor("(3, 50001)"), ftensor("(3, 50001)")};
+  int n_out = (int)n->n_outputs;
+  DsOpId id = strcmp(op, "Activation") == 0 ? DS_OP_ACTIVATION : DS_OP_LEAKY_RELU;
+  run_ok(id, n->param, &x, 1, y, n_out);
+  int64_t numel = ds_tensor_numel(&x);
+  double *want = dalloc(numel);
+  for (int64_t i = 0; i < numel; i++)
+    want[i] = ref_act(type, xv[i], slope);
+  g_autofree char *what = g_strdup_printf("%s %s", op, type);
+  close_to(y[0].data, want, numel, 2e-6, 2e-6, what);
+  if (n_out == 2) { /* rrelu's mask: the mean slope used */
+    for (int64_t i = 0; i < numel; i++)
+      want[i] = (float)slope;
+    close_to(y[1].data, want, numel, 0, 0, "rrelu mask");
+  }
+  g_free(want);
+  g_free(x.data);
+  tensors_free(y, 2);
+}
+
+static void test_activation(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "Activation", "act_type", "relu", NULL);
+  DsShape in[1], out[1];
+  in[0] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(2, 3)");
+  GError *error = NULL;
+  g_assert_true(infer(n, in, out, &error));
+  assert_shape(&in[0], "(2, 3)");
+  parse_fails(DS_ERROR_INVALID, "act_type", "Activation", NULL);
+  parse_fails(DS_ERROR_PARSE, "act_type='swish'", "Activation", "act_type", "swish", NULL);
+  const char *const types[] = {"relu",     "sigmoid",     "tanh", "softrelu",
+                               "softsign", "log_sigmoid", "mish"};
+  for (gsize i = 0; i < G_N_ELEMENTS(types); i++)
+    check_unary("Activation", types[i], NULL, 0);
+}
+
+static void test_leaky_relu(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "LeakyReLU", NULL);
+  const DsLeakyReLUParam *p = n->param;
+  g_assert_cmpint(p->act_type, ==, DS_LEAKY_LEAKY);
+  g_assert_cmpfloat(p->slope, ==, 0.25);
+  g_assert_cmpfloat(p->lower_bound, ==, 0.125);
+  g_assert_cmpfloat(p->upper_bound, ==, 0.334);
+  g_assert_cmpuint(n->n_inputs, ==, 1);
+  check_unary("LeakyReLU", "leaky", "0.1", 0.1);
+  check_unary("LeakyReLU", "elu", "0.7", 0.7);
+  check_unary("LeakyReLU", "selu", "0.25", 0.25);
+  check_unary("LeakyReLU", "gelu", "0.25", 0.25);
+  check_unary("LeakyReLU", "rrelu", "0.25", (0.125 + 0.334) / 2);
+
+  /* prelu: gamma per channel, filled from the data's axis 1, or one shared slope. */
+  DsNode *np = node_new(g, "LeakyReLU", "act_type", "prelu", NULL);
+  g_assert_cmpuint(np->n_inputs, ==, 2);
+  DsShape in[2], out[1];
+  infer_ok(np, (const char *[]){"(2, 5, 3, 4)", "?"}, in, out);
+  assert_shape(&in[1], "(5,)");
+  infer_ok(np, (const char *[]){"(2, 5, 3, 4)", "(1,)"}, in, out);
+  infer_fails(np, (const char *[]){"(2, 5, 3, 4)", "(7,)"}, "gamma of shape (7,)");
+  for (int shared = 0; shared < 2; shared++) {
+    DsTensor t[2] = {rtensor("(2, 5, 3, 4)", -2, 2), rtensor(shared ? "(1,)" : "(5,)", 0, 1)};
+    DsTensor y = ftensor("(2, 5, 3, 4)");
+    run_ok(DS_OP_LEAKY_RELU, np->param, t, 2, &y, 1);
+    double want[120];
+    for (int i = 0; i < 120; i++) {
+      double x = fp(&t[0])[i], gm = fp(&t[1])[shared ? 0 : (i / 12) % 5];
+      want[i] = x > 0 ? x : x * gm;
+    }
+    close_to(y.data, want, 120, 0, 1e-6, "prelu");
+    tensors_free(t, 2);
+    g_free(y.data);
+  }
+}
+
+/* ---- softmax, log_softmax, SoftmaxOutput ------------------------------------------------------
+ */
+
+static void test_softmax_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[2], out[1];
+  DsNode *n = node_new(g, "softmax", NULL);
+  const DsSoftmaxParam *p = n->param;
+  g_assert_cmpint(p->axis, ==, -1);
+  g_assert_cmpfloat(p->temperature, ==, 1.0);
+  g_assert_cmpint(p->dtype, ==, DS_DTYPE_UNKNOWN);
+  g_assert_false(p->use_length);
+  infer_ok(n, (const char *[]){"(2, 3, 4)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 4)");
+  DsNode *nl = node_new(g, "softmax", "axis", "1", "use_length", "True", NULL);
+  g_assert_cmpuint(nl->n_inputs, ==, 2);
+  infer_ok(nl, (const char *[]){"(2, 3, 4)", "?"}, in, out);
+  assert_shape(&in[1], "(2, 4)");
+  infer_fails(n, (const char *[]){"()"}, "axis -1 is out of range");
+  infer_fails(nl, (const char *[]){"(2, 3, 4)", "(2, 3)"}, "length");
+
+  DsNode *nd = node_new(g, "softmax", "dtype", "float64", NULL);
+  DsDType tin[1] = {DS_DTYPE_FLOAT32}, tout[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(nd->op->infer_type(nd, nd->param, tin, tout, &error));
+  g_assert_cmpint(tout[0], ==, DS_DTYPE_FLOAT64);
+  parse_fails(DS_ERROR_INVALID, "temperature", "softmax", "temperature", "0", NULL);
+
+  DsNode *so = node_new(g, "SoftmaxOutput", NULL);
+  infer_ok(so, (const char *[]){"(32, 10000)", "?"}, in, out);
+  assert_shape(&in[1], "(32,)");
+  assert_shape(&out[0], "(32, 10000)");
+  infer_ok(so, (const char *[]){"(32, 10)", "(32, 10)"}, in, out); /* probability labels */
+  DsNode *sm = node_new(g, "SoftmaxOutput", "multi_output", "True", NULL);
+  infer_ok(sm, (const char *[]){"(2, 5, 3, 4)", "?"}, in, out);
+  assert_shape(&in[1], "(2, 12)");
+  infer_ok(sm, (const char *[]){"(2, 5, 3, 4)", "(2, 3, 4)"}, in, out);
+  infer_ok(sm, (const char *[]){"(2, 5, 3, 4)", "(2, 1, 3, 4)"}, in, out);
+  infer_fails(sm, (const char *[]){"(2, 5, 3, 4)", "(2, 7)"}, "label has shape (2, 7)");
+  infer_fails(so, (const char *[]){"(32, 10)", "(31,)"}, "label");
+}
+
+static void ref_softmax(const float *x, double *y, int64_t outer, int64_t len, int64_t inner,
+                        double t, bool log_sm, const int64_t *lens)
+{
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t n = lens != NULL ? lens[o * inner + i] : len;
+      double m = -INFINITY, s = 0;
+      for (int64_t k = 0; k < n; k++)
+        m = MAX(m, x[(o * len + k) * inner + i]);
+      for (int64_t k = 0; k < n; k++)
+        s += exp((x[(o * len + k) * inner + i] - m) / t);
+      for (int64_t k = 0; k < len; k++) {
+        double v = x[(o * len + k) * inner + i];
+        y[(o * len + k) * inner + i] = k >= n   ? 0.0
+                                       : log_sm ? (v - m) / t - log(s)
+                                                : exp((v - m) / t) / s;
+      }
+    }
+}
+
+static void check_softmax(const char *op, const char *data, int axis, const char *temp,
+                          bool with_length)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *axis_s = g_strdup_printf("%d", axis);
+  DsNode *n = node_new(g, op, "axis", axis_s, "temperature", temp, "use_length",
+                       with_length ? "True" : "False", NULL);
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){data, "?"}, in, out);
+  DsTensor t[2] = {rtensor(data, -5, 5), ftensor("(1,)")};
+  int ax = axis < 0 ? axis + t[0].ndim : axis;
+  int64_t outer = ds_shape_span(t[0].shape, 0, ax), len = t[0].shape[ax];
+  int64_t inner = ds_shape_span(t[0].shape, ax + 1, t[0].ndim);
+  int64_t *lens = NULL;
+  if (with_length) {
+    g_autofree char *ls = ds_shape_to_string(&in[1]);
+    g_free(t[1].data);
+    t[1] = tensor(DS_DTYPE_INT32, ls);
+    lens = g_new(int64_t, outer * inner);
+    for (int64_t i = 0; i < outer * inner; i++) {
+      /* Include 0, the full length, and out-of-range lengths (clamped). */
+      int32_t v = (int32_t)g_rand_int_range(rng, -1, (gint32)len + 2);
+      ((int32_t *)t[1].data)[i] = v;
+      lens[i] = CLAMP(v, 0, len);
+    }
+  }
+  DsTensor y = ftensor(data);
+  DsOpId id = strcmp(op, "softmax") == 0 ? DS_OP_SOFTMAX : DS_OP_LOG_SOFTMAX;
+  run_ok(id, n->param, t, with_length ? 2 : 1, &y, 1);
+  double *want = dalloc(ds_tensor_numel(&y));
+  ref_softmax(t[0].data, want, outer, len, inner, g_ascii_strtod(temp, NULL),
+              id == DS_OP_LOG_SOFTMAX, lens);
+  g_autofree char *what = g_strdup_printf("%s %s axis %d", op, data, axis);
+  close_to(y.data, want, ds_tensor_numel(&y), 1e-6, 1e-5, what);
+  g_free(want);
+  g_free(lens);
+  tensors_free(t, 2);
+  g_free(y.data);
+}
+
+static void test_softmax_kernel(void)
+{
+  const char *const ops[] = {"softmax", "log_softmax"};
+  for (int i = 0; i < 2; i++) {
+    check_softmax(ops[i], "(3, 4, 37)", -1, "1", false);
+    check_softmax(ops[i], "(3, 37, 70)", 1, "1", false); /* strided, partial block */
+    check_softmax(ops[i], "(5, 6)", 0, "2.5", false);
+    check_softmax(ops[i], "(3, 4, 37)", -1, "0.5", true);
+    check_softmax(ops[i], "(3, 9, 70)", 1, "1", true);
+    check_softmax(ops[i], "(12, 384, 384)", -1, "1", false); /* rows on the pool */
+  }
+}
+
+static void check_softmax_output(const char *data, const char *multi, const char *preserve)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "SoftmaxOutput", "multi_output", multi, "preserve_shape", preserve, NULL);
+  const DsSoftmaxOutputParam *p = n->param;
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){data, "?"}, in, out);
+  g_autofree char *ls = ds_shape_to_string(&in[1]);
+  DsTensor t[2] = {rtensor(data, -4, 4), ftensor(ls)};
+  DsTensor y = ftensor(data);
+  run_ok(DS_OP_SOFTMAX_OUTPUT, p, t, 2, &y, 1);
+  int64_t numel = ds_tensor_numel(&y), outer, len, inner;
+  if (p->multi_output) {
+    outer = t[0].shape[0];
+    len = t[0].shape[1];
+    inner = numel / outer / len;
+  } else if (p->preserve_shape) {
+    len = t[0].shape[t[0].ndim - 1];
+    outer = numel / len;
+    inner = 1;
+  } else {
+    outer = t[0].shape[0];
+    len = numel / outer;
+    inner = 1;
+  }
+  double *want = dalloc(numel);
+  ref_softmax(t[0].data, want, outer, len, inner, 1.0, false, NULL);
+  close_to(y.data, want, numel, 1e-6, 1e-5, "SoftmaxOutput");
+  g_free(want);
+  tensors_free(t, 2);
+  g_free(y.data);
+}
+
+static void test_softmax_output_kernel(void)
+{
+  check_softmax_output("(7, 13)", "False", "False");
+  check_softmax_output("(3, 4, 5)", "False", "False"); /* over everything but axis 0 */
+  check_softmax_output("(3, 4, 5)", "False", "True");
+  check_softmax_output("(2, 5, 3, 4)", "True", "False");
+}
+
+/* ---- Dropout, Embedding --------------------------------------------------------------------- */
+
+static void test_dropout(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "Dropout", "p", "0.1", "axes", "()", NULL);
+  const DsDropoutParam *p = n->param;
+  g_assert_cmpint(p->mode, ==, DS_DROPOUT_TRAINING);
+  g_assert_cmpint(p->n_axes, ==, 0);
+  g_assert_cmpuint(n->n_outputs, ==, 2);
+  g_assert_cmpint(n->op->num_visible_outputs(p), ==, 1);
+  DsShape in[1], out[2];
+  infer_ok(n, (const char *[]){"(2, 3, 4)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 4)");
+  assert_shape(&out[1], "(2, 3, 4)");
+  DsNode *na = node_new(g, "Dropout", "axes", "(1, -1)", NULL);
+  infer_ok(na, (const char *[]){"(2, 3, 4)"}, in, out);
+  assert_shape(&out[1], "(2, 1, 1)");
+  g_assert_cmpfloat(((const DsDropoutParam *)na->param)->p, ==, 0.5);
+  parse_fails(DS_ERROR_INVALID, "p=1.5", "Dropout", "p", "1.5", NULL);
+
+  DsTensor x = rtensor("(2, 3, 4)", -1, 1), y[2] = {ftensor("(2, 3, 4)"), ftensor("(2, 1, 1)")};
+  run_ok(DS_OP_DROPOUT, na->param, &x, 1, y, 2);
+  g_assert_cmpmem(x.data, 24 * sizeof(float), y[0].data, 24 * sizeof(float));
+  double ones[2] = {1.0, 1.0};
+  close_to(y[1].data, ones, 2, 0, 0, "Dropout mask");
+  /* Large enough for the copy and the fill to split across threads. */
+  DsTensor bx = rtensor("(3, 200, 301)", -1, 1),
+           by[2] = {ftensor("(3, 200, 301)"), ftensor("(3, 200, 301)")};
+  run_ok(DS_OP_DROPOUT, n->param, &bx, 1, by, 2);
+  g_assert_cmpmem(bx.data, ds_tensor_nbytes(&bx), by[0].data, ds_tensor_nbytes(&bx));
+  for (int64_t i = 0; i < ds_tensor_numel(&by[1]); i++)
+    g_assert_cmpfloat(fp(&by[1])[i], ==, 1.0f);
+  g_free(bx.data);
+  tensors_free(by, 2);
+  /* mode='always' would drop at random at inference: refused. */
+  DsNode *nal = node_new(g, "Dropout", "mode", "always", NULL);
+  g_assert_cmpint(run_kernel(DS_OP_DROPOUT, nal->param, &x, 1, y, 1, NULL), ==,
+                  DS_STATUS_UNSUPPORTED);
+  g_free(x.data);
+  tensors_free(y, 2);
+}
+
+static void test_embedding(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "Embedding", "input_dim", "10", "output_dim", "6", NULL);
+  const DsEmbeddingParam *p = n->param;
+  g_assert_cmpint(p->dtype, ==, DS_DTYPE_FLOAT32);
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){"(3, 4)", "?"}, in, out);
+  assert_shape(&in[1], "(10, 6)");
+  assert_shape(&out[0], "(3, 4, 6)");
+  in[0] = DS_SHAPE_UNKNOWN;
+  in[1] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(5, 6)");
+  GError *error = NULL;
+  g_assert_true(infer(n, in, out, &error));
+  assert_shape(&in[0], "(5,)");
+  infer_fails(n, (const char *[]){"(3, 4)", "(10, 7)"}, "weight has shape (10, 7)");
+  parse_fails(DS_ERROR_INVALID, "input_dim", "Embedding", "output_dim", "6", NULL);
+
+  DsDType tin[2] = {DS_DTYPE_INT32, DS_DTYPE_UNKNOWN}, tout[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(n->op->infer_type(n, n->param, tin, tout, &error));
+  g_assert_cmpint(tin[0], ==, DS_DTYPE_INT32);
+  g_assert_cmpint(tin[1], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(tout[0], ==, DS_DTYPE_FLOAT32);
+
+  /* Indices are truncated and clipped to [0, input_dim), as MXNet's Embedding does. */
+  const float idx_f[] = {0, 3, 9, 9.7f, 10, 25, -1, -0.5f, 2.9f, NAN, 5, 1};
+  const int64_t rows[] = {0, 3, 9, 9, 9, 9, 0, 0, 2, 0, 5, 1};
+  DsTensor w = rtensor("(10, 6)", -1, 1);
+  for (int dt = 0; dt < 3; dt++) {
+    DsTensor t[2] = {tensor(dt == 0   ? DS_DTYPE_FLOAT32
+                            : dt == 1 ? DS_DTYPE_INT32
+                                      : DS_DTYPE_INT64,
+                            "(3, 4)"),
+                     w};
+    for (int i = 0; i < 12; i++) {
+      if (dt == 0)
+        ((float *)t[0].data)[i] = idx_f[i];
+      else if (dt == 1)
+        ((int32_t *)t[0].data)[i] = isnan(idx_f[i]) ? 0 : (int32_t)idx_f[i];
+      else
+        ((int64_t *)t[0].data)[i] = isnan(idx_f[i]) ? 0 : (int64_t)idx_f[i];
+    }
+    DsTensor y = ftensor("(3, 4, 6)");
+    run_ok(DS_OP_EMBEDDING, n->param, t, 2, &y, 1);
+    double want[72];
+    for (int i = 0; i < 12; i++)
+      for (int j = 0; j < 6; j++)
+        want[i * 6 + j] = fp(&w)[rows[i] * 6 + j];
+    close_to(y.data, want, 72, 0, 0, "Embedding");
+    g_free(t[0].data);
+    g_free(y.data);
+  }
+  g_free(w.data);
+}
+
+/* ---- RNN ---------------------------------------------------------------------------------- */
+
+static void test_rnn_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[5], out[3];
+  /* mms_lstm_ptb: 2-layer LSTM, H = 200, embedding 200; begin states (2, 0, 200) where 0 is
+   * unknown. */
+  DsNode *n = node_new(g, "RNN", "bidirectional", "False", "mode", "lstm", "num_layers", "2", "p",
+                       "0.0", "state_outputs", "False", "state_size", "200", NULL);
+  g_assert_cmpuint(n->n_inputs, ==, 4);
+  g_assert_cmpuint(n->n_outputs, ==, 1);
+  infer_ok(n, (const char *[]){"(35, 32, 200)", "?", "(2, ?, 200)", "(2, ?, 200)"}, in, out);
+  assert_shape(&in[1], "(643200,)");
+  assert_shape(&in[2], "(2, 32, 200)");
+  assert_shape(&in[3], "(2, 32, 200)");
+  assert_shape(&out[0], "(35, 32, 200)");
+  /* The batch comes back from a state when the data does not know it. */
+  infer_ok(n, (const char *[]){"(35, ?, 200)", "?", "(2, 8, 200)", "?"}, in, out);
+  assert_shape(&in[0], "(35, 8, 200)");
+  assert_shape(&out[0], "(35, 8, 200)");
+
+  /* GRU, bidirectional, 3 layers, state outputs and lengths: MXNet's size formula. */
+  DsNode *ng =
+      node_new(g, "RNN", "mode", "gru", "num_layers", "3", "state_size", "16", "bidirectional",
+               "True", "state_outputs", "True", "use_sequence_length", "True", NULL);
+  g_assert_cmpuint(ng->n_inputs, ==, 4);
+  g_assert_cmpuint(ng->n_outputs, ==, 2);
+  infer_ok(ng, (const char *[]){"(5, 4, 10)", "?", "?", "?"}, in, out);
+  int64_t g3 = 3 * 16;
+  int64_t size = 2 * ((10 + 16 + 2) * g3 + 2 * (2 * 16 + 16 + 2) * g3);
+  g_autofree char *want = g_strdup_printf("(%" G_GINT64_FORMAT ",)", size);
+  assert_shape(&in[1], want);
+  assert_shape(&in[2], "(6, 4, 16)");
+  assert_shape(&in[3], "(4,)");
+  assert_shape(&out[0], "(5, 4, 32)");
+  assert_shape(&out[1], "(6, 4, 16)");
+  g_assert_cmpstr(n->op->output_names[1], ==, "state_output");
+
+  infer_fails(n, (const char *[]){"(35, 32, 200)", "(5,)", "?", "?"}, "parameters");
+  infer_fails(n, (const char *[]){"(35, 32, 200)", "?", "(2, 31, 200)", "?"}, "state");
+  infer_fails(n, (const char *[]){"(35, 200)", "?", "?", "?"}, "data must have 3 dims");
+  parse_fails(DS_ERROR_UNSUPPORTED, "projection_size", "RNN", "mode", "lstm", "state_size", "8",
+              "num_layers", "1", "projection_size", "4", NULL);
+  parse_fails(DS_ERROR_UNSUPPORTED, "clip", "RNN", "mode", "lstm", "state_size", "8", "num_layers",
+              "1", "lstm_state_clip_min", "-1", NULL);
+  parse_fails(DS_ERROR_INVALID, "state_size", "RNN", "mode", "lstm", "num_layers", "1", NULL);
+  parse_fails(DS_ERROR_PARSE, "mode", "RNN", "mode", "lstmp", "state_size", "8", "num_layers", "1",
+              NULL);
+}
+
+static double sigm(double x)
+{
+  return 1.0 / (1.0 + exp(-x));
+}
+
+/* A reference multi-layer (bi)directional RNN on MXNet's flat parameter layout. */
+static void ref_rnn(const DsRNNParam *p, const DsTensor *x, const float *params, const float *h0,
+                    const float *c0, const int64_t *lens, double *y, double *hy, double *cy)
+{
+  int64_t T = x->shape[0], N = x->shape[1], I = x->shape[2], H = p->state_size;
+  int64_t L = p->num_layers, D = p->bidirectional ? 2 : 1;
+  int64_t G = ds_rnn_n_gates(p->mode);
+  /* Offsets of each (layer, direction)'s matrices and biases. */
+  int64_t off = 0;
+  int64_t wx_off[16], wh_off[16], bx_off[16], bh_off[16];
+  for (int64_t l = 0; l < L; l++)
+    for (int64_t d = 0; d < D; d++) {
+      int64_t in_l = l == 0 ? I : D * H;
+      wx_off[l * D + d] = off;
+      off += G * H * in_l;
+      wh_off[l * D + d] = off;
+      off += G * H * H;
+    }
+  for (int64_t l = 0; l < L; l++)
+    for (int64_t d = 0; d < D; d++) {
+      bx_off[l * D + d] = off;
+      off += G * H;
+      bh_off[l * D + d] = off;
+      off += G * H;
+    }
+  double *layer_in = dalloc(T * N * MAX(I, D * H)), *layer_out = dalloc(T * N * D * H);
+  for (int64_t i = 0; i < T * N * I; i++)
+    layer_in[i] = fp(x)[i];
+  double *h = dalloc(H), *c = dalloc(H), *gx = dalloc(G * H), *gh = dalloc(G * H);
+  for (int64_t l = 0; l < L; l++) {
+    int64_t in_l = l == 0 ? I : D * H;
+    for (int64_t d = 0; d < D; d++) {
+      int64_t li = l * D + d;
+      const float *wx = params + wx_off[li], *wh = params + wh_off[li];
+      const float *bx = params + bx_off[li], *bh = params + bh_off[li];
+      for (int64_t b = 0; b < N; b++) {
+        for (int64_t j = 0; j < H; j++) {
+          h[j] = h0[(li * N + b) * H + j];
+          c[j] = c0 != NULL ? c0[(li * N + b) * H + j] : 0;
+        }
+        int64_t len = lens != NULL ? lens[b] : T;
+        for (int64_t s = 0; s < T; s++) {
+          int64_t t = d == 0 ? s : T - 1 - s;
+          double *out = layer_out + (t * N + b) * D * H + d * H;
+          if (t >= len) {
+            for (int64_t j = 0; j < H; j++)
+              out[j] = 0;
+            continue;
+          }
+          const double *xt = layer_in + (t * N + b) * in_l;
+          for (int64_t r = 0; r < G * H; r++) {
+            double sx = bx[r], sh = bh[r];
+            for (int64_t k = 0; k < in_l; k++)
+              sx += wx[r * in_l + k] * xt[k];
+            for (int64_t k = 0; k < H; k++)
+              sh += wh[r * H + k] * h[k];
+            gx[r] = sx;
+            gh[r] = sh;
+          }
+          for (int64_t j = 0; j < H; j++) {
+            switch (p->mode) {
+            case DS_RNN_LSTM: {
+              double ig = sigm(gx[j] + gh[j]), fg = sigm(gx[H + j] + gh[H + j]);
+              double gg = tanh(gx[2 * H + j] + gh[2 * H + j]);
+              double og = sigm(gx[3 * H + j] + gh[3 * H + j]);
+              c[j] = fg * c[j] + ig * gg;
+              h[j] = og * tanh(c[j]);
+              break;
+            }
+            case DS_RNN_GRU: {
+              double rg = sigm(gx[j] + gh[j]), zg = sigm(gx[H + j] + gh[H + j]);
+              double ng = tanh(gx[2 * H + j] + rg * gh[2 * H + j]);
+              h[j] = (1 - zg) * ng + zg * h[j];
+              break;
+            }
+            case DS_RNN_TANH:
+              h[j] = tanh(gx[j] + gh[j]);
+              break;
+            case DS_RNN_RELU:
+              h[j] = MAX(gx[j] + gh[j], 0.0);
+              break;
+            }
+          }
+          for (int64_t j = 0; j < H; j++)
+            out[j] = h[j];
+        }
+        for (int64_t j = 0; j < H; j++) {
+          hy[(li * N + b) * H + j] = h[j];
+          if (cy != NULL)
+            cy[(li * N + b) * H + j] = c[j];
+        }
+      }
+    }
+    for (int64_t i = 0; i < T * N * D * H; i++)
+      layer_in[i] = layer_out[i];
+  }
+  for (int64_t i = 0; i < T * N * D * H; i++)
+    y[i] = layer_out[i];
+  g_free(layer_in);
+  g_free(layer_out);
+  g_free(h);
+  g_free(c);
+  g_free(gx);
+  g_free(gh);
+}
+
+static void check_rnn(const char *mode, const char *data, const char *layers, const char *hidden,
+                      const char *bidir, bool with_lengths)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "RNN", "mode", mode, "state_size", hidden, "num_layers", layers,
+                       "bidirectional", bidir, "state_outputs", "True", "use_sequence_length",
+                       with_lengths ? "True" : "False", NULL);
+  const DsRNNParam *p = n->param;
+  bool lstm = p->mode == DS_RNN_LSTM;
+  DsShape in[5], out[3];
+  infer_ok(n, (const char *[]){data, "?", "?", "?", "?"}, in, out);
+  int n_in = (int)n->n_inputs, n_out = (int)n->n_outputs;
+  DsTensor t[5] = {{0}};
+  for (int i = 0; i < n_in; i++) {
+    g_autofree char *s = ds_shape_to_string(&in[i]);
+    bool is_len = with_lengths && i == n_in - 1;
+    t[i] = is_len ? tensor(DS_DTYPE_INT64, s) : rtensor(s, i == 1 ? -0.4 : -1, i == 1 ? 0.4 : 1);
+  }
+  int64_t N = t[0].shape[1], T = t[0].shape[0];
+  int64_t *lens = NULL;
+  if (with_lengths) {
+    lens = t[n_in - 1].data;
+    for (int64_t b = 0; b < N; b++)
+      lens[b] = b == 0 ? T : (int64_t)g_rand_int_range(rng, 0, (gint32)T + 1);
+  }
+  DsTensor y[3] = {{0}};
+  for (int i = 0; i < n_out; i++) {
+    g_autofree char *s = ds_shape_to_string(&out[i]);
+    y[i] = ftensor(s);
+  }
+  run_ok(DS_OP_RNN, p, t, n_in, y, n_out);
+  double *wy = dalloc(ds_tensor_numel(&y[0])), *why = dalloc(ds_tensor_numel(&y[1]));
+  double *wcy = lstm ? dalloc(ds_tensor_numel(&y[1])) : NULL;
+  ref_rnn(p, &t[0], t[1].data, t[2].data, lstm ? t[3].data : NULL, lens, wy, why, wcy);
+  g_autofree char *what = g_strdup_printf("RNN %s %s L=%s bidir=%s", mode, data, layers, bidir);
+  close_to(y[0].data, wy, ds_tensor_numel(&y[0]), 2e-5, 1e-4, what);
+  close_to(y[1].data, why, ds_tensor_numel(&y[1]), 2e-5, 1e-4, what);
+  if (lstm)
+    close_to(y[2].data, wcy, ds_tensor_numel(&y[2]), 2e-5, 1e-4, what);
+  g_free(wy);
+  g_free(why);
+  g_free(wcy);
+  tensors_free(t, 5);
+  tensors_free(y, 3);
+}
+
+static void test_rnn_kernel(void)
+{
+  const char *const modes[] = {"lstm", "gru", "rnn_tanh", "rnn_relu"};
+  for (int m = 0; m < 4; m++) {
+    check_rnn(modes[m], "(6, 3, 5)", "1", "7", "False", false);
+    check_rnn(modes[m], "(5, 2, 4)", "2", "6", "True", false);
+    check_rnn(modes[m], "(4, 1, 3)", "3", "5", "False", false); /* batch 1: sgemv steps */
+    check_rnn(modes[m], "(7, 4, 3)", "2", "5", "True", true);
+  }
+  /* The lstm_ptb configuration at a small batch. */
+  check_rnn("lstm", "(5, 4, 200)", "2", "200", "False", false);
+  /* Outputs only, no state outputs: the single-output form. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "RNN", "mode", "gru", "state_size", "4", "num_layers", "1", NULL);
+  DsShape in[3], out[1];
+  infer_ok(n, (const char *[]){"(3, 2, 5)", "?", "?"}, in, out);
+  g_autofree char *ps = ds_shape_to_string(&in[1]);
+  DsTensor t[3] = {rtensor("(3, 2, 5)", -1, 1), rtensor(ps, -0.5, 0.5),
+                   rtensor("(1, 2, 4)", -1, 1)};
+  DsTensor y = ftensor("(3, 2, 4)");
+  run_ok(DS_OP_RNN, n->param, t, 3, &y, 1);
+  double wy[24], why[8];
+  ref_rnn(n->param, &t[0], t[1].data, t[2].data, NULL, NULL, wy, why, NULL);
+  close_to(y.data, wy, 24, 2e-5, 1e-4, "RNN gru single output");
+  tensors_free(t, 3);
+  g_free(y.data);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  rng = g_rand_new_with_seed(20240611);
+  pool = ds_thread_pool_new(2);
+  g_test_add_func("/ops/nn/registry", test_registry);
+  g_test_add_func("/ops/nn/model-attrs", test_model_attrs);
+  g_test_add_func("/ops/nn/gemm", test_gemm);
+  g_test_add_func("/ops/nn/conv-gemm-dims", test_conv_gemm_dims);
+  g_test_add_func("/ops/nn/vmath", test_vmath);
+  g_test_add_func("/ops/nn/convolution/shape", test_convolution_shape);
+  g_test_add_func("/ops/nn/convolution/kernel", test_convolution_kernel);
+  g_test_add_func("/ops/nn/pooling/shape", test_pooling_shape);
+  g_test_add_func("/ops/nn/pooling/kernel", test_pooling_kernel);
+  g_test_add_func("/ops/nn/fully-connected/shape", test_fully_connected_shape);
+  g_test_add_func("/ops/nn/fully-connected/kernel", test_fully_connected_kernel);
+  g_test_add_func("/ops/nn/dot/shape", test_dot_shape);
+  g_test_add_func("/ops/nn/dot/kernel", test_dot_kernel);
+  g_test_add_func("/ops/nn/batch-norm/shape", test_batch_norm_shape);
+  g_test_add_func("/ops/nn/batch-norm/kernel", test_batch_norm_kernel);
+  g_test_add_func("/ops/nn/layer-norm/shape", test_layer_norm_shape);
+  g_test_add_func("/ops/nn/layer-norm/kernel", test_layer_norm_kernel);
+  g_test_add_func("/ops/nn/activation", test_activation);
+  g_test_add_func("/ops/nn/leaky-relu", test_leaky_relu);
+  g_test_add_func("/ops/nn/softmax/shape", test_softmax_shape);
+  g_test_add_func("/ops/nn/softmax/kernel", test_softmax_kernel);
+  g_test_add_func("/ops/nn/softmax-output/kernel", test_softmax_output_kernel);
+  g_test_add_func("/ops/nn/dropout", test_dropout);
+  g_test_add_func("/ops/nn/embedding", test_embedding);
+  g_test_add_func("/ops/nn/rnn/shape", test_rnn_shape);
+  g_test_add_func("/ops/nn/rnn/kernel", test_rnn_kernel);
+  int rc = g_test_run();
+  ds_thread_pool_free(pool);
+  g_rand_free(rng);
+  return rc;
+}
