@@ -26,11 +26,10 @@ run: build
 	$(DYNSCOPE) --run $(SAMPLE)/sample-symbol.json --params $(SAMPLE)/sample.params \
 	  --input data=$(SAMPLE)/sample-input.npy --repeat 10
 
+# Everything: the normal tree (valgrind pass included), the AddressSanitizer + UBSan tree, and
+# each fuzz target for 60 s; ends with "N passed, N failed".
 test: build
-	@status=0; \
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=1; \
-	/usr/bin/python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
-	exit $$status
+	./tools/run-tests.sh $(BUILD)
 
 bench: build
 	$(BUILD)/bench/ds-bench

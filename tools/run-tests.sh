@@ -1,0 +1,56 @@
+#!/bin/sh
+# The whole test suite, as `make test` runs it:
+#   1. every test in the normal tree (build/), valgrind's pass over the CLI included;
+#   2. the unit and CLI suite again in build-asan/ under AddressSanitizer and UBSan;
+#   3. each libFuzzer target for a bounded time from its seed corpus (build-fuzz/, clang);
+# then one closing line "N passed, N failed" over all three. Exit status 1 on any failure.
+#
+# DS_SKIP_ASAN=1 or DS_SKIP_FUZZ=1 leave a stage out (for quick local runs; CI runs all).
+set -u
+cd "$(dirname "$0")/.."
+build=${1:-build}
+status=0
+logs="$build/meson-logs/testlog.json"
+
+section() { printf '\n=== %s ===\n' "$1"; }
+
+section "tests ($build)"
+meson test -C "$build" --print-errorlogs --num-processes 2 || status=1
+
+if [ "${DS_SKIP_ASAN:-0}" != 1 ]; then
+  section "tests under AddressSanitizer + UBSan (build-asan)"
+  if [ ! -f build-asan/build.ninja ]; then
+    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dc_args=-fno-sanitize-recover=all -Dbuildtype=debugoptimized >/dev/null || status=1
+  fi
+  # Leaks are errors; any report aborts the process, so its test fails.
+  if ninja -C build-asan >/dev/null; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite valgrind \
+      --timeout-multiplier 3 || status=1
+    logs="$logs build-asan/meson-logs/testlog.json"
+  else
+    echo "build-asan failed to build"; status=1
+  fi
+fi
+
+if [ "${DS_SKIP_FUZZ:-0}" != 1 ]; then
+  section "fuzzing (build-fuzz, ${DS_FUZZ_SECONDS:-60} s per target)"
+  if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+      -Db_lundef=false -Dnative_arch=false >/dev/null || status=1
+  fi
+  if ninja -C build-fuzz >/dev/null; then
+    DS_FUZZ_SECONDS=${DS_FUZZ_SECONDS:-60} \
+      meson test -C build-fuzz --suite fuzz --print-errorlogs --num-processes 2 || status=1
+    logs="$logs build-fuzz/meson-logs/testlog.json"
+  else
+    echo "build-fuzz failed to build"; status=1
+  fi
+fi
+
+section "summary"
+# shellcheck disable=SC2086
+/usr/bin/python3 tools/test-summary.py $logs || status=1
+exit $status
