@@ -4,37 +4,12 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "ds-backend.h"
 #include "ds-cli.h"
 #include "ds-error.h"
+#include "ds-node-timer.h"
 #include "ds-npy.h"
-
-typedef struct {
-  guint64 *node_ns; /* accumulated per node id */
-  guint64 started_ns;
-} NodeTimer;
-
-static guint64 now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (guint64)ts.tv_sec * 1000000000u + (guint64)ts.tv_nsec;
-}
-
-static void timer_begin(gpointer data, const DsNode *node)
-{
-  NodeTimer *timer = data;
-  (void)node;
-  timer->started_ns = now_ns();
-}
-
-static void timer_end(gpointer data, const DsNode *node)
-{
-  NodeTimer *timer = data;
-  timer->node_ns[node->id] += now_ns() - timer->started_ns;
-}
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -47,7 +22,7 @@ static char *format_bytes(gsize bytes)
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
 }
 
-static void print_table(DsExecutor *exec, const NodeTimer *timer, int repeat,
+static void print_table(DsExecutor *exec, const DsNodeTimer *timer, int repeat,
                         const guint64 *run_ns)
 {
   DsGraph *graph = ds_executor_get_graph(exec);
@@ -65,8 +40,8 @@ static void print_table(DsExecutor *exec, const NodeTimer *timer, int repeat,
     if (ds_node_is_variable(node))
       continue;
     g_autofree char *shape = ds_shape_to_string(&shapes->shapes[graph->node_row_ptr[i]]);
-    double us = (double)timer->node_ns[i] / repeat / 1000.0;
-    total_ns += timer->node_ns[i];
+    double us = (double)ds_node_timer_get_total_ns(timer, i) / repeat / 1000.0;
+    total_ns += ds_node_timer_get_total_ns(timer, i);
     printf("%-*.*s  %-18s  %-22s  %10.1f\n", name_width, name_width, node->name, node->op_name,
            shape, us);
   }
@@ -158,26 +133,24 @@ int ds_cli_run(const DsCliOptions *options)
 
   DsExecutor *exec = ds_session_get_executor(session);
   DsGraph *graph = ds_executor_get_graph(exec);
-  NodeTimer timer = {.node_ns = g_new0(guint64, graph->n_nodes)};
-  DsExecutorHooks hooks = {.node_begin = timer_begin, .node_end = timer_end};
+  g_autoptr(DsNodeTimer) timer = ds_node_timer_new(graph->n_nodes);
   gboolean table = options->save_outputs == NULL;
   if (table)
-    ds_executor_set_hooks(exec, &hooks, &timer);
+    ds_node_timer_attach(timer, exec);
 
   if (options->timeout_s > 0)
     ds_executor_set_deadline(exec, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {
-    guint64 start = now_ns();
+    guint64 start = ds_monotonic_ns();
     ok = ds_executor_run(exec, &error);
-    run_ns[r] = now_ns() - start;
+    run_ns[r] = ds_monotonic_ns() - start;
   }
   if (ok && options->save_outputs != NULL)
     ok = save_outputs(exec, options->save_outputs, &error);
   if (ok && table)
-    print_table(exec, &timer, options->repeat, run_ns);
+    print_table(exec, timer, options->repeat, run_ns);
   g_free(run_ns);
-  g_free(timer.node_ns);
   return ok ? 0 : ds_cli_fail(error);
 }
