@@ -10,8 +10,9 @@
 typedef struct {
   const DsNode *node;
   const DsKernel *kernel;
-  DsKernelCtx ctx;   /* views prebuilt at bind time */
-  guint *in_entries; /* entry id per input, to refresh views after a bind */
+  DsKernelCtx ctx;    /* views rebuilt by each reshape */
+  guint *in_entries;  /* entry id per input */
+  guint out_entry;    /* entry id of output 0; outputs are consecutive */
 } Step;
 
 struct _DsExecutor {
@@ -21,17 +22,19 @@ struct _DsExecutor {
   const DsBackend *backend;
   DsThreadPool *pool;
   void *arena;
+  gsize arena_capacity;    /* bytes allocated; grows, never shrinks */
   void *workspace;
-  gsize workspace_bytes;
-  DsTensor *entries;    /* one view per entry */
-  gboolean *bound;      /* per entry: variables only */
-  Step *steps;          /* op nodes in order */
+  gsize workspace_bytes;   /* what the current shapes need */
+  gsize workspace_capacity;
+  DsTensor *entries;       /* one view per entry */
+  gboolean *bound;         /* per entry: variables only */
+  Step *steps;             /* op nodes in order */
   guint n_steps;
-  gboolean views_stale; /* a bind changed a variable's buffer since the last run */
+  gboolean views_stale;    /* a bind or reshape changed buffers since the last run */
   DsExecutorHooks hooks;
   gpointer hooks_data;
-  gint64 deadline_us; /* 0: none */
-  gsize reserved_bytes; /* arena and workspace, accounted against the memory limit */
+  gint64 deadline_us;      /* 0: none */
+  gsize reserved_bytes;    /* arena and workspace, accounted against the memory limit */
 };
 
 static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
@@ -43,100 +46,139 @@ static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void 
   view->data = data;
 }
 
-DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
-                            const DsBackend *backend, int n_threads, GError **error)
+/* Grows a buffer to `bytes` (its contents are not kept), accounting the growth. */
+static gboolean grow_buffer(DsExecutor *exec, void **buffer, gsize *capacity, gsize bytes,
+                            const char *what, GError **error)
 {
-  g_autoptr(DsPlan) plan = ds_plan_new(graph, shapes, error);
-  if (plan == NULL)
-    return NULL;
-
-  g_autoptr(DsExecutor) exec = g_new0(DsExecutor, 1);
-  exec->graph = ds_graph_ref(graph);
-  exec->shapes = ds_graph_shapes_copy(shapes);
-  exec->backend = backend;
-  guint n_entries = ds_graph_n_entries(graph);
-
-  /* 1. Entry views: arena offsets for intermediates, unbound for variables. */
-  const DsNode *peak = graph->nodes[plan->peak_node];
-  g_autofree char *what =
-    g_strdup_printf("node '%s' (%s), where the memory plan peaks", peak->name, peak->op_name);
-  if (!ds_memory_reserve(plan->arena_bytes, what, error))
-    return NULL;
-  exec->reserved_bytes = plan->arena_bytes;
-  exec->arena = backend->alloc_buffer(plan->arena_bytes);
-  if (exec->arena == NULL) {
-    g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate the %zu-byte arena",
-                plan->arena_bytes);
-    return NULL;
+  if (bytes <= *capacity && *buffer != NULL)
+    return TRUE;
+  if (!ds_memory_reserve(bytes - *capacity, what, error))
+    return FALSE;
+  exec->backend->free_buffer(*buffer);
+  *buffer = exec->backend->alloc_buffer(bytes);
+  if (*buffer == NULL) {
+    ds_memory_release(bytes - *capacity);
+    g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "%s: cannot allocate %zu bytes", what, bytes);
+    return FALSE;
   }
-  exec->entries = g_new0(DsTensor, n_entries);
-  exec->bound = g_new0(gboolean, n_entries);
-  for (guint e = 0; e < n_entries; e++) {
-    void *data = plan->offsets[e] == DS_PLAN_PINNED ? NULL : (char *)exec->arena + plan->offsets[e];
-    make_view(&exec->entries[e], &shapes->shapes[e], shapes->dtypes[e], data);
-  }
+  exec->reserved_bytes += bytes - *capacity;
+  *capacity = bytes;
+  return TRUE;
+}
 
-  /* 2. Steps: one per op node, with its kernel and prebuilt views. */
+/* Compiles the per-node part that does not depend on shapes: kernels and entry ids. */
+static gboolean compile_steps(DsExecutor *exec, GError **error)
+{
+  DsGraph *graph = exec->graph;
   exec->steps = g_new0(Step, graph->n_nodes);
   for (guint i = 0; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
     if (ds_node_is_variable(node))
       continue;
-    const DsKernel *kernel = node->op != NULL ? backend->get_kernel(node->op->id) : NULL;
+    const DsKernel *kernel = node->op != NULL ? exec->backend->get_kernel(node->op->id) : NULL;
     if (kernel == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                   "node '%s': op '%s' has no kernel on the %s backend", node->name,
-                  node->op_name, backend->name);
-      return NULL;
+                  node->op_name, exec->backend->name);
+      return FALSE;
     }
     Step *step = &exec->steps[exec->n_steps++];
     step->node = node;
     step->kernel = kernel;
     step->in_entries = g_new(guint, node->n_inputs + 1);
-    DsTensor *ins = g_new0(DsTensor, node->n_inputs + 1);
-    for (guint k = 0; k < node->n_inputs; k++) {
+    for (guint k = 0; k < node->n_inputs; k++)
       step->in_entries[k] = ds_graph_entry_id(graph, node->inputs[k]);
-      ins[k] = exec->entries[step->in_entries[k]];
-    }
-    guint n_out = ds_node_n_op_outputs(node);
-    DsTensor *outs = g_new0(DsTensor, n_out + 1);
-    for (guint k = 0; k < n_out; k++)
-      outs[k] = exec->entries[graph->node_row_ptr[i] + k];
+    step->out_entry = graph->node_row_ptr[i];
     step->ctx = (DsKernelCtx){
       .param = node->param,
-      .inputs = ins,
+      .inputs = g_new0(DsTensor, node->n_inputs + 1),
       .n_inputs = (int)node->n_inputs,
-      .outputs = outs,
-      .n_outputs = (int)n_out,
+      .outputs = g_new0(DsTensor, ds_node_n_op_outputs(node) + 1),
+      .n_outputs = (int)ds_node_n_op_outputs(node),
     };
-    if (kernel->workspace_bytes != NULL) {
-      gsize ws = kernel->workspace_bytes(node->param, ins, (int)node->n_inputs, outs, (int)n_out);
-      exec->workspace_bytes = MAX(exec->workspace_bytes, ws);
-    }
   }
+  return TRUE;
+}
 
-  /* 3. One workspace for all kernels (they run one at a time) and the thread pool. */
-  if (exec->workspace_bytes > 0) {
-    if (!ds_memory_reserve(exec->workspace_bytes, "the kernels' shared workspace", error))
-      return NULL;
-    exec->reserved_bytes += exec->workspace_bytes;
-    exec->workspace = backend->alloc_buffer(exec->workspace_bytes);
-    if (exec->workspace == NULL) {
-      g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "cannot allocate a %zu-byte workspace",
-                  exec->workspace_bytes);
-      return NULL;
-    }
-  }
-  for (guint s = 0; s < exec->n_steps; s++) {
-    exec->steps[s].ctx.workspace = exec->workspace;
-  }
+DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
+                            const DsBackend *backend, int n_threads, GError **error)
+{
+  g_autoptr(DsExecutor) exec = g_new0(DsExecutor, 1);
+  exec->graph = ds_graph_ref(graph);
+  exec->backend = backend;
+  guint n_entries = ds_graph_n_entries(graph);
+  exec->entries = g_new0(DsTensor, n_entries);
+  exec->bound = g_new0(gboolean, n_entries);
+  if (!compile_steps(exec, error) || !ds_executor_reshape(exec, shapes, error))
+    return NULL;
   exec->pool = ds_thread_pool_new(n_threads);
   for (guint s = 0; s < exec->n_steps; s++)
     exec->steps[s].ctx.pool = exec->pool;
   if (backend->set_n_threads != NULL)
     backend->set_n_threads(n_threads);
-  exec->plan = g_steal_pointer(&plan);
   return g_steal_pointer(&exec);
+}
+
+gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GError **error)
+{
+  DsGraph *graph = exec->graph;
+  guint n_entries = ds_graph_n_entries(graph);
+  g_return_val_if_fail(shapes->n_entries == n_entries, FALSE);
+
+  /* 1. The plan for these shapes, and an arena big enough for it. */
+  g_autoptr(DsPlan) plan = ds_plan_new(graph, shapes, error);
+  if (plan == NULL)
+    return FALSE;
+  const DsNode *peak = graph->nodes[plan->peak_node];
+  g_autofree char *what =
+    g_strdup_printf("node '%s' (%s), where the memory plan peaks", peak->name, peak->op_name);
+  if (!grow_buffer(exec, &exec->arena, &exec->arena_capacity, plan->arena_bytes, what, error))
+    return FALSE;
+
+  /* 2. Entry views. A variable keeps its binding only if its shape and dtype did not change. */
+  for (guint e = 0; e < n_entries; e++) {
+    DsTensor old = exec->entries[e];
+    gboolean pinned = plan->offsets[e] == DS_PLAN_PINNED;
+    void *data = pinned ? NULL : (char *)exec->arena + plan->offsets[e];
+    make_view(&exec->entries[e], &shapes->shapes[e], shapes->dtypes[e], data);
+    if (pinned && exec->bound[e]) {
+      gboolean same = old.ndim == exec->entries[e].ndim && old.dtype == exec->entries[e].dtype &&
+                      memcmp(old.shape, exec->entries[e].shape, sizeof(int64_t) * old.ndim) == 0;
+      if (same)
+        exec->entries[e].data = old.data;
+      else
+        exec->bound[e] = FALSE;
+    }
+  }
+
+  /* 3. Step views and the shared workspace (kernels run one at a time). */
+  gsize workspace = 0;
+  for (guint s = 0; s < exec->n_steps; s++) {
+    Step *step = &exec->steps[s];
+    DsTensor *ins = (DsTensor *)step->ctx.inputs;
+    for (int k = 0; k < step->ctx.n_inputs; k++)
+      ins[k] = exec->entries[step->in_entries[k]];
+    for (int k = 0; k < step->ctx.n_outputs; k++)
+      step->ctx.outputs[k] = exec->entries[step->out_entry + (guint)k];
+    if (step->kernel->workspace_bytes != NULL)
+      workspace = MAX(workspace, step->kernel->workspace_bytes(step->node->param, ins,
+                                                               step->ctx.n_inputs,
+                                                               step->ctx.outputs,
+                                                               step->ctx.n_outputs));
+  }
+  if (workspace > 0 && !grow_buffer(exec, &exec->workspace, &exec->workspace_capacity, workspace,
+                                    "the kernels' shared workspace", error))
+    return FALSE;
+  exec->workspace_bytes = workspace;
+  for (guint s = 0; s < exec->n_steps; s++)
+    exec->steps[s].ctx.workspace = exec->workspace;
+
+  ds_plan_free(exec->plan);
+  exec->plan = g_steal_pointer(&plan);
+  ds_graph_shapes_free(exec->shapes);
+  exec->shapes = ds_graph_shapes_copy(shapes);
+  exec->views_stale = TRUE;
+  return TRUE;
 }
 
 void ds_executor_free(DsExecutor *exec)

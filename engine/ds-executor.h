@@ -2,7 +2,8 @@
  *
  * Binding resolves every node's kernel, allocates one arena for all intermediates (as the plan
  * lays them out) and one workspace shared by all kernels, and prebuilds each node's tensor
- * views, so a run is a loop of kernel calls with nothing to look up or allocate.
+ * views, so a run is a loop of kernel calls with nothing to look up or allocate. Reshaping
+ * keeps the kernels and re-plans for new sizes, growing the buffers only when needed.
  *
  * Memory policy: the executor keeps a reference on the graph and owns its plan, arena and
  * workspace. Bound variables (inputs, weights) are borrowed: their buffers must outlive every
@@ -30,6 +31,11 @@ typedef struct {
 DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
                             const DsBackend *backend, int n_threads, GError **error);
 void ds_executor_free(DsExecutor *exec);
+
+/* Re-plans the same graph for new concrete shapes ("compile once, run many sizes"): kernels
+ * stay resolved, the arena and workspace grow only when the new plan needs more, views are
+ * rebuilt. Variables whose shape changed must be bound again before the next run. */
+gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsExecutor, ds_executor_free)
 
 /* Points a variable at `value`'s buffer (borrowed), which must have the planned shape and

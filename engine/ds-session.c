@@ -129,7 +129,10 @@ static DsGraphShapes *seed_shapes(DsSession *session, GError **error)
   gpointer key, value;
   g_hash_table_iter_init(&iter, session->declared);
   while (g_hash_table_iter_next(&iter, &key, &value)) {
+    /* A declaration replaces the file's `__shape__` hint: it is how a user runs another
+     * batch size or sequence length. */
     const DsNode *node = ds_graph_find_node(session->graph, key);
+    shapes->shapes[session->graph->node_row_ptr[node->id]] = DS_SHAPE_UNKNOWN;
     if (!ds_graph_shapes_set_variable(shapes, session->graph, node, value, DS_DTYPE_UNKNOWN,
                                       error))
       return NULL;

@@ -40,7 +40,8 @@ gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
 /* Feeds every array of a .params file to the variable of the same name; an array that
  * matches no variable is an error naming it. */
 gboolean ds_session_feed_params(DsSession *session, const char *path, GError **error);
-/* Declares a variable's shape ("data=(1,3,224,224)" on the command line). */
+/* Declares a variable's shape ("data=(1,3,224,224)" on the command line). It replaces the
+ * file's `__shape__` hint for that variable; fed arrays must match it. */
 gboolean ds_session_declare_shape(DsSession *session, const char *name, const DsShape *shape,
                                   GError **error);
 
