@@ -37,25 +37,29 @@ DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, G
     return NULL;
   for (char **s = options->input_shapes; s != NULL && *s != NULL; s++) {
     g_autofree char *name = NULL, *text = NULL;
+    DsShape shape;
     if (!split_assignment(*s, "--input-shape", &name, &text, error))
       return NULL;
-    int64_t dims[DS_MAX_NDIM];
-    int n;
-    if (!ds_attr_parse_tuple(text, dims, DS_MAX_NDIM, -1, &n)) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                  "--input-shape %s: '%s' is not a shape like (1, 3, 224, 224)", name, text);
+    if (!ds_session_parse_shape(session, text, &shape, error)) {
+      g_prefix_error(error, "--input-shape %s: ", name);
       return NULL;
     }
-    DsShape shape = {.ndim = n};
-    for (int i = 0; i < n; i++) {
-      if (dims[i] < 0) {
-        g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--input-shape %s: negative dim in '%s'",
-                    name, text);
-        return NULL;
-      }
-      shape.dims[i] = ds_dim(dims[i]);
-    }
     if (!ds_session_declare_shape(session, name, &shape, error))
+      return NULL;
+  }
+  for (char **s = options->assumes; s != NULL && *s != NULL; s++)
+    if (!ds_session_assume(session, *s, error))
+      return NULL;
+  for (char **s = options->binds; s != NULL && *s != NULL; s++) {
+    g_autofree char *name = NULL, *text = NULL;
+    int64_t value;
+    if (!split_assignment(*s, "--bind", &name, &text, error))
+      return NULL;
+    if (!ds_attr_parse_int(text, &value) || value < 0) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--bind %s: '%s' is not a size", name, text);
+      return NULL;
+    }
+    if (!ds_session_bind_symbol(session, name, value, error))
       return NULL;
   }
   if (options->params != NULL && !ds_session_feed_params(session, options->params, error))
@@ -97,6 +101,7 @@ static const char *summary_text =
   "Modes:\n"
   "  --run MODEL       run a model headless and print a per-node table\n"
   "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
+  "  --shapes MODEL    print every tensor's shape as an expression, and the facts\n"
   "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
   "  (none)            open the desktop app\n"
   "\n"
@@ -108,6 +113,14 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   GOptionEntry entries[] = {
     {"run", 0, 0, G_OPTION_ARG_FILENAME, &options.run_model, "Run MODEL headless", "MODEL"},
     {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, "Describe MODEL", "MODEL"},
+    {"shapes", 0, 0, G_OPTION_ARG_FILENAME, &options.shapes_model,
+     "Print every node's output shapes as symbolic expressions, and the facts learned", "MODEL"},
+    {"assume", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.assumes,
+     "Add a fact about symbols: 's1>=8', 's1 in [1, 4096]' (repeatable)", "FACT"},
+    {"bind", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.binds,
+     "Give a symbol a value (repeatable)", "SYM=INT"},
+    {"sweep", 0, 0, G_OPTION_ARG_STRING, &options.sweep,
+     "With --run: bind once, then run every size of SYM in one process", "SYM=START:STOP[:STEP]"},
     {"save", 0, 0, G_OPTION_ARG_FILENAME, &options.save_path,
      "Write the model given after the options to OUT as MXNet JSON", "OUT"},
     {"input", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.inputs,
@@ -166,6 +179,8 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     if (max_memory > 0)
       ds_memory_set_limit_bytes((gsize)max_memory);
     status = ds_cli_run(&options);
+  } else if (options.shapes_model != NULL) {
+    status = ds_cli_shapes(&options);
   } else if (options.info_model != NULL) {
     if (max_memory > 0)
       ds_memory_set_limit_bytes((gsize)max_memory);
@@ -178,6 +193,10 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
 
   g_free(options.run_model);
   g_free(options.info_model);
+  g_free(options.shapes_model);
+  g_strfreev(options.assumes);
+  g_strfreev(options.binds);
+  g_free(options.sweep);
   g_free(options.save_path);
   g_strfreev(options.inputs);
   g_strfreev(options.input_shapes);

@@ -8,6 +8,10 @@
 typedef struct {
   char *run_model;
   char *info_model;
+  char *shapes_model;
+  char **assumes;      /* facts: "s1>=8" */
+  char **binds;        /* SYM=INT */
+  char *sweep;         /* SYM=START:STOP[:STEP] */
   char *save_path;
   char **inputs;       /* NAME=FILE.npy */
   char **input_shapes; /* NAME=(d0, d1, ...) */
@@ -33,6 +37,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui);
 int ds_cli_run(const DsCliOptions *options);
 int ds_cli_info(const DsCliOptions *options);
 int ds_cli_save(const DsCliOptions *options);
+int ds_cli_shapes(const DsCliOptions *options);
 
 /* Prints "dynscope: <message>" on stderr and returns the error's exit status. */
 int ds_cli_fail(GError *error);

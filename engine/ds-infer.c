@@ -5,6 +5,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-ndarray.h"
 #include "ds-op.h"
 
@@ -80,6 +81,65 @@ DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error)
     }
   }
   return shapes;
+}
+
+guint ds_graph_shapes_symbolize_unknown(DsGraphShapes *shapes, const DsGraph *graph,
+                                        DsExprCtx *exprs)
+{
+  guint n = 0;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    if (!ds_node_is_variable(graph->nodes[i]))
+      continue;
+    DsShape *s = &shapes->shapes[graph->node_row_ptr[i]];
+    for (int d = 0; d < s->ndim; d++) {
+      if (!ds_dim_is_known(s->dims[d])) {
+        s->dims[d] = ds_dim_from_expr(ds_expr_fresh_symbol(exprs, "s"));
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+void ds_graph_shapes_resolve(DsGraphShapes *shapes, DsExprCtx *exprs)
+{
+  for (guint e = 0; e < shapes->n_entries; e++) {
+    DsShape *s = &shapes->shapes[e];
+    for (int i = 0; i < s->ndim; i++)
+      if (s->dims[i].expr != NULL)
+        s->dims[i] = ds_dim_from_expr(ds_expr_resolve(exprs, s->dims[i].expr));
+  }
+}
+
+DsGraphShapes *ds_graph_shapes_evaluate(const DsGraphShapes *shapes, const DsGraph *graph,
+                                        DsExprCtx *exprs, const int64_t *values,
+                                        const gboolean *bound, gboolean partial,
+                                        GError **error)
+{
+  g_autoptr(DsGraphShapes) out = ds_graph_shapes_copy(shapes);
+  for (guint n = 0; n < graph->n_nodes; n++) {
+    const DsNode *node = graph->nodes[n];
+    for (guint k = 0; k < node->n_outputs; k++) {
+      DsShape *s = &out->shapes[graph->node_row_ptr[n] + k];
+      for (int i = 0; i < s->ndim; i++) {
+        if (s->dims[i].expr == NULL)
+          continue;
+        int64_t v;
+        if (!ds_expr_eval(exprs, s->dims[i].expr, values, bound, &v) || v < 0) {
+          if (partial)
+            continue;
+          g_autofree char *text = ds_expr_to_string(s->dims[i].expr);
+          g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                      "node '%s' (%s): dim %d = %s has no value for these bindings (bind "
+                      "every symbol it uses with --bind or an input file)",
+                      node->name, node->op_name, i, text);
+          return NULL;
+        }
+        s->dims[i] = ds_dim(v);
+      }
+    }
+  }
+  return g_steal_pointer(&out);
 }
 
 DsGraphShapes *ds_graph_shapes_copy(const DsGraphShapes *shapes)

@@ -20,6 +20,21 @@ typedef struct {
 
 /* All entries unknown except what variables' attributes declare. */
 DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error);
+/* For symbolic inference: gives each variable dim still unknown after inference (a 0 in its
+ * `__shape__`, MXNet's "unknown", that nothing determined) a fresh symbol of `exprs`.
+ * Returns how many it gave. */
+guint ds_graph_shapes_symbolize_unknown(DsGraphShapes *shapes, const DsGraph *graph,
+                                        DsExprCtx *exprs);
+/* Replaces every expression dim by its resolved form (after merges); a dim that resolved to
+ * a constant becomes a plain constant. */
+void ds_graph_shapes_resolve(DsGraphShapes *shapes, DsExprCtx *exprs);
+/* Evaluates every expression dim with symbol values indexed by symbol id (`bound` says which
+ * are set) into a concrete copy. An unbound symbol is a DS_ERROR_SHAPE error naming the node,
+ * unless `partial`, where such dims stay symbolic. */
+DsGraphShapes *ds_graph_shapes_evaluate(const DsGraphShapes *shapes, const DsGraph *graph,
+                                        DsExprCtx *exprs, const int64_t *values,
+                                        const gboolean *bound, gboolean partial,
+                                        GError **error);
 DsGraphShapes *ds_graph_shapes_copy(const DsGraphShapes *shapes);
 void ds_graph_shapes_free(DsGraphShapes *shapes);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsGraphShapes, ds_graph_shapes_free)

@@ -4,9 +4,14 @@
 #include <string.h>
 
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-mxnet-json.h"
 #include "ds-npy.h"
 #include "ds-params.h"
+
+static gboolean shape_is_symbolic(const DsShape *shape);
+static void grow_bindings(DsSession *session);
+static gboolean bind_from_inputs(DsSession *session, GError **error);
 
 struct _DsSession {
   char *model_path;
@@ -15,6 +20,15 @@ struct _DsSession {
   GHashTable *declared; /* variable name -> DsShape* (owned) */
   DsGraphShapes *shapes;
   DsExecutor *exec;
+  DsExprCtx *exprs;        /* created on first use */
+  GArray *values;          /* int64 per symbol id */
+  GArray *bound;           /* gboolean per symbol id */
+  GPtrArray *bound_by;     /* what set each binding, for messages */
+  GPtrArray *notes;        /* from the last symbolic inference */
+  GHashTable *random;      /* names of variables filled at random by ds_session_resize */
+  DsGraphShapes *symbolic; /* from the last symbolic inference */
+  const DsBackend *backend;
+  int n_threads;
 };
 
 DsSession *ds_session_new(const char *model_path, GError **error)
@@ -28,6 +42,11 @@ DsSession *ds_session_new(const char *model_path, GError **error)
   session->fed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify)ds_ndarray_free);
   session->declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  session->values = g_array_new(FALSE, TRUE, sizeof(gint64));
+  session->bound = g_array_new(FALSE, TRUE, sizeof(gboolean));
+  session->bound_by = g_ptr_array_new_with_free_func(g_free);
+  session->notes = g_ptr_array_new_with_free_func(g_free);
+  session->random = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return session;
 }
 
@@ -37,6 +56,14 @@ void ds_session_free(DsSession *session)
     return;
   ds_executor_free(session->exec);
   ds_graph_shapes_free(session->shapes);
+  ds_graph_shapes_free(session->symbolic);
+  g_array_unref(session->values);
+  g_array_unref(session->bound);
+  g_ptr_array_unref(session->bound_by);
+  g_ptr_array_unref(session->notes);
+  g_hash_table_unref(session->random);
+  if (session->exprs != NULL)
+    ds_expr_ctx_free(session->exprs);
   g_hash_table_unref(session->fed);
   g_hash_table_unref(session->declared);
   ds_graph_unref(session->graph);
@@ -119,12 +146,31 @@ gboolean ds_session_declare_shape(DsSession *session, const char *name, const Ds
   return TRUE;
 }
 
-/* Seeds shapes from declarations and fed arrays. */
-static DsGraphShapes *seed_shapes(DsSession *session, GError **error)
+/* A declared shape for seeding: as declared for symbolic inference; evaluated with the
+ * current bindings for concrete inference, unbound dims left unknown. */
+static DsShape declared_shape(DsSession *session, const DsShape *declared, gboolean symbolic)
 {
-  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(session->graph, error);
-  if (shapes == NULL)
-    return NULL;
+  DsShape out = *declared;
+  if (symbolic || session->exprs == NULL)
+    return out;
+  grow_bindings(session);
+  for (int i = 0; i < out.ndim; i++) {
+    int64_t v;
+    if (out.dims[i].expr == NULL)
+      continue;
+    out.dims[i] = ds_expr_eval(session->exprs, out.dims[i].expr,
+                               (const int64_t *)session->values->data,
+                               (const gboolean *)session->bound->data, &v) && v >= 0
+                    ? ds_dim(v)
+                    : DS_DIM_UNKNOWN;
+  }
+  return out;
+}
+
+/* Seeds `shapes` from declarations and fed arrays. */
+static gboolean seed_into(DsSession *session, DsGraphShapes *shapes, gboolean symbolic,
+                          GError **error)
+{
   GHashTableIter iter;
   gpointer key, value;
   g_hash_table_iter_init(&iter, session->declared);
@@ -132,20 +178,36 @@ static DsGraphShapes *seed_shapes(DsSession *session, GError **error)
     /* A declaration replaces the file's `__shape__` hint: it is how a user runs another
      * batch size or sequence length. */
     const DsNode *node = ds_graph_find_node(session->graph, key);
+    DsShape shape = declared_shape(session, value, symbolic);
     shapes->shapes[session->graph->node_row_ptr[node->id]] = DS_SHAPE_UNKNOWN;
-    if (!ds_graph_shapes_set_variable(shapes, session->graph, node, value, DS_DTYPE_UNKNOWN,
+    if (!ds_graph_shapes_set_variable(shapes, session->graph, node, &shape, DS_DTYPE_UNKNOWN,
                                       error))
-      return NULL;
+      return FALSE;
   }
   g_hash_table_iter_init(&iter, session->fed);
   while (g_hash_table_iter_next(&iter, &key, &value)) {
     const DsNode *node = ds_graph_find_node(session->graph, key);
     const DsNDArray *array = value;
     DsShape shape = ds_shape_from_concrete(array->view.shape, array->view.ndim);
+    /* Symbolic inference keeps a declared symbolic shape (the file only binds its symbols);
+     * otherwise the file's shape must match what is declared. */
+    const DsShape *declared = g_hash_table_lookup(session->declared, key);
+    if (symbolic && declared != NULL && shape_is_symbolic(declared)) {
+      shapes->dtypes[session->graph->node_row_ptr[node->id]] = array->view.dtype;
+      continue;
+    }
     if (!ds_graph_shapes_set_variable(shapes, session->graph, node, &shape, array->view.dtype,
                                       error))
-      return NULL;
+      return FALSE;
   }
+  return TRUE;
+}
+
+static DsGraphShapes *seed_shapes(DsSession *session, GError **error)
+{
+  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(session->graph, error);
+  if (shapes == NULL || !seed_into(session, shapes, FALSE, error))
+    return NULL;
   return g_steal_pointer(&shapes);
 }
 
@@ -240,6 +302,8 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
   invalidate(session);
   if (!random_inputs && !check_all_fed(session, error))
     return FALSE;
+  if (session->exprs != NULL && !bind_from_inputs(session, error))
+    return FALSE;
   g_autoptr(DsGraphShapes) shapes = seed_shapes(session, error);
   if (shapes == NULL)
     return FALSE;
@@ -267,6 +331,336 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
   }
   session->shapes = g_steal_pointer(&shapes);
   session->exec = g_steal_pointer(&exec);
+  return TRUE;
+}
+
+/* ---- symbolic shapes ---- */
+
+DsExprCtx *ds_session_get_exprs(DsSession *session)
+{
+  if (session->exprs == NULL)
+    session->exprs = ds_expr_ctx_new();
+  return session->exprs;
+}
+
+static gboolean shape_is_symbolic(const DsShape *shape)
+{
+  for (int i = 0; i < shape->ndim; i++)
+    if (shape->dims[i].expr != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean ds_session_parse_shape(DsSession *session, const char *text, DsShape *shape,
+                                GError **error)
+{
+  /* Split at top-level commas: "(s0, max(s1, 2), 3)" has three dims. */
+  const char *s = text;
+  while (g_ascii_isspace(*s))
+    s++;
+  gboolean paren = *s == '(' || *s == '[';
+  g_autofree char *body = g_strdup(paren ? s + 1 : s);
+  g_strchomp(body);
+  gsize len = strlen(body);
+  if (paren) {
+    if (len == 0 || (body[len - 1] != ')' && body[len - 1] != ']')) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': missing closing parenthesis",
+                  text);
+      return FALSE;
+    }
+    body[--len] = '\0';
+  }
+  DsShape out = {.ndim = 0};
+  int depth = 0;
+  char *start = body;
+  for (char *p = body;; p++) {
+    if (*p == '(')
+      depth++;
+    else if (*p == ')')
+      depth--;
+    if ((*p == ',' && depth == 0) || *p == '\0') {
+      char saved = *p;
+      *p = '\0';
+      g_strstrip(start);
+      if (*start != '\0') {
+        if (out.ndim == DS_MAX_NDIM) {
+          g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': more than %d dims", text,
+                      DS_MAX_NDIM);
+          return FALSE;
+        }
+        GError *local = NULL;
+        const DsExpr *e = ds_expr_parse(ds_session_get_exprs(session), start, &local);
+        int64_t v = 0;
+        if (e == NULL || (ds_expr_get_const(e, &v) && v < 0)) {
+          g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': dim '%s' %s", text, start,
+                      local != NULL ? local->message : "is negative");
+          g_clear_error(&local);
+          return FALSE;
+        }
+        out.dims[out.ndim++] = ds_dim_from_expr(e);
+      } else if (saved == ',') {
+        g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': empty dim", text);
+        return FALSE;
+      }
+      if (saved == '\0')
+        break;
+      start = p + 1;
+    }
+  }
+  *shape = out;
+  return TRUE;
+}
+
+gboolean ds_session_assume(DsSession *session, const char *text, GError **error)
+{
+  invalidate(session);
+  return ds_expr_ctx_assume(ds_session_get_exprs(session), text, error);
+}
+
+static void grow_bindings(DsSession *session)
+{
+  guint n = ds_expr_ctx_get_n_symbols(ds_session_get_exprs(session));
+  if (session->values->len < n) {
+    g_array_set_size(session->values, n);
+    g_array_set_size(session->bound, n);
+    while (session->bound_by->len < n)
+      g_ptr_array_add(session->bound_by, NULL);
+  }
+}
+
+static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
+                        const char *source, GError **error)
+{
+  int id = ds_expr_get_symbol_id(symbol);
+  grow_bindings(session);
+  const char *name = ds_expr_get_symbol_name(symbol);
+  int64_t lo, hi;
+  ds_expr_ctx_get_range(session->exprs, symbol, &lo, &hi);
+  if (value < lo || value > hi) {
+    g_autofree char *upper =
+      hi == DS_EXPR_INF ? g_strdup("inf") : g_strdup_printf("%" G_GINT64_FORMAT, hi);
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "%s: %s = %" G_GINT64_FORMAT " is outside its range [%" G_GINT64_FORMAT ", %s]",
+                source, name, value, lo, upper);
+    return FALSE;
+  }
+  if (g_array_index(session->bound, gboolean, id) &&
+      g_array_index(session->values, gint64, id) != value) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "%s: %s = %" G_GINT64_FORMAT ", but %s already gave %s = %" G_GINT64_FORMAT,
+                source, name, value, (char *)g_ptr_array_index(session->bound_by, id), name,
+                g_array_index(session->values, gint64, id));
+    return FALSE;
+  }
+  g_array_index(session->values, gint64, id) = value;
+  g_array_index(session->bound, gboolean, id) = TRUE;
+  g_free(session->bound_by->pdata[id]);
+  session->bound_by->pdata[id] = g_strdup(source);
+  return TRUE;
+}
+
+gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t value,
+                                GError **error)
+{
+  g_autofree char *source = g_strdup_printf("--bind %s=%" G_GINT64_FORMAT, name, value);
+  const DsExpr *symbol = ds_expr_symbol(ds_session_get_exprs(session), name);
+  invalidate(session);
+  return bind_id(session, symbol, value, source, error);
+}
+
+/* Learns symbol values from fed arrays whose declared shapes are symbolic, then checks the
+ * dims that are expressions of them. */
+static gboolean bind_from_inputs(DsSession *session, GError **error)
+{
+  for (int pass = 0; pass < 2; pass++) {
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, session->declared);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+      const DsShape *declared = value;
+      const DsNDArray *array = g_hash_table_lookup(session->fed, key);
+      if (array == NULL || !shape_is_symbolic(declared))
+        continue;
+      if (array->view.ndim != declared->ndim) {
+        g_autofree char *d = ds_shape_to_string(declared);
+        g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                    "input '%s': the file has %d dims, the declared shape %s has %d",
+                    (char *)key, array->view.ndim, d, declared->ndim);
+        return FALSE;
+      }
+      for (int i = 0; i < declared->ndim; i++) {
+        DsDim d = declared->dims[i];
+        int64_t actual = array->view.shape[i];
+        g_autofree char *source = g_strdup_printf("input '%s' dim %d", (char *)key, i);
+        const DsExpr *e = d.expr != NULL ? ds_expr_resolve(session->exprs, d.expr) : NULL;
+        if (e == NULL || ds_expr_get_kind(e) != DS_EXPR_SYMBOL) {
+          /* A constant or a compound expression: check it once its symbols are known. */
+          if (pass == 0)
+            continue;
+          int64_t want = d.value;
+          grow_bindings(session);
+          if (e != NULL && !ds_expr_eval(session->exprs, e, (const int64_t *)session->values->data,
+                                         (const gboolean *)session->bound->data, &want))
+            continue; /* still unbound: inference will report it */
+          if (want != actual) {
+            g_autofree char *text = ds_dim_to_string(d);
+            g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                        "input '%s': dim %d is %" G_GINT64_FORMAT ", but the declared %s = "
+                        "%" G_GINT64_FORMAT,
+                        (char *)key, i, actual, text, want);
+            return FALSE;
+          }
+        } else if (pass == 0 && !bind_id(session, e, actual, source, error)) {
+          return FALSE;
+        }
+      }
+    }
+  }
+  return TRUE;
+}
+
+DsGraphShapes *ds_session_evaluate(DsSession *session, const DsGraphShapes *symbolic,
+                                   gboolean partial, GError **error)
+{
+  grow_bindings(session);
+  return ds_graph_shapes_evaluate(symbolic, session->graph, ds_session_get_exprs(session),
+                                  (const int64_t *)session->values->data,
+                                  (const gboolean *)session->bound->data, partial, error);
+}
+
+void ds_session_unbind_symbol(DsSession *session, const char *name)
+{
+  const DsExpr *symbol = ds_expr_symbol(ds_session_get_exprs(session), name);
+  grow_bindings(session);
+  g_array_index(session->bound, gboolean, ds_expr_get_symbol_id(symbol)) = FALSE;
+}
+
+const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **error)
+{
+  DsExprCtx *exprs = ds_session_get_exprs(session);
+  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(session->graph, error);
+  if (shapes == NULL || !bind_from_inputs(session, error) ||
+      !seed_into(session, shapes, TRUE, error))
+    return NULL;
+  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
+  gboolean ok = ds_infer_graph(session->graph, shapes, ctx, FALSE, error);
+  /* Dims nothing determined (MXNet's legacy 0s, e.g. an RNN's batch) become symbols. */
+  if (ok && ds_graph_shapes_symbolize_unknown(shapes, session->graph, exprs) > 0)
+    ok = ds_infer_graph(session->graph, shapes, ctx, FALSE, error);
+  g_ptr_array_set_size(session->notes, 0);
+  GPtrArray *notes = ds_shape_ctx_get_notes(ctx);
+  for (guint i = 0; i < notes->len; i++)
+    g_ptr_array_add(session->notes, g_strdup(notes->pdata[i]));
+  ds_shape_ctx_free(ctx);
+  if (!ok)
+    return NULL;
+  ds_graph_shapes_resolve(shapes, exprs);
+  ds_graph_shapes_free(session->symbolic);
+  session->symbolic = g_steal_pointer(&shapes);
+  return session->symbolic;
+}
+
+GPtrArray *ds_session_get_notes(DsSession *session) { return session->notes; }
+
+gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_threads,
+                            GError **error)
+{
+  invalidate(session);
+  if (ds_session_infer_symbolic(session, error) == NULL)
+    return FALSE;
+  /* Every dim must be an expression the bindings can evaluate: unknown dims cannot be. */
+  DsGraph *graph = session->graph;
+  for (guint n = 0; n < graph->n_nodes; n++) {
+    const DsNode *node = graph->nodes[n];
+    if (!ds_node_is_variable(node) && node->op == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "node '%s': op '%s' is not supported",
+                  node->name, node->op_name);
+      return FALSE;
+    }
+    for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
+      const DsShape *s = &session->symbolic->shapes[graph->node_row_ptr[n] + k];
+      if (!ds_shape_is_known(s)) {
+        g_autofree char *text = ds_shape_to_string(s);
+        g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                    "node '%s' (%s): output %u has shape %s, which the declared symbols do not "
+                    "determine (declare the inputs with --input-shape)",
+                    node->name, node->op_name, k, text);
+        return FALSE;
+      }
+    }
+  }
+  session->backend = backend;
+  session->n_threads = n_threads;
+  return TRUE;
+}
+
+gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 seed,
+                           GError **error)
+{
+  g_return_val_if_fail(session->symbolic != NULL, FALSE);
+  if (!bind_from_inputs(session, error))
+    return FALSE;
+  g_autoptr(DsGraphShapes) shapes =
+    ds_session_evaluate(session, session->symbolic, FALSE, error);
+  if (shapes == NULL)
+    return FALSE;
+  /* Refill random variables whose shape changed; fed ones must match. */
+  DsGraph *graph = session->graph;
+  for (guint n = 0; n < graph->n_nodes; n++) {
+    const DsNode *node = graph->nodes[n];
+    if (!ds_node_is_variable(node))
+      continue;
+    const DsShape *want = &shapes->shapes[graph->node_row_ptr[n]];
+    DsNDArray *array = g_hash_table_lookup(session->fed, node->name);
+    int64_t dims[DS_MAX_NDIM];
+    gboolean concrete = ds_shape_get_concrete(want, dims);
+    gboolean same = array != NULL && concrete && array->view.ndim == want->ndim &&
+                    memcmp(array->view.shape, dims, sizeof(int64_t) * want->ndim) == 0;
+    if (same)
+      continue;
+    if (array != NULL && !g_hash_table_contains(session->random, node->name)) {
+      g_autofree char *a = ds_shape_to_string(want);
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "input '%s': the fed array does not have the shape %s these bindings give",
+                  node->name, a);
+      return FALSE;
+    }
+    if (!random_inputs) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "input '%s' has no value", node->name);
+      return FALSE;
+    }
+    if (!concrete) {
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "input '%s': shape is not known", node->name);
+      return FALSE;
+    }
+    DsNDArray *fresh = ds_ndarray_new(shapes->dtypes[graph->node_row_ptr[n]], want->ndim, dims,
+                                      node->name, error);
+    if (fresh == NULL)
+      return FALSE;
+    g_autoptr(GRand) rand = g_rand_new_with_seed((guint32)(seed + n));
+    fill_random(fresh, rand);
+    g_hash_table_replace(session->fed, g_strdup(node->name), fresh);
+    g_hash_table_add(session->random, g_strdup(node->name));
+  }
+
+  if (session->exec == NULL) {
+    session->exec =
+      ds_executor_new(graph, shapes, session->backend, session->n_threads, error);
+    if (session->exec == NULL)
+      return FALSE;
+  } else if (!ds_executor_reshape(session->exec, shapes, error)) {
+    return FALSE;
+  }
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init(&iter, session->fed);
+  while (g_hash_table_iter_next(&iter, &key, &value)) {
+    const DsNode *node = ds_graph_find_node(graph, key);
+    if (!ds_executor_bind(session->exec, node, &((DsNDArray *)value)->view, error))
+      return FALSE;
+  }
+  ds_graph_shapes_free(session->shapes);
+  session->shapes = g_steal_pointer(&shapes);
   return TRUE;
 }
 

@@ -56,6 +56,42 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
 /* The bound executor, after ds_session_prepare(). Borrowed. */
 DsExecutor *ds_session_get_executor(DsSession *session);
 
+/* ---- symbolic shapes ---- */
+
+/* The session's expression engine: the symbols of declared shapes, assumptions and
+ * inference. Borrowed. */
+DsExprCtx *ds_session_get_exprs(DsSession *session);
+/* Parses a shape like "(s0, 3, s1, s1)" or "(1, 2*s1)": integers or expressions. */
+gboolean ds_session_parse_shape(DsSession *session, const char *text, DsShape *shape,
+                                GError **error);
+/* Adds a fact: "s1>=8", "s1 in [1, 4096]", "s2 == 2*s1". */
+gboolean ds_session_assume(DsSession *session, const char *text, GError **error);
+/* Gives symbol `name` a value (checked against its range and earlier bindings). */
+gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t value,
+                                GError **error);
+
+/* Infers every entry's shape as expressions over the declared symbols (and fresh symbols for
+ * the `__shape__` dims MXNet marks unknown), learning facts on the way; dims are resolved.
+ * Broadcasts the facts could not decide are listed by ds_session_get_notes(). Borrowed. */
+const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **error);
+/* Notes from the last symbolic inference (strings). Borrowed. */
+GPtrArray *ds_session_get_notes(DsSession *session);
+/* The symbolic shapes evaluated with the current bindings. Caller frees. With `partial`,
+ * dims using unbound symbols stay symbolic instead of failing. */
+DsGraphShapes *ds_session_evaluate(DsSession *session, const DsGraphShapes *symbolic,
+                                   gboolean partial, GError **error);
+/* Forgets a symbol's value (--sweep rebinds one symbol many times). */
+void ds_session_unbind_symbol(DsSession *session, const char *name);
+
+/* Compile once, run many sizes: infers symbolically once; then each ds_session_resize()
+ * evaluates the shapes for the current bindings and re-plans the same executor (kernels stay
+ * resolved, buffers grow only when needed). Data variables without a fed array are filled
+ * at random for each size when `random_inputs`. */
+gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_threads,
+                            GError **error);
+gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 seed,
+                           GError **error);
+
 /* How a variable is used, from the argument names of the ops that read it. */
 DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *variable);
 const char *ds_variable_kind_name(DsVariableKind kind);

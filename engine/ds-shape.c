@@ -1,24 +1,64 @@
-/* ds-shape.c: dim arithmetic and unification.
+/* ds-shape.c: dim arithmetic, unification and broadcasting, concrete or symbolic.
  *
- * Constants fold here. Expressions (dims with `expr != NULL`) belong to the symbolic engine;
- * until a symbolic context is attached, an expression operand yields an unknown dim, which the
- * inference driver reports as "could not infer".
+ * Constants fold here without touching the expression engine. When the context carries a
+ * DsExprCtx, any expression operand builds a canonical expression there, unification merges
+ * (union-find) and broadcasting consults the ranges; without one, an expression operand
+ * yields an unknown dim.
  */
 #include "ds-shape.h"
 
 #include <stdarg.h>
 
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-op.h"
 
 struct _DsShapeCtx {
   const DsNode *node; /* the node being inferred, for messages */
+  DsExprCtx *exprs;   /* borrowed; NULL for concrete inference */
+  GPtrArray *notes;   /* undecided broadcasts, as text */
 };
 
-DsShapeCtx *ds_shape_ctx_new(void) { return g_new0(DsShapeCtx, 1); }
-void ds_shape_ctx_free(DsShapeCtx *ctx) { g_free(ctx); }
+DsShapeCtx *ds_shape_ctx_new(void) { return ds_shape_ctx_new_symbolic(NULL); }
+
+DsShapeCtx *ds_shape_ctx_new_symbolic(DsExprCtx *exprs)
+{
+  DsShapeCtx *ctx = g_new0(DsShapeCtx, 1);
+  ctx->exprs = exprs;
+  ctx->notes = g_ptr_array_new_with_free_func(g_free);
+  return ctx;
+}
+
+void ds_shape_ctx_free(DsShapeCtx *ctx)
+{
+  if (ctx == NULL)
+    return;
+  g_ptr_array_unref(ctx->notes);
+  g_free(ctx);
+}
+
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node) { ctx->node = node; }
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx) { return ctx->node; }
+DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx) { return ctx->exprs; }
+GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx) { return ctx->notes; }
+
+DsDim ds_dim_from_expr(const DsExpr *e)
+{
+  int64_t v;
+  if (e == NULL)
+    return DS_DIM_UNKNOWN;
+  if (ds_expr_get_const(e, &v))
+    return v >= 0 ? ds_dim(v) : DS_DIM_UNKNOWN;
+  return (DsDim){-1, e};
+}
+
+/* The dim as an expression in ctx's engine; NULL if unknown or concrete mode. */
+static const DsExpr *to_expr(const DsShapeCtx *ctx, DsDim d)
+{
+  if (ctx == NULL || ctx->exprs == NULL || !ds_dim_is_known(d))
+    return NULL;
+  return d.expr != NULL ? d.expr : ds_expr_const(ctx->exprs, d.value);
+}
 
 gboolean ds_shape_is_known(const DsShape *shape)
 {
@@ -52,10 +92,21 @@ DsShape ds_shape_from_concrete(const int64_t *dims, int ndim)
 
 static void append_dim(GString *out, DsDim d)
 {
-  if (ds_dim_is_const(d))
+  if (ds_dim_is_const(d)) {
     g_string_append_printf(out, "%" G_GINT64_FORMAT, d.value);
-  else
+  } else if (d.expr != NULL) {
+    g_autofree char *text = ds_expr_to_string(d.expr);
+    g_string_append(out, text);
+  } else {
     g_string_append_c(out, '?');
+  }
+}
+
+char *ds_dim_to_string(DsDim d)
+{
+  GString *out = g_string_new(NULL);
+  append_dim(out, d);
+  return g_string_free(out, FALSE);
 }
 
 char *ds_shape_to_string(const DsShape *shape)
@@ -82,63 +133,87 @@ static int64_t floordiv64(int64_t a, int64_t b)
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+typedef const DsExpr *(*ExprOp)(DsExprCtx *ctx, const DsExpr *a, const DsExpr *b);
+
+/* The symbolic path of a binary op: both operands as expressions, or unknown. */
+static DsDim symbolic(DsShapeCtx *ctx, ExprOp op, DsDim a, DsDim b)
+{
+  const DsExpr *x = to_expr(ctx, a), *y = to_expr(ctx, b);
+  if (x == NULL || y == NULL)
+    return DS_DIM_UNKNOWN;
+  return ds_dim_from_expr(op(ctx->exprs, x, y));
+}
+
 DsDim ds_dim_add(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  return both_const(a, b) ? ds_dim(a.value + b.value) : DS_DIM_UNKNOWN;
+  if (both_const(a, b))
+    return ds_dim(a.value + b.value);
+  return symbolic(ctx, ds_expr_add, a, b);
 }
 
 DsDim ds_dim_sub(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  /* A negative result is not a size: callers check it (a kernel bigger than its input). */
-  return both_const(a, b) && a.value >= b.value ? ds_dim(a.value - b.value) : DS_DIM_UNKNOWN;
+  /* A negative constant is not a size: callers check it (a kernel bigger than its input). */
+  if (both_const(a, b))
+    return a.value >= b.value ? ds_dim(a.value - b.value) : DS_DIM_UNKNOWN;
+  return symbolic(ctx, ds_expr_sub, a, b);
 }
 
 DsDim ds_dim_mul(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
   if (ds_dim_is_value(a, 0) || ds_dim_is_value(b, 0))
     return ds_dim(0);
-  if (!both_const(a, b) || a.value > G_MAXINT64 / b.value)
-    return DS_DIM_UNKNOWN;
-  return ds_dim(a.value * b.value);
+  if (both_const(a, b))
+    return a.value <= G_MAXINT64 / MAX(b.value, 1) ? ds_dim(a.value * b.value) : DS_DIM_UNKNOWN;
+  return symbolic(ctx, ds_expr_mul, a, b);
 }
 
 DsDim ds_dim_floordiv(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  if (!both_const(a, b) || b.value == 0)
+  if (ds_dim_is_value(b, 0))
     return DS_DIM_UNKNOWN;
-  return ds_dim(floordiv64(a.value, b.value));
+  if (both_const(a, b))
+    return ds_dim(floordiv64(a.value, b.value));
+  return symbolic(ctx, ds_expr_floordiv, a, b);
 }
 
 DsDim ds_dim_ceildiv(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  if (!both_const(a, b) || b.value == 0)
+  if (ds_dim_is_value(b, 0))
     return DS_DIM_UNKNOWN;
-  return ds_dim(-floordiv64(-a.value, b.value));
+  if (both_const(a, b))
+    return ds_dim(-floordiv64(-a.value, b.value));
+  /* (a + b - 1) // b reads better than -((-a) // b) and is the same for b > 0. */
+  return ds_dim_floordiv(ctx, ds_dim_sub(ctx, ds_dim_add(ctx, a, b), ds_dim(1)), b);
 }
 
 DsDim ds_dim_mod(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  if (!both_const(a, b) || b.value == 0)
+  if (ds_dim_is_value(b, 0))
     return DS_DIM_UNKNOWN;
-  return ds_dim(a.value - b.value * floordiv64(a.value, b.value));
+  if (both_const(a, b))
+    return ds_dim(a.value - b.value * floordiv64(a.value, b.value));
+  return symbolic(ctx, ds_expr_mod, a, b);
 }
 
 DsDim ds_dim_max(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  return both_const(a, b) ? ds_dim(MAX(a.value, b.value)) : DS_DIM_UNKNOWN;
+  if (both_const(a, b))
+    return ds_dim(MAX(a.value, b.value));
+  return symbolic(ctx, ds_expr_max, a, b);
 }
 
 DsDim ds_dim_min(DsShapeCtx *ctx, DsDim a, DsDim b)
 {
-  (void)ctx;
-  return both_const(a, b) ? ds_dim(MIN(a.value, b.value)) : DS_DIM_UNKNOWN;
+  if (both_const(a, b))
+    return ds_dim(MIN(a.value, b.value));
+  return symbolic(ctx, ds_expr_min, a, b);
+}
+
+gboolean ds_dim_divides(DsShapeCtx *ctx, DsDim a, DsDim b)
+{
+  DsDim rem = ds_dim_mod(ctx, a, b);
+  return ds_dim_is_value(rem, 0);
 }
 
 DsDim ds_dim_product(DsShapeCtx *ctx, const DsShape *shape, int from, int to)
@@ -162,6 +237,14 @@ void ds_shape_ctx_set_error(DsShapeCtx *ctx, GError **error, const char *format,
     g_set_error_literal(error, DS_ERROR, DS_ERROR_SHAPE, msg);
 }
 
+/* "node 'conv0' (Convolution)", the reason stored with a learned fact. */
+static char *node_reason(const DsShapeCtx *ctx)
+{
+  if (ctx == NULL || ctx->node == NULL)
+    return g_strdup("a declaration");
+  return g_strdup_printf("node '%s' (%s)", ctx->node->name, ctx->node->op_name);
+}
+
 gboolean ds_shape_ctx_unify_dim(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what,
                                 GError **error)
 {
@@ -171,11 +254,107 @@ gboolean ds_shape_ctx_unify_dim(DsShapeCtx *ctx, DsDim *slot, DsDim want, const 
     *slot = want;
     return TRUE;
   }
-  if (both_const(*slot, want) && slot->value != want.value) {
-    ds_shape_ctx_set_error(ctx, error, "%s: dim %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
-                           what, slot->value, want.value);
+  if (both_const(*slot, want)) {
+    if (slot->value != want.value) {
+      ds_shape_ctx_set_error(ctx, error, "%s: dim %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                             what, slot->value, want.value);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  const DsExpr *x = to_expr(ctx, *slot), *y = to_expr(ctx, want);
+  if (x == NULL || y == NULL)
+    return TRUE; /* concrete inference cannot compare expressions: leave them */
+  g_autofree char *reason = node_reason(ctx);
+  GError *local = NULL;
+  if (!ds_expr_ctx_merge(ctx->exprs, x, y, reason, &local)) {
+    ds_shape_ctx_set_error(ctx, error, "%s: %s", what, local->message);
+    g_error_free(local);
     return FALSE;
   }
+  *slot = ds_dim_from_expr(ds_expr_resolve(ctx->exprs, x));
+  return TRUE;
+}
+
+/* TRUE if the facts prove d >= 2. */
+static gboolean known_above_one(DsShapeCtx *ctx, const DsExpr *d)
+{
+  int64_t lo, hi;
+  ds_expr_bounds(ctx->exprs, d, &lo, &hi);
+  return lo >= 2;
+}
+
+static gboolean known_one(DsShapeCtx *ctx, const DsExpr *d)
+{
+  int64_t lo, hi;
+  ds_expr_bounds(ctx->exprs, d, &lo, &hi);
+  return lo == 1 && hi == 1;
+}
+
+gboolean ds_shape_ctx_broadcast_dim(DsShapeCtx *ctx, DsDim a, DsDim b, DsDim *out,
+                                    GError **error)
+{
+  if (ds_dim_is_value(a, 1) || !ds_dim_is_known(a)) {
+    *out = b; /* an unknown a is 1 or b: either way the result is b */
+    return TRUE;
+  }
+  if (ds_dim_is_value(b, 1) || !ds_dim_is_known(b)) {
+    *out = a;
+    return TRUE;
+  }
+  if (both_const(a, b)) {
+    if (a.value != b.value) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "%" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " cannot broadcast",
+                             a.value, b.value);
+      return FALSE;
+    }
+    *out = a;
+    return TRUE;
+  }
+  const DsExpr *x = to_expr(ctx, a), *y = to_expr(ctx, b);
+  if (x == NULL || y == NULL) {
+    *out = DS_DIM_UNKNOWN;
+    return TRUE;
+  }
+  x = ds_expr_resolve(ctx->exprs, x);
+  y = ds_expr_resolve(ctx->exprs, y);
+  if (x == y) {
+    *out = a;
+    return TRUE;
+  }
+  if (known_one(ctx, x) || known_one(ctx, y)) {
+    *out = ds_dim_from_expr(known_one(ctx, x) ? y : x);
+    return TRUE;
+  }
+  gboolean x_big = known_above_one(ctx, x), y_big = known_above_one(ctx, y);
+  if (x_big && y_big) {
+    /* Neither can be the 1 that broadcasts, so they must be equal. */
+    DsDim merged = a;
+    if (!ds_shape_ctx_unify_dim(ctx, &merged, b, "broadcast", error))
+      return FALSE;
+    *out = merged;
+    return TRUE;
+  }
+  g_autofree char *xs = ds_expr_to_string(x), *ys = ds_expr_to_string(y);
+  g_autofree char *reason = node_reason(ctx);
+  if (x_big || y_big) {
+    /* The other is 1 or equal to it. As PyTorch's and MindSpore's symbolic shapes do, take a
+     * symbolic dim to be the equal one, not a broadcasting 1 (a size-1 dim is declared as 1):
+     * so bert's `(s0, s1)` input learns s1 == 384 here. If the facts rule equality out, the
+     * other must be the 1, and the result is the big one either way. */
+    DsDim merged = x_big ? a : b;
+    GError *local = NULL;
+    if (!ds_shape_ctx_unify_dim(ctx, &merged, x_big ? b : a, "broadcast", &local))
+      g_clear_error(&local);
+    *out = ds_dim_from_expr(ds_expr_resolve(ctx->exprs, x_big ? x : y));
+    return TRUE;
+  }
+  *out = ds_dim_from_expr(ds_expr_max(ctx->exprs, x, y));
+  g_ptr_array_add(ctx->notes,
+                  g_strdup_printf("%s: broadcast of %s and %s is undecided, so the result is "
+                                  "max(%s, %s) (assume either > 1 to decide)",
+                                  reason, xs, ys, xs, ys));
   return TRUE;
 }
 

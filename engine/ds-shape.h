@@ -1,7 +1,7 @@
 /* ds-shape.h: dims and shapes, for concrete and symbolic inference alike.
  *
  * A DsDim is either a constant (`expr == NULL`, `value >= 0`), unknown (`expr == NULL`,
- * `value < 0`), or a symbolic expression (`expr != NULL`; see ds-expr.h). Shape functions are
+ * `value < 0`), or a symbolic expression (`expr != NULL`, never a constant; see ds-expr.h). Shape functions are
  * written once against the ds_dim_* arithmetic below, which folds constants and builds
  * expressions when a symbolic context is active, so one function serves both the concrete
  * executor and the symbolic shape engine.
@@ -17,6 +17,7 @@
 #include "ds-tensor.h"
 
 typedef struct _DsExpr DsExpr;
+typedef struct _DsExprCtx DsExprCtx;
 
 typedef struct {
   int64_t value;
@@ -41,14 +42,24 @@ gboolean ds_shape_is_known(const DsShape *shape);
 /* TRUE if known and every dim is a constant; then fills `dims` (DS_MAX_NDIM slots). */
 gboolean ds_shape_get_concrete(const DsShape *shape, int64_t *dims);
 DsShape ds_shape_from_concrete(const int64_t *dims, int ndim);
-/* "(1, 3, 224, 224)"; unknown dims print as "?". Caller frees. */
+/* "(1, 3, 224, 224)", "(s0, 10*s1)"; unknown dims print as "?". Expressions print as stored:
+ * resolve them first (ds_graph_shapes_resolve) to see merged forms. Caller frees. */
 char *ds_shape_to_string(const DsShape *shape);
+char *ds_dim_to_string(DsDim d);
+/* A dim for an expression: a plain constant when it folds to one. NULL gives unknown. */
+DsDim ds_dim_from_expr(const DsExpr *e);
 
 /* The inference context: which node is being inferred (for messages), and, once the symbolic
  * engine is active, its expression table and facts. */
 typedef struct _DsShapeCtx DsShapeCtx;
 
 DsShapeCtx *ds_shape_ctx_new(void);
+/* A context whose dims may be expressions in `exprs` (borrowed; must outlive the context). */
+DsShapeCtx *ds_shape_ctx_new_symbolic(DsExprCtx *exprs);
+/* The expression engine, or NULL for concrete inference. */
+DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx);
+/* Notes on broadcasts the facts could not decide, as text (borrowed). */
+GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx);
 void ds_shape_ctx_free(DsShapeCtx *ctx);
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node);
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);
@@ -63,6 +74,8 @@ DsDim ds_dim_ceildiv(DsShapeCtx *ctx, DsDim a, DsDim b);
 DsDim ds_dim_mod(DsShapeCtx *ctx, DsDim a, DsDim b);
 DsDim ds_dim_max(DsShapeCtx *ctx, DsDim a, DsDim b);
 DsDim ds_dim_min(DsShapeCtx *ctx, DsDim a, DsDim b);
+/* TRUE if b provably divides a (the remainder folds to 0). */
+gboolean ds_dim_divides(DsShapeCtx *ctx, DsDim a, DsDim b);
 /* Product of dims [from, to) of a shape. */
 DsDim ds_dim_product(DsShapeCtx *ctx, const DsShape *shape, int from, int to);
 
@@ -74,6 +87,13 @@ gboolean ds_shape_ctx_unify_dim(DsShapeCtx *ctx, DsDim *slot, DsDim want, const 
 /* Unifies a whole shape, rank included; an unknown-rank slot takes `want`. */
 gboolean ds_shape_ctx_assign(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
                              const char *what, GError **error);
+
+/* NumPy broadcasting of one pair of dims: a 1 broadcasts; equal dims stay; two dims the facts
+ * prove > 1 must be equal (and are merged); an undecided symbol against a dim proven > 1 is
+ * taken to equal it (merged, the fact naming the node), not to be a broadcasting 1; two
+ * undecided dims give max(a, b) and a note saying why. Different constants are an error. */
+gboolean ds_shape_ctx_broadcast_dim(DsShapeCtx *ctx, DsDim a, DsDim b, DsDim *out,
+                                    GError **error);
 
 /* A DS_ERROR_SHAPE error prefixed with the node being inferred:
  * "node 'conv0' (Convolution): <message>". */

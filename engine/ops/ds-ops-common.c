@@ -1,6 +1,8 @@
 /* ds-ops-common.c: shape and dtype rules shared by the op families. */
 #include "ds-ops-common.h"
 
+#include <string.h>
+
 #include "ds-attr.h"
 #include "ds-error.h"
 
@@ -45,21 +47,21 @@ gboolean ds_ops_broadcast_shapes(DsShapeCtx *ctx, const DsShape *a, const char *
       }
       result.dims[i] = da;
     } else {
-      /* Symbolic dims that are not the constant 1 must be equal, as MXNet requires; the
-       * symbolic engine records the equality. */
-      DsDim merged = da;
+      /* Symbolic dims: the facts decide (a proven 1 broadcasts, two dims proven > 1 must be
+       * equal), or the result is max(a, b) with a note. */
       GError *local = NULL;
-      if (!ds_shape_ctx_unify_dim(ctx, &merged, db, "broadcast", &local)) {
-        g_clear_error(&local);
+      if (!ds_shape_ctx_broadcast_dim(ctx, da, db, &result.dims[i], &local)) {
         g_autofree char *sa = ds_shape_to_string(a);
         g_autofree char *sb = ds_shape_to_string(b);
+        /* local already names the node: keep its reason after ours. */
+        const char *why = strstr(local->message, "): ");
         ds_shape_ctx_set_error(ctx, error,
                                "%s shape %s and %s shape %s cannot be broadcast together "
-                               "(at axis %d of the result)",
-                               a_name, sa, b_name, sb, i);
+                               "(at axis %d of the result: %s)",
+                               a_name, sa, b_name, sb, i, why != NULL ? why + 3 : local->message);
+        g_error_free(local);
         return FALSE;
       }
-      result.dims[i] = merged;
     }
   }
   *out = result;

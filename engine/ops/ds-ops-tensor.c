@@ -102,6 +102,14 @@ static gboolean infer_quotient(DsShapeCtx *ctx, DsDim total, DsDim known, const 
                            what, total.value, known.value);
     return FALSE;
   }
+  if (!ds_dim_is_value(rem, 0) && ds_dim_is_known(total) && ds_dim_is_known(known)) {
+    /* Symbolic: the -1 dim is an exact division only when the facts prove it. */
+    g_autofree char *t = ds_dim_to_string(total), *k = ds_dim_to_string(known);
+    ds_shape_ctx_set_error(ctx, error,
+                           "cannot infer the %s dim: %s is not provably a multiple of %s", what,
+                           t, k);
+    return FALSE;
+  }
   *dim = ds_dim_floordiv(ctx, total, known);
   return TRUE;
 }
