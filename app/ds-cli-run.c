@@ -7,6 +7,7 @@
 
 #include "ds-backend.h"
 #include "ds-cli.h"
+#include "ds-attr.h"
 #include "ds-error.h"
 #include "ds-node-timer.h"
 #include "ds-npy.h"
@@ -121,11 +122,68 @@ static int default_threads(void)
   return (int)MAX(1u, g_get_num_processors());
 }
 
+/* --sweep SYM=START:STOP[:STEP]: compile once, then one row per size. */
+static int run_sweep(const DsCliOptions *options, int threads)
+{
+  GError *error = NULL;
+  g_auto(GStrv) parts = NULL;
+  g_autofree char *sym = NULL, *range = NULL;
+  int64_t from = 0, to = 0, step = 1;
+  const char *eq = strchr(options->sweep, '=');
+  if (eq != NULL) {
+    sym = g_strndup(options->sweep, (gsize)(eq - options->sweep));
+    parts = g_strsplit(eq + 1, ":", 3);
+  }
+  if (parts == NULL || g_strv_length(parts) < 2 || !ds_attr_parse_int(parts[0], &from) ||
+      !ds_attr_parse_int(parts[1], &to) || (parts[2] != NULL && !ds_attr_parse_int(parts[2], &step)) ||
+      from < 0 || to < from || step < 1 || (to - from) / step > 100000) {
+    g_printerr("dynscope: --sweep %s: expected SYM=START:STOP[:STEP] with 0 <= START <= STOP, "
+               "STEP >= 1\n",
+               options->sweep);
+    return 2;
+  }
+  g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
+  if (session == NULL ||
+      !ds_session_compile(session, ds_backend_find("cpu"), threads, &error))
+    return ds_cli_fail(error);
+
+  DsGraph *graph = ds_session_get_graph(session);
+  printf("%-10s  %-24s  %12s  %12s  %14s\n", sym, "output shape", "resize µs", "run ms",
+         "planned peak");
+  for (int64_t v = from; v <= to; v += step) {
+    ds_session_unbind_symbol(session, sym);
+    if (!ds_session_bind_symbol(session, sym, v, &error) ||
+        !ds_session_resize(session, options->random_inputs, (guint64)options->seed, &error))
+      return ds_cli_fail(error);
+    DsExecutor *exec = ds_session_get_executor(session);
+    if (options->timeout_s > 0)
+      ds_executor_set_deadline(exec,
+                               g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+    guint64 run_ns[options->repeat];
+    for (int r = 0; r < options->repeat; r++) {
+      guint64 start = ds_monotonic_ns();
+      if (!ds_executor_run(exec, &error))
+        return ds_cli_fail(error);
+      run_ns[r] = ds_monotonic_ns() - start;
+    }
+    qsort(run_ns, (size_t)options->repeat, sizeof(guint64), compare_u64);
+    g_autofree char *shape = ds_shape_to_string(
+      &ds_executor_get_shapes(exec)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
+    g_autofree char *peak = format_bytes(ds_executor_get_plan(exec)->arena_bytes);
+    printf("%-10" G_GINT64_FORMAT "  %-24s  %12.1f  %12.3f  %14s\n", v, shape,
+           (double)ds_session_get_resize_ns(session) / 1e3,
+           (double)run_ns[options->repeat / 2] / 1e6, peak);
+  }
+  return 0;
+}
+
 int ds_cli_run(const DsCliOptions *options)
 {
   GError *error = NULL;
-  g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
   int threads = options->threads > 0 ? options->threads : default_threads();
+  if (options->sweep != NULL)
+    return run_sweep(options, threads);
+  g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
   if (session == NULL ||
       !ds_session_prepare(session, options->random_inputs, (guint64)options->seed,
                           ds_backend_find("cpu"), threads, &error))

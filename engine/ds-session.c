@@ -26,6 +26,7 @@ struct _DsSession {
   GPtrArray *bound_by;     /* what set each binding, for messages */
   GPtrArray *notes;        /* from the last symbolic inference */
   GHashTable *random;      /* names of variables filled at random by ds_session_resize */
+  guint64 resize_ns;       /* shape evaluation + re-planning in the last ds_session_resize */
   DsGraphShapes *symbolic; /* from the last symbolic inference */
   const DsBackend *backend;
   int n_threads;
@@ -438,9 +439,9 @@ static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
   ds_expr_ctx_get_range(session->exprs, symbol, &lo, &hi);
   if (value < lo || value > hi) {
     g_autofree char *upper =
-      hi == DS_EXPR_INF ? g_strdup("inf") : g_strdup_printf("%" G_GINT64_FORMAT, hi);
+      hi == DS_EXPR_INF ? g_strdup("inf)") : g_strdup_printf("%" G_GINT64_FORMAT "]", hi);
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                "%s: %s = %" G_GINT64_FORMAT " is outside its range [%" G_GINT64_FORMAT ", %s]",
+                "%s: %s = %" G_GINT64_FORMAT " is outside its range [%" G_GINT64_FORMAT ", %s",
                 source, name, value, lo, upper);
     return FALSE;
   }
@@ -479,7 +480,9 @@ static gboolean bind_from_inputs(DsSession *session, GError **error)
     while (g_hash_table_iter_next(&iter, &key, &value)) {
       const DsShape *declared = value;
       const DsNDArray *array = g_hash_table_lookup(session->fed, key);
-      if (array == NULL || !shape_is_symbolic(declared))
+      /* Arrays this session filled at random follow the bindings, never set them. */
+      if (array == NULL || !shape_is_symbolic(declared) ||
+          g_hash_table_contains(session->random, key))
         continue;
       if (array->view.ndim != declared->ndim) {
         g_autofree char *d = ds_shape_to_string(declared);
@@ -561,6 +564,7 @@ const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **erro
 }
 
 GPtrArray *ds_session_get_notes(DsSession *session) { return session->notes; }
+guint64 ds_session_get_resize_ns(DsSession *session) { return session->resize_ns; }
 
 gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_threads,
                             GError **error)
@@ -600,10 +604,12 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   g_return_val_if_fail(session->symbolic != NULL, FALSE);
   if (!bind_from_inputs(session, error))
     return FALSE;
+  gint64 start_us = g_get_monotonic_time();
   g_autoptr(DsGraphShapes) shapes =
     ds_session_evaluate(session, session->symbolic, FALSE, error);
   if (shapes == NULL)
     return FALSE;
+  gint64 evaluated_us = g_get_monotonic_time();
   /* Refill random variables whose shape changed; fed ones must match. */
   DsGraph *graph = session->graph;
   for (guint n = 0; n < graph->n_nodes; n++) {
@@ -643,6 +649,7 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
     g_hash_table_add(session->random, g_strdup(node->name));
   }
 
+  gint64 plan_start_us = g_get_monotonic_time();
   if (session->exec == NULL) {
     session->exec =
       ds_executor_new(graph, shapes, session->backend, session->n_threads, error);
@@ -651,6 +658,9 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   } else if (!ds_executor_reshape(session->exec, shapes, error)) {
     return FALSE;
   }
+  /* Input filling is not shape work: leave it out of the figure. */
+  session->resize_ns =
+    (guint64)((evaluated_us - start_us) + (g_get_monotonic_time() - plan_start_us)) * 1000u;
   GHashTableIter iter;
   gpointer key, value;
   g_hash_table_iter_init(&iter, session->fed);

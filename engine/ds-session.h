@@ -91,6 +91,9 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
                             GError **error);
 gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 seed,
                            GError **error);
+/* Time the last ds_session_resize() spent evaluating shapes and re-planning (ns), input
+ * filling excluded. */
+guint64 ds_session_get_resize_ns(DsSession *session);
 
 /* How a variable is used, from the argument names of the ops that read it. */
 DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *variable);
