@@ -351,10 +351,14 @@ gboolean ds_shape_ctx_broadcast_dim(DsShapeCtx *ctx, DsDim a, DsDim b, DsDim *ou
     return TRUE;
   }
   *out = ds_dim_from_expr(ds_expr_max(ctx->exprs, x, y));
-  g_ptr_array_add(ctx->notes,
-                  g_strdup_printf("%s: broadcast of %s and %s is undecided, so the result is "
-                                  "max(%s, %s) (assume either > 1 to decide)",
-                                  reason, xs, ys, xs, ys));
+  char *note = g_strdup_printf("%s: broadcast of %s and %s is undecided, so the result is "
+                               "max(%s, %s) (assume either > 1 to decide)",
+                               reason, xs, ys, xs, ys);
+  /* Inference reruns every node until nothing changes: say it once. */
+  if (g_ptr_array_find_with_equal_func(ctx->notes, note, g_str_equal, NULL))
+    g_free(note);
+  else
+    g_ptr_array_add(ctx->notes, note);
   return TRUE;
 }
 

@@ -14,6 +14,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-op.h"
 
 /* --- Helpers ------------------------------------------------------------------------------ */
@@ -258,6 +259,22 @@ static gboolean spatial_out_dim(DsShapeCtx *ctx, DsDim x, int64_t eff_kernel, in
                            " exceeds the input size %" G_GINT64_FORMAT
                            " padded to %" G_GINT64_FORMAT " on spatial axis %d",
                            eff_kernel, x.value, padded.value, axis);
+    return FALSE;
+  }
+  /* A symbolic size the facts keep below the kernel (s1 <= 100 through squeezenet's 13x13
+   * pool) is as wrong as a constant one; sizes the facts do not decide stay accepted. */
+  DsExprCtx *exprs = ctx != NULL ? ds_shape_ctx_get_exprs(ctx) : NULL;
+  if (padded.expr != NULL && exprs != NULL &&
+      ds_expr_less(exprs, padded.expr, ds_expr_const(exprs, eff_kernel)) == DS_EXPR_TRUE) {
+    int64_t lo, hi;
+    ds_expr_bounds(exprs, padded.expr, &lo, &hi);
+    g_autofree char *xs = ds_dim_to_string(x);
+    g_autofree char *ps = pad > 0 ? ds_dim_to_string(padded) : NULL;
+    ds_shape_ctx_set_error(ctx, error,
+                           "kernel size %" G_GINT64_FORMAT " exceeds the input size %s%s%s (at "
+                           "most %" G_GINT64_FORMAT " under the facts) on spatial axis %d",
+                           eff_kernel, xs, ps != NULL ? " padded to " : "", ps != NULL ? ps : "",
+                           hi, axis);
     return FALSE;
   }
   if (rounding == ROUND_SAME) {
