@@ -13,6 +13,13 @@ static gboolean shape_is_symbolic(const DsShape *shape);
 static void grow_bindings(DsSession *session);
 static gboolean bind_from_inputs(DsSession *session, GError **error);
 
+static void guard_copy_free(gpointer data)
+{
+  DsShapeGuard *guard = data;
+  g_free(guard->message);
+  g_free(guard);
+}
+
 struct _DsSession {
   char *model_path;
   DsGraph *graph;
@@ -25,6 +32,7 @@ struct _DsSession {
   GArray *bound;           /* gboolean per symbol id */
   GPtrArray *bound_by;     /* what set each binding, for messages */
   GPtrArray *notes;        /* from the last symbolic inference */
+  GPtrArray *guards;       /* DsShapeGuard* copies from the last symbolic inference */
   GHashTable *random;      /* names of variables filled at random by ds_session_resize */
   guint64 resize_ns;       /* shape evaluation + re-planning in the last ds_session_resize */
   DsGraphShapes *symbolic; /* from the last symbolic inference */
@@ -47,6 +55,7 @@ DsSession *ds_session_new(const char *model_path, GError **error)
   session->bound = g_array_new(FALSE, TRUE, sizeof(gboolean));
   session->bound_by = g_ptr_array_new_with_free_func(g_free);
   session->notes = g_ptr_array_new_with_free_func(g_free);
+  session->guards = g_ptr_array_new_with_free_func(guard_copy_free);
   session->random = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return session;
 }
@@ -62,6 +71,7 @@ void ds_session_free(DsSession *session)
   g_array_unref(session->bound);
   g_ptr_array_unref(session->bound_by);
   g_ptr_array_unref(session->notes);
+  g_ptr_array_unref(session->guards);
   g_hash_table_unref(session->random);
   if (session->exprs != NULL)
     ds_expr_ctx_free(session->exprs);
@@ -465,7 +475,10 @@ gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t va
 {
   g_autofree char *source = g_strdup_printf("--bind %s=%" G_GINT64_FORMAT, name, value);
   const DsExpr *symbol = ds_expr_symbol(ds_session_get_exprs(session), name);
-  invalidate(session);
+  /* A compiled session keeps its executor: ds_session_resize() re-plans it for the new
+   * bindings. Dropping it here would bind a new executor for every size. */
+  if (session->backend == NULL)
+    invalidate(session);
   return bind_id(session, symbol, value, source, error);
 }
 
@@ -526,6 +539,19 @@ DsGraphShapes *ds_session_evaluate(DsSession *session, const DsGraphShapes *symb
                                    gboolean partial, GError **error)
 {
   grow_bindings(session);
+  for (guint i = 0; i < session->guards->len; i++) {
+    const DsShapeGuard *g = session->guards->pdata[i];
+    int64_t v;
+    if (ds_expr_eval(session->exprs, g->expr, (const int64_t *)session->values->data,
+                     (const gboolean *)session->bound->data, &v) &&
+        v < g->min) {
+      g_autofree char *text = ds_expr_to_string(g->expr);
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                  "%s (%s = %" G_GINT64_FORMAT " < %" G_GINT64_FORMAT " for these bindings)",
+                  g->message, text, v, g->min);
+      return NULL;
+    }
+  }
   return ds_graph_shapes_evaluate(symbolic, session->graph, ds_session_get_exprs(session),
                                   (const int64_t *)session->values->data,
                                   (const gboolean *)session->bound->data, partial, error);
@@ -554,6 +580,16 @@ const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **erro
   GPtrArray *notes = ds_shape_ctx_get_notes(ctx);
   for (guint i = 0; i < notes->len; i++)
     g_ptr_array_add(session->notes, g_strdup(notes->pdata[i]));
+  g_ptr_array_set_size(session->guards, 0);
+  GPtrArray *guards = ds_shape_ctx_get_guards(ctx);
+  for (guint i = 0; i < guards->len; i++) {
+    const DsShapeGuard *g = guards->pdata[i];
+    DsShapeGuard *copy = g_new0(DsShapeGuard, 1);
+    copy->expr = ds_expr_resolve(exprs, g->expr);
+    copy->min = g->min;
+    copy->message = g_strdup(g->message);
+    g_ptr_array_add(session->guards, copy);
+  }
   ds_shape_ctx_free(ctx);
   if (!ok)
     return NULL;
@@ -564,6 +600,7 @@ const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **erro
 }
 
 GPtrArray *ds_session_get_notes(DsSession *session) { return session->notes; }
+GPtrArray *ds_session_get_guards(DsSession *session) { return session->guards; }
 guint64 ds_session_get_resize_ns(DsSession *session) { return session->resize_ns; }
 
 gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_threads,

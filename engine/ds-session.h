@@ -76,8 +76,12 @@ gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t va
 const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **error);
 /* Notes from the last symbolic inference (strings). Borrowed. */
 GPtrArray *ds_session_get_notes(DsSession *session);
-/* The symbolic shapes evaluated with the current bindings. Caller frees. With `partial`,
- * dims using unbound symbols stay symbolic instead of failing. */
+/* Guards from the last symbolic inference (DsShapeGuard*), checked by ds_session_evaluate().
+ * Borrowed. */
+GPtrArray *ds_session_get_guards(DsSession *session);
+/* The symbolic shapes evaluated with the current bindings, after checking every guard the
+ * bindings decide (a binding that breaks one is an error naming the node). Caller frees.
+ * With `partial`, dims using unbound symbols stay symbolic instead of failing. */
 DsGraphShapes *ds_session_evaluate(DsSession *session, const DsGraphShapes *symbolic,
                                    gboolean partial, GError **error);
 /* Forgets a symbol's value (--sweep rebinds one symbol many times). */

@@ -17,7 +17,23 @@ struct _DsShapeCtx {
   const DsNode *node; /* the node being inferred, for messages */
   DsExprCtx *exprs;   /* borrowed; NULL for concrete inference */
   GPtrArray *notes;   /* undecided broadcasts, as text */
+  GPtrArray *guards;  /* DsShapeGuard*, owned */
 };
+
+/* "node 'conv0' (Convolution)", the reason stored with a learned fact. */
+static char *node_reason(const DsShapeCtx *ctx)
+{
+  if (ctx == NULL || ctx->node == NULL)
+    return g_strdup("a declaration");
+  return g_strdup_printf("node '%s' (%s)", ctx->node->name, ctx->node->op_name);
+}
+
+static void guard_free(gpointer data)
+{
+  DsShapeGuard *guard = data;
+  g_free(guard->message);
+  g_free(guard);
+}
 
 DsShapeCtx *ds_shape_ctx_new(void) { return ds_shape_ctx_new_symbolic(NULL); }
 
@@ -26,6 +42,7 @@ DsShapeCtx *ds_shape_ctx_new_symbolic(DsExprCtx *exprs)
   DsShapeCtx *ctx = g_new0(DsShapeCtx, 1);
   ctx->exprs = exprs;
   ctx->notes = g_ptr_array_new_with_free_func(g_free);
+  ctx->guards = g_ptr_array_new_with_free_func(guard_free);
   return ctx;
 }
 
@@ -34,6 +51,7 @@ void ds_shape_ctx_free(DsShapeCtx *ctx)
   if (ctx == NULL)
     return;
   g_ptr_array_unref(ctx->notes);
+  g_ptr_array_unref(ctx->guards);
   g_free(ctx);
 }
 
@@ -41,6 +59,28 @@ void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node) { ctx->node = no
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx) { return ctx->node; }
 DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx) { return ctx->exprs; }
 GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx) { return ctx->notes; }
+GPtrArray *ds_shape_ctx_get_guards(const DsShapeCtx *ctx) { return ctx->guards; }
+
+void ds_shape_ctx_add_guard(DsShapeCtx *ctx, DsDim dim, int64_t min, const char *what)
+{
+  if (ctx == NULL || ctx->exprs == NULL || dim.expr == NULL)
+    return;
+  const DsExpr *e = ds_expr_resolve(ctx->exprs, dim.expr);
+  if (e == NULL ||
+      ds_expr_less_equal(ctx->exprs, ds_expr_const(ctx->exprs, min), e) == DS_EXPR_TRUE)
+    return;
+  for (guint i = 0; i < ctx->guards->len; i++) {
+    const DsShapeGuard *g = ctx->guards->pdata[i];
+    if (g->expr == e && g->min == min)
+      return;
+  }
+  DsShapeGuard *guard = g_new0(DsShapeGuard, 1);
+  guard->expr = e;
+  guard->min = min;
+  g_autofree char *reason = node_reason(ctx);
+  guard->message = g_strdup_printf("%s: %s", reason, what);
+  g_ptr_array_add(ctx->guards, guard);
+}
 
 DsDim ds_dim_from_expr(const DsExpr *e)
 {
@@ -235,14 +275,6 @@ void ds_shape_ctx_set_error(DsShapeCtx *ctx, GError **error, const char *format,
                 ctx->node->op_name, msg);
   else
     g_set_error_literal(error, DS_ERROR, DS_ERROR_SHAPE, msg);
-}
-
-/* "node 'conv0' (Convolution)", the reason stored with a learned fact. */
-static char *node_reason(const DsShapeCtx *ctx)
-{
-  if (ctx == NULL || ctx->node == NULL)
-    return g_strdup("a declaration");
-  return g_strdup_printf("node '%s' (%s)", ctx->node->name, ctx->node->op_name);
 }
 
 gboolean ds_shape_ctx_unify_dim(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what,

@@ -60,6 +60,21 @@ DsShapeCtx *ds_shape_ctx_new_symbolic(DsExprCtx *exprs);
 DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx);
 /* Notes on broadcasts the facts could not decide, as text (borrowed). */
 GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx);
+
+/* A guard: a condition `expr >= min` an op needs but the facts do not prove (a kernel no
+ * larger than its padded input). Evaluating shapes for a binding checks every guard, so a
+ * size concrete inference would refuse is refused there too. */
+typedef struct {
+  const DsExpr *expr;
+  int64_t min;
+  char *message; /* "node 'pool3' (Pooling): kernel size 13 exceeds the input size" */
+} DsShapeGuard;
+
+/* Records a guard for the current node, unless the facts already prove it or an identical
+ * one exists. Without an expression engine (concrete inference) it does nothing. */
+void ds_shape_ctx_add_guard(DsShapeCtx *ctx, DsDim dim, int64_t min, const char *what);
+/* The guards learned so far (DsShapeGuard*; borrowed). */
+GPtrArray *ds_shape_ctx_get_guards(const DsShapeCtx *ctx);
 void ds_shape_ctx_free(DsShapeCtx *ctx);
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node);
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);

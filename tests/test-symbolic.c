@@ -885,6 +885,34 @@ static void test_reshape_infer_dim(void)
   tmp_graphs_clear(&tmp);
 }
 
+/* A binding that breaks a condition an op needs (a kernel larger than its input) is refused
+ * when shapes are evaluated, as concrete inference refuses that size. */
+static void test_guards_refuse_bad_bindings(void)
+{
+  g_autoptr(DsSession) session = open_model("gluoncv_squeezenet1.0-symbol.json");
+  GError *error = NULL;
+  DsShape shape;
+  g_assert_true(ds_session_parse_shape(session, "(1, 3, s1, s1)", &shape, &error));
+  g_assert_true(ds_session_declare_shape(session, "data", &shape, &error));
+  const DsGraphShapes *symbolic = ds_session_infer_symbolic(session, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(ds_session_get_guards(session)->len, >, 0);
+
+  g_assert_true(ds_session_bind_symbol(session, "s1", 100, &error));
+  g_autoptr(DsGraphShapes) bad = ds_session_evaluate(session, symbolic, FALSE, &error);
+  g_assert_null(bad);
+  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
+  g_assert_nonnull(strstr(error->message, "squeezenet0_pool3_fwd"));
+  g_assert_nonnull(strstr(error->message, "kernel size 13"));
+  g_clear_error(&error);
+
+  ds_session_unbind_symbol(session, "s1");
+  g_assert_true(ds_session_bind_symbol(session, "s1", 224, &error));
+  g_autoptr(DsGraphShapes) good = ds_session_evaluate(session, symbolic, FALSE, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(good);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -898,6 +926,7 @@ int main(int argc, char **argv)
   g_test_add_func("/engine/symbolic/shapes/squeezenet-concat", test_squeezenet_concat);
   g_test_add_func("/engine/symbolic/shapes/nothing-left-unknown", test_nothing_left_unknown);
   g_test_add_func("/engine/symbolic/shapes/kernel-exceeds-input", test_kernel_exceeds_input);
+  g_test_add_func("/engine/symbolic/guards/refuse-bad-bindings", test_guards_refuse_bad_bindings);
   g_test_add_func("/engine/symbolic/facts/batch-dot", test_merge_batch_dot);
   g_test_add_func("/engine/symbolic/facts/fully-connected", test_merge_fully_connected);
   g_test_add_func("/engine/symbolic/facts/elemwise", test_merge_elemwise);

@@ -277,6 +277,11 @@ static gboolean spatial_out_dim(DsShapeCtx *ctx, DsDim x, int64_t eff_kernel, in
                            hi, axis);
     return FALSE;
   }
+  /* Undecided: every binding must still fit the kernel, as concrete inference requires. */
+  g_autofree char *what = g_strdup_printf("kernel size %" G_GINT64_FORMAT " exceeds the padded "
+                                          "input size on spatial axis %d",
+                                          eff_kernel, axis);
+  ds_shape_ctx_add_guard(ctx, padded, eff_kernel, what);
   if (rounding == ROUND_SAME) {
     *out = ds_dim_ceildiv(ctx, padded, ds_dim(stride));
     return TRUE;
