@@ -1,6 +1,7 @@
 /* ds-bench.c: `make bench`. Every target is a ratio measured side by side in one run, so the
  * noise of a shared machine cancels out: ours against a raw BLAS call of the same size, one
- * thread against two, the planner against its lower bound.
+ * thread against two, the planner against its lower bound, compiling once against binding
+ * afresh for every size, the symbolic path against a static executor at the same size.
  */
 #include <cblas.h>
 #include <glib/gstdio.h>
@@ -181,6 +182,226 @@ static void bench_gemm_op(const char *label, const char *op, const char *attrs, 
          gflop / t_raw * 1e3, ratio, ratio >= 0.9 ? "" : "  (below 0.9)");
 }
 
+/* ---- compile once, run many sizes ---- */
+
+#define SWEEP_ROUNDS 5
+#define COMPARE_ROUNDS 7
+
+static char *transformer_model(void)
+{
+  return g_build_filename(DS_SOURCE_DIR, "data", "transformer", "transformer-symbol.json", NULL);
+}
+
+/* Declares each name, shape-text pair ("data0", "(1, s1)") on a session. */
+static void declare_shapes(DsSession *session, const char *const *shapes)
+{
+  GError *error = NULL;
+  for (int i = 0; shapes[i] != NULL; i += 2) {
+    DsShape shape;
+    if (!ds_session_parse_shape(session, shapes[i + 1], &shape, &error) ||
+        !ds_session_declare_shape(session, shapes[i], &shape, &error))
+      die(error);
+  }
+}
+
+static void bind_symbol(DsSession *session, const char *name, int64_t value)
+{
+  GError *error = NULL;
+  ds_session_unbind_symbol(session, name);
+  if (!ds_session_bind_symbol(session, name, value, &error))
+    die(error);
+}
+
+/* One sweep of the symbolic path: compile once, then per length bind s1 and resize. Returns the
+ * shape work in ms: the compile, plus per length the binding and what ds_session_resize()
+ * spends evaluating shapes and re-planning (its random input filling is left out). */
+static double sweep_symbolic(const char *path, const int64_t *lengths, int n, double *compile_ms)
+{
+  GError *error = NULL;
+  static const char *const shapes[] = {"data0", "(1, s1)", "data1", "(1, s1)", "data2", "(1,)",
+                                       NULL};
+  g_autoptr(DsSession) session = ds_session_new(path, &error);
+  if (session == NULL)
+    die(error);
+  declare_shapes(session, shapes);
+  double t0 = now_ms();
+  if (!ds_session_compile(session, ds_backend_find("cpu"), 1, &error))
+    die(error);
+  *compile_ms = now_ms() - t0;
+  double total = *compile_ms;
+  for (int i = 0; i < n; i++) {
+    t0 = now_ms();
+    bind_symbol(session, "s1", lengths[i]);
+    total += now_ms() - t0;
+    if (!ds_session_resize(session, TRUE, 1, &error))
+      die(error);
+    total += (double)ds_session_get_resize_ns(session) / 1e6;
+  }
+  return total;
+}
+
+/* One sweep binding afresh per length, as a static engine must: concrete inference from the
+ * input shapes, a plan and a new executor. The graph is loaded once (file parsing is not shape
+ * work); returns the ms of inference + plan + bind over all lengths. `plan_ms` gets the ms of
+ * one more ds_plan_new() per length on the same shapes, timed apart: both paths plan each
+ * length in full, so this part is common to them. */
+static double sweep_fresh(DsGraph *graph, const int64_t *lengths, int n, double *plan_ms)
+{
+  GError *error = NULL;
+  const char *const names[] = {"data0", "data1", "data2"};
+  const DsNode *vars[3];
+  for (int k = 0; k < 3; k++)
+    vars[k] = ds_graph_find_node(graph, names[k]);
+  double total = 0.0;
+  for (int i = 0; i < n; i++) {
+    int64_t dims[2] = {1, lengths[i]};
+    DsShape seq = ds_shape_from_concrete(dims, 2), batch = ds_shape_from_concrete(dims, 1);
+    double t0 = now_ms();
+    g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(graph, &error);
+    if (shapes == NULL)
+      die(error);
+    for (int k = 0; k < 3; k++)
+      if (!ds_graph_shapes_set_variable(shapes, graph, vars[k], k < 2 ? &seq : &batch,
+                                        DS_DTYPE_UNKNOWN, &error))
+        die(error);
+    DsShapeCtx *ctx = ds_shape_ctx_new();
+    gboolean ok = ds_infer_graph(graph, shapes, ctx, TRUE, &error);
+    ds_shape_ctx_free(ctx);
+    if (!ok)
+      die(error);
+    g_autoptr(DsExecutor) exec = ds_executor_new(graph, shapes, ds_backend_find("cpu"), 1, &error);
+    if (exec == NULL)
+      die(error);
+    total += now_ms() - t0;
+    t0 = now_ms();
+    g_autoptr(DsPlan) plan = ds_plan_new(graph, shapes, &error);
+    if (plan == NULL)
+      die(error);
+    *plan_ms += now_ms() - t0;
+  }
+  return total;
+}
+
+static void bench_many_sizes(void)
+{
+  GError *error = NULL;
+  g_autofree char *path = transformer_model();
+  int64_t lengths[50];
+  int n = G_N_ELEMENTS(lengths);
+  for (int i = 0; i < n; i++)
+    lengths[i] = 16 * (i + 1);
+  g_autoptr(DsSession) loaded = ds_session_new(path, &error);
+  if (loaded == NULL)
+    die(error);
+  DsGraph *graph = ds_session_get_graph(loaded);
+
+  /* Rounds interleave the two paths; a first untimed round of each warms caches and
+   * allocators. Medians of the round totals. */
+  double sym[SWEEP_ROUNDS], fresh[SWEEP_ROUNDS], compile[SWEEP_ROUNDS], plan[SWEEP_ROUNDS];
+  double unused = 0.0;
+  sweep_symbolic(path, lengths, n, &unused);
+  sweep_fresh(graph, lengths, n, &unused);
+  for (int r = 0; r < SWEEP_ROUNDS; r++) {
+    plan[r] = 0.0;
+    sym[r] = sweep_symbolic(path, lengths, n, &compile[r]);
+    fresh[r] = sweep_fresh(graph, lengths, n, &plan[r]);
+  }
+  double t_sym = median(sym, SWEEP_ROUNDS), t_fresh = median(fresh, SWEEP_ROUNDS);
+  double t_compile = median(compile, SWEEP_ROUNDS), t_plan = median(plan, SWEEP_ROUNDS);
+  double ratio = t_fresh / t_sym;
+  double us = 1e3 / n; /* ms over the sweep -> µs per length */
+  printf("  %-28s %8.0f µs total %7.1f µs/length  "
+         "(compile once %.0f µs, then %.1f µs/length)\n",
+         "symbolic: bind + resize", t_sym * 1e3, t_sym * us, t_compile * 1e3,
+         (t_sym - t_compile) * us);
+  printf("  %-28s %8.0f µs total %7.1f µs/length\n", "afresh: infer + plan + bind",
+         t_fresh * 1e3, t_fresh * us);
+  printf("  %-28s %8.2fx%s\n", "speedup", ratio, ratio >= 5.0 ? "  ok (>= 5x)" : "  BELOW 5x");
+  /* Both paths run the whole liveness planner per length; what is left is the part that
+   * compiling once removes. */
+  double rest_sym = t_sym - t_compile - t_plan, rest_fresh = t_fresh - t_plan;
+  printf("  %-28s %8.1f µs/length, the same in both paths; without it: symbolic %.1f, afresh "
+         "%.1f µs/length (%.1fx)\n",
+         "of which planning", t_plan * us, rest_sym * us, rest_fresh * us, rest_fresh / rest_sym);
+}
+
+/* ---- the symbolic path against a static executor at one size ---- */
+
+/* Feeds `to` a copy of every variable `from`'s executor has bound, except the declared
+ * inputs, so two sessions run the same weights. */
+static void copy_weights(DsSession *from, DsSession *to, const char *const *declared)
+{
+  GError *error = NULL;
+  DsExecutor *exec = ds_session_get_executor(from);
+  DsGraph *graph = ds_session_get_graph(from);
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    gboolean is_input = FALSE;
+    for (int k = 0; declared[k] != NULL; k += 2)
+      is_input = is_input || strcmp(declared[k], node->name) == 0;
+    if (!ds_node_is_variable(node) || is_input)
+      continue;
+    const DsTensor *t = ds_executor_get_entry(exec, graph->node_row_ptr[i]);
+    DsNDArray *copy = ds_ndarray_new(t->dtype, t->ndim, t->shape, node->name, &error);
+    if (copy == NULL)
+      die(error);
+    memcpy(copy->view.data, t->data, copy->nbytes);
+    if (!ds_session_feed(to, node->name, copy, &error))
+      die(error);
+  }
+}
+
+/* A session compiled with symbolic `shapes` and resized to `other` first, then to `value`
+ * (each the value of symbol `sym`): what a server that ran another size before does. It runs
+ * `weights_from`'s weights; its inputs are random. */
+static DsSession *open_resized(const char *path, const char *const *shapes, const char *sym,
+                               int64_t other, int64_t value, DsSession *weights_from)
+{
+  GError *error = NULL;
+  DsSession *session = ds_session_new(path, &error);
+  if (session == NULL)
+    die(error);
+  declare_shapes(session, shapes);
+  copy_weights(weights_from, session, shapes);
+  if (!ds_session_compile(session, ds_backend_find("cpu"), 1, &error))
+    die(error);
+  bind_symbol(session, sym, other);
+  if (!ds_session_resize(session, TRUE, 1, &error))
+    die(error);
+  bind_symbol(session, sym, value);
+  if (!ds_session_resize(session, TRUE, 1, &error))
+    die(error);
+  return session;
+}
+
+static void bench_symbolic_vs_static(const char *label, const char *path,
+                                     const char *const *sym_shapes, const char *sym,
+                                     int64_t other, int64_t value,
+                                     const char *const *static_shapes, int reps)
+{
+  g_autoptr(DsSession) fixed = open_model(path, static_shapes, 1);
+  g_autoptr(DsSession) symbolic = open_resized(path, sym_shapes, sym, other, value, fixed);
+  DsExecutor *e_sym = ds_session_get_executor(symbolic), *e_fix = ds_session_get_executor(fixed);
+  /* Interleaved, so both see the same machine state. Same weights; the inputs are random in
+   * both, from the same distribution. */
+  double t_sym[COMPARE_ROUNDS], t_fix[COMPARE_ROUNDS];
+  for (int r = 0; r < COMPARE_ROUNDS; r++) {
+    t_sym[r] = time_runs(e_sym, reps);
+    t_fix[r] = time_runs(e_fix, reps);
+  }
+  double ms_sym = median(t_sym, COMPARE_ROUNDS), ms_fix = median(t_fix, COMPARE_ROUNDS);
+  /* The planned peak is what this size needs; the arena itself only grows, so after the larger
+   * size it holds more than that (its capacity is shown, not compared). */
+  gsize peak_sym = ds_executor_get_plan(e_sym)->arena_bytes;
+  gsize peak_fix = ds_executor_get_plan(e_fix)->arena_bytes;
+  double speed = ms_fix / ms_sym, mem = (double)peak_sym / (double)peak_fix;
+  printf("  %-26s %8.2f ms %8.2f ms  speed %.3f%s  peak %7.2f / %7.2f MiB  memory %.3f%s"
+         "  (arena %.2f MiB after %s=%" G_GINT64_FORMAT ")\n",
+         label, ms_sym, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)",
+         peak_sym / 1048576.0, peak_fix / 1048576.0, mem, mem <= 1.05 ? "" : " (over 1.05)",
+         ds_executor_get_arena_capacity(e_sym) / 1048576.0, sym, other);
+}
+
 int main(int argc, char **argv)
 {
   (void)argc;
@@ -219,5 +440,25 @@ int main(int argc, char **argv)
   printf("\nmemory planner: planned peak / max-live lower bound (target <= 1.1)\n");
   bench_planner("resnet18", "gluoncv_resnet18_v1-symbol.json", resnet_shapes);
   bench_planner("bert", "gluonnlp_static_bert_qa-symbol.json", bert_shapes);
+
+  printf("\ncompile once, run many sizes: transformer 1xL, L = 16..800 step 16 (50 lengths),\n"
+         "shape evaluation + planning only, medians of %d sweeps (target >= 5x)\n",
+         SWEEP_ROUNDS);
+  bench_many_sizes();
+
+  printf("\nsymbolic path (compiled once, run at another size, resized) against a static\n"
+         "executor bound at this size, 1 thread (targets: speed >= 0.95, memory <= 1.05)\n");
+  printf("  %-26s %11s %11s\n", "", "symbolic", "static");
+  g_autofree char *transformer = transformer_model();
+  g_autofree char *resnet = shared_model("gluoncv_resnet18_v1-symbol.json");
+  static const char *const sym_seq[] = {"data0", "(1, s1)", "data1", "(1, s1)", "data2", "(1,)",
+                                        NULL};
+  static const char *const seq128[] = {"data0", "1,128", "data1", "1,128", "data2", "1", NULL};
+  static const char *const seq384[] = {"data0", "1,384", "data1", "1,384", "data2", "1", NULL};
+  static const char *const sym_image[] = {"data", "(1, 3, s1, s1)", NULL};
+  bench_symbolic_vs_static("transformer 1x128", transformer, sym_seq, "s1", 512, 128, seq128, 10);
+  bench_symbolic_vs_static("transformer 1x384", transformer, sym_seq, "s1", 512, 384, seq384, 5);
+  bench_symbolic_vs_static("resnet18 1x3x224x224", resnet, sym_image, "s1", 320, 224,
+                           resnet_shapes, 10);
   return 0;
 }

@@ -309,3 +309,4 @@ const DsPlan *ds_executor_get_plan(const DsExecutor *exec) { return exec->plan; 
 const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec) { return exec->shapes; }
 DsGraph *ds_executor_get_graph(const DsExecutor *exec) { return exec->graph; }
 gsize ds_executor_get_workspace_bytes(const DsExecutor *exec) { return exec->workspace_bytes; }
+gsize ds_executor_get_arena_capacity(const DsExecutor *exec) { return exec->arena_capacity; }

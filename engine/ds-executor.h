@@ -64,3 +64,7 @@ const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec);
 DsGraph *ds_executor_get_graph(const DsExecutor *exec);
 /* Bytes of the shared kernel workspace. */
 gsize ds_executor_get_workspace_bytes(const DsExecutor *exec);
+/* Bytes the arena holds. It grows, never shrinks, so after a reshape to a smaller size it is
+ * more than the current plan's peak (ds_executor_get_plan()->arena_bytes), which is what this
+ * size needs. */
+gsize ds_executor_get_arena_capacity(const DsExecutor *exec);

@@ -8,6 +8,7 @@
 
 #include "ds-cpu.h"
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
 
@@ -514,6 +515,68 @@ static void test_shape_sources(void)
   g_assert_cmpint(o->op->num_inputs(o->param), ==, 0);
 }
 
+/* _contrib_arange_like: the data's shape, or its one axis; the data's dtype does not matter. */
+static void test_shape_arange_like(void)
+{
+  static const struct {
+    const char *axis, *in, *want;
+  } cases[] = {
+      {NULL, "(3, 4)", "(3, 4)"},  {"None", "(2, 1, 5)", "(2, 1, 5)"}, {"1", "(2, 384)", "(384,)"},
+      {"-1", "(3, 4)", "(4,)"},    {"0", "(7,)", "(7,)"},              {"0", "(0, 3)", "(0,)"},
+      {"2", "(3, 4)", "error"},    {"-3", "(3, 4)", "error"},          {"1", "?", "?"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    if (cases[i].axis == NULL)
+      check_unary_shape("_contrib_arange_like", cases[i].in, cases[i].want, NULL);
+    else
+      check_unary_shape("_contrib_arange_like", cases[i].in, cases[i].want, "axis", cases[i].axis,
+                        NULL);
+  }
+  /* repeat changes the values only (MXNet's RangeLikeShape ignores it). */
+  check_unary_shape("_contrib_arange_like", "(2, 6)", "(6,)", "axis", "1", "repeat", "3", NULL);
+
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "_contrib_arange_like", 1, "start", "2", "step", "0.5", "axis", "1",
+                        NULL);
+  const DsArangeLikeParam *p = n->param;
+  g_assert_cmpfloat(p->start, ==, 2.0);
+  g_assert_cmpfloat(p->step, ==, 0.5);
+  g_assert_cmpint(p->repeat, ==, 1);
+  g_assert_true(p->has_axis);
+  g_assert_cmpint(p->axis, ==, 1);
+  g_assert_cmpint(n->op->num_inputs(n->param), ==, 1);
+  /* float32 by default, `dtype` otherwise, whatever the data's dtype. */
+  GError *error = NULL;
+  DsDType t_in[1] = {DS_DTYPE_INT64}, t_out[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(n->op->infer_type(n, n->param, t_in, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(t_in[0], ==, DS_DTYPE_INT64);
+  DsNode *n2 = make_node(g, "_contrib_arange_like", 1, "dtype", "int32", NULL);
+  t_out[0] = DS_DTYPE_UNKNOWN;
+  g_assert_true(n2->op->infer_type(n2, n2->param, t_in, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_INT32);
+  g_assert_false(((const DsArangeLikeParam *)n2->param)->has_axis);
+  g_autofree char *msg = parse_error("_contrib_arange_like", 1, "repeat", "0", NULL);
+  g_assert_nonnull(strstr(msg, "repeat"));
+
+  /* Symbolic: the length is the data's dim as an expression, not a constant. */
+  DsExprCtx *exprs = ds_expr_ctx_new();
+  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
+  ds_shape_ctx_set_node(ctx, n);
+  DsShape in[1] = {{.ndim = 2}}, out[1] = {DS_SHAPE_UNKNOWN};
+  in[0].dims[0] = ds_dim_from_expr(ds_expr_symbol(exprs, "s0"));
+  in[0].dims[1] = ds_dim_from_expr(ds_expr_mul(exprs, ds_expr_const(exprs, 2),
+                                               ds_expr_symbol(exprs, "s1")));
+  g_assert_true(n->op->infer_shape(ctx, n, n->param, in, out, &error));
+  g_assert_no_error(error);
+  assert_shape(&out[0], "(2*s1,)");
+  DsShape out2[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_true(n2->op->infer_shape(ctx, n2, n2->param, in, out2, &error));
+  assert_shape(&out2[0], "(s0, 2*s1)");
+  ds_shape_ctx_free(ctx);
+  ds_expr_ctx_free(exprs);
+}
+
 static void test_shape_sequence_mask(void)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
@@ -690,6 +753,7 @@ static void test_aliases_and_registration(void)
       {"sum_axis", DS_OP_SUM},    {"max_axis", DS_OP_MAX},
       {"min_axis", DS_OP_MIN},    {"crop", DS_OP_SLICE},
       {"_arange", DS_OP_ARANGE},  {"SequenceMask", DS_OP_SEQUENCE_MASK},
+      {"_contrib_arange_like", DS_OP_ARANGE_LIKE},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     const DsOpDef *op = ds_op_lookup(cases[i].alias);
@@ -986,6 +1050,68 @@ static void test_kernel_sources(void)
         g_assert_cmpfloat(get(&out, i), ==, want[k]);
       tensor_free(&out);
     }
+  }
+}
+
+/* An integer value as a `t` cell holds it: two's-complement wrapping, as the kernels compute. */
+static double convert_wrap(int64_t v, DsDType t)
+{
+  switch (t) {
+  case DS_DTYPE_INT32:
+    return (int32_t)(uint32_t)v;
+  case DS_DTYPE_INT64:
+    return (double)v;
+  case DS_DTYPE_INT8:
+    return (int8_t)(uint8_t)v;
+  case DS_DTYPE_UINT8:
+    return (uint8_t)v;
+  default:
+    g_assert_not_reached();
+  }
+}
+
+/* _contrib_arange_like against start + (i / repeat) * step, for every numeric output dtype; the
+ * data is never read, so its bytes may be anything (here NaN-like garbage). */
+static void test_kernel_arange_like(void)
+{
+  static const struct {
+    const char *in, *axis, *start, *step, *repeat, *dtype;
+  } cases[] = {
+      {"(2, 384)", "1", "0", "1", "1", "float32"},   {"(3, 4)", NULL, "0", "1", "1", "float32"},
+      {"(3, 5, 7)", "None", "1", "0.5", "2", "float64"}, {"(4, 9)", "-1", "-3", "2", "3", "int32"},
+      {"(5, 100000)", NULL, "0", "1", "1", "float32"}, {"(70000, 2)", "0", "5", "-1", "1", "int64"},
+      {"(6, 4)", NULL, "0", "13", "1", "uint8"},      {"(6, 4)", "0", "2", "-2", "2", "int8"},
+      {"(0, 3)", NULL, "0", "1", "1", "float32"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *n = cases[i].axis != NULL
+                  ? make_node(g, "_contrib_arange_like", 1, "axis", cases[i].axis, "start",
+                              cases[i].start, "step", cases[i].step, "repeat", cases[i].repeat,
+                              "dtype", cases[i].dtype, NULL)
+                  : make_node(g, "_contrib_arange_like", 1, "start", cases[i].start, "step",
+                              cases[i].step, "repeat", cases[i].repeat, "dtype", cases[i].dtype,
+                              NULL);
+    const DsArangeLikeParam *p = n->param;
+    DsTensor x = tensor_new(DS_DTYPE_FLOAT32, cases[i].in);
+    memset(x.data, 0xff, ds_tensor_nbytes(&x));
+    DsTensor out = output_for(n, &x, 1, p->dtype);
+    g_assert_cmpint(out.ndim, ==, p->has_axis ? 1 : x.ndim);
+    memset(out.data, 0x5a, ds_tensor_nbytes(&out));
+    g_assert_cmpint(run_kernel(DS_OP_ARANGE_LIKE, p, &x, 1, &out, 1), ==, DS_STATUS_OK);
+    for (int64_t k = 0; k < ds_tensor_numel(&out); k++) {
+      int64_t q = k / p->repeat;
+      double want;
+      if (p->dtype == DS_DTYPE_FLOAT32)
+        want = (float)((float)p->start + (float)q * (float)p->step);
+      else if (p->dtype == DS_DTYPE_FLOAT64)
+        want = p->start + (double)q * p->step;
+      else /* integers wrap to the output's width */
+        want = convert_wrap((int64_t)p->start + q * (int64_t)p->step, p->dtype);
+      g_assert_cmpfloat(fabs(get(&out, k) - want), <=, fabs(want) * 2.5e-7);
+    }
+    tensor_free(&x);
+    tensor_free(&out);
   }
 }
 
@@ -1347,6 +1473,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/tensor/shape/concat", test_shape_concat);
   g_test_add_func("/ops/tensor/shape/broadcast", test_shape_broadcast_ops);
   g_test_add_func("/ops/tensor/shape/sources", test_shape_sources);
+  g_test_add_func("/ops/tensor/shape/arange-like", test_shape_arange_like);
   g_test_add_func("/ops/tensor/shape/sequence-mask", test_shape_sequence_mask);
   g_test_add_func("/ops/tensor/shape/slice", test_shape_slice);
   g_test_add_func("/ops/tensor/shape/take-cast-reduce", test_shape_take_cast_reduce);
@@ -1357,6 +1484,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/tensor/kernel/concat", test_kernel_concat);
   g_test_add_func("/ops/tensor/kernel/broadcast", test_kernel_broadcast_ops);
   g_test_add_func("/ops/tensor/kernel/sources", test_kernel_sources);
+  g_test_add_func("/ops/tensor/kernel/arange-like", test_kernel_arange_like);
   g_test_add_func("/ops/tensor/kernel/sequence-mask", test_kernel_sequence_mask);
   g_test_add_func("/ops/tensor/kernel/slices", test_kernel_slices);
   g_test_add_func("/ops/tensor/kernel/take", test_kernel_take);

@@ -348,7 +348,23 @@ def test_reference_misc(notes):
                                           np.array([1.0]), np.array([1.0]), np.array([4.0])])[0]
     if not np.allclose(bn, 2.0):   # fix_gamma defaults to True: gamma ignored
         raise Failure("BatchNorm fix_gamma default wrong")
-    notes.append("_arange, SequenceMask, batch_dot, broadcast_axis, Embedding, LayerNorm, BatchNorm")
+    # arange_like: MXNet's documented examples (3x4 data; all elements, then axis=-1).
+    x = np.zeros((3, 4))
+    al = ref.op_arange_like(attrs(start=0), [x])
+    if al.shape != (3, 4) or al.ravel().tolist() != list(range(12)):
+        raise Failure("arange_like without an axis gave %s" % al)
+    al = ref.op_arange_like(attrs(start=0, axis=-1), [x])
+    if al.tolist() != [0, 1, 2, 3]:
+        raise Failure("arange_like axis=-1 gave %s" % al)
+    al = ref.op_arange_like(attrs(start=1, step=2, repeat=2, axis=1), [x])
+    if al.tolist() != [1, 1, 3, 3]:
+        raise Failure("arange_like repeat=2 gave %s" % al)
+    bl = ref.op_broadcast_like(attrs(lhs_axes="(2,)", rhs_axes="(1,)"),
+                               [np.array([[[1.0], [2.0]]]), np.zeros((1, 3))])
+    if bl.tolist() != [[[1, 1, 1], [2, 2, 2]]]:
+        raise Failure("broadcast_like with axes gave %s" % bl)
+    notes.append("_arange, arange_like, SequenceMask, batch_dot, broadcast_axis, broadcast_like, "
+                 "Embedding, LayerNorm, BatchNorm")
 
 
 def test_reference_sample(notes):
@@ -397,6 +413,25 @@ def normal(rng, shape):
     return rng.standard_normal(shape, dtype=np.float32)
 
 
+def valid_lengths(seq):
+    """Lengths in [1, seq]: the first sequence full, the others padded."""
+    def make(rng, shape):
+        lengths = rng.integers(1, seq, size=shape)
+        lengths[0] = seq
+        return lengths.astype(np.float32)
+    return make
+
+
+TRANSFORMER = os.path.join(SRC, "data", "transformer", "transformer-symbol.json")
+
+
+def transformer_case(batch, seq):
+    # A model of this tree, not of the shared set: the absolute path wins in Case.path().
+    return Case("transformer %dx%d" % (batch, seq), TRANSFORMER,
+                {"data0": (batch, seq), "data1": (batch, seq), "data2": (batch,)},
+                {"data0": token_ids(1000), "data1": token_ids(2), "data2": valid_lengths(seq)})
+
+
 CASES = [
     # An MNIST MLP: the first weight is (128, 0), so data gives 784 inputs.
     Case("mlp", "djl_mlp-symbol.json", {"data": (2, 784)}, {"data": normal}, gain=2.0),
@@ -418,6 +453,10 @@ CASES = [
     # before SoftmaxOutput, so its shape cannot be inferred and is given.
     Case("lstm_ptb", "mms_lstm_ptb-symbol.json",
          {"data": (35, 2), "softmax_label": (35, 2)}, {"data": token_ids(10000)}),
+    # The BERT-style encoder with no length in its graph (arange_like positions, broadcast_like
+    # mask), at two sequence lengths.
+    transformer_case(2, 16),
+    transformer_case(2, 48),
 ]
 
 
@@ -651,6 +690,12 @@ OP_CASES = [
      [("cond", ids([1, 0, 2])), ("x", (3, 2)), ("y", (3, 2))]),
     ("_arange with step and repeat", "_arange",
      {"start": "2", "stop": "11", "step": "3", "repeat": "2"}, []),
+    ("_contrib_arange_like over all elements, with step and repeat", "_contrib_arange_like",
+     {"start": "1.5", "step": "0.5", "repeat": "2"}, [("x", (3, 4))]),
+    ("_contrib_arange_like along axis -1", "_contrib_arange_like", {"axis": "-1", "start": "3"},
+     [("x", (2, 5, 7))]),
+    ("broadcast_like on chosen axes", "broadcast_like", {"lhs_axes": "(2,)", "rhs_axes": "(1,)"},
+     [("x", (2, 3, 1)), ("y", (2, 4))]),
     ("RNN lstm bidirectional with state outputs", "RNN",
      {"mode": "lstm", "num_layers": "1", "state_size": "4", "bidirectional": "True",
       "state_outputs": "True"},

@@ -541,6 +541,21 @@ def op_broadcast_to(a, ins):
     return np.broadcast_to(x, target).copy()
 
 
+def op_broadcast_like(a, ins):
+    x, like = ins
+    lhs_axes = a.tuple("lhs_axes", None)
+    rhs_axes = a.tuple("rhs_axes", None)
+    if lhs_axes is None or rhs_axes is None:
+        return np.broadcast_to(x, like.shape).copy()
+    shape = list(x.shape)
+    for la, ra in zip(lhs_axes, rhs_axes):
+        la %= x.ndim
+        if shape[la] != 1:
+            raise ValueError("broadcast_like: lhs axis %d has size %d" % (la, shape[la]))
+        shape[la] = like.shape[ra % like.ndim]
+    return np.broadcast_to(x, shape).copy()
+
+
 def binary(fn):
     def op(a, ins):
         return fn(ins[0], ins[1]).astype(np.float64)
@@ -756,6 +771,28 @@ def op_mean(a, ins):
     return np.mean(x, axis=axes if len(axes) else None, keepdims=a.bool("keepdims", False))
 
 
+def arange_values(a, count):
+    """_arange's and arange_like's values: start + (i // repeat) * step, truncated for an
+    integer dtype."""
+    start = a.float("start", 0.0)
+    step = a.float("step", 1.0)
+    repeat = a.int("repeat", 1)
+    out = start + (np.arange(count) // repeat) * step
+    if a.str("dtype", "float32") in ("int32", "int64", "uint8", "int8"):
+        out = np.trunc(out)
+    return out
+
+
+def op_arange_like(a, ins):
+    # Only the data's shape counts: without an axis the output has that shape and counts
+    # through all its elements; with one it is (shape[axis],). repeat does not lengthen it.
+    x = ins[0]
+    axis = a.int("axis", None)
+    if axis is None:
+        return arange_values(a, x.size).reshape(x.shape)
+    return arange_values(a, x.shape[axis % x.ndim])
+
+
 OPS = {
     "Convolution": op_convolution,
     "Pooling": op_pooling,
@@ -780,6 +817,7 @@ OPS = {
     "broadcast_axis": op_broadcast_axis,
     "broadcast_axes": op_broadcast_axis,
     "broadcast_to": op_broadcast_to,
+    "broadcast_like": op_broadcast_like,
     "broadcast_add": binary(np.add),
     "broadcast_plus": binary(np.add),
     "broadcast_sub": binary(np.subtract),
@@ -850,6 +888,7 @@ OPS = {
     "dot": op_dot,
     "_contrib_div_sqrt_dim": op_div_sqrt_dim,
     "SequenceMask": op_sequence_mask,
+    "_contrib_arange_like": op_arange_like,
     "RNN": op_rnn,
 }
 

@@ -838,6 +838,56 @@ static gboolean infer_shape_arange(DsShapeCtx *ctx, const DsNode *node, const vo
   return set_output(ctx, &out[0], &result, error);
 }
 
+/* MXNet's RangeLikeParam: no `stop` (the length comes from the data) and an optional axis. */
+static gboolean parse_arange_like(const DsNode *node, void *param, GError **error)
+{
+  DsArangeLikeParam *p = param;
+  int64_t repeat;
+  if (!ds_node_attr_float(node, "start", 0.0, &p->start, error) ||
+      !ds_node_attr_float(node, "step", 1.0, &p->step, error) ||
+      !ds_node_attr_int(node, "repeat", 1, &repeat, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  /* MXNet only rejects repeat <= 0 in _arange's shape rule, but i / repeat needs it here. */
+  if (repeat <= 0 || repeat > G_MAXINT32)
+    return ds_ops_attr_invalid(node, "repeat", "must be positive", error);
+  p->repeat = (int)repeat;
+  p->has_axis = !ds_node_attr_is_none(node, "axis");
+  if (p->has_axis && !attr_int32(node, "axis", 0, &p->axis, error))
+    return FALSE;
+  if (!ds_dtype_is_valid(p->dtype) || p->dtype == DS_DTYPE_FLOAT16 || p->dtype == DS_DTYPE_BOOL)
+    return ds_ops_attr_invalid(node, "dtype", "is not a numeric dtype arange_like supports",
+                               error);
+  return TRUE;
+}
+
+/* MXNet's RangeLikeShape: forwards only, from the data's shape, so the length is whatever the
+ * data's dim is, an expression included. */
+static gboolean infer_shape_arange_like(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsArangeLikeParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (!p->has_axis)
+    return set_output(ctx, &out[0], &in[0], error);
+  int axis;
+  if (!ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error))
+    return FALSE;
+  DsShape result = {.ndim = 1, .dims = {in[0].dims[axis]}};
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* The output takes `dtype` whatever the data's dtype (MXNet's InitType with one input). */
+static gboolean infer_type_arange_like(const DsNode *node, const void *param, DsDType *in,
+                                       DsDType *out, GError **error)
+{
+  (void)in;
+  return ds_ops_assign_dtype(node, &out[0], ((const DsArangeLikeParam *)param)->dtype, "output",
+                             error);
+}
+
 static gboolean parse_init_common(const DsNode *node, DsInitParam *p, GError **error)
 {
   if (!attr_tuple(node, "shape", p->shape, DS_MAX_NDIM, &p->ndim, error) ||
@@ -1295,6 +1345,9 @@ DS_TENSOR_OP(BROADCAST_LIKE, "broadcast_like", NULL, 0, sizeof(DsBroadcastLikePa
              NULL)
 DS_TENSOR_OP(ARANGE, "_arange", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsArangeParam), parse_arange,
              count_0, NULL, infer_shape_arange, infer_type_arange)
+DS_TENSOR_OP(ARANGE_LIKE, "_contrib_arange_like", NULL, 0, sizeof(DsArangeLikeParam),
+             parse_arange_like, ds_op_count_1, NULL, infer_shape_arange_like,
+             infer_type_arange_like)
 DS_TENSOR_OP(ZEROS, "_zeros", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_zeros, count_0,
              NULL, infer_shape_init, infer_type_init)
 DS_TENSOR_OP(ONES, "_ones", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_ones, count_0,

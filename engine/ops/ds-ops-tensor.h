@@ -19,6 +19,7 @@
   X(BROADCAST_TO, "broadcast_to")                                                             \
   X(BROADCAST_LIKE, "broadcast_like")                                                         \
   X(ARANGE, "_arange")                                                                        \
+  X(ARANGE_LIKE, "_contrib_arange_like")                                                      \
   X(ZEROS, "_zeros")                                                                          \
   X(ONES, "_ones")                                                                            \
   X(FULL, "_full")                                                                            \
@@ -112,6 +113,19 @@ typedef struct {
   bool infer_range;
   DsDType dtype;
 } DsArangeParam;
+
+/* _contrib_arange_like: start + (i / repeat) * step over the output's elements, as _arange
+ * computes them. The output has the data's shape, or (data.shape[axis],) when `axis` is given
+ * (has_axis); `repeat` changes the values only, never the length. The data's values are never
+ * read, only its shape. */
+typedef struct {
+  double start;
+  double step;
+  int repeat;
+  bool has_axis;
+  int axis;
+  DsDType dtype;
+} DsArangeLikeParam;
 
 /* _zeros, _ones, _full. ndim is -1 when `shape` is missing or empty (unknown); a 0 dim is
  * unknown too (MXNet's legacy convention), filled by inference from the consumers. */

@@ -590,6 +590,23 @@ static DsStatus k_arange(const DsKernelCtx *ctx)
   return DS_STATUS_OK;
 }
 
+/* _contrib_arange_like computes exactly _arange's values (MXNet runs the same range_fwd for
+ * both); only the length differs, and the output's shape already holds it. */
+static DsStatus k_arange_like(const DsKernelCtx *ctx)
+{
+  const DsArangeLikeParam *lp = ctx->param;
+  if (lp == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (!is_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
+    return DS_STATUS_UNSUPPORTED;
+  DsArangeParam p = {.start = lp->start, .step = lp->step, .repeat = lp->repeat,
+                     .dtype = lp->dtype};
+  ArangeJob job = {&p, out->data, out->dtype};
+  ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN, arange_worker, &job);
+  return DS_STATUS_OK;
+}
+
 typedef struct {
   char *out;
   size_t es;
@@ -1317,6 +1334,7 @@ void ds_cpu_tensor_register(DsKernel *table)
   table[DS_OP_BROADCAST_TO] = (DsKernel){k_broadcast_copy, NULL};
   table[DS_OP_BROADCAST_LIKE] = (DsKernel){k_broadcast_copy, NULL};
   table[DS_OP_ARANGE] = (DsKernel){k_arange, NULL};
+  table[DS_OP_ARANGE_LIKE] = (DsKernel){k_arange_like, NULL};
   table[DS_OP_ZEROS] = (DsKernel){k_init, NULL};
   table[DS_OP_ONES] = (DsKernel){k_init, NULL};
   table[DS_OP_FULL] = (DsKernel){k_init, NULL};
