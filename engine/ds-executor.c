@@ -19,6 +19,7 @@ struct _DsExecutor {
   DsGraph *graph;
   DsGraphShapes *shapes;
   DsPlan *plan;
+  DsPlanner *planner;      /* the size-independent half, reused by every reshape */
   const DsBackend *backend;
   DsThreadPool *pool;
   void *arena;
@@ -126,7 +127,9 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
   g_return_val_if_fail(shapes->n_entries == n_entries, FALSE);
 
   /* 1. The plan for these shapes, and an arena big enough for it. */
-  g_autoptr(DsPlan) plan = ds_plan_new(graph, shapes, error);
+  if (exec->planner == NULL)
+    exec->planner = ds_planner_new(graph);
+  g_autoptr(DsPlan) plan = ds_planner_plan(exec->planner, shapes, error);
   if (plan == NULL)
     return FALSE;
   const DsNode *peak = graph->nodes[plan->peak_node];
@@ -200,6 +203,7 @@ void ds_executor_free(DsExecutor *exec)
   g_free(exec->entries);
   g_free(exec->bound);
   ds_plan_free(exec->plan);
+  ds_planner_free(exec->planner);
   ds_graph_shapes_free(exec->shapes);
   if (exec->graph != NULL)
     ds_graph_unref(exec->graph);

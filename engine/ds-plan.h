@@ -37,6 +37,15 @@ typedef struct {
 
 /* Plans `graph` with fully known `shapes`. */
 DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **error);
+
+/* The size-independent half of planning (lifetimes, view aliases, which buffers are live at
+ * the same time), computed once per graph so that re-planning for new sizes ("compile once,
+ * run many sizes") costs a sort and a pass over each buffer's conflicts, not a scan of all
+ * pairs. The graph must outlive the planner. */
+typedef struct _DsPlanner DsPlanner;
+DsPlanner *ds_planner_new(const DsGraph *graph);
+DsPlan *ds_planner_plan(DsPlanner *planner, const DsGraphShapes *shapes, GError **error);
+void ds_planner_free(DsPlanner *planner);
 void ds_plan_free(DsPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsPlan, ds_plan_free)
 
