@@ -12,6 +12,8 @@ static void *build_table(void *unused)
   ds_cpu_nn_register(kernel_table);
   ds_cpu_elemwise_register(kernel_table);
   ds_cpu_tensor_register(kernel_table);
+  ds_cpu_index_register(kernel_table);
+  ds_cpu_vision_register(kernel_table);
   return NULL;
 }
 

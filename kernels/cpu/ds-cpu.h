@@ -9,6 +9,8 @@ const DsBackend *ds_cpu_backend_get(void);
 void ds_cpu_nn_register(DsKernel *table);
 void ds_cpu_elemwise_register(DsKernel *table);
 void ds_cpu_tensor_register(DsKernel *table);
+void ds_cpu_index_register(DsKernel *table);
+void ds_cpu_vision_register(DsKernel *table);
 
 /* Kernels below this many elements run single-threaded: waking a worker costs a few µs. */
 #define DS_CPU_PARALLEL_GRAIN 32768

@@ -1,0 +1,10 @@
+/* ds-ops-vision.h: (being written) ids and parsed attributes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ds-dtype.h"
+#include "ds-tensor.h"
+
+#define DS_OPS_VISION(X)
