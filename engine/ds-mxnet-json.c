@@ -15,14 +15,12 @@
 #include "ds-mxnet-json.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ds-error.h"
+#include "ds-file.h"
 #include "ds-op.h"
 
 #define MXNET_VERSION_LEGACY   800   /* a file without attrs.mxnet_version is MXNet 0.8 */
@@ -926,25 +924,11 @@ DsGraph *ds_mxnet_json_load_data(const char *data, gsize len, const char *name, 
 
 DsGraph *ds_mxnet_json_load(const char *path, GError **error)
 {
-  g_return_val_if_fail(path != NULL, NULL);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    int saved = errno;
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot open: %s", path, g_strerror(saved));
+  g_autoptr(GMappedFile) file = ds_file_map(path, error);
+  if (file == NULL)
     return NULL;
-  }
-  GError *local = NULL;
-  GMappedFile *file = g_mapped_file_new_from_fd(fd, FALSE, &local);
-  close(fd);
-  if (file == NULL) {
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot read: %s", path, local->message);
-    g_error_free(local);
-    return NULL;
-  }
-  DsGraph *graph = ds_mxnet_json_load_data(g_mapped_file_get_contents(file),
-                                           g_mapped_file_get_length(file), path, error);
-  g_mapped_file_unref(file);
-  return graph;
+  return ds_mxnet_json_load_data(g_mapped_file_get_contents(file),
+                                 g_mapped_file_get_length(file), path, error);
 }
 
 /* ---- Writing ---------------------------------------------------------------------------- */

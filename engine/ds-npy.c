@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ds-error.h"
+#include "ds-file.h"
 
 #define NPY_MAGIC             "\x93NUMPY"
 #define NPY_MAGIC_BYTES       6
@@ -405,25 +406,11 @@ DsNDArray *ds_npy_load_data(const guint8 *data, gsize len, const char *name, GEr
 
 DsNDArray *ds_npy_load(const char *path, GError **error)
 {
-  g_return_val_if_fail(path != NULL, NULL);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    int saved = errno;
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot open: %s", path, g_strerror(saved));
+  g_autoptr(GMappedFile) file = ds_file_map(path, error);
+  if (file == NULL)
     return NULL;
-  }
-  GError *local = NULL;
-  GMappedFile *file = g_mapped_file_new_from_fd(fd, FALSE, &local);
-  close(fd);
-  if (file == NULL) {
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot read: %s", path, local->message);
-    g_error_free(local);
-    return NULL;
-  }
-  DsNDArray *array = ds_npy_load_data((const guint8 *)g_mapped_file_get_contents(file),
-                                      g_mapped_file_get_length(file), path, error);
-  g_mapped_file_unref(file);
-  return array;
+  return ds_npy_load_data((const guint8 *)g_mapped_file_get_contents(file),
+                          g_mapped_file_get_length(file), path, error);
 }
 
 /* The prefix numpy.save writes for `tensor`: magic, version, header length, dict, padding

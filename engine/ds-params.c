@@ -16,13 +16,10 @@
  */
 #include "ds-params.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <glib/gstdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ds-error.h"
+#include "ds-file.h"
 
 #define PARAMS_LIST_MAGIC  G_GUINT64_CONSTANT(0x112)
 #define NDARRAY_V1_MAGIC   0xF993fac8u
@@ -368,25 +365,11 @@ fail:
 
 DsParams *ds_params_load(const char *path, GError **error)
 {
-  g_return_val_if_fail(path != NULL, NULL);
-  int fd = g_open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    int saved = errno;
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot open: %s", path, g_strerror(saved));
+  g_autoptr(GMappedFile) file = ds_file_map(path, error);
+  if (file == NULL)
     return NULL;
-  }
-  GError *local = NULL;
-  GMappedFile *file = g_mapped_file_new_from_fd(fd, FALSE, &local);
-  close(fd);
-  if (file == NULL) {
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot read: %s", path, local->message);
-    g_error_free(local);
-    return NULL;
-  }
-  DsParams *params = ds_params_load_data((const guint8 *)g_mapped_file_get_contents(file),
-                                         g_mapped_file_get_length(file), path, error);
-  g_mapped_file_unref(file);
-  return params;
+  return ds_params_load_data((const guint8 *)g_mapped_file_get_contents(file),
+                             g_mapped_file_get_length(file), path, error);
 }
 
 void ds_params_free(DsParams *params)
