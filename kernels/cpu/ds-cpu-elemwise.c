@@ -16,9 +16,10 @@
 #include <string.h>
 
 #include "ds-cpu.h"
+#include "ds-cpu-vmath.h"
 
 /* Under GCC's default -ftrapping-math a select that guards float arithmetic (the clamps and
- * range blends of exp_f32, erf_f32, tanh_f32 below) stays a branch, and a loop with a branch
+ * range blends of ds_vmath_exp, ds_vmath_erf, ds_vmath_tanh) stays a branch, and a loop with a branch
  * does not vectorise. Nothing here enables floating-point traps, so let GCC assume there are
  * none (Clang already does by default). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -30,24 +31,6 @@
 
 /* ------------------------------------------------------------------------------------------ */
 /* Conversions for the generic path */
-
-/* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates. Narrower
- * integer types then wrap, as C arithmetic on them would. */
-static inline int64_t sat_i64(double x)
-{
-  if (x != x)
-    return 0;
-  if (x >= 9223372036854775807.0)
-    return INT64_MAX;
-  if (x <= -9223372036854775808.0)
-    return INT64_MIN;
-  return (int64_t)x;
-}
-
-static bool is_computable(DsDType t)
-{
-  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
-}
 
 /* Loads n elements (from element `offset` with element stride `stride`, 0 for a scalar). */
 static void load_f64(DsDType t, const void *base, int64_t offset, int64_t stride, int64_t n,
@@ -85,7 +68,7 @@ static void store_f64(DsDType t, void *base, int64_t offset, int64_t n, const do
   case DT: {                                                                                       \
     T *d = (T *)base + offset;                                                                     \
     for (int64_t i = 0; i < n; i++)                                                                \
-      d[i] = (T)sat_i64(src[i]);                                                                   \
+      d[i] = (T)ds_cpu_saturate_i64(src[i]);                                                                   \
     break;                                                                                         \
   }
   switch (t) {
@@ -259,7 +242,7 @@ DEFINE_BIN_LOOPS(i32_mul, int32_t, (int32_t)((uint32_t)x *(uint32_t)y))
 DEFINE_BIN_LOOPS(i32_div, int32_t, div_i32(x, y))
 DEFINE_BIN_LOOPS(i32_max, int32_t, MAX_EXPR)
 DEFINE_BIN_LOOPS(i32_min, int32_t, MIN_EXPR)
-DEFINE_BIN_LOOPS(i32_pow, int32_t, (int32_t)sat_i64(pow((double)x, (double)y)))
+DEFINE_BIN_LOOPS(i32_pow, int32_t, (int32_t)ds_cpu_saturate_i64(pow((double)x, (double)y)))
 DEFINE_BIN_LOOPS(i32_eq, int32_t, (int32_t)(x == y))
 DEFINE_BIN_LOOPS(i32_ne, int32_t, (int32_t)(x != y))
 DEFINE_BIN_LOOPS(i32_gt, int32_t, (int32_t)(x > y))
@@ -272,7 +255,7 @@ DEFINE_BIN_LOOPS(i64_mul, int64_t, (int64_t)((uint64_t)x *(uint64_t)y))
 DEFINE_BIN_LOOPS(i64_div, int64_t, div_i64(x, y))
 DEFINE_BIN_LOOPS(i64_max, int64_t, MAX_EXPR)
 DEFINE_BIN_LOOPS(i64_min, int64_t, MIN_EXPR)
-DEFINE_BIN_LOOPS(i64_pow, int64_t, sat_i64(pow((double)x, (double)y)))
+DEFINE_BIN_LOOPS(i64_pow, int64_t, ds_cpu_saturate_i64(pow((double)x, (double)y)))
 DEFINE_BIN_LOOPS(i64_eq, int64_t, (int64_t)(x == y))
 DEFINE_BIN_LOOPS(i64_ne, int64_t, (int64_t)(x != y))
 DEFINE_BIN_LOOPS(i64_gt, int64_t, (int64_t)(x > y))
@@ -455,7 +438,7 @@ static void bin_execute(BinJob *job, int64_t numel, DsThreadPool *pool)
 /* Sets up the loops for operand dtypes ta/tb and output dtype to. */
 static DsStatus bin_select(BinJob *job, BinOp op, DsDType ta, DsDType tb, DsDType to)
 {
-  if (!is_computable(ta) || !is_computable(tb) || !is_computable(to))
+  if (!ds_cpu_dtype_computable(ta) || !ds_cpu_dtype_computable(tb) || !ds_cpu_dtype_computable(to))
     return DS_STATUS_UNSUPPORTED;
   int ty = typed_index(to);
   job->typed = (ty >= 0 && ta == to && tb == to) ? &bin_loops[ty][op] : NULL;
@@ -503,7 +486,7 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, BinOp op, double scalar
   if (ds_tensor_numel(x) != n)
     return DS_STATUS_INVALID_ARGUMENT;
   DsDType ts = x->dtype == out->dtype ? x->dtype : DS_DTYPE_FLOAT64;
-  if (!is_computable(ts))
+  if (!ds_cpu_dtype_computable(ts))
     return DS_STATUS_UNSUPPORTED;
   double value = ts == DS_DTYPE_FLOAT64 ? scalar : round_trip(ts, scalar);
   /* The typed loops read the scalar in their own dtype, the generic path as a double. */
@@ -590,106 +573,6 @@ static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
 /* ------------------------------------------------------------------------------------------ */
 /* Unary math */
 
-/* float32 exp, erf and tanh written branch-free so the loops that call them vectorise (libm's
- * scalar erff and tanhf cost 25-40 ns an element here, which would rival BERT's GEMMs for its
- * GELUs). Each stays within 2 ulp of the correctly rounded result; the polynomial coefficients
- * are Chebyshev fits to the double-precision functions. */
-
-static inline float bits_to_float(int32_t i)
-{
-  float f;
-  memcpy(&f, &i, sizeof f);
-  return f;
-}
-
-/* Cephes' expf: x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for e^r, and 2^n
- * applied in two halves so results down in the subnormals stay right. */
-static inline float exp_f32(float x)
-{
-  float xc = x > 88.7228394f ? 88.7228394f : (x < -103.972084f ? -103.972084f : x);
-  /* Round to nearest through the 1.5 * 2^23 trick: no libm call, so it vectorises. */
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t ni = (int32_t)(n == n ? n : 0.0f);
-  int32_t n1 = ni / 2, n2 = ni - n1;
-  float y = p * bits_to_float((n1 + 127) << 23) * bits_to_float((n2 + 127) << 23);
-  return x > 88.7228394f ? INFINITY : y;
-}
-
-/* erf: x + x S(x^2) below 1 (the leading x kept exact, so the float rounding of 2/sqrt(pi)
- * does not show); 1 - e^(-x^2) Q(x) on [1, 4], with x^2 split exactly by an FMA so the
- * exponential sees no rounding; +-1 beyond, where float32 cannot tell erf from 1. */
-static inline float erf_f32(float x)
-{
-  float ax = fabsf(x), u = x * x;
-  float p = 7.8824970228e-05f;
-  p = p * u + -8.0188549658e-04f;
-  p = p * u + 5.1893119395e-03f;
-  p = p * u + -2.6854328794e-02f;
-  p = p * u + 1.1283597463e-01f;
-  p = p * u + -3.7612626904e-01f;
-  p = p * u + 1.2837916588e-01f;
-  float small = fmaf(x, p, x);
-
-  float t = ax * (2.0f / 3.0f) - 5.0f / 3.0f;
-  float q = -3.692872345e-05f;
-  q = q * t + 9.640451523e-05f;
-  q = q * t + -1.439485982e-04f;
-  q = q * t + 3.678686725e-04f;
-  q = q * t + -1.017117774e-03f;
-  q = q * t + 2.425885101e-03f;
-  q = q * t + -5.567332910e-03f;
-  q = q * t + 1.248403569e-02f;
-  q = q * t + -2.700572529e-02f;
-  q = q * t + 5.611095841e-02f;
-  q = q * t + -1.115210047e-01f;
-  q = q * t + 2.108063575e-01f;
-  float hi = ax * ax, lo = fmaf(ax, ax, -hi);
-  float e = exp_f32(-hi);
-  e = e - e * lo;
-  float large = copysignf(1.0f - e * q, x);
-
-  float r = ax < 1.0f ? small : (ax < 4.0f ? large : copysignf(1.0f, x));
-  return x != x ? x : r;
-}
-
-/* sigmoid as e / (1 + e) with e = exp(-|x|) <= 1: no overflow, and the small side keeps its
- * relative accuracy down into the subnormals. The rounding error of 1 + e (exact, since
- * 1 >= e) is divided out too, so only exp's error and the division's remain. */
-static inline float sigmoid_f32(float x)
-{
-  float e = exp_f32(-fabsf(x));
-  float d = 1.0f + e, dl = (1.0f - d) + e;
-  float r = (x >= 0.0f ? 1.0f : e) / d;
-  return r - r * (dl / d);
-}
-
-/* tanh: x R(x^2) below 0.625, 1 - 2 / (e^(2|x|) + 1) above (which tends to 1 as e^(2|x|)
- * overflows to infinity). */
-static inline float tanh_f32(float x)
-{
-  float ax = fabsf(x), u = x * x;
-  float p = 2.130308373e-03f;
-  p = p * u + -8.161230475e-03f;
-  p = p * u + 2.169275496e-02f;
-  p = p * u + -5.394488782e-02f;
-  p = p * u + 1.333318454e-01f;
-  p = p * u + -3.333332976e-01f;
-  p = p * u + 9.999999999e-01f;
-  float small = x * p;
-  float large = copysignf(1.0f - 2.0f / (exp_f32(2.0f * ax) + 1.0f), x);
-  float r = ax < 0.625f ? small : large;
-  return x != x ? x : r;
-}
-
 typedef enum {
   UN_RELU,
   UN_SIGMOID,
@@ -745,7 +628,8 @@ typedef struct {
   DEFINE_UNARY(P##_erf, T, ERF(x))                                                                 \
   DEFINE_UNARY(P##_clip, T, x > hi ? hi : (x < lo ? lo : x))
 
-DEFINE_UNARY_TYPE(f32, float, exp_f32, logf, sqrtf, tanh_f32, erf_f32, fabsf, sigmoid_f32)
+DEFINE_UNARY_TYPE(f32, float, ds_vmath_exp, logf, sqrtf, ds_vmath_tanh, ds_vmath_erf, fabsf,
+                  ds_vmath_sigmoid)
 DEFINE_UNARY_TYPE(f64, double, exp, log, sqrt, tanh, erf, fabs, SIGMOID_F64)
 
 typedef void (*UnLoopF32)(int64_t, const float *restrict, float *restrict, float, float);
@@ -789,7 +673,7 @@ static DsStatus run_unary_bounds(const DsKernelCtx *ctx, UnOp op, double lo, dou
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (!is_computable(in->dtype) || !is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(in);
   if (n != ds_tensor_numel(out) || in->dtype != out->dtype)
@@ -900,7 +784,7 @@ static DsStatus run_fill_like(const DsKernelCtx *ctx, double value)
   if (ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  if (!is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype), .cell = 0};
   store_f64(out->dtype, &job.cell, 0, 1, &value);
@@ -1077,7 +961,7 @@ static DsStatus k_add_n(const DsKernelCtx *ctx)
   if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  if (!is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(out);
   for (int k = 0; k < ctx->n_inputs; k++)

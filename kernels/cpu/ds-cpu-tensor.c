@@ -15,23 +15,6 @@
 /* Bytes below which a copy runs on one thread: memory moves faster than math. */
 #define COPY_GRAIN ((int64_t)DS_CPU_PARALLEL_GRAIN * 16)
 
-/* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates. */
-static inline int64_t sat_i64(double x)
-{
-  if (x != x)
-    return 0;
-  if (x >= 9223372036854775807.0)
-    return INT64_MAX;
-  if (x <= -9223372036854775808.0)
-    return INT64_MIN;
-  return (int64_t)x;
-}
-
-static bool is_computable(DsDType t)
-{
-  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
-}
-
 /* Element `i` of a numeric tensor as a double (lengths, indices). */
 static double load_one(DsDType t, const void *base, int64_t i)
 {
@@ -61,7 +44,7 @@ static int64_t load_index(DsDType t, const void *base, int64_t i)
 {
   if (t == DS_DTYPE_INT64)
     return ((const int64_t *)base)[i];
-  return sat_i64(load_one(t, base, i));
+  return ds_cpu_saturate_i64(load_one(t, base, i));
 }
 
 /* Writes `value` converted to dtype `t` into `cell` (one element). */
@@ -75,16 +58,16 @@ static void store_one(DsDType t, void *cell, double value)
     *(double *)cell = value;
     break;
   case DS_DTYPE_INT32:
-    *(int32_t *)cell = (int32_t)sat_i64(value);
+    *(int32_t *)cell = (int32_t)ds_cpu_saturate_i64(value);
     break;
   case DS_DTYPE_INT64:
-    *(int64_t *)cell = sat_i64(value);
+    *(int64_t *)cell = ds_cpu_saturate_i64(value);
     break;
   case DS_DTYPE_INT8:
-    *(int8_t *)cell = (int8_t)sat_i64(value);
+    *(int8_t *)cell = (int8_t)ds_cpu_saturate_i64(value);
     break;
   case DS_DTYPE_UINT8:
-    *(uint8_t *)cell = (uint8_t)sat_i64(value);
+    *(uint8_t *)cell = (uint8_t)ds_cpu_saturate_i64(value);
     break;
   case DS_DTYPE_BOOL:
     *(uint8_t *)cell = value != 0.0;
@@ -554,7 +537,7 @@ static void arange_worker(void *ctx, int64_t begin, int64_t end)
   }
   default: {
     /* Integer dtypes: start and step truncate first; the arithmetic wraps. */
-    uint64_t start = (uint64_t)sat_i64(p->start), step = (uint64_t)sat_i64(p->step);
+    uint64_t start = (uint64_t)ds_cpu_saturate_i64(p->start), step = (uint64_t)ds_cpu_saturate_i64(p->step);
     for (int64_t i = begin; i < end; i++) {
       uint64_t v = start + (uint64_t)(i / rep) * step;
       switch (job->t) {
@@ -583,7 +566,7 @@ static DsStatus k_arange(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  if (!is_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
+  if (!ds_cpu_dtype_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
   ArangeJob job = {p, out->data, out->dtype};
   ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN, arange_worker, &job);
@@ -598,7 +581,7 @@ static DsStatus k_arange_like(const DsKernelCtx *ctx)
   if (lp == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  if (!is_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
+  if (!ds_cpu_dtype_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
   DsArangeParam p = {.start = lp->start, .step = lp->step, .repeat = lp->repeat,
                      .dtype = lp->dtype};
@@ -622,7 +605,7 @@ static void fill_worker(void *ctx, int64_t begin, int64_t end)
 /* Fills the output with `value` in its dtype. */
 static DsStatus fill_output(const DsKernelCtx *ctx, DsTensor *out, double value)
 {
-  if (!is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype)};
   store_one(out->dtype, job.cell, value);
@@ -650,7 +633,7 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim < 2 || in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (in->data != out->data) {
     MemcpyJob job = {in->data, out->data};
@@ -660,7 +643,7 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
     return DS_STATUS_OK;
   const DsTensor *len = &ctx->inputs[1];
   int64_t T = in->shape[p->axis], B = in->shape[1 - p->axis];
-  if (ds_tensor_numel(len) != B || !is_computable(len->dtype))
+  if (ds_tensor_numel(len) != B || !ds_cpu_dtype_computable(len->dtype))
     return len->dtype == DS_DTYPE_FLOAT16 ? DS_STATUS_UNSUPPORTED : DS_STATUS_INVALID_ARGUMENT;
   size_t es = ds_dtype_size(out->dtype);
   int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
@@ -798,7 +781,7 @@ static DsStatus k_take(const DsKernelCtx *ctx)
   int axis = p->axis < 0 ? p->axis + nd : p->axis;
   if (axis < 0 || axis >= nd || out->dtype != data->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!is_computable(idx->dtype))
+  if (!ds_cpu_dtype_computable(idx->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t outer = ds_shape_span(data->shape, 0, axis);
   int64_t trail = ds_shape_span(data->shape, axis + 1, nd);
@@ -903,7 +886,7 @@ static DsStatus k_cast(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (ds_tensor_numel(in) != ds_tensor_numel(out))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!is_computable(in->dtype) || !is_computable(out->dtype))
+  if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (in->dtype == out->dtype && in->dtype != DS_DTYPE_BOOL)
     return k_view(ctx); /* bool still normalises bytes other than 0 and 1 */
