@@ -1,4 +1,629 @@
-/* ds-ops-index.c: (being written) */
-#include "ds-op.h"
+/* ds-ops-index.c: repetition, reordering, splitting, sorting and gathering: attributes, shape
+ * and dtype rules.
+ *
+ * Names, aliases and defaults follow MXNet 1.x (src/operator/tensor/matrix_op-inl.h for
+ * repeat, tile, reverse, stack and slice_like; src/operator/slice_channel-inl.h;
+ * ordering_op-inl.h for argsort; indexing_op.h for gather_nd; elemwise_unary_op_basic.cc for
+ * shape_array and size_array). Every shape rule computes with the ds_dim_* arithmetic, so it
+ * serves symbolic dims too; constants are only read to validate attributes against them.
+ */
+#include <string.h>
 
-void ds_ops_index_register(const DsOpDef **table) { (void)table; }
+#include "ds-attr.h"
+#include "ds-error.h"
+#include "ds-expr.h"
+#include "ds-ops-common.h"
+
+static const char *const data_inputs[] = {"data", NULL};
+static const char *const slice_like_inputs[] = {"data", "shape_like", NULL};
+static const char *const gather_nd_inputs[] = {"data", "indices", NULL};
+
+/* Bounds on variadic counts: a malformed file must not make inference allocate without limit. */
+#define MAX_VARIADIC 4096
+
+static gboolean attr_int32(const DsNode *node, const char *key, int64_t def, int *out,
+                           GError **error)
+{
+  int64_t v;
+  if (!ds_node_attr_int(node, key, def, &v, error))
+    return FALSE;
+  if (v < G_MININT32 || v > G_MAXINT32)
+    return ds_ops_attr_invalid(node, key, "is out of range", error);
+  *out = (int)v;
+  return TRUE;
+}
+
+static gboolean set_output(DsShapeCtx *ctx, DsShape *out, const DsShape *want, GError **error)
+{
+  return ds_shape_ctx_assign(ctx, out, want, "output", error);
+}
+
+/* Data and output share a dtype; the other inputs (shape_like, indices) may have any. */
+static gboolean infer_type_data_out(const DsNode *node, const void *param, DsDType *in,
+                                    DsDType *out, GError **error)
+{
+  (void)param;
+  return ds_ops_unify_dtypes(node, in, 1, out, 1, error);
+}
+
+/* shape_array and size_array always answer in int64, whatever the data's dtype. */
+static gboolean infer_type_int64_out(const DsNode *node, const void *param, DsDType *in,
+                                     DsDType *out, GError **error)
+{
+  (void)param;
+  (void)in;
+  return ds_ops_assign_dtype(node, &out[0], DS_DTYPE_INT64, "output", error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* repeat */
+
+static gboolean parse_repeat(const DsNode *node, void *param, GError **error)
+{
+  DsRepeatParam *p = param;
+  if (!ds_ops_attr_require(node, "repeats", error) ||
+      !attr_int32(node, "repeats", 1, &p->repeats, error))
+    return FALSE;
+  if (p->repeats < 0)
+    return ds_ops_attr_invalid(node, "repeats", "must not be negative", error);
+  p->has_axis = !ds_node_attr_is_none(node, "axis");
+  return !p->has_axis || attr_int32(node, "axis", 0, &p->axis, error);
+}
+
+/* MXNet's RepeatOpShape: forwards only. */
+static gboolean infer_shape_repeat(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsRepeatParam *p = param;
+  DsShape result = {.ndim = 1, .dims = {ds_dim(0)}};
+  if (in[0].ndim < 0)
+    /* Zero repeats give (0,) whatever the input; otherwise its shape is needed. */
+    return p->repeats == 0 ? set_output(ctx, &out[0], &result, error) : TRUE;
+  int axis = 0;
+  if (p->has_axis && !ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error))
+    return FALSE;
+  if (p->repeats == 0)
+    return set_output(ctx, &out[0], &result, error);
+  if (p->has_axis) {
+    result = in[0];
+    result.dims[axis] = ds_dim_mul(ctx, in[0].dims[axis], ds_dim(p->repeats));
+  } else {
+    DsDim size = ds_dim_product(ctx, &in[0], 0, in[0].ndim);
+    result.dims[0] = ds_dim_mul(ctx, size, ds_dim(p->repeats));
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* tile */
+
+static gboolean parse_tile(const DsNode *node, void *param, GError **error)
+{
+  DsTileParam *p = param;
+  if (!ds_ops_attr_require(node, "reps", error) ||
+      !ds_node_attr_tuple(node, "reps", p->reps, DS_MAX_NDIM, &p->n_reps, error))
+    return FALSE;
+  p->n_reps = MAX(p->n_reps, 0);
+  for (int i = 0; i < p->n_reps; i++)
+    if (p->reps[i] < 0)
+      return ds_ops_attr_invalid(node, "reps", "repetitions must not be negative", error);
+  return TRUE;
+}
+
+/* MXNet's TileOpShape: the shape and reps right-aligned, the shorter padded with 1s. */
+static gboolean infer_shape_tile(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                 DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsTileParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (p->n_reps == 0)
+    return set_output(ctx, &out[0], &in[0], error);
+  int ndim = MAX(in[0].ndim, p->n_reps);
+  DsShape result = {.ndim = ndim};
+  for (int i = 0; i < ndim; i++) {
+    int i1 = i - (ndim - in[0].ndim), i2 = i - (ndim - p->n_reps);
+    if (i1 >= 0 && i2 >= 0)
+      result.dims[i] = ds_dim_mul(ctx, in[0].dims[i1], ds_dim(p->reps[i2]));
+    else if (i1 >= 0)
+      result.dims[i] = in[0].dims[i1];
+    else
+      result.dims[i] = ds_dim(p->reps[i2]);
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* reverse */
+
+static gboolean parse_reverse(const DsNode *node, void *param, GError **error)
+{
+  DsReverseParam *p = param;
+  if (!ds_ops_attr_require(node, "axis", error) ||
+      !ds_ops_attr_axes(node, "axis", p->axes, &p->n_axes, error))
+    return FALSE;
+  if (p->n_axes < 0)
+    return ds_ops_attr_invalid(node, "axis", "must list the axes to reverse", error);
+  return TRUE;
+}
+
+/* MXNet's ElemwiseShape<1, 1>, in both directions, plus a range check of the axes. */
+static gboolean infer_shape_reverse(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  const DsReverseParam *p = param;
+  if (!ds_ops_unify_shapes(ctx, node, in, 1, out, 1, error))
+    return FALSE;
+  for (int i = 0; i < p->n_axes && in[0].ndim >= 0; i++) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axes[i], in[0].ndim, FALSE, &axis, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* stack */
+
+static gboolean parse_stack(const DsNode *node, void *param, GError **error)
+{
+  DsStackParam *p = param;
+  if (!ds_ops_attr_require(node, "num_args", error) ||
+      !attr_int32(node, "num_args", 0, &p->num_args, error) ||
+      !attr_int32(node, "axis", 0, &p->axis, error))
+    return FALSE;
+  if (p->num_args < 1 || p->num_args > MAX_VARIADIC)
+    return ds_ops_attr_invalid(node, "num_args", "must be between 1 and 4096", error);
+  return TRUE;
+}
+
+static int stack_num_inputs(const void *param)
+{
+  return ((const DsStackParam *)param)->num_args;
+}
+
+/* MXNet's StackOpShape: the inputs share one shape and the output inserts num_args at the
+ * axis. The inputs' shared shape is also written back to each input and read from a known
+ * output, since every input must have it. */
+static gboolean infer_shape_stack(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                  DsShape *in, DsShape *out, GError **error)
+{
+  const DsStackParam *p = param;
+  int n = p->num_args, ndim = -1;
+  char buf[16], what[48];
+  for (int i = 0; i < n && ndim < 0; i++)
+    ndim = in[i].ndim;
+  if (ndim < 0 && out[0].ndim >= 1)
+    ndim = out[0].ndim - 1;
+  if (ndim < 0)
+    return TRUE;
+  if (ndim + 1 > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "the stacked result would have more than %d dims",
+                           DS_MAX_NDIM);
+    return FALSE;
+  }
+  int axis;
+  if (!ds_shape_ctx_axis(ctx, p->axis, ndim + 1, FALSE, &axis, error))
+    return FALSE;
+
+  DsShape common = {.ndim = ndim};
+  for (int d = 0; d < ndim; d++)
+    common.dims[d] = DS_DIM_UNKNOWN;
+  for (int i = 0; i < n; i++) {
+    if (in[i].ndim < 0)
+      continue;
+    g_snprintf(what, sizeof what, "input '%s'", ds_ops_input_name(node, i, buf));
+    if (in[i].ndim != ndim) {
+      g_autofree char *s = ds_shape_to_string(&in[i]);
+      ds_shape_ctx_set_error(ctx, error, "%s has rank %d (%s) where the others have rank %d", what,
+                             in[i].ndim, s, ndim);
+      return FALSE;
+    }
+    for (int d = 0; d < ndim; d++)
+      if (!ds_shape_ctx_unify_dim(ctx, &common.dims[d], in[i].dims[d], what, error))
+        return FALSE;
+  }
+  if (out[0].ndim >= 0) {
+    if (out[0].ndim != ndim + 1) {
+      g_autofree char *s = ds_shape_to_string(&out[0]);
+      ds_shape_ctx_set_error(ctx, error, "the output %s should have rank %d", s, ndim + 1);
+      return FALSE;
+    }
+    for (int d = 0; d < ndim; d++)
+      if (!ds_shape_ctx_unify_dim(ctx, &common.dims[d], out[0].dims[d < axis ? d : d + 1], "output",
+                                  error))
+        return FALSE;
+  }
+  DsShape result = {.ndim = ndim + 1};
+  for (int d = 0; d <= ndim; d++)
+    result.dims[d] = d == axis ? ds_dim(n) : common.dims[d < axis ? d : d - 1];
+  if (!set_output(ctx, &out[0], &result, error))
+    return FALSE;
+  for (int i = 0; i < n; i++) {
+    g_snprintf(what, sizeof what, "input '%s'", ds_ops_input_name(node, i, buf));
+    if (!ds_shape_ctx_assign(ctx, &in[i], &common, what, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SliceChannel */
+
+static gboolean parse_slice_channel(const DsNode *node, void *param, GError **error)
+{
+  DsSliceChannelParam *p = param;
+  gboolean squeeze;
+  if (!ds_ops_attr_require(node, "num_outputs", error) ||
+      !attr_int32(node, "num_outputs", 1, &p->num_outputs, error) ||
+      !attr_int32(node, "axis", 1, &p->axis, error) ||
+      !ds_node_attr_bool(node, "squeeze_axis", FALSE, &squeeze, error))
+    return FALSE;
+  p->squeeze_axis = squeeze;
+  if (p->num_outputs < 1 || p->num_outputs > MAX_VARIADIC)
+    return ds_ops_attr_invalid(node, "num_outputs", "must be between 1 and 4096", error);
+  return TRUE;
+}
+
+static int slice_channel_num_outputs(const void *param)
+{
+  return ((const DsSliceChannelParam *)param)->num_outputs;
+}
+
+/* MXNet's SliceChannelProp::InferShape: every output is the data with the axis divided by
+ * num_outputs (or dropped with squeeze_axis), and the outputs give the data back. */
+static gboolean infer_shape_slice_channel(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                          DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsSliceChannelParam *p = param;
+  int n = p->num_outputs, squeeze = p->squeeze_axis ? 1 : 0, ndim = in[0].ndim;
+  char what[32];
+  for (int k = 0; k < n && ndim < 0; k++)
+    if (out[k].ndim >= 0)
+      ndim = out[k].ndim + squeeze;
+  if (ndim < 0)
+    return TRUE;
+  if (ndim == 0) {
+    ds_shape_ctx_set_error(ctx, error, "cannot split a 0-dim tensor");
+    return FALSE;
+  }
+  int axis;
+  if (!ds_shape_ctx_axis(ctx, p->axis, ndim, FALSE, &axis, error))
+    return FALSE;
+
+  DsDim part = DS_DIM_UNKNOWN;
+  if (in[0].ndim >= 0 && ds_dim_is_known(in[0].dims[axis])) {
+    DsDim len = in[0].dims[axis];
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    if (ds_dim_is_const(len) && len.value % n != 0) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "cannot split axis %d of the data %s into num_outputs=%d equal "
+                             "parts: %" G_GINT64_FORMAT " is not a multiple of %d",
+                             axis, s, n, len.value, n);
+      return FALSE;
+    }
+    if (p->squeeze_axis) {
+      if (ds_dim_is_const(len) && len.value != n) {
+        ds_shape_ctx_set_error(ctx, error,
+                               "squeeze_axis needs axis %d of the data %s to have size "
+                               "num_outputs=%d, not %" G_GINT64_FORMAT,
+                               axis, s, n, len.value);
+        return FALSE;
+      }
+      /* A symbolic size must then be num_outputs: the engine records it. */
+      if (!ds_shape_ctx_unify_dim(ctx, &in[0].dims[axis], ds_dim(n), "data", error))
+        return FALSE;
+      part = ds_dim(1);
+    } else if (ds_dim_divides(ctx, len, ds_dim(n))) {
+      part = ds_dim_floordiv(ctx, len, ds_dim(n));
+    } else {
+      g_autofree char *ls = ds_dim_to_string(len);
+      ds_shape_ctx_set_error(ctx, error,
+                             "cannot split axis %d of the data %s into num_outputs=%d equal "
+                             "parts: %s is not provably a multiple of %d",
+                             axis, s, n, ls, n);
+      return FALSE;
+    }
+  }
+
+  DsShape fwd = {.ndim = ndim - squeeze};
+  for (int d = 0, k = 0; d < ndim; d++) {
+    if (d == axis && squeeze)
+      continue;
+    fwd.dims[k++] = d == axis ? part : (in[0].ndim >= 0 ? in[0].dims[d] : DS_DIM_UNKNOWN);
+  }
+  /* The outputs are all alike: what any of them knows holds for all. */
+  for (int k = 0; k < n; k++) {
+    g_snprintf(what, sizeof what, "output %d", k);
+    if (out[k].ndim >= 0 && !ds_shape_ctx_assign(ctx, &fwd, &out[k], what, error))
+      return FALSE;
+  }
+  for (int k = 0; k < n; k++) {
+    g_snprintf(what, sizeof what, "output %d", k);
+    if (!ds_shape_ctx_assign(ctx, &out[k], &fwd, what, error))
+      return FALSE;
+  }
+  /* Backwards, as MXNet does: the parts give the data's shape. */
+  DsShape back = {.ndim = ndim};
+  for (int d = 0; d < ndim; d++) {
+    if (d == axis)
+      back.dims[d] = squeeze ? ds_dim(n) : ds_dim_mul(ctx, fwd.dims[d], ds_dim(n));
+    else
+      back.dims[d] = fwd.dims[d < axis || !squeeze ? d : d - 1];
+  }
+  return ds_shape_ctx_assign(ctx, &in[0], &back, "data", error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* slice_like */
+
+static gboolean parse_slice_like(const DsNode *node, void *param, GError **error)
+{
+  DsSliceLikeParam *p = param;
+  if (!ds_ops_attr_axes(node, "axes", p->axes, &p->n_axes, error))
+    return FALSE;
+  p->n_axes = MAX(p->n_axes, 0);
+  return TRUE;
+}
+
+/* shape_like's size on an axis must not exceed the data's: checked on constants, refused when
+ * the facts prove it too large, and guarded when they cannot tell. */
+static gboolean slice_like_fits(DsShapeCtx *ctx, const DsShape *data, const DsShape *like, int axis,
+                                GError **error)
+{
+  DsDim have = data->dims[axis], want = like->dims[axis];
+  if (!ds_dim_is_known(have) || !ds_dim_is_known(want))
+    return TRUE;
+  DsDim spare = ds_dim_sub(ctx, have, want);
+  DsExprCtx *exprs = ds_shape_ctx_get_exprs(ctx);
+  gboolean too_big = !ds_dim_is_known(spare); /* a negative constant */
+  if (!too_big && spare.expr != NULL && exprs != NULL)
+    too_big = ds_expr_less(exprs, spare.expr, ds_expr_const(exprs, 0)) == DS_EXPR_TRUE;
+  if (too_big) {
+    g_autofree char *sd = ds_shape_to_string(data);
+    g_autofree char *sl = ds_shape_to_string(like);
+    ds_shape_ctx_set_error(ctx, error,
+                           "shape_like %s is larger than the data %s on axis %d: slice_like "
+                           "can only shrink",
+                           sl, sd, axis);
+    return FALSE;
+  }
+  g_autofree char *guard = g_strdup_printf("shape_like is larger than the data on axis %d", axis);
+  ds_shape_ctx_add_guard(ctx, spare, 0, guard);
+  return TRUE;
+}
+
+/* MXNet's SliceLikeShape: forwards only. */
+static gboolean infer_shape_slice_like(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsSliceLikeParam *p = param;
+  const DsShape *data = &in[0], *like = &in[1];
+  if (data->ndim < 0 || like->ndim < 0)
+    return TRUE;
+  DsShape result = *data;
+  if (p->n_axes == 0) {
+    if (data->ndim != like->ndim) {
+      g_autofree char *sd = ds_shape_to_string(data);
+      g_autofree char *sl = ds_shape_to_string(like);
+      ds_shape_ctx_set_error(ctx, error,
+                             "with axes=() the data %s and shape_like %s must have the same "
+                             "rank",
+                             sd, sl);
+      return FALSE;
+    }
+    for (int d = 0; d < data->ndim; d++) {
+      if (!slice_like_fits(ctx, data, like, d, error))
+        return FALSE;
+      result.dims[d] = like->dims[d];
+    }
+    return set_output(ctx, &out[0], &result, error);
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axes[i], data->ndim, FALSE, &axis, error))
+      return FALSE;
+    if (axis >= like->ndim) {
+      g_autofree char *sl = ds_shape_to_string(like);
+      ds_shape_ctx_set_error(ctx, error, "axis %d is past the last axis of shape_like %s", axis,
+                             sl);
+      return FALSE;
+    }
+    if (!slice_like_fits(ctx, data, like, axis, error))
+      return FALSE;
+    result.dims[axis] = like->dims[axis];
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* argsort */
+
+static gboolean parse_argsort(const DsNode *node, void *param, GError **error)
+{
+  DsArgsortParam *p = param;
+  gboolean ascend;
+  /* A missing axis is MXNet's default -1; only an explicit None flattens. */
+  p->has_axis = ds_node_get_attr(node, "axis") == NULL || !ds_node_attr_is_none(node, "axis");
+  if ((p->has_axis && !attr_int32(node, "axis", -1, &p->axis, error)) ||
+      !ds_node_attr_bool(node, "is_ascend", TRUE, &ascend, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  p->is_ascend = ascend;
+  if (p->dtype == DS_DTYPE_FLOAT16)
+    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (ds_index_dtype_capacity(p->dtype) == 0)
+    return ds_ops_attr_invalid(node, "dtype",
+                               "must be one of uint8, int32, int64, float32, float64", error);
+  return TRUE;
+}
+
+/* MXNet's ArgSortShape: the data's shape along an axis, the flattened size without one, and
+ * (1,) for a 0-dim input. The indices must fit the output dtype, as MXNet checks. */
+static gboolean infer_shape_argsort(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsArgsortParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  DsShape result = {.ndim = 1, .dims = {ds_dim(1)}};
+  DsDim count = ds_dim(1);
+  if (in[0].ndim > 0 && p->has_axis) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error))
+      return FALSE;
+    result = in[0];
+    count = in[0].dims[axis];
+  } else if (in[0].ndim > 0) {
+    count = ds_dim_product(ctx, &in[0], 0, in[0].ndim);
+    result.dims[0] = count;
+  }
+  int64_t capacity = ds_index_dtype_capacity(p->dtype);
+  if (ds_dim_is_const(count) && count.value > capacity) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "%" G_GINT64_FORMAT " positions to sort: %s indices hold at most "
+                           "%" G_GINT64_FORMAT " exactly",
+                           count.value, ds_dtype_name(p->dtype), capacity);
+    return FALSE;
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+static gboolean infer_type_argsort(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                   GError **error)
+{
+  (void)in;
+  return ds_ops_assign_dtype(node, &out[0], ((const DsArgsortParam *)param)->dtype, "output",
+                             error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* gather_nd */
+
+/* MXNet's GatherNDShape: indices.shape[0] = M axes are indexed; the output is
+ * indices.shape[1:] + data.shape[M:]. M must be a constant, since the output's rank depends on
+ * it. */
+static gboolean infer_shape_gather_nd(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                      DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  const DsShape *data = &in[0], *idx = &in[1];
+  if (data->ndim < 0 || idx->ndim < 0)
+    return TRUE;
+  if (idx->ndim < 2) {
+    g_autofree char *si = ds_shape_to_string(idx);
+    ds_shape_ctx_set_error(
+        ctx, error, "indices %s must have at least 2 dims: (indexed axes, positions...)", si);
+    return FALSE;
+  }
+  DsDim m_dim = idx->dims[0];
+  if (!ds_dim_is_const(m_dim))
+    return TRUE;
+  int64_t m = m_dim.value;
+  if (m < 1 || m > data->ndim) {
+    g_autofree char *sd = ds_shape_to_string(data);
+    g_autofree char *si = ds_shape_to_string(idx);
+    ds_shape_ctx_set_error(ctx, error,
+                           "indices %s index %" G_GINT64_FORMAT " axes, but the data %s has "
+                           "rank %d",
+                           si, m, sd, data->ndim);
+    return FALSE;
+  }
+  int ndim = idx->ndim - 1 + data->ndim - (int)m;
+  if (ndim > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "the result would have %d dims, more than %d", ndim,
+                           DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsShape result = {.ndim = ndim};
+  int k = 0;
+  for (int d = 1; d < idx->ndim; d++)
+    result.dims[k++] = idx->dims[d];
+  for (int d = (int)m; d < data->ndim; d++)
+    result.dims[k++] = data->dims[d];
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* shape_array, size_array */
+
+/* (ndim,): only the data's rank is needed; its dims are the output's values, not its shape. */
+static gboolean infer_shape_shape_array(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  DsShape result = {.ndim = 1, .dims = {ds_dim(in[0].ndim)}};
+  return set_output(ctx, &out[0], &result, error);
+}
+
+static gboolean infer_shape_size_array(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  (void)in;
+  DsShape result = {.ndim = 1, .dims = {ds_dim(1)}};
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Definitions */
+
+#define DS_INDEX_OP(ID, NAME, ALIASES, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE)         \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .aliases = ALIASES,                                                                          \
+      .traits = 0,                                                                                 \
+      .param_size = PARAM,                                                                         \
+      .parse = PARSE,                                                                              \
+      .num_inputs = NUM_IN,                                                                        \
+      .num_outputs = NUM_OUT,                                                                      \
+      .num_visible_outputs = NUM_OUT,                                                              \
+      .input_names = INPUTS,                                                                       \
+      .infer_shape = SHAPE,                                                                        \
+      .infer_type = TYPE,                                                                          \
+  };
+
+static const char *const reverse_aliases[] = {"flip", NULL};
+static const char *const slice_channel_aliases[] = {"split", NULL};
+
+DS_INDEX_OP(REPEAT, "repeat", NULL, sizeof(DsRepeatParam), parse_repeat, ds_op_count_1,
+            ds_op_count_1, NULL, infer_shape_repeat, NULL)
+DS_INDEX_OP(TILE, "tile", NULL, sizeof(DsTileParam), parse_tile, ds_op_count_1, ds_op_count_1, NULL,
+            infer_shape_tile, NULL)
+DS_INDEX_OP(REVERSE, "reverse", reverse_aliases, sizeof(DsReverseParam), parse_reverse,
+            ds_op_count_1, ds_op_count_1, NULL, infer_shape_reverse, NULL)
+DS_INDEX_OP(STACK, "stack", NULL, sizeof(DsStackParam), parse_stack, stack_num_inputs,
+            ds_op_count_1, data_inputs, infer_shape_stack, NULL)
+/* Every part is visible; with no output names the outputs are output0, output1... */
+DS_INDEX_OP(SLICE_CHANNEL, "SliceChannel", slice_channel_aliases, sizeof(DsSliceChannelParam),
+            parse_slice_channel, ds_op_count_1, slice_channel_num_outputs, NULL,
+            infer_shape_slice_channel, NULL)
+DS_INDEX_OP(SLICE_LIKE, "slice_like", NULL, sizeof(DsSliceLikeParam), parse_slice_like,
+            ds_op_count_2, ds_op_count_1, slice_like_inputs, infer_shape_slice_like,
+            infer_type_data_out)
+DS_INDEX_OP(ARGSORT, "argsort", NULL, sizeof(DsArgsortParam), parse_argsort, ds_op_count_1,
+            ds_op_count_1, NULL, infer_shape_argsort, infer_type_argsort)
+DS_INDEX_OP(GATHER_ND, "gather_nd", NULL, 0, NULL, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
+            infer_shape_gather_nd, infer_type_data_out)
+DS_INDEX_OP(SHAPE_ARRAY, "shape_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
+            infer_shape_shape_array, infer_type_int64_out)
+DS_INDEX_OP(SIZE_ARRAY, "size_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
+            infer_shape_size_array, infer_type_int64_out)
+
+void ds_ops_index_register(const DsOpDef **table)
+{
+#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
+  DS_OPS_INDEX(DS_REGISTER_ENTRY)
+#undef DS_REGISTER_ENTRY
+}

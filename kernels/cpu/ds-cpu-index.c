@@ -1,4 +1,846 @@
-/* ds-cpu-index.c: (being written) */
+/* ds-cpu-index.c: CPU kernels for repeat, tile, reverse, stack, SliceChannel, slice_like,
+ * argsort, gather_nd, shape_array and size_array.
+ *
+ * Data movement works on raw elements by size, so every dtype is supported; only argsort's
+ * keys, its output indices and gather_nd's indices are typed. Each kernel reduces its index
+ * space to (outer, middle, inner) blocks or to rows of the output, so the innermost step is a
+ * memcpy, a fill or a strided gather, and the rows are shared between threads.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
 #include "ds-cpu.h"
 
-void ds_cpu_index_register(DsKernel *table) { (void)table; }
+/* Bytes below which a copy runs on one thread: memory moves faster than math. */
+#define COPY_GRAIN ((int64_t)DS_CPU_PARALLEL_GRAIN * 16)
+
+/* Work units of `unit_bytes` each that make one thread's share worth waking it. */
+static int64_t grain_for(int64_t unit_bytes)
+{
+  return MAX(1, COPY_GRAIN / MAX(unit_bytes, 1));
+}
+
+/* Repeats the `es`-byte element at `cell` n times at dst. */
+static void fill_elems(void *dst, const void *cell, size_t es, int64_t n)
+{
+  switch (es) {
+  case 1:
+    memset(dst, *(const uint8_t *)cell, (size_t)n);
+    break;
+  case 2: {
+    uint16_t v, *restrict d = dst;
+    memcpy(&v, cell, 2);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  case 4: {
+    uint32_t v, *restrict d = dst;
+    memcpy(&v, cell, 4);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  case 8: {
+    uint64_t v, *restrict d = dst;
+    memcpy(&v, cell, 8);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = v;
+    break;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy((char *)dst + (size_t)i * es, cell, es);
+    break;
+  }
+}
+
+/* n elements of size es from src, `stride` elements apart (negative walks backwards), into
+ * contiguous dst. */
+static void gather_elems(void *dst, const void *src, int64_t stride, size_t es, int64_t n)
+{
+  if (stride == 1) {
+    memcpy(dst, src, (size_t)n * es);
+    return;
+  }
+#define GATHER(T)                                                                                  \
+  {                                                                                                \
+    T *restrict d = dst;                                                                           \
+    const T *s = src;                                                                              \
+    for (int64_t i = 0; i < n; i++)                                                                \
+      d[i] = s[i * stride];                                                                        \
+  }
+  switch (es) {
+  case 1:
+    GATHER(uint8_t) break;
+  case 2:
+    GATHER(uint16_t) break;
+  case 4:
+    GATHER(uint32_t) break;
+  case 8:
+    GATHER(uint64_t) break;
+  default:
+    for (int64_t i = 0; i < n; i++)
+      memcpy((char *)dst + (size_t)i * es, (const char *)src + (i * stride) * (int64_t)es, es);
+    break;
+  }
+#undef GATHER
+}
+
+static bool same_shape(const DsTensor *a, const DsTensor *b)
+{
+  if (a->ndim != b->ndim)
+    return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d])
+      return false;
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Row copies: out (contiguous) <- in at element offsets given per output dim. */
+
+/* Output dims `shape` walked in C order; input offset sum(idx[d] * stride[d]) + base. Strides
+ * may be negative (reverse) and the last dim is copied as one run. */
+typedef struct {
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+  int64_t stride[DS_MAX_NDIM];
+  int64_t base;
+  size_t es;
+  const char *in;
+  char *out;
+} RowPlan;
+
+/* Drops size-1 dims and merges neighbours the input walks as one run, so the inner run is as
+ * long as possible. */
+static void row_plan_collapse(RowPlan *p)
+{
+  int n = 0;
+  for (int i = 0; i < p->ndim; i++) {
+    if (p->shape[i] == 1)
+      continue;
+    if (n > 0 && p->stride[n - 1] == p->stride[i] * p->shape[i]) {
+      p->shape[n - 1] *= p->shape[i];
+      p->stride[n - 1] = p->stride[i];
+      continue;
+    }
+    p->shape[n] = p->shape[i];
+    p->stride[n] = p->stride[i];
+    n++;
+  }
+  if (n == 0) {
+    p->shape[0] = 1;
+    p->stride[0] = 1;
+    n = 1;
+  }
+  p->ndim = n;
+}
+
+static void row_plan_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const RowPlan *p = ctx;
+  int last = p->ndim - 1;
+  int64_t inner = p->shape[last];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off = p->base, rest = row;
+    for (int d = last - 1; d >= 0; d--) {
+      off += (rest % p->shape[d]) * p->stride[d];
+      rest /= p->shape[d];
+    }
+    gather_elems(p->out + (size_t)(row * inner) * p->es, p->in + off * (int64_t)p->es,
+                 p->stride[last], p->es, inner);
+  }
+}
+
+static void row_plan_run(RowPlan *p, DsThreadPool *pool)
+{
+  row_plan_collapse(p);
+  int64_t inner = p->shape[p->ndim - 1], rows = 1;
+  for (int d = 0; d < p->ndim - 1; d++)
+    rows *= p->shape[d];
+  if (rows == 0 || inner == 0)
+    return;
+  ds_parallel_for(pool, rows, grain_for(inner * (int64_t)p->es), row_plan_worker, p);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* repeat */
+
+/* The input as (outer, len, inner) blocks of `inner` elements; each block is written `reps`
+ * times in a row. */
+typedef struct {
+  const char *in;
+  char *out;
+  int64_t len, inner, reps;
+  size_t es;
+} RepeatJob;
+
+static void repeat_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const RepeatJob *job = ctx;
+  size_t block = (size_t)job->inner * job->es;
+  for (int64_t u = begin; u < end; u++) {
+    const char *src = job->in + (size_t)u * block;
+    char *dst = job->out + (size_t)(u * job->reps) * block;
+    if (job->inner == 1) {
+      fill_elems(dst, src, job->es, job->reps);
+      continue;
+    }
+    for (int64_t r = 0; r < job->reps; r++)
+      memcpy(dst + (size_t)r * block, src, block);
+  }
+}
+
+static DsStatus k_repeat(const DsKernelCtx *ctx)
+{
+  const DsRepeatParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype != out->dtype || p->repeats < 0)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t n = ds_tensor_numel(in);
+  if (p->repeats == 0)
+    return ds_tensor_numel(out) == 0 ? DS_STATUS_OK : DS_STATUS_INVALID_ARGUMENT;
+  RepeatJob job = {in->data, out->data, n, 1, p->repeats, ds_dtype_size(in->dtype)};
+  if (p->has_axis) {
+    int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
+    if (axis < 0 || axis >= in->ndim || out->ndim != in->ndim)
+      return DS_STATUS_INVALID_ARGUMENT;
+    for (int d = 0; d < in->ndim; d++)
+      if (out->shape[d] != (d == axis ? in->shape[d] * p->repeats : in->shape[d]))
+        return DS_STATUS_INVALID_ARGUMENT;
+    job.len = ds_shape_span(in->shape, 0, axis + 1);
+    job.inner = ds_shape_span(in->shape, axis + 1, in->ndim);
+  } else if (out->ndim != 1 || out->shape[0] != n * p->repeats) {
+    return DS_STATUS_INVALID_ARGUMENT;
+  }
+  if (n == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, job.len, grain_for(job.inner * job.reps * (int64_t)job.es),
+                  repeat_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* tile */
+
+/* Output rows (every dim but the last fixed) read input row (idx[d] mod in_shape[d]) and write
+ * it reps_last times. Shapes are the rank-extended ones (leading 1s). */
+typedef struct {
+  int ndim;
+  int64_t oshape[DS_MAX_NDIM];
+  int64_t ishape[DS_MAX_NDIM];
+  int64_t istride[DS_MAX_NDIM];
+  size_t es;
+  const char *in;
+  char *out;
+} TileJob;
+
+static void tile_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const TileJob *job = ctx;
+  int last = job->ndim - 1;
+  int64_t in_row = job->ishape[last], out_row = job->oshape[last];
+  size_t row_bytes = (size_t)in_row * job->es;
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off = 0, rest = row;
+    for (int d = last - 1; d >= 0; d--) {
+      off += (rest % job->oshape[d]) % job->ishape[d] * job->istride[d];
+      rest /= job->oshape[d];
+    }
+    const char *src = job->in + (size_t)off * job->es;
+    char *dst = job->out + (size_t)(row * out_row) * job->es;
+    if (in_row == 1) {
+      fill_elems(dst, src, job->es, out_row);
+      continue;
+    }
+    for (int64_t c = 0; c < out_row; c += in_row)
+      memcpy(dst + (size_t)c * job->es, src, row_bytes);
+  }
+}
+
+static DsStatus k_tile(const DsKernelCtx *ctx)
+{
+  const DsTileParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int nd = p->n_reps == 0 ? in->ndim : MAX(in->ndim, p->n_reps);
+  if (out->ndim != nd)
+    return DS_STATUS_INVALID_ARGUMENT;
+  TileJob job = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int i1 = d - (nd - in->ndim), i2 = d - (nd - p->n_reps);
+    int64_t dim = i1 >= 0 ? in->shape[i1] : 1;
+    int64_t rep = p->n_reps > 0 && i2 >= 0 ? p->reps[i2] : 1;
+    if (out->shape[d] != dim * rep)
+      return DS_STATUS_INVALID_ARGUMENT;
+    job.ishape[d] = dim;
+    job.oshape[d] = out->shape[d];
+    job.istride[d] = s;
+    s *= dim;
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  if (nd == 0) {
+    memcpy(out->data, in->data, job.es);
+    return DS_STATUS_OK;
+  }
+  int64_t rows = ds_tensor_numel(out) / job.oshape[nd - 1];
+  ds_parallel_for(ctx->pool, rows, grain_for(job.oshape[nd - 1] * (int64_t)job.es), tile_worker,
+                  &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* reverse */
+
+static DsStatus k_reverse(const DsKernelCtx *ctx)
+{
+  const DsReverseParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = in->ndim;
+  if (in->dtype != out->dtype || !same_shape(in, out) || in->data == out->data)
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* Each listed axis reverses once; listing one twice restores it (MXNet's kernel). */
+  bool flipped[DS_MAX_NDIM] = {false};
+  for (int i = 0; i < p->n_axes; i++) {
+    int64_t a = p->axes[i] < 0 ? p->axes[i] + nd : p->axes[i];
+    if (a < 0 || a >= nd)
+      return DS_STATUS_INVALID_ARGUMENT;
+    flipped[a] = !flipped[a];
+  }
+  RowPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    plan.shape[d] = in->shape[d];
+    plan.stride[d] = flipped[d] ? -s : s;
+    if (flipped[d] && in->shape[d] > 0)
+      plan.base += (in->shape[d] - 1) * s;
+    s *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  if (nd == 0) {
+    memcpy(out->data, in->data, plan.es);
+    return DS_STATUS_OK;
+  }
+  row_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* stack, SliceChannel: (outer, k, inner) blocks moved between one tensor and several. */
+
+typedef struct {
+  const DsTensor *parts; /* the several tensors */
+  int n_parts;
+  int64_t part_bytes; /* bytes of one part's block for one outer index */
+  char *whole;        /* the one tensor */
+  bool gather;        /* true: parts -> whole (stack); false: whole -> parts (split) */
+} BlockJob;
+
+static void block_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const BlockJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t o = u / job->n_parts, k = u % job->n_parts;
+    char *w = job->whole + (size_t)(u * job->part_bytes);
+    char *part = (char *)job->parts[k].data + (size_t)(o * job->part_bytes);
+    if (job->gather)
+      memcpy(w, part, (size_t)job->part_bytes);
+    else
+      memcpy(part, w, (size_t)job->part_bytes);
+  }
+}
+
+/* Split with one element per part and outer index: part k is every n-th element from k. */
+static void column_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const BlockJob *job = ctx;
+  size_t es = (size_t)job->part_bytes;
+  int64_t rows = ds_tensor_numel(&job->parts[0]);
+  for (int64_t k = begin; k < end; k++)
+    gather_elems(job->parts[k].data, job->whole + (size_t)k * es, job->n_parts, es, rows);
+}
+
+static DsStatus k_stack(const DsKernelCtx *ctx)
+{
+  const DsStackParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  const DsTensor *first = &ctx->inputs[0];
+  int nd = first->ndim;
+  int axis = p->axis < 0 ? p->axis + nd + 1 : p->axis;
+  if (axis < 0 || axis > nd || out->ndim != nd + 1 || out->shape[axis] != p->num_args)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int k = 0; k < ctx->n_inputs; k++)
+    if (ctx->inputs[k].dtype != out->dtype || !same_shape(&ctx->inputs[k], first))
+      return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 0; d < nd; d++)
+    if (out->shape[d < axis ? d : d + 1] != first->shape[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+  int64_t outer = ds_shape_span(first->shape, 0, axis);
+  int64_t inner = ds_shape_span(first->shape, axis, nd);
+  BlockJob job = {ctx->inputs, ctx->n_inputs, inner * (int64_t)ds_dtype_size(out->dtype), out->data,
+                  true};
+  if (outer == 0 || job.part_bytes == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, outer * job.n_parts, grain_for(job.part_bytes), block_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_slice_channel(const DsKernelCtx *ctx)
+{
+  const DsSliceChannelParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim, n = p->num_outputs;
+  int axis = p->axis < 0 ? p->axis + nd : p->axis;
+  if (axis < 0 || axis >= nd || in->shape[axis] % n != 0 ||
+      (p->squeeze_axis && in->shape[axis] != n))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t part = in->shape[axis] / n;
+  for (int k = 0; k < n; k++) {
+    const DsTensor *o = &ctx->outputs[k];
+    if (o->dtype != in->dtype || o->ndim != nd - (p->squeeze_axis ? 1 : 0))
+      return DS_STATUS_INVALID_ARGUMENT;
+    for (int d = 0, j = 0; d < nd; d++) {
+      if (d == axis && p->squeeze_axis)
+        continue;
+      if (o->shape[j++] != (d == axis ? part : in->shape[d]))
+        return DS_STATUS_INVALID_ARGUMENT;
+    }
+  }
+  int64_t outer = ds_shape_span(in->shape, 0, axis);
+  int64_t inner = part * ds_shape_span(in->shape, axis + 1, nd);
+  BlockJob job = {ctx->outputs, n, inner * (int64_t)ds_dtype_size(in->dtype), in->data, false};
+  if (outer == 0 || job.part_bytes == 0)
+    return DS_STATUS_OK;
+  if (inner == 1) {
+    /* One element per part and row (box coordinates split off the last axis): a strided
+     * gather per output beats a memcpy call per element. */
+    ds_parallel_for(ctx->pool, n, grain_for(outer * job.part_bytes), column_worker, &job);
+    return DS_STATUS_OK;
+  }
+  ds_parallel_for(ctx->pool, outer * n, grain_for(job.part_bytes), block_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* slice_like: the output's shape, cut from the data's origin. */
+
+static DsStatus k_slice_like(const DsKernelCtx *ctx)
+{
+  const DsSliceLikeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0], *like = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  int nd = in->ndim;
+  if (out->ndim != nd || out->dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* Which axes take shape_like's size; the others stay whole. */
+  bool cut[DS_MAX_NDIM] = {false};
+  if (p->n_axes == 0) {
+    if (like->ndim != nd)
+      return DS_STATUS_INVALID_ARGUMENT;
+    for (int d = 0; d < nd; d++)
+      cut[d] = true;
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    int64_t a = p->axes[i] < 0 ? p->axes[i] + nd : p->axes[i];
+    if (a < 0 || a >= nd || a >= like->ndim)
+      return DS_STATUS_INVALID_ARGUMENT;
+    cut[a] = true;
+  }
+  RowPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t want = cut[d] ? like->shape[d] : in->shape[d];
+    if (want > in->shape[d] || out->shape[d] != want)
+      return DS_STATUS_INVALID_ARGUMENT;
+    plan.shape[d] = want;
+    plan.stride[d] = s;
+    s *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  if (nd == 0) {
+    memcpy(out->data, in->data, plan.es);
+    return DS_STATUS_OK;
+  }
+  row_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* argsort */
+
+/* The keys of one sort: `n` elements `stride` apart from `base`. */
+typedef struct {
+  DsDType t;
+  const char *base;
+  int64_t stride;
+} Keys;
+
+/* -1, 0 or 1 for key a against key b in ascending order, NaN after every number. */
+#define CMP_FLOAT(T)                                                                               \
+  {                                                                                                \
+    T x = ((const T *)k->base)[a * k->stride], y = ((const T *)k->base)[b * k->stride];            \
+    if (x != x || y != y)                                                                          \
+      return (x != x) - (y != y);                                                                  \
+    return (x > y) - (x < y);                                                                      \
+  }
+#define CMP_INT(T)                                                                                 \
+  {                                                                                                \
+    T x = ((const T *)k->base)[a * k->stride], y = ((const T *)k->base)[b * k->stride];            \
+    return (x > y) - (x < y);                                                                      \
+  }
+
+static int key_cmp(const Keys *k, int64_t a, int64_t b)
+{
+  switch (k->t) {
+  case DS_DTYPE_FLOAT32:
+    CMP_FLOAT(float)
+  case DS_DTYPE_FLOAT64:
+    CMP_FLOAT(double)
+  case DS_DTYPE_INT32:
+    CMP_INT(int32_t)
+  case DS_DTYPE_INT64:
+    CMP_INT(int64_t)
+  case DS_DTYPE_INT8:
+    CMP_INT(int8_t)
+  default: /* uint8, bool */
+    CMP_INT(uint8_t)
+  }
+}
+#undef CMP_FLOAT
+#undef CMP_INT
+
+/* Whether key a goes before key b. Descending order keeps NaN last too, and equal keys never
+ * go first, which keeps the merge sort stable in both directions. */
+static inline bool key_before(const Keys *k, bool ascend, int64_t a, int64_t b)
+{
+  int c = key_cmp(k, a, b);
+  if (ascend)
+    return c < 0;
+  const char *x = k->base;
+  bool a_nan = false, b_nan = false;
+  if (k->t == DS_DTYPE_FLOAT32) {
+    a_nan = isnan(((const float *)x)[a * k->stride]);
+    b_nan = isnan(((const float *)x)[b * k->stride]);
+  } else if (k->t == DS_DTYPE_FLOAT64) {
+    a_nan = isnan(((const double *)x)[a * k->stride]);
+    b_nan = isnan(((const double *)x)[b * k->stride]);
+  }
+  if (a_nan || b_nan)
+    return !a_nan && b_nan;
+  return c > 0;
+}
+
+/* Stable bottom-up merge sort of the positions idx[0..n) by their keys; tmp holds n more. */
+static void merge_sort(const Keys *k, bool ascend, int64_t *idx, int64_t *tmp, int64_t n)
+{
+  /* Runs of 16 by insertion sort first: fewer passes, and it is stable too. */
+  const int64_t run = 16;
+  for (int64_t lo = 0; lo < n; lo += run) {
+    int64_t hi = MIN(n, lo + run);
+    for (int64_t i = lo + 1; i < hi; i++) {
+      int64_t v = idx[i], j = i;
+      while (j > lo && key_before(k, ascend, v, idx[j - 1])) {
+        idx[j] = idx[j - 1];
+        j--;
+      }
+      idx[j] = v;
+    }
+  }
+  int64_t *src = idx, *dst = tmp;
+  for (int64_t width = run; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = MIN(n, lo + width), hi = MIN(n, lo + 2 * width);
+      int64_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi)
+        dst[o++] = key_before(k, ascend, src[j], src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[o++] = src[i++];
+      while (j < hi)
+        dst[o++] = src[j++];
+    }
+    int64_t *swap = src;
+    src = dst;
+    dst = swap;
+  }
+  if (src != idx)
+    memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+typedef struct {
+  DsDType key_t, out_t;
+  const char *keys;
+  void *out;
+  int64_t len, inner; /* sorted length; rows are (outer, inner) pairs, keys `inner` apart */
+  bool ascend;
+  int64_t *idx, *tmp; /* workspace: len positions per row, twice */
+} ArgsortJob;
+
+static void argsort_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ArgsortJob *job = ctx;
+  size_t key_es = ds_dtype_size(job->key_t);
+  for (int64_t row = begin; row < end; row++) {
+    int64_t o = row / job->inner, i = row % job->inner;
+    int64_t first = o * job->len * job->inner + i;
+    Keys k = {job->key_t, job->keys + (size_t)first * key_es, job->inner};
+    int64_t *idx = job->idx + row * job->len, *tmp = job->tmp + row * job->len;
+    for (int64_t j = 0; j < job->len; j++)
+      idx[j] = j;
+    merge_sort(&k, job->ascend, idx, tmp, job->len);
+    for (int64_t j = 0; j < job->len; j++) {
+      int64_t at = first + j * job->inner;
+      switch (job->out_t) {
+      case DS_DTYPE_FLOAT32:
+        ((float *)job->out)[at] = (float)idx[j];
+        break;
+      case DS_DTYPE_FLOAT64:
+        ((double *)job->out)[at] = (double)idx[j];
+        break;
+      case DS_DTYPE_INT32:
+        ((int32_t *)job->out)[at] = (int32_t)idx[j];
+        break;
+      case DS_DTYPE_UINT8:
+        ((uint8_t *)job->out)[at] = (uint8_t)idx[j];
+        break;
+      default:
+        ((int64_t *)job->out)[at] = idx[j];
+        break;
+      }
+    }
+  }
+}
+
+/* The sort geometry: `len` positions per sort, `inner` apart, numel / len sorts. */
+static bool argsort_geometry(const DsArgsortParam *p, const DsTensor *in, int64_t *len,
+                             int64_t *inner)
+{
+  if (in->ndim == 0 || !p->has_axis) {
+    *len = ds_tensor_numel(in);
+    *inner = 1;
+    return true;
+  }
+  int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
+  if (axis < 0 || axis >= in->ndim)
+    return false;
+  *len = in->shape[axis];
+  *inner = ds_shape_span(in->shape, axis + 1, in->ndim);
+  return true;
+}
+
+static size_t argsort_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                const DsTensor *outputs, int n_outputs)
+{
+  (void)outputs;
+  (void)n_outputs;
+  if (param == NULL || n_inputs < 1)
+    return 0;
+  /* Two position arrays per sort; every element belongs to exactly one sort. */
+  return 2 * (size_t)ds_tensor_numel(&inputs[0]) * sizeof(int64_t);
+}
+
+static DsStatus k_argsort(const DsKernelCtx *ctx)
+{
+  const DsArgsortParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (out->dtype != p->dtype || ds_index_dtype_capacity(out->dtype) == 0)
+    return DS_STATUS_UNSUPPORTED;
+  int64_t len, inner, n = ds_tensor_numel(in);
+  if (!argsort_geometry(p, in, &len, &inner) || ds_tensor_numel(out) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (len > ds_index_dtype_capacity(out->dtype))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  if (ctx->workspace == NULL)
+    return DS_STATUS_NO_MEMORY;
+  int64_t rows = n / len;
+  int64_t *positions = ctx->workspace;
+  ArgsortJob job = {.key_t = in->dtype,
+                    .out_t = out->dtype,
+                    .keys = in->data,
+                    .out = out->data,
+                    .len = len,
+                    .inner = inner,
+                    .ascend = p->is_ascend,
+                    .idx = positions,
+                    .tmp = positions + n};
+  /* A sort costs about len * log2(len) comparisons: share rows once that adds up. */
+  int64_t cost = len * (int64_t)MAX(1, (int)ceil(log2((double)len + 1)));
+  ds_parallel_for(ctx->pool, rows, MAX(1, DS_CPU_PARALLEL_GRAIN / cost), argsort_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* gather_nd */
+
+typedef struct {
+  const char *data;
+  const DsTensor *idx;
+  char *out;
+  int64_t m, n;                 /* indexed axes; positions */
+  int64_t dims[DS_MAX_NDIM];    /* sizes of the indexed axes */
+  int64_t strides[DS_MAX_NDIM]; /* their strides, in blocks */
+  int64_t block_bytes;          /* bytes of data.shape[m:] */
+  atomic_int out_of_range;
+} GatherNdJob;
+
+/* Index j of position i on an axis of size `dim`: MXNet takes [-dim, dim - 1], adds dim and
+ * truncates (so 2.7 picks 2 and -0.5 picks dim - 1). -1 when out of range. */
+static int64_t gather_index(const DsTensor *idx, int64_t at, int64_t dim)
+{
+  const void *base = idx->data;
+  switch (idx->dtype) {
+  case DS_DTYPE_FLOAT32:
+  case DS_DTYPE_FLOAT64: {
+    double x =
+        idx->dtype == DS_DTYPE_FLOAT32 ? ((const float *)base)[at] : ((const double *)base)[at];
+    if (!(x >= (double)-dim && x <= (double)(dim - 1)))
+      return -1;
+    return (int64_t)(x + (double)dim) % dim;
+  }
+  default: {
+    int64_t x;
+    switch (idx->dtype) {
+    case DS_DTYPE_INT32:
+      x = ((const int32_t *)base)[at];
+      break;
+    case DS_DTYPE_INT64:
+      x = ((const int64_t *)base)[at];
+      break;
+    case DS_DTYPE_INT8:
+      x = ((const int8_t *)base)[at];
+      break;
+    default: /* uint8, bool */
+      x = ((const uint8_t *)base)[at];
+      break;
+    }
+    if (x < -dim || x > dim - 1)
+      return -1;
+    return x < 0 ? x + dim : x;
+  }
+  }
+}
+
+static void gather_nd_worker(void *ctx, int64_t begin, int64_t end)
+{
+  GatherNdJob *job = ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < job->m; j++) {
+      int64_t k = gather_index(job->idx, j * job->n + i, job->dims[j]);
+      if (k < 0) {
+        atomic_store_explicit(&job->out_of_range, 1, memory_order_relaxed);
+        return;
+      }
+      off += k * job->strides[j];
+    }
+    memcpy(job->out + i * job->block_bytes, job->data + off * job->block_bytes,
+           (size_t)job->block_bytes);
+  }
+}
+
+static DsStatus k_gather_nd(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  if (idx->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(idx->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (out->dtype != data->dtype || idx->ndim < 2)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t m = idx->shape[0];
+  if (m < 1 || m > data->ndim || out->ndim != idx->ndim - 1 + data->ndim - (int)m)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 1; d < idx->ndim; d++)
+    if (out->shape[d - 1] != idx->shape[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = (int)m; d < data->ndim; d++)
+    if (out->shape[idx->ndim - 1 + d - m] != data->shape[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+  GatherNdJob job = {.data = data->data, .idx = idx, .out = out->data, .m = m};
+  job.n = ds_shape_span(idx->shape, 1, idx->ndim);
+  job.block_bytes =
+      ds_shape_span(data->shape, (int)m, data->ndim) * (int64_t)ds_dtype_size(data->dtype);
+  int64_t s = 1;
+  for (int j = (int)m - 1; j >= 0; j--) {
+    job.dims[j] = data->shape[j];
+    job.strides[j] = s;
+    s *= data->shape[j];
+  }
+  atomic_init(&job.out_of_range, 0);
+  if (job.n == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, job.n, grain_for(job.block_bytes), gather_nd_worker, &job);
+  return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* shape_array, size_array: the input's geometry, never its values. */
+
+static DsStatus k_shape_array(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (out->dtype != DS_DTYPE_INT64 || ds_tensor_numel(out) != in->ndim)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 0; d < in->ndim; d++)
+    ((int64_t *)out->data)[d] = in->shape[d];
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_size_array(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (out->dtype != DS_DTYPE_INT64 || ds_tensor_numel(out) != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  *(int64_t *)out->data = ds_tensor_numel(&ctx->inputs[0]);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+void ds_cpu_index_register(DsKernel *table)
+{
+  table[DS_OP_REPEAT] = (DsKernel){k_repeat, NULL};
+  table[DS_OP_TILE] = (DsKernel){k_tile, NULL};
+  table[DS_OP_REVERSE] = (DsKernel){k_reverse, NULL};
+  table[DS_OP_STACK] = (DsKernel){k_stack, NULL};
+  table[DS_OP_SLICE_CHANNEL] = (DsKernel){k_slice_channel, NULL};
+  table[DS_OP_SLICE_LIKE] = (DsKernel){k_slice_like, NULL};
+  table[DS_OP_ARGSORT] = (DsKernel){k_argsort, argsort_workspace};
+  table[DS_OP_GATHER_ND] = (DsKernel){k_gather_nd, NULL};
+  table[DS_OP_SHAPE_ARRAY] = (DsKernel){k_shape_array, NULL};
+  table[DS_OP_SIZE_ARRAY] = (DsKernel){k_size_array, NULL};
+}
