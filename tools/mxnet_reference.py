@@ -98,7 +98,7 @@ def list_input_names(op, attrs):
     if op == "BatchNorm":
         return ["data", "gamma", "beta", "moving_mean", "moving_var"]
     if op in ("FullyConnected", "Convolution", "Deconvolution"):
-        if attrs.bool("no_bias", False):
+        if attrs.bool("no_bias", op == "Deconvolution"):
             return ["data", "weight"]
         return ["data", "weight", "bias"]
     if op == "Embedding":
@@ -156,6 +156,12 @@ def visible_output_names(node):
         if a.str("mode") == "lstm":
             return ["output", "state_output", "statecell_output"]
         return ["output", "state_output"]
+    if node.op in ("SliceChannel", "split"):
+        # src/operator/slice_channel-inl.h, ListOutputs: output0, output1...
+        return ["output%d" % i for i in range(a.int("num_outputs"))]
+    if node.op in ("_contrib_box_nms", "_contrib_box_non_maximum_suppression", "_npx_box_nms"):
+        # Two outputs (one hidden) and no FListOutputNames: nnvm names them output0, output1.
+        return ["output0"]
     return ["output"]
 
 
@@ -893,6 +899,390 @@ OPS = {
 }
 
 
+# ---------------------------------------------------------------------------
+# Index ops: repeat, tile, reverse, stack, SliceChannel, slice_like, argsort,
+# gather_nd, shape_array, size_array (src/operator/tensor/matrix_op-inl.h,
+# src/operator/slice_channel-inl.h, ordering_op-inl.h, indexing_op.h,
+# elemwise_unary_op_basic.cc)
+# ---------------------------------------------------------------------------
+
+def checked_axis(axis, ndim, what):
+    if not -ndim <= axis < ndim:
+        raise ValueError("%s %d is out of range for rank %d" % (what, axis, ndim))
+    return axis % ndim
+
+
+def op_repeat(a, ins):
+    # Each element `repeats` times in a row; no axis flattens first; 0 repeats give (0,).
+    x = ins[0]
+    repeats = a.int("repeats")
+    axis = a.int("axis", None)
+    if axis is not None:
+        axis = checked_axis(axis, x.ndim, "axis")
+    if repeats == 0:
+        return np.zeros((0,))
+    if axis is None:
+        return np.repeat(x.reshape(-1), repeats)
+    return np.repeat(x, repeats, axis=axis)
+
+
+def op_tile(a, ins):
+    # Shape and reps right-aligned, the shorter one padded with leading 1s (numpy.tile's rule).
+    x = ins[0]
+    reps = a.tuple("reps", ())
+    if not reps:
+        return x.copy()
+    nd = max(x.ndim, len(reps))
+    x = x.reshape((1,) * (nd - x.ndim) + x.shape)
+    reps = (1,) * (nd - len(reps)) + tuple(reps)
+    for axis, r in enumerate(reps):
+        x = np.concatenate([x] * r, axis=axis) if r > 0 else np.take(x, [], axis=axis)
+    return x
+
+
+def op_reverse(a, ins):
+    # One reversal per listed axis: an axis listed twice comes back unchanged.
+    x = ins[0]
+    for axis in a.tuple("axis"):
+        x = np.flip(x, axis=checked_axis(axis, x.ndim, "axis"))
+    return x.copy()
+
+
+def op_stack(a, ins):
+    return np.stack(ins, axis=a.int("axis", 0))
+
+
+def op_slice_channel(a, ins):
+    # num_outputs equal parts along axis (default 1); squeeze_axis drops the axis.
+    x = ins[0]
+    n = a.int("num_outputs")
+    axis = checked_axis(a.int("axis", 1), x.ndim, "axis")
+    if x.shape[axis] % n:
+        raise ValueError("axis %d of %s does not split into %d parts" % (axis, x.shape, n))
+    parts = np.split(x, n, axis=axis)
+    if a.bool("squeeze_axis", False):
+        if x.shape[axis] != n:
+            raise ValueError("squeeze_axis needs axis size %d, not %d" % (n, x.shape[axis]))
+        parts = [np.squeeze(p, axis=axis) for p in parts]
+    return tuple(p.copy() for p in parts)
+
+
+def op_slice_like(a, ins):
+    # Listed axes (all of them for axes=(), ranks equal) cut to shape_like's size from 0.
+    x, like = ins[0], ins[1].shape
+    axes = a.tuple("axes", ())
+    if not axes:
+        if len(like) != x.ndim:
+            raise ValueError("axes=() needs equal ranks: %s vs %s" % (x.shape, like))
+        axes = range(x.ndim)
+    index = [slice(None)] * x.ndim
+    for axis in axes:
+        axis = checked_axis(axis, x.ndim, "axis")
+        if like[axis] > x.shape[axis]:
+            raise ValueError("shape_like %s exceeds the data %s" % (like, x.shape))
+        index[axis] = slice(0, like[axis])
+    return x[tuple(index)].copy()
+
+
+def op_argsort(a, ins):
+    # Stable in both directions (equal keys keep their order), NaN last; axis=None flattens;
+    # the indices come back as numbers (float32 by default in MXNet).
+    x = ins[0]
+    ascend = a.bool("is_ascend", True)
+    if x.ndim == 0:
+        return np.zeros((1,))
+    if a.str("axis") == "None":
+        x, axis = x.reshape(-1), 0
+    else:
+        axis = checked_axis(a.int("axis", -1), x.ndim, "axis")
+    keys = x if ascend else -x
+    return np.argsort(keys, axis=axis, kind="stable").astype(np.float64)
+
+
+def op_gather_nd(a, ins):
+    # indices (M, ...): M coordinates per position, each in [-dim, dim - 1]; the engine adds
+    # dim and truncates, as MXNet's kernel does, so a float index 2.7 picks 2.
+    data, idx = ins
+    m = idx.shape[0]
+    if idx.ndim < 2 or not 1 <= m <= data.ndim:
+        raise ValueError("indices %s do not fit data %s" % (idx.shape, data.shape))
+    pos = idx.reshape(m, -1)
+    out = np.empty((pos.shape[1],) + data.shape[m:])
+    for i in range(pos.shape[1]):
+        key = []
+        for j in range(m):
+            v, dim = float(pos[j, i]), data.shape[j]
+            if not -dim <= v <= dim - 1:
+                raise IndexError("index %g is out of bounds for axis %d with size %d"
+                                 % (v, j, dim))
+            key.append(int(math.trunc(v + dim)) % dim)
+        out[i] = data[tuple(key)]
+    return out.reshape(idx.shape[1:] + data.shape[m:])
+
+
+def op_shape_array(a, ins):
+    return np.array(ins[0].shape, dtype=np.float64)
+
+
+def op_size_array(a, ins):
+    return np.array([ins[0].size], dtype=np.float64)
+
+
+OPS.update({
+    "repeat": op_repeat,
+    "tile": op_tile,
+    "reverse": op_reverse,
+    "flip": op_reverse,
+    "stack": op_stack,
+    "SliceChannel": op_slice_channel,
+    "split": op_slice_channel,
+    "slice_like": op_slice_like,
+    "argsort": op_argsort,
+    "gather_nd": op_gather_nd,
+    "shape_array": op_shape_array,
+    "size_array": op_size_array,
+})
+
+# ---------------------------------------------------------------------------
+# (end of the index ops)
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# Vision ops: _contrib_box_nms, _contrib_ROIAlign, _contrib_AdaptiveAvgPooling2D,
+# Deconvolution (src/operator/contrib/bounding_box-inl.h, roi_align.cc,
+# adaptive_avg_pooling.cc, src/operator/nn/deconvolution.cc)
+# ---------------------------------------------------------------------------
+
+def box_class_key(v):
+    # MXNet compares class ids as static_cast<int>(float); x86 gives INT_MIN for NaN and
+    # out-of-range values.
+    if not -2.0 ** 31 < v < 2.0 ** 31:
+        return -2 ** 31
+    return int(v)
+
+
+def box_corners(c, fmt):
+    """(k, 4) coordinates as (x0, y0, x1, y1) columns."""
+    if fmt == "corner":
+        return c[:, 0], c[:, 1], c[:, 2], c[:, 3]
+    return (c[:, 0] - c[:, 2] / 2, c[:, 1] - c[:, 3] / 2,
+            c[:, 0] + c[:, 2] / 2, c[:, 1] + c[:, 3] / 2)
+
+
+def op_box_nms(a, ins):
+    # Per batch: boxes scoring above valid_thresh (and not of the background class), by score
+    # (stable), the topk best, greedy suppression of IoU > overlap_thresh (within a class
+    # unless force_suppress); kept rows first, then rows of -1. Output 1 records each kept
+    # row's flat input index. topk=0 returns the input as is.
+    x = ins[0]
+    thresh = float(np.float32(a.float("overlap_thresh", 0.5)))
+    valid = float(np.float32(a.float("valid_thresh", 0.0)))
+    topk = a.int("topk", -1)
+    cs, si, ii = a.int("coord_start", 2), a.int("score_index", 1), a.int("id_index", -1)
+    bg = a.int("background_id", -1)
+    force = a.bool("force_suppress", False)
+    fin, fout = a.str("in_format", "corner"), a.str("out_format", "corner")
+    shape = x.shape
+    n, w = shape[-2], shape[-1]
+    boxes = x.reshape(-1, n, w)
+    batch = boxes.shape[0]
+    k = n if topk < 0 else min(n, topk)
+    if k < 1:
+        return x.copy(), np.arange(batch * n, dtype=np.float64).reshape(shape[:-1] + (1,))
+    out = np.full((batch, n, w), -1.0)
+    rec = np.full((batch, n), -1.0)
+    for b in range(batch):
+        xb = boxes[b]
+        ok = xb[:, si] > valid
+        if ii >= 0:
+            ok &= xb[:, ii] != bg
+        cand = np.nonzero(ok)[0]
+        cand = cand[np.argsort(-xb[cand, si], kind="stable")][:k]
+        x0, y0, x1, y1 = box_corners(xb[cand, cs:cs + 4], fin)
+        area = np.where((x1 - x0 < 0) | (y1 - y0 < 0), 0.0, (x1 - x0) * (y1 - y0))
+        classes = [box_class_key(v) for v in xb[cand, ii]] if ii >= 0 else None
+        alive = np.ones(len(cand), dtype=bool)
+        for r in range(len(cand)):
+            if not alive[r]:
+                continue
+            q = np.arange(r + 1, len(cand))
+            q = q[alive[q]]
+            if not force and ii >= 0:
+                q = q[[classes[j] == classes[r] for j in q]] if len(q) else q
+            iw = np.maximum(0.0, np.minimum(x1[r], x1[q]) - np.maximum(x0[r], x0[q]))
+            ih = np.maximum(0.0, np.minimum(y1[r], y1[q]) - np.maximum(y0[r], y0[q]))
+            inter = iw * ih
+            with np.errstate(divide="ignore", invalid="ignore"):
+                iou = inter / (area[r] + area[q] - inter)
+            alive[q[iou > thresh]] = False
+        kept = cand[alive]
+        out[b, :len(kept)] = xb[kept]
+        rec[b, :len(kept)] = b * n + kept
+        if fin != fout:
+            # Rows whose first coordinate is negative stay as they are (MXNet's check).
+            rows = out[b, :, cs] >= 0
+            c = out[b][rows, cs:cs + 4]
+            if fout == "center":
+                conv = np.stack([(c[:, 0] + c[:, 2]) / 2, (c[:, 1] + c[:, 3]) / 2,
+                                 c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]], axis=1)
+            else:
+                conv = np.stack(box_corners(c, "center"), axis=1)
+            out[b, np.nonzero(rows)[0], cs:cs + 4] = conv
+    return out.reshape(shape), rec.reshape(shape[:-1] + (1,))
+
+
+def roi_axis_weights(coords, size):
+    """Bilinear weights (len(coords), size) of sample positions along one axis, with
+    ROIAlign's edge rules: nothing more than one pixel outside, clamped otherwise."""
+    wts = np.zeros((len(coords), size))
+    for i, v in enumerate(coords):
+        if v < -1.0 or v > size:
+            continue
+        v = max(v, 0.0)
+        lo = int(math.floor(v))
+        if lo >= size - 1:
+            wts[i, size - 1] = 1.0
+        else:
+            wts[i, lo] += 1.0 - (v - lo)
+            wts[i, lo + 1] += v - lo
+    return wts
+
+
+def op_roi_align(a, ins):
+    # rois (R, 5): [batch index, x1, y1, x2, y2] in image coordinates. Each bin is the mean of a
+    # grid of bilinear samples (sample_ratio per side, or ceil(roi size / pooled size)); the
+    # weights are separable, so a bin is Wy @ plane @ Wx^T. A negative batch index gives zeros.
+    data, rois = ins
+    ph, pw = a.tuple("pooled_size")
+    scale = float(np.float32(a.float("spatial_scale")))
+    sr = a.int("sample_ratio", -1)
+    ps = a.bool("position_sensitive", False)
+    aligned = a.bool("aligned", False)
+    n_img, c_in, h, w = data.shape
+    c_out = c_in // (ph * pw) if ps else c_in
+    out = np.zeros((rois.shape[0], c_out, ph, pw))
+    for r, roi in enumerate(rois):
+        if not roi[0] > -1:
+            continue
+        b = int(roi[0])
+        if b >= n_img:
+            raise IndexError("roi %d: batch index %g, but the data has %d images"
+                             % (r, roi[0], n_img))
+        if not np.all(np.isfinite(roi[1:])):
+            out[r] = np.nan
+            continue
+        off = 0.5 if aligned else 0.0
+        x0, y0 = roi[1] * scale - off, roi[2] * scale - off
+        rw, rh = roi[3] * scale - off - x0, roi[4] * scale - off - y0
+        if aligned and not (rw > 0 and rh > 0):
+            raise ValueError("roi %d is empty (aligned=True needs a positive size)" % r)
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = sr if sr > 0 else int(math.ceil(rh / ph))
+        gw = sr if sr > 0 else int(math.ceil(rw / pw))
+        ys = y0 + np.arange(ph)[:, None] * bh + (np.arange(gh)[None, :] + 0.5) * bh / gh
+        xs = x0 + np.arange(pw)[:, None] * bw + (np.arange(gw)[None, :] + 0.5) * bw / gw
+        wy = roi_axis_weights(ys.ravel(), h).reshape(ph, gh, h).sum(axis=1)
+        wx = roi_axis_weights(xs.ravel(), w).reshape(pw, gw, w).sum(axis=1)
+        full = np.einsum("ih,khw,jw->kij", wy, data[b], wx) / (gh * gw)
+        if ps:
+            # Bin (i, j) of output channel c reads input channel (c * ph + i) * pw + j.
+            ii, jj = np.arange(ph)[None, :, None], np.arange(pw)[None, None, :]
+            ci = (np.arange(c_out)[:, None, None] * ph + ii) * pw + jj
+            out[r] = full[ci, ii, jj]
+        else:
+            out[r] = full
+    return out
+
+
+def op_adaptive_avg_pooling(a, ins):
+    # Window [floor(i * in / out), ceil((i + 1) * in / out)) per output index; output_size
+    # empty (or longer than 2) gives 1x1, one value a square.
+    x = ins[0]
+    size = a.tuple("output_size", ())
+    oh, ow = (size[0], size[0]) if len(size) == 1 else tuple(size) if len(size) == 2 else (1, 1)
+    n, c, h, w = x.shape
+    out = np.empty((n, c, oh, ow))
+    for i in range(oh):
+        y0, y1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            x0, x1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            out[:, :, i, j] = x[:, :, y0:y1, x0:x1].mean(axis=(2, 3))
+    return out
+
+
+def deconv_pad_adj(a, in_sizes):
+    """Deconvolution's padding and adj per axis: the attributes, or with target_shape the
+    excess of the full output, ceil(excess / 2) and excess % 2 (DeconvolutionParam::InferPad)."""
+    kernel = a.tuple("kernel")
+    nd = len(kernel)
+    stride = spatial_param(a, "stride", nd, 1)
+    dilate = spatial_param(a, "dilate", nd, 1)
+    target = a.tuple("target_shape", ())
+    if any(target):
+        pad, adj = [], []
+        for i in range(nd):
+            excess = stride[i] * (in_sizes[i] - 1) + dilate[i] * (kernel[i] - 1) + 1 - target[i]
+            if excess < 0:
+                raise ValueError("target_shape %s is too big" % (target,))
+            pad.append((excess + 1) // 2)
+            adj.append(excess % 2)
+        return pad, adj
+    return spatial_param(a, "pad", nd, 0), spatial_param(a, "adj", nd, 0)
+
+
+def op_deconvolution(a, ins):
+    # Transposed convolution, NCW/NCHW: input (n, c, i...) times weight (c, f, k...) adds to
+    # output (n, g * fg + f, i * stride - pad + k * dilate). Built on a canvas of the full size
+    # plus adj, then cropped by the padding.
+    x, w = ins[0], ins[1]
+    kernel = a.tuple("kernel")
+    nd = len(kernel)
+    if a.str("layout", "None") not in ("None", "NCW", "NCHW") or nd not in (1, 2):
+        raise NotImplementedError("Deconvolution %d-D, layout %s" % (nd, a.str("layout")))
+    stride = spatial_param(a, "stride", nd, 1)
+    dilate = spatial_param(a, "dilate", nd, 1)
+    pad, adj = deconv_pad_adj(a, x.shape[2:])
+    groups = a.int("num_group", 1)
+    nf = a.int("num_filter")
+    n, c = x.shape[:2]
+    cg, fg = c // groups, nf // groups
+    full = [stride[i] * (x.shape[2 + i] - 1) + dilate[i] * (kernel[i] - 1) + 1
+            for i in range(nd)]
+    canvas = np.zeros((n, nf) + tuple(full[i] + adj[i] for i in range(nd)))
+    for tap in np.ndindex(*kernel):
+        start = [tap[i] * dilate[i] for i in range(nd)]
+        index = tuple(slice(start[i], start[i] + stride[i] * (x.shape[2 + i] - 1) + 1, stride[i])
+                      for i in range(nd))
+        for g in range(groups):
+            xg = x[:, g * cg:(g + 1) * cg]
+            wg = w[g * cg:(g + 1) * cg][(slice(None), slice(None)) + tap]
+            canvas[(slice(None), slice(g * fg, (g + 1) * fg)) + index] += \
+                np.einsum("nc...,cf->nf...", xg, wg)
+    out = canvas[(slice(None), slice(None))
+                 + tuple(slice(pad[i], full[i] - pad[i] + adj[i]) for i in range(nd))]
+    if not a.bool("no_bias", True):
+        out = out + ins[2].reshape((1, nf) + (1,) * nd)
+    return out.copy()
+
+
+OPS.update({
+    "_contrib_box_nms": op_box_nms,
+    "_contrib_box_non_maximum_suppression": op_box_nms,
+    "_npx_box_nms": op_box_nms,
+    "_contrib_ROIAlign": op_roi_align,
+    "_contrib_AdaptiveAvgPooling2D": op_adaptive_avg_pooling,
+    "Deconvolution": op_deconvolution,
+    "_npx_deconvolution": op_deconvolution,
+})
+
+# ---------------------------------------------------------------------------
+# (end of the vision ops)
+# ---------------------------------------------------------------------------
+
+
 # Source operators (no inputs). They also receive the shape their consumer
 # expects, which fills dimensions written as 0 ("unknown" in MXNet's
 # legacy shape convention, e.g. the begin states of lstm_ptb).
@@ -953,6 +1343,12 @@ def input_shapes(op, a, x):
         nf = a.int("num_filter")
         shapes = [(nf, x.shape[1] // a.int("num_group", 1)) + tuple(kernel)]
         if not a.bool("no_bias", False):
+            shapes.append((nf,))
+        return shapes
+    if op == "Deconvolution":
+        nf = a.int("num_filter")
+        shapes = [(x.shape[1], nf // a.int("num_group", 1)) + tuple(a.tuple("kernel"))]
+        if not a.bool("no_bias", True):
             shapes.append((nf,))
         return shapes
     if op == "FullyConnected":

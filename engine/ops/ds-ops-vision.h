@@ -1,4 +1,11 @@
-/* ds-ops-vision.h: (being written) ids and parsed attributes. */
+/* ds-ops-vision.h: detection and upsampling ops: ids and parsed attributes.
+ *
+ * The ops of MXNet 1.x's detection models that are not plain layers: non-maximum suppression
+ * (_contrib_box_nms), ROIAlign, adaptive average pooling and the transposed convolution
+ * (Deconvolution). Semantics follow MXNet 1.x's CPU implementations
+ * (src/operator/contrib/bounding_box-inl.h, roi_align.cc, adaptive_avg_pooling.cc,
+ * src/operator/nn/deconvolution.cc), quirks included where a model could observe them.
+ */
 #pragma once
 
 #include <stdbool.h>
@@ -7,4 +14,84 @@
 #include "ds-dtype.h"
 #include "ds-tensor.h"
 
-#define DS_OPS_VISION(X)
+#define DS_OPS_VISION(X)                                                                           \
+  X(BOX_NMS, "_contrib_box_nms")                                                                   \
+  X(ROI_ALIGN, "_contrib_ROIAlign")                                                                \
+  X(ADAPTIVE_AVG_POOLING_2D, "_contrib_AdaptiveAvgPooling2D")                                      \
+  X(DECONVOLUTION, "Deconvolution")
+
+/* Parsed attribute structs for these ops follow; kernels read them through DsKernelCtx.param. */
+
+typedef enum { DS_BOX_CORNER, DS_BOX_CENTER } DsBoxFormat;
+
+/* _contrib_box_nms. Thresholds are float as in MXNet, so comparisons round as MXNet's do. Index
+ * attributes are validated against each other at parse time and against the box width during
+ * shape inference. */
+typedef struct {
+  float overlap_thresh;
+  float valid_thresh;
+  int64_t topk; /* < 0: every box */
+  int64_t coord_start;
+  int64_t score_index;
+  int64_t id_index; /* < 0: no class ids */
+  int64_t background_id;
+  bool force_suppress;
+  DsBoxFormat in_format;
+  DsBoxFormat out_format;
+} DsBoxNMSParam;
+
+/* _contrib_ROIAlign. rois are (R, 5) rows [batch_index, x1, y1, x2, y2]. */
+typedef struct {
+  int64_t pooled_size[2]; /* (height, width) */
+  float spatial_scale;
+  int64_t sample_ratio; /* <= 0: adaptive, ceil(roi size / pooled size) samples per bin */
+  bool position_sensitive;
+  bool aligned; /* pixel centres at +0.5: coordinates shifted by -0.5, no 1x1 minimum */
+} DsROIAlignParam;
+
+/* _contrib_AdaptiveAvgPooling2D: the output's (height, width). */
+typedef struct {
+  int64_t output_size[2];
+} DsAdaptiveAvgPoolParam;
+
+/* Spatial dims a Deconvolution may have: MXNet's CPU implementation has 1-D and 2-D only. */
+#define DS_DECONV_MAX_SPATIAL 2
+
+/* Deconvolution (transposed convolution), layouts NCW and NCHW. Tuples are expanded to
+ * `n_spatial` entries with MXNet's defaults. With `has_target`, pad and adj are ignored and
+ * derived from the input size (ds_deconv_pad_adj); `workspace` and `cudnn_*` are accepted and
+ * ignored. */
+typedef struct {
+  int n_spatial;
+  int64_t kernel[DS_DECONV_MAX_SPATIAL];
+  int64_t stride[DS_DECONV_MAX_SPATIAL];
+  int64_t dilate[DS_DECONV_MAX_SPATIAL];
+  int64_t pad[DS_DECONV_MAX_SPATIAL];
+  int64_t adj[DS_DECONV_MAX_SPATIAL];
+  bool has_target;
+  int64_t target_shape[DS_DECONV_MAX_SPATIAL];
+  int64_t num_filter;
+  int64_t num_group;
+  bool no_bias; /* MXNet's default for Deconvolution is true */
+} DsDeconvolutionParam;
+
+/* The padding and output adjustment of spatial axis `i` for an input of `in` elements:
+ * the attributes, or with a target shape MXNet's DeconvolutionParam::InferPad, which splits
+ * the excess stride * (in - 1) + dilated kernel - target into pad = ceil(excess / 2) and
+ * adj = excess % 2. FALSE if the target is larger than the full output (excess < 0). */
+static inline bool ds_deconv_pad_adj(const DsDeconvolutionParam *p, int i, int64_t in, int64_t *pad,
+                                     int64_t *adj)
+{
+  if (!p->has_target) {
+    *pad = p->pad[i];
+    *adj = p->adj[i];
+    return true;
+  }
+  int64_t excess =
+      p->stride[i] * (in - 1) + p->dilate[i] * (p->kernel[i] - 1) + 1 - p->target_shape[i];
+  if (excess < 0)
+    return false;
+  *adj = excess % 2;
+  *pad = (excess + 1) / 2;
+  return true;
+}

@@ -1,4 +1,754 @@
-/* ds-cpu-vision.c: (being written) */
+/* ds-cpu-vision.c: CPU kernels of the vision family (float32): box_nms, ROIAlign, adaptive
+ * average pooling and Deconvolution.
+ *
+ * Each follows MXNet 1.x's CPU implementation step by step where the arithmetic order is
+ * observable (ROIAlign's sample positions and bilinear weights, box_nms's float IoU against a
+ * float threshold), so results match MXNet's to float rounding. Deconvolution is the transpose
+ * of Convolution's im2col + sgemm: one sgemm per image, group and block of input rows gives
+ * the column matrix W^T x, which col2im scatters (sums) into the output.
+ *
+ * Scratch memory comes from the workspace: box_nms's sort indices and areas, Deconvolution's
+ * column block. ROIAlign needs none: its sampling weights are computed in fixed-size chunks on
+ * the stack, because their number depends on the rois' values, which the planner cannot see.
+ *
+ * Where MXNet's behaviour is undefined or aborts, the kernels choose: a roi whose batch index is
+ * negative gives zeros (MXNet's documented intent; its kernel zeroes one element), an index past
+ * the batch is DS_STATUS_OUT_OF_RANGE (MXNet reads out of bounds), an empty roi with
+ * aligned=True is DS_STATUS_INVALID_ARGUMENT (MXNet's CHECK fails), and a non-finite roi
+ * coordinate gives NaN.
+ */
+/* Keep the short zero-fill and copy loops as loops (see ds-cpu-conv.c). */
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "ds-cpu-gemm.h"
 #include "ds-cpu.h"
 
-void ds_cpu_vision_register(DsKernel *table) { (void)table; }
+static bool all_f32(const DsTensor *t, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (t[i].dtype != DS_DTYPE_FLOAT32)
+      return false;
+  return true;
+}
+
+/* Items per parallel chunk when each item costs `cost` elements of work. */
+static int64_t grain_for(int64_t cost)
+{
+  int64_t g = DS_CPU_PARALLEL_GRAIN / (cost > 0 ? cost : 1);
+  return g < 1 ? 1 : g;
+}
+
+static int64_t round16(int64_t n)
+{
+  return (n + 15) / 16 * 16;
+}
+
+/* --- _contrib_box_nms --------------------------------------------------------------------- */
+
+/* MXNet compares class ids as static_cast<int>(float). x86's conversion gives INT32_MIN for NaN
+ * and out-of-range values, where C leaves them undefined; reproduce x86. */
+static int32_t class_key(float v)
+{
+  if (!(v > -2147483648.0f && v < 2147483648.0f))
+    return G_MININT32;
+  return (int32_t)v;
+}
+
+/* MXNet's Intersect: the overlap of two boxes along one axis, given a box's first value on the
+ * axis (`a[0]`) and its third (`a[2]`): (min, max) for corner boxes, (centre, size) for
+ * center boxes. */
+static float box_intersect(const float *a, const float *b, DsBoxFormat fmt)
+{
+  float w;
+  if (fmt == DS_BOX_CORNER) {
+    float left = a[0] > b[0] ? a[0] : b[0];
+    float right = a[2] < b[2] ? a[2] : b[2];
+    w = right - left;
+  } else {
+    float aw = a[2] / 2, bw = b[2] / 2;
+    float al = a[0] - aw, ar = a[0] + aw, bl = b[0] - bw, br = b[0] + bw;
+    float left = bl > al ? bl : al;
+    float right = br < ar ? br : ar;
+    w = right - left;
+  }
+  return w > 0 ? w : 0.0f;
+}
+
+/* MXNet's BoxArea: 0 for a box with a negative side. */
+static float box_area(const float *b, DsBoxFormat fmt)
+{
+  float w = fmt == DS_BOX_CORNER ? b[2] - b[0] : b[2];
+  float h = fmt == DS_BOX_CORNER ? b[3] - b[1] : b[3];
+  return (w < 0 || h < 0) ? 0.0f : w * h;
+}
+
+typedef struct {
+  const DsBoxNMSParam *p;
+  const float *in;
+  float *out, *record;
+  int64_t n_box, width, topk;
+  int32_t *order; /* 2 * n_box per batch: the candidates, and the merge sort's buffer */
+  float *areas;   /* n_box per batch */
+} NmsJob;
+
+/* Stable merge sort of `n` box indices by score, highest first: ties keep index order, as
+ * MXNet's std::stable_sort over boxes listed in index order does. */
+static void sort_by_score(int32_t *idx, int32_t *tmp, int64_t n, const float *boxes, int64_t width,
+                          int64_t score_index)
+{
+  int32_t *src = idx, *dst = tmp;
+  for (int64_t run = 1; run < n; run *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * run) {
+      int64_t mid = MIN(lo + run, n), hi = MIN(lo + 2 * run, n);
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        float si = boxes[src[i] * width + score_index], sj = boxes[src[j] * width + score_index];
+        dst[k++] = sj > si ? src[j++] : src[i++];
+      }
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    int32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != idx)
+    memcpy(idx, src, (size_t)n * sizeof(int32_t));
+}
+
+/* MXNet's corner_to_center / center_to_corner on one output row; like MXNet, a row whose first
+ * coordinate is negative (the -1 filler rows, but also real boxes left of 0) is left as is. */
+static void convert_box(float *b, DsBoxFormat to)
+{
+  if (b[0] < 0)
+    return;
+  if (to == DS_BOX_CENTER) {
+    float l = b[0], t = b[1], r = b[2], bot = b[3];
+    b[0] = (l + r) / 2;
+    b[1] = (t + bot) / 2;
+    b[2] = r - l;
+    b[3] = bot - t;
+  } else {
+    float x = b[0], y = b[1], w = b[2] / 2, h = b[3] / 2;
+    b[0] = x - w;
+    b[1] = y - h;
+    b[2] = x + w;
+    b[3] = y + h;
+  }
+}
+
+/* One batch: filter by score (and background class), sort, keep the topk best, suppress
+ * greedily, and write the kept boxes in order followed by -1 rows. */
+static void nms_batch(const NmsJob *job, int64_t b)
+{
+  const DsBoxNMSParam *p = job->p;
+  const int64_t n = job->n_box, w = job->width, cs = p->coord_start;
+  const float *x = job->in + b * n * w;
+  float *y = job->out + b * n * w, *rec = job->record + b * n;
+  int32_t *order = job->order + b * 2 * n;
+  float *areas = job->areas + b * n;
+  const bool has_id = p->id_index >= 0;
+  const float background = (float)p->background_id;
+
+  int64_t n_valid = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const float *box = x + i * w;
+    bool valid = box[p->score_index] > p->valid_thresh;
+    if (has_id)
+      valid = valid && box[p->id_index] != background;
+    if (valid)
+      order[n_valid++] = (int32_t)i;
+  }
+  sort_by_score(order, order + n, n_valid, x, w, p->score_index);
+  const int64_t k_n = MIN(n_valid, job->topk);
+  for (int64_t k = 0; k < k_n; k++)
+    areas[k] = box_area(x + order[k] * w + cs, p->in_format);
+
+  /* Greedy suppression in score order; a suppressed box (index -1) no longer suppresses. */
+  const bool by_class = !p->force_suppress && has_id;
+  for (int64_t r = 0; r < k_n; r++) {
+    if (order[r] < 0)
+      continue;
+    const float *rb = x + order[r] * w;
+    const int32_t r_class = by_class ? class_key(rb[p->id_index]) : 0;
+    for (int64_t q = r + 1; q < k_n; q++) {
+      if (order[q] < 0)
+        continue;
+      const float *qb = x + order[q] * w;
+      if (by_class && class_key(qb[p->id_index]) != r_class)
+        continue;
+      float inter = box_intersect(rb + cs, qb + cs, p->in_format);
+      inter *= box_intersect(rb + cs + 1, qb + cs + 1, p->in_format);
+      float iou = inter / (areas[r] + areas[q] - inter);
+      if (iou > p->overlap_thresh)
+        order[q] = -1;
+    }
+  }
+
+  for (int64_t i = 0; i < n * w; i++)
+    y[i] = -1.0f;
+  for (int64_t i = 0; i < n; i++)
+    rec[i] = -1.0f;
+  int64_t count = 0;
+  for (int64_t k = 0; k < k_n; k++) {
+    if (order[k] < 0)
+      continue;
+    memcpy(y + count * w, x + order[k] * w, (size_t)w * sizeof(float));
+    /* The record holds the flat index over all batches, as MXNet's does. */
+    rec[count] = (float)(b * n + order[k]);
+    count++;
+  }
+  if (p->in_format != p->out_format)
+    for (int64_t i = 0; i < n; i++)
+      convert_box(y + i * w + cs, p->out_format);
+}
+
+static void nms_batches(void *data, int64_t begin, int64_t end)
+{
+  const NmsJob *job = data;
+  for (int64_t b = begin; b < end; b++)
+    nms_batch(job, b);
+}
+
+/* Splits box_nms's data (..., N, W) into batches, boxes and width; false if not 2-D or more. */
+static bool nms_dims(const DsTensor *data, int64_t *batch, int64_t *n_box, int64_t *width)
+{
+  if (data->ndim < 2)
+    return false;
+  *batch = ds_shape_span(data->shape, 0, data->ndim - 2);
+  *n_box = data->shape[data->ndim - 2];
+  *width = data->shape[data->ndim - 1];
+  return true;
+}
+
+/* Two int32 index lists and one float area list per box. */
+static size_t box_nms_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)outputs;
+  (void)n_outputs;
+  int64_t batch, n_box, width;
+  if (n_inputs < 1 || !nms_dims(&inputs[0], &batch, &n_box, &width))
+    return 0;
+  int64_t total = batch * n_box;
+  return (size_t)(round16(2 * total) + round16(total)) * sizeof(float);
+}
+
+static DsStatus box_nms_run(const DsKernelCtx *ctx)
+{
+  const DsBoxNMSParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 2)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 2))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *data = &ctx->inputs[0];
+  int64_t batch, n_box, width;
+  if (!nms_dims(data, &batch, &n_box, &width) ||
+      ds_tensor_numel(&ctx->outputs[0]) != ds_tensor_numel(data) ||
+      ds_tensor_numel(&ctx->outputs[1]) != batch * n_box)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t need = MAX(MAX(p->coord_start + 4, p->score_index + 1), p->id_index + 1);
+  if (width < need || batch * n_box > G_MAXINT32)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const float *x = data->data;
+  float *y = ctx->outputs[0].data, *rec = ctx->outputs[1].data;
+  const int64_t topk = p->topk < 0 ? n_box : MIN(n_box, p->topk);
+  if (topk < 1) {
+    /* MXNet's shortcut: the input as is (no filtering, no format change), identity record. */
+    memcpy(y, x, ds_tensor_nbytes(data));
+    for (int64_t i = 0; i < batch * n_box; i++)
+      rec[i] = (float)i;
+    return DS_STATUS_OK;
+  }
+  const int64_t total = batch * n_box;
+  if (total == 0)
+    return DS_STATUS_OK;
+  if (ctx->workspace == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  NmsJob job = {.p = p,
+                .in = x,
+                .out = y,
+                .record = rec,
+                .n_box = n_box,
+                .width = width,
+                .topk = topk,
+                .order = ctx->workspace,
+                .areas = (float *)ctx->workspace + round16(2 * total)};
+  ds_parallel_for(ctx->pool, batch, grain_for(n_box * width * 8), nms_batches, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- _contrib_ROIAlign -------------------------------------------------------------------- */
+
+/* One sampling point: its four neighbours in the plane and their bilinear weights. */
+typedef struct {
+  int64_t pos[4];
+  float w[4];
+} RoiSample;
+
+/* Sampling points computed at a time (48 bytes each, on the stack): their weights are reused
+ * for every channel, without a buffer whose size would depend on the rois' values. 1024 holds
+ * every sample of a 14x14 output with 2x2 samples per bin (Mask R-CNN's setting). */
+#define ROI_CHUNK 1024
+
+/* MXNet's pre_calc_for_bilinear_interpolate for one point: clamp to the map, and no weight at
+ * all more than one pixel outside (still reading pixel 0 with weight 0, as MXNet does). */
+static void roi_sample(float y, float x, int64_t height, int64_t width, RoiSample *s)
+{
+  if (y < -1.0f || y > (float)height || x < -1.0f || x > (float)width) {
+    *s = (RoiSample){{0, 0, 0, 0}, {0, 0, 0, 0}};
+    return;
+  }
+  if (y <= 0)
+    y = 0;
+  if (x <= 0)
+    x = 0;
+  int64_t y_low = (int64_t)y, x_low = (int64_t)x, y_high, x_high;
+  if (y_low >= height - 1) {
+    y_high = y_low = height - 1;
+    y = (float)y_low;
+  } else {
+    y_high = y_low + 1;
+  }
+  if (x_low >= width - 1) {
+    x_high = x_low = width - 1;
+    x = (float)x_low;
+  } else {
+    x_high = x_low + 1;
+  }
+  float ly = y - (float)y_low, lx = x - (float)x_low;
+  float hy = 1.0f - ly, hx = 1.0f - lx;
+  s->pos[0] = y_low * width + x_low;
+  s->pos[1] = y_low * width + x_high;
+  s->pos[2] = y_high * width + x_low;
+  s->pos[3] = y_high * width + x_high;
+  s->w[0] = hy * hx;
+  s->w[1] = hy * lx;
+  s->w[2] = ly * hx;
+  s->w[3] = ly * lx;
+}
+
+/* One roi's geometry, as MXNet's ROIAlignForward derives it. */
+typedef struct {
+  int64_t batch; /* -1: skipped (negative batch index): zeros */
+  bool nan;      /* a non-finite coordinate: NaN output */
+  float start_h, start_w, bin_h, bin_w;
+  int64_t grid_h, grid_w;
+} RoiGeom;
+
+/* Reads roi `r`. Returns DS_STATUS_OUT_OF_RANGE for a batch index past the data, and
+ * DS_STATUS_INVALID_ARGUMENT for an empty aligned roi (MXNet's CHECK_GT) or a sampling grid
+ * beyond int range. */
+static DsStatus roi_geom(const DsROIAlignParam *p, const float *roi, int64_t n_images, RoiGeom *g)
+{
+  *g = (RoiGeom){.batch = -1};
+  /* static_cast<int>: truncation, so (-1, 0) is image 0; NaN is negative on x86. */
+  float bi = roi[0];
+  if (!(bi > -1.0f))
+    return DS_STATUS_OK;
+  if (bi >= (float)n_images)
+    return DS_STATUS_OUT_OF_RANGE;
+  g->batch = (int64_t)bi;
+  for (int i = 1; i < 5; i++)
+    if (!isfinite(roi[i])) {
+      g->nan = true;
+      return DS_STATUS_OK;
+    }
+  const float offset = p->aligned ? 0.5f : 0.0f;
+  const float scale = p->spatial_scale;
+  g->start_w = roi[1] * scale - offset;
+  g->start_h = roi[2] * scale - offset;
+  float end_w = roi[3] * scale - offset, end_h = roi[4] * scale - offset;
+  float roi_w = end_w - g->start_w, roi_h = end_h - g->start_h;
+  if (p->aligned) {
+    if (!(roi_w > 0.0f && roi_h > 0.0f))
+      return DS_STATUS_INVALID_ARGUMENT;
+  } else {
+    /* Malformed rois become 1x1. */
+    roi_w = roi_w > 1.0f ? roi_w : 1.0f;
+    roi_h = roi_h > 1.0f ? roi_h : 1.0f;
+  }
+  g->bin_h = roi_h / (float)p->pooled_size[0];
+  g->bin_w = roi_w / (float)p->pooled_size[1];
+  if (p->sample_ratio > 0) {
+    g->grid_h = g->grid_w = p->sample_ratio;
+  } else {
+    float gh = ceilf(roi_h / (float)p->pooled_size[0]);
+    float gw = ceilf(roi_w / (float)p->pooled_size[1]);
+    if (!(gh < 2147483648.0f && gw < 2147483648.0f))
+      return DS_STATUS_INVALID_ARGUMENT;
+    g->grid_h = (int64_t)gh;
+    g->grid_w = (int64_t)gw;
+  }
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  const DsROIAlignParam *p;
+  const float *data, *rois;
+  float *out;
+  int64_t n_images, in_channels, out_channels, height, width;
+} RoiJob;
+
+static void roi_align_one(const RoiJob *job, int64_t r)
+{
+  const DsROIAlignParam *p = job->p;
+  const int64_t ph_n = p->pooled_size[0], pw_n = p->pooled_size[1], bins = ph_n * pw_n;
+  const int64_t plane = job->height * job->width, channels = job->out_channels;
+  float *out = job->out + r * channels * bins;
+  RoiGeom g;
+  roi_geom(p, job->rois + r * 5, job->n_images, &g);
+  if (g.batch < 0 || g.nan) {
+    float v = g.batch < 0 ? 0.0f : NAN;
+    for (int64_t i = 0; i < channels * bins; i++)
+      out[i] = v;
+    return;
+  }
+  const float *image = job->data + g.batch * job->in_channels * plane;
+  const int64_t per_bin = g.grid_h * g.grid_w;
+  const float count = (float)per_bin;
+  /* Blocks of whole bins whose samples fit the buffer (all of them, for the usual sizes), or
+   * one bin in chunks of samples. Within a block the channels are the outer loop, so each
+   * channel's plane and output row are read and written contiguously. */
+  const int64_t block_bins = MAX(1, ROI_CHUNK / per_bin);
+  const int64_t chunk = MIN(per_bin, ROI_CHUNK);
+  RoiSample s[ROI_CHUNK];
+  for (int64_t b0 = 0; b0 < bins; b0 += block_bins) {
+    const int64_t b1 = MIN(bins, b0 + block_bins);
+    for (int64_t s0 = 0; s0 < per_bin; s0 += chunk) {
+      const int64_t s1 = MIN(per_bin, s0 + chunk), n_s = s1 - s0;
+      for (int64_t bin = b0; bin < b1; bin++) {
+        const int64_t ph = bin / pw_n, pw = bin % pw_n;
+        for (int64_t k = s0; k < s1; k++) {
+          const int64_t iy = k / g.grid_w, ix = k % g.grid_w;
+          /* MXNet's expression order: start + bin index * bin size + (i + .5) * bin / grid. */
+          float y =
+              g.start_h + (float)ph * g.bin_h + ((float)iy + 0.5f) * g.bin_h / (float)g.grid_h;
+          float x =
+              g.start_w + (float)pw * g.bin_w + ((float)ix + 0.5f) * g.bin_w / (float)g.grid_w;
+          roi_sample(y, x, job->height, job->width, &s[(bin - b0) * n_s + (k - s0)]);
+        }
+      }
+      for (int64_t c = 0; c < channels; c++) {
+        float *o = out + c * bins;
+        for (int64_t bin = b0; bin < b1; bin++) {
+          /* Position-sensitive: each bin reads its own group of channels. */
+          const float *src = image + (p->position_sensitive ? c * bins + bin : c) * plane;
+          const RoiSample *sb = s + (bin - b0) * n_s;
+          /* The samples in MXNet's order, continuing the sum of the previous chunks. */
+          float acc = s0 == 0 ? 0.0f : o[bin];
+          for (int64_t k = 0; k < n_s; k++)
+            acc += sb[k].w[0] * src[sb[k].pos[0]] + sb[k].w[1] * src[sb[k].pos[1]] +
+                   sb[k].w[2] * src[sb[k].pos[2]] + sb[k].w[3] * src[sb[k].pos[3]];
+          o[bin] = s1 == per_bin ? acc / count : acc;
+        }
+      }
+    }
+  }
+}
+
+static void roi_align_range(void *data, int64_t begin, int64_t end)
+{
+  const RoiJob *job = data;
+  for (int64_t r = begin; r < end; r++)
+    roi_align_one(job, r);
+}
+
+static DsStatus roi_align_run(const DsKernelCtx *ctx)
+{
+  const DsROIAlignParam *p = ctx->param;
+  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *data = &ctx->inputs[0], *rois = &ctx->inputs[1], *out = &ctx->outputs[0];
+  const int64_t bins = p->pooled_size[0] * p->pooled_size[1];
+  if (data->ndim != 4 || rois->ndim != 2 || rois->shape[1] != 5 || out->ndim != 4)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const int64_t in_c = data->shape[1];
+  const int64_t out_c = p->position_sensitive ? in_c / bins : in_c;
+  if ((p->position_sensitive && in_c % bins != 0) || out->shape[0] != rois->shape[0] ||
+      out->shape[1] != out_c || out->shape[2] != p->pooled_size[0] ||
+      out->shape[3] != p->pooled_size[1] || data->shape[2] < 1 || data->shape[3] < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  RoiJob job = {.p = p,
+                .data = data->data,
+                .rois = rois->data,
+                .out = out->data,
+                .n_images = data->shape[0],
+                .in_channels = in_c,
+                .out_channels = out_c,
+                .height = data->shape[2],
+                .width = data->shape[3]};
+  /* Validate every roi first, so that the parallel part cannot fail. */
+  int64_t max_samples = 1;
+  for (int64_t r = 0; r < rois->shape[0]; r++) {
+    RoiGeom g;
+    DsStatus st = roi_geom(p, job.rois + r * 5, job.n_images, &g);
+    if (st != DS_STATUS_OK)
+      return st;
+    if (g.batch >= 0 && !g.nan)
+      max_samples = MAX(max_samples, g.grid_h * g.grid_w);
+  }
+  ds_parallel_for(ctx->pool, rois->shape[0], grain_for(out_c * bins * 4 * MIN(max_samples, 16)),
+                  roi_align_range, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- _contrib_AdaptiveAvgPooling2D -------------------------------------------------------- */
+
+typedef struct {
+  const float *in;
+  float *out;
+  int64_t ih, iw, oh, ow;
+} AdaptiveJob;
+
+/* MXNet's START_IND and END_IND: floor(o * in / out) and ceil((o + 1) * in / out), here in
+ * integers (MXNet divides in float, which is exact for the sizes that fit a float). */
+static int64_t adaptive_start(int64_t o, int64_t out, int64_t in)
+{
+  return o * in / out;
+}
+static int64_t adaptive_end(int64_t o, int64_t out, int64_t in)
+{
+  return ((o + 1) * in + out - 1) / out;
+}
+
+static void adaptive_planes(void *data, int64_t begin, int64_t end)
+{
+  const AdaptiveJob *job = data;
+  for (int64_t pl = begin; pl < end; pl++) {
+    const float *x = job->in + pl * job->ih * job->iw;
+    float *y = job->out + pl * job->oh * job->ow;
+    for (int64_t oy = 0; oy < job->oh; oy++) {
+      int64_t y0 = adaptive_start(oy, job->oh, job->ih), y1 = adaptive_end(oy, job->oh, job->ih);
+      for (int64_t ox = 0; ox < job->ow; ox++) {
+        int64_t x0 = adaptive_start(ox, job->ow, job->iw);
+        int64_t x1 = adaptive_end(ox, job->ow, job->iw);
+        float sum = 0.0f;
+        for (int64_t iy = y0; iy < y1; iy++) {
+          const float *restrict row = x + iy * job->iw;
+          for (int64_t ix = x0; ix < x1; ix++)
+            sum += row[ix];
+        }
+        y[oy * job->ow + ox] = sum / (float)(x1 - x0) / (float)(y1 - y0);
+      }
+    }
+  }
+}
+
+static DsStatus adaptive_avg_pool_run(const DsKernelCtx *ctx)
+{
+  const DsAdaptiveAvgPoolParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0], *y = &ctx->outputs[0];
+  if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+      y->shape[2] != p->output_size[0] || y->shape[3] != p->output_size[1] || x->shape[2] < 1 ||
+      x->shape[3] < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  AdaptiveJob job = {x->data, y->data, x->shape[2], x->shape[3], y->shape[2], y->shape[3]};
+  /* Every input element is read about once per window overlapping it: at most 4 times. */
+  int64_t cost = MAX(job.ih * job.iw, job.oh * job.ow);
+  ds_parallel_for(ctx->pool, x->shape[0] * x->shape[1], grain_for(cost), adaptive_planes, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- Deconvolution ------------------------------------------------------------------------ */
+
+/* 1-D is 2-D with a height of 1. `pad` is the effective padding (from target_shape when set). */
+typedef struct {
+  int64_t batch, channels, filters, groups;
+  int64_t in[2], out[2], kernel[2], stride[2], dilate[2], pad[2];
+  int64_t in_plane, out_plane, kvol;
+  int64_t block_rows; /* input rows per column block */
+} DeconvGeom;
+
+/* Column block size, as for Convolution's im2col blocks (ds-cpu-conv.c): about 2 MiB, which
+ * stays in cache between the sgemm that writes it and the col2im that reads it. */
+#define DECONV_BLOCK_BYTES (2 * 1024 * 1024)
+
+static bool deconv_geom(const DsDeconvolutionParam *p, const DsTensor *data, const DsTensor *out,
+                        DeconvGeom *g)
+{
+  const int ns = p->n_spatial;
+  if (data->ndim != ns + 2 || out->ndim != ns + 2)
+    return false;
+  g->batch = data->shape[0];
+  g->channels = data->shape[1];
+  g->filters = p->num_filter;
+  g->groups = p->num_group;
+  if (g->groups < 1 || g->channels % g->groups != 0 || g->filters % g->groups != 0 ||
+      out->shape[0] != g->batch || out->shape[1] != g->filters)
+    return false;
+  g->in_plane = g->out_plane = g->kvol = 1;
+  for (int i = 0; i < 2; i++) {
+    int s = i - (2 - ns); /* index into the attribute tuples, < 0 for the prepended height */
+    g->in[i] = s >= 0 ? data->shape[2 + s] : 1;
+    g->out[i] = s >= 0 ? out->shape[2 + s] : 1;
+    g->kernel[i] = s >= 0 ? p->kernel[s] : 1;
+    g->stride[i] = s >= 0 ? p->stride[s] : 1;
+    g->dilate[i] = s >= 0 ? p->dilate[s] : 1;
+    int64_t pad = 0, adj = 0;
+    if (s >= 0 && !ds_deconv_pad_adj(p, s, g->in[i], &pad, &adj))
+      return false;
+    g->pad[i] = pad;
+    int64_t dk = g->dilate[i] * (g->kernel[i] - 1) + 1;
+    if (g->in[i] < 1 || g->out[i] != g->stride[i] * (g->in[i] - 1) + dk - 2 * pad + adj)
+      return false;
+    g->in_plane *= g->in[i];
+    g->out_plane *= g->out[i];
+    g->kvol *= g->kernel[i];
+  }
+  const int64_t m = g->filters / g->groups * g->kvol;
+  int64_t rows = DECONV_BLOCK_BYTES / (int64_t)sizeof(float) / MAX(m * g->in[1], 1);
+  g->block_rows = MAX(1, MIN(rows, g->in[0]));
+  return true;
+}
+
+/* One column block: (filters / groups * kernel volume) rows of block_rows * width columns. */
+static size_t deconv_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                               const DsTensor *outputs, int n_outputs)
+{
+  DeconvGeom g;
+  if (n_inputs < 2 || n_outputs < 1 || !deconv_geom(param, &inputs[0], &outputs[0], &g))
+    return 0;
+  int64_t m = g.filters / g.groups * g.kvol;
+  return (size_t)(m * g.block_rows * g.in[1]) * sizeof(float);
+}
+
+typedef struct {
+  const DeconvGeom *g;
+  const float *bias; /* the group's first filter's bias, or NULL */
+  float *dst;        /* the group's first output plane */
+} DeconvFillJob;
+
+static void deconv_fill(void *data, int64_t begin, int64_t end)
+{
+  const DeconvFillJob *job = data;
+  for (int64_t f = begin; f < end; f++)
+    ds_vmath_fill(job->dst + f * job->g->out_plane, job->g->out_plane,
+                  job->bias != NULL ? job->bias[f] : 0.0f);
+}
+
+typedef struct {
+  const DeconvGeom *g;
+  const float *col; /* (fg * kvol) x ((r1 - r0) * in[1]) */
+  float *dst;       /* the group's first output plane */
+  int64_t r0, r1;   /* the input rows of this block */
+} Col2imJob;
+
+/* Scatters the column block into filters [begin, end): column (iy, ix) of row (f, ky, kx)
+ * lands on output (iy * stride - pad + ky * dilate, ix * stride - pad + kx * dilate). Each
+ * filter owns its output plane, so filters split across threads without conflicts. */
+static void col2im_filters(void *data, int64_t begin, int64_t end)
+{
+  const Col2imJob *job = data;
+  const DeconvGeom *g = job->g;
+  const int64_t iw = g->in[1], ow = g->out[1], oh = g->out[0];
+  const int64_t sh = g->stride[0], sw = g->stride[1];
+  const int64_t ncols = (job->r1 - job->r0) * iw;
+  for (int64_t f = begin; f < end; f++) {
+    float *plane = job->dst + f * g->out_plane;
+    for (int64_t t = 0; t < g->kvol; t++) {
+      const int64_t ky = t / g->kernel[1], kx = t % g->kernel[1];
+      const float *crow = job->col + (f * g->kvol + t) * ncols;
+      /* ox = ix * sw + off lies in [0, ow) for ix in [ix0, ix1). */
+      const int64_t off = kx * g->dilate[1] - g->pad[1];
+      const int64_t ix0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+      const int64_t last = ow - 1 - off;
+      const int64_t ix1 = last < 0 ? 0 : MIN(iw, last / sw + 1);
+      if (ix0 >= ix1)
+        continue;
+      for (int64_t iy = job->r0; iy < job->r1; iy++) {
+        const int64_t oy = iy * sh - g->pad[0] + ky * g->dilate[0];
+        if (oy < 0 || oy >= oh)
+          continue;
+        const float *restrict s = crow + (iy - job->r0) * iw;
+        float *restrict d = plane + oy * ow + off;
+        if (sw == 1) {
+          for (int64_t ix = ix0; ix < ix1; ix++)
+            d[ix] += s[ix];
+        } else {
+          for (int64_t ix = ix0; ix < ix1; ix++)
+            d[ix * sw] += s[ix];
+        }
+      }
+    }
+  }
+}
+
+/* The copies around the GEMMs use the pool only while BLAS is single-threaded: threaded
+ * OpenBLAS keeps its workers spinning after each call (see ds-cpu-conv.c). */
+static void deconv_copy_for(DsThreadPool *pool, bool blas_threaded, int64_t n, int64_t grain,
+                            DsParallelFn fn, void *ctx)
+{
+  if (blas_threaded)
+    fn(ctx, 0, n);
+  else
+    ds_parallel_for(pool, n, grain, fn, ctx);
+}
+
+static DsStatus deconv_run(const DsKernelCtx *ctx)
+{
+  const DsDeconvolutionParam *p = ctx->param;
+  const int n_in = p->no_bias ? 2 : 3;
+  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *data = &ctx->inputs[0], *weight = &ctx->inputs[1];
+  const DsTensor *bias = p->no_bias ? NULL : &ctx->inputs[2];
+  DeconvGeom g;
+  if (!deconv_geom(p, data, &ctx->outputs[0], &g))
+    return DS_STATUS_INVALID_ARGUMENT;
+  const int64_t cg = g.channels / g.groups, fg = g.filters / g.groups, m = fg * g.kvol;
+  if (ds_tensor_numel(weight) != g.channels * m ||
+      (bias != NULL && ds_tensor_numel(bias) != g.filters))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (ctx->workspace == NULL &&
+      deconv_workspace(p, ctx->inputs, ctx->n_inputs, ctx->outputs, ctx->n_outputs) > 0)
+    return DS_STATUS_INVALID_ARGUMENT;
+
+  const bool blas_threaded = openblas_get_num_threads() > 1;
+  const float *x = data->data, *w = weight->data;
+  float *y = ctx->outputs[0].data, *col = ctx->workspace;
+  for (int64_t img = 0; img < g.batch; img++) {
+    for (int64_t grp = 0; grp < g.groups; grp++) {
+      float *dst = y + (img * g.filters + grp * fg) * g.out_plane;
+      DeconvFillJob fill = {&g, bias != NULL ? (const float *)bias->data + grp * fg : NULL, dst};
+      deconv_copy_for(ctx->pool, blas_threaded, fg, grain_for(g.out_plane), deconv_fill, &fill);
+      const float *src = x + (img * g.channels + grp * cg) * g.in_plane;
+      /* The group's weights are cg rows of m = fg * kvol: col = W_g^T * x_g. */
+      const float *wg = w + grp * cg * m;
+      for (int64_t r0 = 0; r0 < g.in[0]; r0 += g.block_rows) {
+        const int64_t r1 = MIN(g.in[0], r0 + g.block_rows), ncols = (r1 - r0) * g.in[1];
+        DsStatus st = ds_cpu_sgemm(true, false, m, ncols, cg, 1.0f, wg, m, src + r0 * g.in[1],
+                                   g.in_plane, 0.0f, col, ncols);
+        if (st != DS_STATUS_OK)
+          return st;
+        Col2imJob job = {&g, col, dst, r0, r1};
+        deconv_copy_for(ctx->pool, blas_threaded, fg, grain_for(g.kvol * ncols), col2im_filters,
+                        &job);
+      }
+    }
+  }
+  return DS_STATUS_OK;
+}
+
+void ds_cpu_vision_register(DsKernel *table)
+{
+  table[DS_OP_BOX_NMS] = (DsKernel){box_nms_run, box_nms_workspace};
+  table[DS_OP_ROI_ALIGN] = (DsKernel){roi_align_run, NULL};
+  table[DS_OP_ADAPTIVE_AVG_POOLING_2D] = (DsKernel){adaptive_avg_pool_run, NULL};
+  table[DS_OP_DECONVOLUTION] = (DsKernel){deconv_run, deconv_workspace};
+}
