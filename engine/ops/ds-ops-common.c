@@ -1,6 +1,7 @@
 /* ds-ops-common.c: shape and dtype rules shared by the op families. */
 #include "ds-ops-common.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "ds-attr.h"
@@ -177,9 +178,10 @@ gboolean ds_ops_attr_axes(const DsNode *node, const char *key, int64_t *axes, in
 
 gboolean ds_ops_attr_require(const DsNode *node, const char *key, GError **error)
 {
+  /* Present is enough: some required attributes take "None" as a value (slice_axis's end). */
   if (ds_node_get_attr(node, key) != NULL)
     return TRUE;
-  g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "node '%s' (%s): required attribute '%s' is missing",
+  g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "node '%s' (%s): required attribute '%s' is missing",
               node->name, node->op_name, key);
   return FALSE;
 }
@@ -190,5 +192,99 @@ gboolean ds_ops_attr_invalid(const DsNode *node, const char *key, const char *re
   const char *value = ds_node_get_attr(node, key);
   g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "node '%s' (%s): attribute %s='%s': %s",
               node->name, node->op_name, key, value != NULL ? value : "", reason);
+  return FALSE;
+}
+
+gboolean ds_ops_node_error(const DsNode *node, GError **error, int code, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_autofree char *msg = g_strdup_vprintf(format, args);
+  va_end(args);
+  g_set_error(error, DS_ERROR, code, "node '%s' (%s): %s", node->name, node->op_name, msg);
+  return FALSE;
+}
+
+gboolean ds_ops_attr_int_range(const DsNode *node, const char *key, int64_t def, int64_t min,
+                               int64_t max, int64_t *out, GError **error)
+{
+  if (!ds_node_attr_int(node, key, def, out, error))
+    return FALSE;
+  if (*out < min || *out > max)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "attribute %s=%" G_GINT64_FORMAT " is outside [%" G_GINT64_FORMAT
+                             ", %" G_GINT64_FORMAT "]",
+                             key, *out, min, max);
+  return TRUE;
+}
+
+gboolean ds_ops_attr_float32(const DsNode *node, const char *key, double def, float *out,
+                             GError **error)
+{
+  double v;
+  if (!ds_node_attr_float(node, key, def, &v, error))
+    return FALSE;
+  *out = (float)v;
+  return TRUE;
+}
+
+gboolean ds_ops_attr_opt_bool(const DsNode *node, const char *key, gboolean def, bool *out,
+                              GError **error)
+{
+  gboolean v = def;
+  if (!ds_node_attr_is_none(node, key) && !ds_node_attr_bool(node, key, def, &v, error))
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def,
+                             int64_t min, int64_t *out, GError **error)
+{
+  int64_t v[DS_MAX_NDIM];
+  int k;
+  if (!ds_node_attr_tuple(node, key, v, DS_MAX_NDIM, &k, error))
+    return FALSE;
+  if (k <= 0) {
+    for (int i = 0; i < n; i++)
+      out[i] = def;
+    return TRUE;
+  }
+  const char *text = ds_node_get_attr(node, key);
+  if (k != n)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "attribute %s=%s has %d values, but the kernel has %d dims", key,
+                             text, k, n);
+  for (int i = 0; i < n; i++) {
+    if (v[i] < min)
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                               "attribute %s=%s: every value must be at least %" G_GINT64_FORMAT,
+                               key, text, min);
+    out[i] = v[i];
+  }
+  return TRUE;
+}
+
+gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
+                             const char *what, GError **error)
+{
+  GError *local = NULL;
+  if (ds_shape_ctx_assign(ctx, slot, want, what, &local))
+    return TRUE;
+  g_clear_error(&local);
+  g_autofree char *have = ds_shape_to_string(slot);
+  g_autofree char *expect = ds_shape_to_string(want);
+  ds_shape_ctx_set_error(ctx, error, "%s has shape %s, but %s is expected", what, have, expect);
+  return FALSE;
+}
+
+gboolean ds_ops_check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
+                           const char *layout, GError **error)
+{
+  if (s->ndim < 0 || s->ndim == ndim)
+    return TRUE;
+  g_autofree char *str = ds_shape_to_string(s);
+  ds_shape_ctx_set_error(ctx, error, "%s must have %d dims (%s), but has shape %s", what, ndim,
+                         layout, str);
   return FALSE;
 }

@@ -52,11 +52,38 @@ gboolean ds_ops_unify_dtypes(const DsNode *node, DsDType *in, int n_in, DsDType 
 gboolean ds_ops_attr_axes(const DsNode *node, const char *key, int64_t *axes, int *n_out,
                           GError **error);
 
-/* Checks a required attribute is present: a missing key is a DS_ERROR_PARSE error naming
- * the node, op and key. */
+/* Checks a required attribute is present (its value may be "None", as slice_axis's end): a
+ * missing key is a DS_ERROR_INVALID error naming the node, op and key. */
 gboolean ds_ops_attr_require(const DsNode *node, const char *key, GError **error);
 
 /* A DS_ERROR_INVALID error for an attribute whose value parses but is not allowed ("step=0"),
  * naming the node, op, key, value and `reason`. Always returns FALSE. */
 gboolean ds_ops_attr_invalid(const DsNode *node, const char *key, const char *reason,
                              GError **error);
+
+/* A DS_ERROR error with `code`, prefixed "node '<name>' (<op>): ". Always returns FALSE. */
+gboolean ds_ops_node_error(const DsNode *node, GError **error, int code, const char *format, ...)
+  G_GNUC_PRINTF(4, 5);
+
+/* An integer attribute that must lie in [min, max] (DS_ERROR_INVALID otherwise). */
+gboolean ds_ops_attr_int_range(const DsNode *node, const char *key, int64_t def, int64_t min,
+                               int64_t max, int64_t *out, GError **error);
+/* A float attribute stored as float (MXNet's fields are float and its kernels compare float
+ * data against them). */
+gboolean ds_ops_attr_float32(const DsNode *node, const char *key, double def, float *out,
+                             GError **error);
+/* A bool attribute where "None" means the default (MXNet's optional<bool>). */
+gboolean ds_ops_attr_opt_bool(const DsNode *node, const char *key, gboolean def, bool *out,
+                              GError **error);
+/* A spatial tuple (stride, pad, dilate...) of `n` values, each at least `min`; missing or "()"
+ * gives `def` for each. */
+gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def,
+                             int64_t min, int64_t *out, GError **error);
+
+/* Unifies `*slot` with `want`; on a mismatch the error names `what` and both shapes
+ * ("weight has shape (64, 100), but (64, 128) is expected"). */
+gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
+                             const char *what, GError **error);
+/* A known rank must be `ndim`; the error names `what` and the expected `layout`. */
+gboolean ds_ops_check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
+                           const char *layout, GError **error);

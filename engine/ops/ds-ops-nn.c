@@ -16,28 +16,9 @@
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-op.h"
+#include "ds-ops-common.h"
 
 /* --- Helpers ------------------------------------------------------------------------------ */
-
-static gboolean nn_error(const DsNode *node, GError **error, int code, const char *format, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean nn_error(const DsNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start(args, format);
-  g_autofree char *msg = g_strdup_vprintf(format, args);
-  va_end(args);
-  g_set_error(error, DS_ERROR, code, "node '%s' (%s): %s", node->name, node->op_name, msg);
-  return FALSE;
-}
-
-static gboolean attr_required(const DsNode *node, const char *key, GError **error)
-{
-  if (!ds_node_attr_is_none(node, key))
-    return TRUE;
-  return nn_error(node, error, DS_ERROR_INVALID, "required attribute '%s' is missing", key);
-}
 
 /* An integer attribute that must be at least `min`. */
 static gboolean attr_int_min(const DsNode *node, const char *key, int64_t def, int64_t min,
@@ -46,7 +27,7 @@ static gboolean attr_int_min(const DsNode *node, const char *key, int64_t def, i
   if (!ds_node_attr_int(node, key, def, out, error))
     return FALSE;
   if (*out < min)
-    return nn_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                     "attribute %s=%" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT, key,
                     *out, min);
   return TRUE;
@@ -59,47 +40,9 @@ static gboolean attr_int32(const DsNode *node, const char *key, int def, int *ou
   if (!ds_node_attr_int(node, key, def, &v, error))
     return FALSE;
   if (v < G_MININT32 || v > G_MAXINT32)
-    return nn_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                     "attribute %s=%" G_GINT64_FORMAT " is out of range", key, v);
   *out = (int)v;
-  return TRUE;
-}
-
-/* A bool attribute where "None" means the default (MXNet's optional<bool>). */
-static gboolean attr_opt_bool(const DsNode *node, const char *key, gboolean def, bool *out,
-                              GError **error)
-{
-  gboolean v = def;
-  if (!ds_node_attr_is_none(node, key) && !ds_node_attr_bool(node, key, def, &v, error))
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
-/* A spatial tuple (stride, pad, dilate) of `n` values; missing or "()" gives `def` for each. */
-static gboolean attr_spatial(const DsNode *node, const char *key, int n, int64_t def, int64_t min,
-                             int64_t *out, GError **error)
-{
-  int64_t v[DS_MAX_NDIM];
-  int k;
-  if (!ds_node_attr_tuple(node, key, v, DS_MAX_NDIM, &k, error))
-    return FALSE;
-  if (k <= 0) {
-    for (int i = 0; i < n; i++)
-      out[i] = def;
-    return TRUE;
-  }
-  const char *text = ds_node_get_attr(node, key);
-  if (k != n)
-    return nn_error(node, error, DS_ERROR_INVALID,
-                    "attribute %s=%s has %d values, but the kernel has %d dims", key, text, k, n);
-  for (int i = 0; i < n; i++) {
-    if (v[i] < min)
-      return nn_error(node, error, DS_ERROR_INVALID,
-                      "attribute %s=%s: every value must be at least %" G_GINT64_FORMAT, key, text,
-                      min);
-    out[i] = v[i];
-  }
   return TRUE;
 }
 
@@ -116,29 +59,15 @@ static gboolean attr_layout(const DsNode *node, int n_spatial, int *n_spatial_ou
   if (!ds_node_attr_enum(node, "layout", layout_names, 0, &idx, error))
     return FALSE;
   if (idx >= 3)
-    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                     "layout=%s is not supported: only the channels-first layouts NCW, NCHW and "
                     "NCDHW are",
                     layout_names[idx]);
   if (n_spatial > 0 && idx + 1 != n_spatial)
-    return nn_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
                     layout_names[idx], n_spatial);
   *n_spatial_out = idx + 1;
   return TRUE;
-}
-
-/* Unifies `*slot` with `want`, with a message naming `what` and both shapes. */
-static gboolean assign(DsShapeCtx *ctx, DsShape *slot, const DsShape *want, const char *what,
-                       GError **error)
-{
-  GError *local = NULL;
-  if (ds_shape_ctx_assign(ctx, slot, want, what, &local))
-    return TRUE;
-  g_clear_error(&local);
-  g_autofree char *have = ds_shape_to_string(slot);
-  g_autofree char *expect = ds_shape_to_string(want);
-  ds_shape_ctx_set_error(ctx, error, "%s has shape %s, but %s is expected", what, have, expect);
-  return FALSE;
 }
 
 /* Unifies one dim, naming `what` and both values on a mismatch. */
@@ -151,7 +80,7 @@ static gboolean unify(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what
 static gboolean assign_both(DsShapeCtx *ctx, DsShape *a, const char *a_what, DsShape *b,
                             const char *b_what, GError **error)
 {
-  return assign(ctx, b, a, b_what, error) && assign(ctx, a, b, a_what, error);
+  return ds_ops_assign_shape(ctx, b, a, b_what, error) && ds_ops_assign_shape(ctx, a, b, a_what, error);
 }
 
 static DsShape shape1(DsDim a)
@@ -167,17 +96,6 @@ static DsShape shape3(DsDim a, DsDim b, DsDim c)
   return (DsShape){.ndim = 3, .dims = {a, b, c}};
 }
 
-static gboolean check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
-                           const char *layout, GError **error)
-{
-  if (s->ndim < 0 || s->ndim == ndim)
-    return TRUE;
-  g_autofree char *str = ds_shape_to_string(s);
-  ds_shape_ctx_set_error(ctx, error, "%s must have %d dims (%s), but has shape %s", what, ndim,
-                         layout, str);
-  return FALSE;
-}
-
 /* Dtype of one slot: unknown takes `want`; two known dtypes must agree. */
 static gboolean assign_dtype(const DsNode *node, DsDType *slot, DsDType want, const char *what,
                              GError **error)
@@ -189,7 +107,7 @@ static gboolean assign_dtype(const DsNode *node, DsDType *slot, DsDType want, co
     return TRUE;
   }
   if (*slot != want)
-    return nn_error(node, error, DS_ERROR_SHAPE, "%s has dtype %s, but %s is expected", what,
+    return ds_ops_node_error(node, error, DS_ERROR_SHAPE, "%s has dtype %s, but %s is expected", what,
                     ds_dtype_name(*slot), ds_dtype_name(want));
   return TRUE;
 }
@@ -204,32 +122,32 @@ static gboolean convolution_parse(const DsNode *node, void *param, GError **erro
   DsConvolutionParam *p = param;
   int64_t kernel[DS_MAX_NDIM];
   int nk;
-  if (!attr_required(node, "kernel", error) ||
+  if (!ds_ops_attr_require(node, "kernel", error) ||
       !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
   if (nk < 1 || nk > DS_NN_MAX_SPATIAL)
-    return nn_error(node, error, nk > DS_NN_MAX_SPATIAL ? DS_ERROR_UNSUPPORTED : DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, nk > DS_NN_MAX_SPATIAL ? DS_ERROR_UNSUPPORTED : DS_ERROR_INVALID,
                     "kernel=%s: only 1-D, 2-D and 3-D convolutions exist",
                     ds_node_get_attr(node, "kernel"));
   p->n_spatial = nk;
   for (int i = 0; i < nk; i++) {
     if (kernel[i] < 1)
-      return nn_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
                       ds_node_get_attr(node, "kernel"));
     p->kernel[i] = kernel[i];
   }
   int layout_rank;
-  if (!attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
-      !attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
-      !attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
-      !attr_required(node, "num_filter", error) ||
+  if (!ds_ops_attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
+      !ds_ops_attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
+      !ds_ops_attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
+      !ds_ops_attr_require(node, "num_filter", error) ||
       !attr_int_min(node, "num_filter", 0, 1, &p->num_filter, error) ||
       !attr_int_min(node, "num_group", 1, 1, &p->num_group, error) ||
-      !attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
+      !ds_ops_attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
       !attr_layout(node, nk, &layout_rank, error))
     return FALSE;
   if (p->num_filter % p->num_group != 0)
-    return nn_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                     "num_filter=%" G_GINT64_FORMAT
                     " is not a multiple of num_group=%" G_GINT64_FORMAT,
                     p->num_filter, p->num_group);
@@ -300,8 +218,8 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
   const DsConvolutionParam *p = param;
   const int ns = p->n_spatial, nd = ns + 2;
   DsShape *data = &in[0];
-  if (!check_rank(ctx, data, nd, "data", spatial_layouts[ns], error) ||
-      !check_rank(ctx, &out[0], nd, "output", spatial_layouts[ns], error))
+  if (!ds_ops_check_rank(ctx, data, nd, "data", spatial_layouts[ns], error) ||
+      !ds_ops_check_rank(ctx, &out[0], nd, "output", spatial_layouts[ns], error))
     return FALSE;
   const DsDim groups = ds_dim(p->num_group);
 
@@ -319,11 +237,11 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
   w.dims[1] = ds_dim_floordiv(ctx, channels, groups);
   for (int i = 0; i < ns; i++)
     w.dims[2 + i] = ds_dim(p->kernel[i]);
-  if (!assign(ctx, &in[1], &w, "weight", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &w, "weight", error))
     return FALSE;
   if (!p->no_bias) {
     DsShape b = shape1(ds_dim(p->num_filter));
-    if (!assign(ctx, &in[2], &b, "bias", error))
+    if (!ds_ops_assign_shape(ctx, &in[2], &b, "bias", error))
       return FALSE;
   }
   if (data->ndim == nd &&
@@ -341,7 +259,7 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
                          &o.dims[2 + i], error))
       return FALSE;
   }
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   /* Backwards as MXNet: the batch always, a spatial dim where the stride is 1. */
   if (!unify(ctx, &data->dims[0], out[0].dims[0], "data", error))
@@ -389,7 +307,7 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
       !ds_node_attr_enum(node, "pooling_convention", pool_conventions, DS_POOL_VALID, &conv,
                          error) ||
       !ds_node_attr_bool(node, "global_pool", FALSE, &global, error) ||
-      !attr_opt_bool(node, "count_include_pad", TRUE, &p->count_include_pad, error))
+      !ds_ops_attr_opt_bool(node, "count_include_pad", TRUE, &p->count_include_pad, error))
     return FALSE;
   p->pool_type = type;
   p->convention = conv;
@@ -400,15 +318,15 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
   if (!ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
   if (nk > DS_NN_MAX_SPATIAL)
-    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                     "kernel=%s: only 1-D, 2-D and 3-D pooling exist",
                     ds_node_get_attr(node, "kernel"));
   if (nk <= 0 && !global)
-    return nn_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                     "attribute 'kernel' is required unless global_pool is set");
   for (int i = 0; i < nk; i++)
     if (kernel[i] < 1)
-      return nn_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
                       ds_node_get_attr(node, "kernel"));
   int layout_rank;
   if (!attr_layout(node, nk > 0 ? nk : 0, &layout_rank, error))
@@ -419,8 +337,8 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
     p->kernel[i] = i < nk ? kernel[i] : 1;
   int n = p->n_spatial > 0 ? p->n_spatial : DS_NN_MAX_SPATIAL;
   if (nk > 0) {
-    if (!attr_spatial(node, "stride", n, 1, 1, p->stride, error) ||
-        !attr_spatial(node, "pad", n, 0, 0, p->pad, error))
+    if (!ds_ops_attr_spatial(node, "stride", n, 1, 1, p->stride, error) ||
+        !ds_ops_attr_spatial(node, "pad", n, 0, 0, p->pad, error))
       return FALSE;
   } else {
     /* Ignored by global pooling; MXNet does not check their length either. */
@@ -433,18 +351,18 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
   if (p->pool_type == DS_POOL_LP) {
     int64_t pv;
     if (ds_node_attr_is_none(node, "p_value"))
-      return nn_error(node, error, DS_ERROR_INVALID, "lp pooling needs the attribute p_value");
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "lp pooling needs the attribute p_value");
     if (!ds_node_attr_int(node, "p_value", 1, &pv, error))
       return FALSE;
     if (pv < 1 || pv > 3)
-      return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+      return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                       "p_value=%" G_GINT64_FORMAT " is not supported (MXNet has 1, 2 and 3)", pv);
     p->p_value = (int)pv;
   }
   if (p->convention == DS_POOL_SAME && !global) {
     for (int i = 0; i < n; i++)
       if (p->pad[i] != 0)
-        return nn_error(node, error, DS_ERROR_INVALID,
+        return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                         "pooling_convention=same does not allow padding (pad=%s)",
                         ds_node_get_attr(node, "pad"));
   }
@@ -484,7 +402,7 @@ static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
     return FALSE;
   }
   if (p->n_spatial > 0 && !p->global_pool &&
-      !check_rank(ctx, data, p->n_spatial + 2, "data", spatial_layouts[p->n_spatial], error))
+      !ds_ops_check_rank(ctx, data, p->n_spatial + 2, "data", spatial_layouts[p->n_spatial], error))
     return FALSE;
   DsShape o = {.ndim = nd};
   o.dims[0] = data->dims[0];
@@ -501,7 +419,7 @@ static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
                          &o.dims[2 + i], error))
       return FALSE;
   }
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   return unify(ctx, &data->dims[0], out[0].dims[0], "data", error) &&
          unify(ctx, &data->dims[1], out[0].dims[1], "data", error);
@@ -528,9 +446,9 @@ static gboolean fully_connected_parse(const DsNode *node, void *param, GError **
 {
   DsFullyConnectedParam *p = param;
   gboolean flatten;
-  if (!attr_required(node, "num_hidden", error) ||
+  if (!ds_ops_attr_require(node, "num_hidden", error) ||
       !attr_int_min(node, "num_hidden", 0, 1, &p->num_hidden, error) ||
-      !attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
+      !ds_ops_attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
       !ds_node_attr_bool(node, "flatten", TRUE, &flatten, error))
     return FALSE;
   p->flatten = flatten;
@@ -559,12 +477,12 @@ static gboolean fully_connected_infer_shape(DsShapeCtx *ctx, const DsNode *node,
   if (nd > 0)
     in_features = p->flatten ? ds_dim_product(ctx, data, 1, nd) : data->dims[nd - 1];
   DsShape w = shape2(hidden, in_features);
-  if (!assign(ctx, &in[1], &w, "weight", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &w, "weight", error))
     return FALSE;
   if (!p->no_bias) {
     /* MXNet also accepts a (num_hidden, 1) bias. */
     DsShape b = in[2].ndim == 2 ? shape2(hidden, ds_dim(1)) : shape1(hidden);
-    if (!assign(ctx, &in[2], &b, "bias", error))
+    if (!ds_ops_assign_shape(ctx, &in[2], &b, "bias", error))
       return FALSE;
   }
   if (nd < 0)
@@ -581,7 +499,7 @@ static gboolean fully_connected_infer_shape(DsShapeCtx *ctx, const DsNode *node,
     o = *data;
     o.dims[nd - 1] = hidden;
   }
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   int lead = p->flatten ? 1 : nd - 1;
   for (int i = 0; i < lead; i++)
@@ -624,7 +542,7 @@ static gboolean batch_norm_parse(const DsNode *node, void *param, GError **error
   p->use_global_stats = global;
   p->output_mean_var = mean_var;
   if (p->eps < 0.0)
-    return nn_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
   return TRUE;
 }
 
@@ -667,9 +585,9 @@ static gboolean batch_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
       return FALSE;
   DsShape c = shape1(channels);
   for (int i = 1; i < 5; i++)
-    if (!assign(ctx, &in[i], &c, batch_norm_inputs[i], error))
+    if (!ds_ops_assign_shape(ctx, &in[i], &c, batch_norm_inputs[i], error))
       return FALSE;
-  if (!assign(ctx, &out[1], &c, "mean", error) || !assign(ctx, &out[2], &c, "var", error))
+  if (!ds_ops_assign_shape(ctx, &out[1], &c, "mean", error) || !ds_ops_assign_shape(ctx, &out[2], &c, "var", error))
     return FALSE;
   if (data->ndim >= 0) {
     int axis;
@@ -731,7 +649,7 @@ static gboolean layer_norm_parse(const DsNode *node, void *param, GError **error
     return FALSE;
   p->output_mean_var = mean_var;
   if (p->eps < 0.0)
-    return nn_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
   return TRUE;
 }
 
@@ -762,7 +680,7 @@ static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
     if (in[i].ndim == 1 && !unify(ctx, &len, in[i].dims[0], layer_norm_inputs[i], error))
       return FALSE;
   DsShape c = shape1(len);
-  if (!assign(ctx, &in[1], &c, "gamma", error) || !assign(ctx, &in[2], &c, "beta", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &c, "gamma", error) || !ds_ops_assign_shape(ctx, &in[2], &c, "beta", error))
     return FALSE;
   if (axis < 0)
     return TRUE;
@@ -772,8 +690,8 @@ static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
   /* mean and std keep the data's rank with the normalised axis reduced to 1. */
   DsShape moments = *data;
   moments.dims[axis] = ds_dim(1);
-  return assign(ctx, &out[1], &moments, "mean", error) &&
-         assign(ctx, &out[2], &moments, "std", error);
+  return ds_ops_assign_shape(ctx, &out[1], &moments, "mean", error) &&
+         ds_ops_assign_shape(ctx, &out[2], &moments, "std", error);
 }
 
 static const char *const layer_norm_aliases[] = {"_npx_layer_norm", NULL};
@@ -801,7 +719,7 @@ static gboolean activation_parse(const DsNode *node, void *param, GError **error
 {
   DsActivationParam *p = param;
   int t;
-  if (!attr_required(node, "act_type", error) ||
+  if (!ds_ops_attr_require(node, "act_type", error) ||
       !ds_node_attr_enum(node, "act_type", act_types, 0, &t, error))
     return FALSE;
   p->act_type = t;
@@ -926,12 +844,12 @@ static gboolean softmax_parse(const DsNode *node, void *param, GError **error)
   if (!attr_int32(node, "axis", -1, &p->axis, error) ||
       !ds_node_attr_float(node, "temperature", 1.0, &p->temperature, error) ||
       !ds_node_attr_dtype(node, "dtype", DS_DTYPE_UNKNOWN, &p->dtype, error) ||
-      !attr_opt_bool(node, "use_length", FALSE, &p->use_length, error))
+      !ds_ops_attr_opt_bool(node, "use_length", FALSE, &p->use_length, error))
     return FALSE;
   if (p->temperature == 0.0)
-    return nn_error(node, error, DS_ERROR_INVALID, "temperature must not be 0");
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "temperature must not be 0");
   if (p->dtype != DS_DTYPE_UNKNOWN && !ds_dtype_is_float(p->dtype))
-    return nn_error(node, error, DS_ERROR_INVALID, "dtype=%s is not a float type",
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "dtype=%s is not a float type",
                     ds_dtype_name(p->dtype));
   return TRUE;
 }
@@ -961,7 +879,7 @@ static gboolean softmax_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
   for (int i = 0, j = 0; i < data->ndim; i++)
     if (i != axis)
       len.dims[j++] = data->dims[i];
-  if (!assign(ctx, &in[1], &len, "length", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &len, "length", error))
     return FALSE;
   for (int i = 0, j = 0; i < data->ndim; i++)
     if (i != axis && !unify(ctx, &data->dims[i], in[1].dims[j++], "data", error))
@@ -1073,12 +991,12 @@ static gboolean softmax_output_infer_shape(DsShapeCtx *ctx, const DsNode *node, 
   /* A label of the data's own shape holds probabilities: accepted as is. */
   if (label->ndim == nd && shapes_may_equal(ctx, label, data) &&
       !(p->multi_output && ds_dim_is_value(label->dims[1], 1)))
-    return assign(ctx, label, data, "label", error);
+    return ds_ops_assign_shape(ctx, label, data, "label", error);
   if (!p->multi_output) {
     DsShape l = {.ndim = nd - 1};
     for (int i = 0; i < nd - 1; i++)
       l.dims[i] = data->dims[i];
-    return assign(ctx, label, &l, "label", error);
+    return ds_ops_assign_shape(ctx, label, &l, "label", error);
   }
   /* multi_output: (N, prod(spatial)), (N, spatial...), or (N, 1, spatial...). */
   DsShape l1 = shape2(data->dims[0], ds_dim_product(ctx, data, 2, nd));
@@ -1089,13 +1007,13 @@ static gboolean softmax_output_infer_shape(DsShapeCtx *ctx, const DsNode *node, 
   DsShape l3 = *data;
   l3.dims[1] = ds_dim(1);
   if (label->ndim < 0)
-    return assign(ctx, label, &l1, "label", error);
+    return ds_ops_assign_shape(ctx, label, &l1, "label", error);
   if (label->ndim == 2 && shapes_may_equal(ctx, label, &l1))
-    return assign(ctx, label, &l1, "label", error);
+    return ds_ops_assign_shape(ctx, label, &l1, "label", error);
   if (label->ndim == nd - 1 && shapes_may_equal(ctx, label, &l2))
-    return assign(ctx, label, &l2, "label", error);
+    return ds_ops_assign_shape(ctx, label, &l2, "label", error);
   if (label->ndim == nd && shapes_may_equal(ctx, label, &l3))
-    return assign(ctx, label, &l3, "label", error);
+    return ds_ops_assign_shape(ctx, label, &l3, "label", error);
   g_autofree char *ls = ds_shape_to_string(label);
   g_autofree char *s1 = ds_shape_to_string(&l1);
   g_autofree char *s2 = ds_shape_to_string(&l2);
@@ -1136,7 +1054,7 @@ static gboolean dropout_parse(const DsNode *node, void *param, GError **error)
   if (p->n_axes < 0)
     p->n_axes = 0;
   if (p->p < 0.0 || p->p > 1.0)
-    return nn_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
   return TRUE;
 }
 
@@ -1157,7 +1075,7 @@ static gboolean dropout_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
       return FALSE;
     mask.dims[axis] = ds_dim(1);
   }
-  return assign(ctx, &out[1], &mask, "mask", error);
+  return ds_ops_assign_shape(ctx, &out[1], &mask, "mask", error);
 }
 
 static const char *const dropout_aliases[] = {"_npx_dropout", NULL};
@@ -1181,7 +1099,7 @@ static gboolean embedding_parse(const DsNode *node, void *param, GError **error)
 {
   DsEmbeddingParam *p = param;
   gboolean sparse;
-  if (!attr_required(node, "input_dim", error) || !attr_required(node, "output_dim", error) ||
+  if (!ds_ops_attr_require(node, "input_dim", error) || !ds_ops_attr_require(node, "output_dim", error) ||
       !attr_int_min(node, "input_dim", 0, 1, &p->input_dim, error) ||
       !attr_int_min(node, "output_dim", 0, 1, &p->output_dim, error) ||
       !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error) ||
@@ -1197,7 +1115,7 @@ static gboolean embedding_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
   (void)node;
   const DsEmbeddingParam *p = param;
   DsShape w = shape2(ds_dim(p->input_dim), ds_dim(p->output_dim));
-  if (!assign(ctx, &in[1], &w, "weight", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &w, "weight", error))
     return FALSE;
   DsShape *data = &in[0];
   if (data->ndim < 0 && out[0].ndim >= 1) {
@@ -1217,7 +1135,7 @@ static gboolean embedding_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
   DsShape o = *data;
   o.ndim = data->ndim + 1;
   o.dims[data->ndim] = ds_dim(p->output_dim);
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   for (int i = 0; i < data->ndim; i++)
     if (!unify(ctx, &data->dims[i], out[0].dims[i], "data", error))
@@ -1290,7 +1208,7 @@ static gboolean dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
         !unify(ctx, &r->dims[0], l->dims[0], "rhs", error))
       return FALSE;
     DsShape o = shape1(ds_dim(1));
-    return assign(ctx, &out[0], &o, "output", error);
+    return ds_ops_assign_shape(ctx, &out[0], &o, "output", error);
   }
   /* The contracted dims: lhs's last (first when transposed), rhs's first (last). */
   int lk = p->transpose_a ? 0 : l->ndim - 1;
@@ -1325,7 +1243,7 @@ static gboolean dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
         }
         o.dims[o.ndim++] = r->dims[i];
       }
-  return assign(ctx, &out[0], &o, "output", error);
+  return ds_ops_assign_shape(ctx, &out[0], &o, "output", error);
 }
 
 static gboolean batch_dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
@@ -1376,7 +1294,7 @@ static gboolean batch_dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
   r->dims[rk] = k;
   o.dims[nd - 2] = l->dims[lm];
   o.dims[nd - 1] = r->dims[rn];
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   /* Rows and cols flow back from a known output. */
   for (int i = 0; i < nd - 2; i++)
@@ -1425,8 +1343,8 @@ static gboolean rnn_parse(const DsNode *node, void *param, GError **error)
   int mode;
   gboolean bidir, state_outputs, clip_nan;
   bool use_len;
-  if (!attr_required(node, "state_size", error) || !attr_required(node, "num_layers", error) ||
-      !attr_required(node, "mode", error) ||
+  if (!ds_ops_attr_require(node, "state_size", error) || !ds_ops_attr_require(node, "num_layers", error) ||
+      !ds_ops_attr_require(node, "mode", error) ||
       !attr_int_min(node, "state_size", 0, 1, &p->state_size, error) ||
       !attr_int_min(node, "num_layers", 0, 1, &p->num_layers, error) ||
       !ds_node_attr_bool(node, "bidirectional", FALSE, &bidir, error) ||
@@ -1434,20 +1352,20 @@ static gboolean rnn_parse(const DsNode *node, void *param, GError **error)
       !ds_node_attr_float(node, "p", 0.0, &p->p, error) ||
       !ds_node_attr_bool(node, "state_outputs", FALSE, &state_outputs, error) ||
       !ds_node_attr_bool(node, "lstm_state_clip_nan", FALSE, &clip_nan, error) ||
-      !attr_opt_bool(node, "use_sequence_length", FALSE, &use_len, error))
+      !ds_ops_attr_opt_bool(node, "use_sequence_length", FALSE, &use_len, error))
     return FALSE;
   p->bidirectional = bidir;
   p->mode = mode;
   p->state_outputs = state_outputs;
   p->use_sequence_length = use_len;
   if (p->p < 0.0 || p->p > 1.0)
-    return nn_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
   if (!ds_node_attr_is_none(node, "projection_size"))
-    return nn_error(node, error, DS_ERROR_UNSUPPORTED, "projection_size=%s is not supported",
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED, "projection_size=%s is not supported",
                     ds_node_get_attr(node, "projection_size"));
   if (!ds_node_attr_is_none(node, "lstm_state_clip_min") ||
       !ds_node_attr_is_none(node, "lstm_state_clip_max") || clip_nan)
-    return nn_error(node, error, DS_ERROR_UNSUPPORTED,
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                     "LSTM state clipping (lstm_state_clip_min/max/nan) is not supported");
   return TRUE;
 }
@@ -1474,8 +1392,8 @@ static gboolean rnn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
   const int n_out = rnn_num_outputs(p);
   const int len_idx = lstm ? 4 : 3;
   DsShape *data = &in[0];
-  if (!check_rank(ctx, data, 3, "data", "T, N, C", error) ||
-      !check_rank(ctx, &out[0], 3, "output", "T, N, C", error))
+  if (!ds_ops_check_rank(ctx, data, 3, "data", "T, N, C", error) ||
+      !ds_ops_check_rank(ctx, &out[0], 3, "output", "T, N, C", error))
     return FALSE;
   const DsDim layers_dirs = ds_dim(p->num_layers * dirs), hidden = ds_dim(p->state_size);
 
@@ -1493,16 +1411,16 @@ static gboolean rnn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
 
   DsShape state = shape3(layers_dirs, batch, hidden);
   for (int i = 0; i < (lstm ? 2 : 1); i++)
-    if (!assign(ctx, &in[2 + i], &state, state_names[i], error))
+    if (!ds_ops_assign_shape(ctx, &in[2 + i], &state, state_names[i], error))
       return FALSE;
   if (p->use_sequence_length) {
     DsShape l = shape1(batch);
-    if (!assign(ctx, &in[len_idx], &l, "sequence_length", error))
+    if (!ds_ops_assign_shape(ctx, &in[len_idx], &l, "sequence_length", error))
       return FALSE;
   }
   const char *const out_names[] = {"output", "state_output", "statecell_output"};
   for (int i = 1; i < n_out; i++)
-    if (!assign(ctx, &out[i], &state, out_names[i], error))
+    if (!ds_ops_assign_shape(ctx, &out[i], &state, out_names[i], error))
       return FALSE;
 
   if (data->ndim == 3 && !unify(ctx, &data->dims[1], batch, "data", error))
@@ -1511,7 +1429,7 @@ static gboolean rnn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
   if (out[0].ndim == 3 && !unify(ctx, &steps, out[0].dims[0], "output", error))
     return FALSE;
   DsShape o = shape3(steps, batch, ds_dim(dirs * p->state_size));
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   if (data->ndim != 3)
     return TRUE;
@@ -1528,7 +1446,7 @@ static gboolean rnn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
   DsDim size = ds_dim_mul(
       ctx, ds_dim_add(ctx, first, ds_dim_mul(ctx, ds_dim(p->num_layers - 1), rest)), ds_dim(dirs));
   DsShape params = shape1(size);
-  return assign(ctx, &in[1], &params, "parameters", error);
+  return ds_ops_assign_shape(ctx, &in[1], &params, "parameters", error);
 }
 
 /* data, parameters, states and outputs share the data's dtype; sequence_length keeps its own. */

@@ -24,118 +24,9 @@
 
 /* --- Helpers ------------------------------------------------------------------------------ */
 
-static gboolean vis_error(const DsNode *node, GError **error, int code, const char *format, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean vis_error(const DsNode *node, GError **error, int code, const char *format, ...)
-{
-  va_list args;
-  va_start(args, format);
-  g_autofree char *msg = g_strdup_vprintf(format, args);
-  va_end(args);
-  g_set_error(error, DS_ERROR, code, "node '%s' (%s): %s", node->name, node->op_name, msg);
-  return FALSE;
-}
-
-static gboolean attr_required(const DsNode *node, const char *key, GError **error)
-{
-  if (!ds_node_attr_is_none(node, key))
-    return TRUE;
-  return vis_error(node, error, DS_ERROR_INVALID, "required attribute '%s' is missing", key);
-}
-
-/* An integer attribute in [min, max]; MXNet declares most of these as 32-bit ints. */
-static gboolean attr_int_range(const DsNode *node, const char *key, int64_t def, int64_t min,
-                               int64_t max, int64_t *out, GError **error)
-{
-  if (!ds_node_attr_int(node, key, def, out, error))
-    return FALSE;
-  if (*out < min || *out > max)
-    return vis_error(node, error, DS_ERROR_INVALID,
-                     "attribute %s=%" G_GINT64_FORMAT " is outside [%" G_GINT64_FORMAT
-                     ", %" G_GINT64_FORMAT "]",
-                     key, *out, min, max);
-  return TRUE;
-}
-
-/* A float attribute, stored as float: MXNet's fields are float, and its kernels compare
- * float data against them. */
-static gboolean attr_float32(const DsNode *node, const char *key, double def, float *out,
-                             GError **error)
-{
-  double v;
-  if (!ds_node_attr_float(node, key, def, &v, error))
-    return FALSE;
-  *out = (float)v;
-  return TRUE;
-}
-
-static gboolean attr_bool(const DsNode *node, const char *key, gboolean def, bool *out,
-                          GError **error)
-{
-  gboolean v = def;
-  /* "None" means the default, as for MXNet's optional<bool> fields. */
-  if (!ds_node_attr_is_none(node, key) && !ds_node_attr_bool(node, key, def, &v, error))
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
-/* A spatial tuple of `n` values (stride, pad...); missing or "()" gives `def` for each. */
-static gboolean attr_spatial(const DsNode *node, const char *key, int n, int64_t def, int64_t min,
-                             int64_t *out, GError **error)
-{
-  int64_t v[DS_MAX_NDIM];
-  int k;
-  if (!ds_node_attr_tuple(node, key, v, DS_MAX_NDIM, &k, error))
-    return FALSE;
-  if (k <= 0) {
-    for (int i = 0; i < n; i++)
-      out[i] = def;
-    return TRUE;
-  }
-  const char *text = ds_node_get_attr(node, key);
-  if (k != n)
-    return vis_error(node, error, DS_ERROR_INVALID,
-                     "attribute %s=%s has %d values, but the kernel has %d dims", key, text, k, n);
-  for (int i = 0; i < n; i++) {
-    if (v[i] < min)
-      return vis_error(node, error, DS_ERROR_INVALID,
-                       "attribute %s=%s: every value must be at least %" G_GINT64_FORMAT, key, text,
-                       min);
-    out[i] = v[i];
-  }
-  return TRUE;
-}
-
-/* Unifies `*slot` with `want`, naming `what` and both shapes on a mismatch. */
-static gboolean assign(DsShapeCtx *ctx, DsShape *slot, const DsShape *want, const char *what,
-                       GError **error)
-{
-  GError *local = NULL;
-  if (ds_shape_ctx_assign(ctx, slot, want, what, &local))
-    return TRUE;
-  g_clear_error(&local);
-  g_autofree char *have = ds_shape_to_string(slot);
-  g_autofree char *expect = ds_shape_to_string(want);
-  ds_shape_ctx_set_error(ctx, error, "%s has shape %s, but %s is expected", what, have, expect);
-  return FALSE;
-}
-
 static gboolean unify(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what, GError **error)
 {
   return ds_shape_ctx_unify_dim(ctx, slot, want, what, error);
-}
-
-static gboolean check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
-                           const char *layout, GError **error)
-{
-  if (s->ndim < 0 || s->ndim == ndim)
-    return TRUE;
-  g_autofree char *str = ds_shape_to_string(s);
-  ds_shape_ctx_set_error(ctx, error, "%s must have %d dims (%s), but has shape %s", what, ndim,
-                         layout, str);
-  return FALSE;
 }
 
 /* A shape of rank `ndim` with every dim unknown, for slots only the rank is known of. */
@@ -158,15 +49,15 @@ static gboolean box_nms_parse(const DsNode *node, void *param, GError **error)
 {
   DsBoxNMSParam *p = param;
   int in_format, out_format;
-  if (!attr_float32(node, "overlap_thresh", 0.5, &p->overlap_thresh, error) ||
-      !attr_float32(node, "valid_thresh", 0.0, &p->valid_thresh, error) ||
-      !attr_int_range(node, "topk", -1, G_MININT32, G_MAXINT32, &p->topk, error) ||
-      !attr_int_range(node, "coord_start", 2, 0, G_MAXINT32, &p->coord_start, error) ||
-      !attr_int_range(node, "score_index", 1, 0, G_MAXINT32, &p->score_index, error) ||
-      !attr_int_range(node, "id_index", -1, G_MININT32, G_MAXINT32, &p->id_index, error) ||
-      !attr_int_range(node, "background_id", -1, G_MININT32, G_MAXINT32, &p->background_id,
+  if (!ds_ops_attr_float32(node, "overlap_thresh", 0.5, &p->overlap_thresh, error) ||
+      !ds_ops_attr_float32(node, "valid_thresh", 0.0, &p->valid_thresh, error) ||
+      !ds_ops_attr_int_range(node, "topk", -1, G_MININT32, G_MAXINT32, &p->topk, error) ||
+      !ds_ops_attr_int_range(node, "coord_start", 2, 0, G_MAXINT32, &p->coord_start, error) ||
+      !ds_ops_attr_int_range(node, "score_index", 1, 0, G_MAXINT32, &p->score_index, error) ||
+      !ds_ops_attr_int_range(node, "id_index", -1, G_MININT32, G_MAXINT32, &p->id_index, error) ||
+      !ds_ops_attr_int_range(node, "background_id", -1, G_MININT32, G_MAXINT32, &p->background_id,
                       error) ||
-      !attr_bool(node, "force_suppress", FALSE, &p->force_suppress, error) ||
+      !ds_ops_attr_opt_bool(node, "force_suppress", FALSE, &p->force_suppress, error) ||
       !ds_node_attr_enum(node, "in_format", box_formats, DS_BOX_CORNER, &in_format, error) ||
       !ds_node_attr_enum(node, "out_format", box_formats, DS_BOX_CORNER, &out_format, error))
     return FALSE;
@@ -175,20 +66,20 @@ static gboolean box_nms_parse(const DsNode *node, void *param, GError **error)
   /* The checks of MXNet's BoxNMSShape that do not involve the box width. */
   const int64_t c0 = p->coord_start, c3 = p->coord_start + 3;
   if (p->score_index >= c0 && p->score_index <= c3)
-    return vis_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                      "score_index=%" G_GINT64_FORMAT
                      " falls inside the coordinates [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
                      "] (coord_start=%" G_GINT64_FORMAT ")",
                      p->score_index, c0, c3, c0);
   if (p->id_index >= 0) {
     if (p->id_index >= c0 && p->id_index <= c3)
-      return vis_error(node, error, DS_ERROR_INVALID,
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                        "id_index=%" G_GINT64_FORMAT
                        " falls inside the coordinates [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
                        "] (coord_start=%" G_GINT64_FORMAT ")",
                        p->id_index, c0, c3, c0);
     if (p->id_index == p->score_index)
-      return vis_error(node, error, DS_ERROR_INVALID,
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                        "id_index=%" G_GINT64_FORMAT " is also the score_index", p->id_index);
   }
   return TRUE;
@@ -217,7 +108,7 @@ static gboolean box_nms_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
   (void)node;
   const DsBoxNMSParam *p = param;
   DsShape *data = &in[0];
-  if (!assign(ctx, &out[0], data, "output", error) || !assign(ctx, data, &out[0], "data", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], data, "output", error) || !ds_ops_assign_shape(ctx, data, &out[0], "data", error))
     return FALSE;
   /* The record (..., N, 1) gives every dim but the width. */
   if (data->ndim < 0 && out[1].ndim >= 0) {
@@ -256,9 +147,9 @@ static gboolean box_nms_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
       return FALSE;
   DsShape record = *data;
   record.dims[nd - 1] = ds_dim(1);
-  if (!assign(ctx, &out[1], &record, "output1 (the record)", error))
+  if (!ds_ops_assign_shape(ctx, &out[1], &record, "output1 (the record)", error))
     return FALSE;
-  return assign(ctx, &out[0], data, "output", error);
+  return ds_ops_assign_shape(ctx, &out[0], data, "output", error);
 }
 
 /* nnvm names a multi-output op without FListOutputNames "output0", "output1". */
@@ -287,7 +178,7 @@ static gboolean roi_align_parse(const DsNode *node, void *param, GError **error)
   DsROIAlignParam *p = param;
   int64_t ps[DS_MAX_NDIM];
   int n;
-  if (!attr_required(node, "pooled_size", error) ||
+  if (!ds_ops_attr_require(node, "pooled_size", error) ||
       !ds_node_attr_tuple(node, "pooled_size", ps, DS_MAX_NDIM, &n, error))
     return FALSE;
   if (n != 2 || ps[0] < 1 || ps[1] < 1)
@@ -296,17 +187,17 @@ static gboolean roi_align_parse(const DsNode *node, void *param, GError **error)
   p->pooled_size[0] = ps[0];
   p->pooled_size[1] = ps[1];
   double scale;
-  if (!attr_required(node, "spatial_scale", error) ||
+  if (!ds_ops_attr_require(node, "spatial_scale", error) ||
       !ds_node_attr_float(node, "spatial_scale", 1.0, &scale, error))
     return FALSE;
   if (!(scale >= 0.0 && scale <= 1.0))
     return ds_ops_attr_invalid(node, "spatial_scale", "must be in [0, 1], as MXNet declares it",
                                error);
   p->spatial_scale = (float)scale;
-  return attr_int_range(node, "sample_ratio", -1, G_MININT32, G_MAXINT32, &p->sample_ratio,
+  return ds_ops_attr_int_range(node, "sample_ratio", -1, G_MININT32, G_MAXINT32, &p->sample_ratio,
                         error) &&
-         attr_bool(node, "position_sensitive", FALSE, &p->position_sensitive, error) &&
-         attr_bool(node, "aligned", FALSE, &p->aligned, error);
+         ds_ops_attr_opt_bool(node, "position_sensitive", FALSE, &p->position_sensitive, error) &&
+         ds_ops_attr_opt_bool(node, "aligned", FALSE, &p->aligned, error);
 }
 
 static gboolean roi_align_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
@@ -315,9 +206,9 @@ static gboolean roi_align_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
   (void)node;
   const DsROIAlignParam *p = param;
   DsShape *data = &in[0], *rois = &in[1];
-  if (!check_rank(ctx, data, 4, "data", "N, C, H, W", error) ||
-      !check_rank(ctx, rois, 2, "rois", "num_rois, 5", error) ||
-      !check_rank(ctx, &out[0], 4, "output", "num_rois, C, pooled_h, pooled_w", error))
+  if (!ds_ops_check_rank(ctx, data, 4, "data", "N, C, H, W", error) ||
+      !ds_ops_check_rank(ctx, rois, 2, "rois", "num_rois, 5", error) ||
+      !ds_ops_check_rank(ctx, &out[0], 4, "output", "num_rois, C, pooled_h, pooled_w", error))
     return FALSE;
   const DsDim bins = ds_dim(p->pooled_size[0] * p->pooled_size[1]);
 
@@ -336,7 +227,7 @@ static gboolean roi_align_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
                            s);
     return FALSE;
   }
-  if (!assign(ctx, rois, &r, "rois", error))
+  if (!ds_ops_assign_shape(ctx, rois, &r, "rois", error))
     return FALSE;
 
   DsDim channels = data->ndim == 4 ? data->dims[1] : DS_DIM_UNKNOWN;
@@ -355,7 +246,7 @@ static gboolean roi_align_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
   DsShape o = {
       .ndim = 4,
       .dims = {n_rois, out_channels, ds_dim(p->pooled_size[0]), ds_dim(p->pooled_size[1])}};
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   if (data->ndim == 4) {
     DsDim c = p->position_sensitive ? ds_dim_mul(ctx, out[0].dims[1], bins) : out[0].dims[1];
@@ -411,8 +302,8 @@ static gboolean adaptive_avg_pool_infer_shape(DsShapeCtx *ctx, const DsNode *nod
   (void)node;
   const DsAdaptiveAvgPoolParam *p = param;
   DsShape *data = &in[0];
-  if (!check_rank(ctx, data, 4, "data", "N, C, H, W", error) ||
-      !check_rank(ctx, &out[0], 4, "output", "N, C, H, W", error))
+  if (!ds_ops_check_rank(ctx, data, 4, "data", "N, C, H, W", error) ||
+      !ds_ops_check_rank(ctx, &out[0], 4, "output", "N, C, H, W", error))
     return FALSE;
   if (data->ndim < 0 && out[0].ndim == 4)
     *data = unknown_dims(4);
@@ -421,7 +312,7 @@ static gboolean adaptive_avg_pool_infer_shape(DsShapeCtx *ctx, const DsNode *nod
   DsShape o = {
       .ndim = 4,
       .dims = {data->dims[0], data->dims[1], ds_dim(p->output_size[0]), ds_dim(p->output_size[1])}};
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   return unify(ctx, &data->dims[0], out[0].dims[0], "data", error) &&
          unify(ctx, &data->dims[1], out[0].dims[1], "data", error);
@@ -438,7 +329,7 @@ static gboolean adaptive_avg_pool_infer_type(const DsNode *node, const void *par
   if (in[0] == DS_DTYPE_UNKNOWN)
     return TRUE;
   if (!ds_dtype_is_float(in[0]))
-    return vis_error(node, error, DS_ERROR_SHAPE,
+    return ds_ops_node_error(node, error, DS_ERROR_SHAPE,
                      "data has dtype %s, but adaptive pooling takes float16, float32 or float64",
                      ds_dtype_name(in[0]));
   DsDType want = in[0] == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
@@ -468,32 +359,32 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   DsDeconvolutionParam *p = param;
   int64_t kernel[DS_MAX_NDIM];
   int nk;
-  if (!attr_required(node, "kernel", error) ||
+  if (!ds_ops_attr_require(node, "kernel", error) ||
       !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
   if (nk == 3)
-    return vis_error(node, error, DS_ERROR_UNSUPPORTED,
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                      "kernel=%s: 3-D Deconvolution is not supported (MXNet has it only with "
                      "cuDNN; its CPU implementation is 1-D and 2-D)",
                      ds_node_get_attr(node, "kernel"));
   if (nk < 1 || nk > DS_DECONV_MAX_SPATIAL)
-    return vis_error(node, error, DS_ERROR_INVALID, "kernel=%s: Deconvolution is 1-D or 2-D",
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: Deconvolution is 1-D or 2-D",
                      ds_node_get_attr(node, "kernel"));
   p->n_spatial = nk;
   for (int i = 0; i < nk; i++) {
     if (kernel[i] < 1)
-      return vis_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
                        ds_node_get_attr(node, "kernel"));
     p->kernel[i] = kernel[i];
   }
-  if (!attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
-      !attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
-      !attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
-      !attr_spatial(node, "adj", nk, 0, 0, p->adj, error) ||
-      !attr_required(node, "num_filter", error) ||
-      !attr_int_range(node, "num_filter", 1, 1, 100000, &p->num_filter, error) ||
-      !attr_int_range(node, "num_group", 1, 1, G_MAXINT32, &p->num_group, error) ||
-      !attr_bool(node, "no_bias", TRUE, &p->no_bias, error))
+  if (!ds_ops_attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
+      !ds_ops_attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
+      !ds_ops_attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
+      !ds_ops_attr_spatial(node, "adj", nk, 0, 0, p->adj, error) ||
+      !ds_ops_attr_require(node, "num_filter", error) ||
+      !ds_ops_attr_int_range(node, "num_filter", 1, 1, 100000, &p->num_filter, error) ||
+      !ds_ops_attr_int_range(node, "num_group", 1, 1, G_MAXINT32, &p->num_group, error) ||
+      !ds_ops_attr_opt_bool(node, "no_bias", TRUE, &p->no_bias, error))
     return FALSE;
 
   /* target_shape: InferPad uses it once any entry is non-zero, and then for every axis, where
@@ -510,7 +401,7 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   }
   if (nonzero > 0) {
     if (nt != nk)
-      return vis_error(node, error, DS_ERROR_INVALID,
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                        "attribute target_shape=%s has %d values, but the kernel has %d dims",
                        ds_node_get_attr(node, "target_shape"), nt, nk);
     if (nonzero != nt)
@@ -524,13 +415,13 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   } else {
     for (int i = 0; i < nk; i++)
       if (p->adj[i] >= p->stride[i])
-        return vis_error(
+        return ds_ops_node_error(
             node, error, DS_ERROR_INVALID, "adj=%s must be smaller than stride=%s on every axis",
             ds_node_get_attr(node, "adj"),
             ds_node_get_attr(node, "stride") != NULL ? ds_node_get_attr(node, "stride") : "1");
   }
   if (p->num_filter % p->num_group != 0)
-    return vis_error(node, error, DS_ERROR_INVALID,
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                      "num_filter=%" G_GINT64_FORMAT
                      " is not a multiple of num_group=%" G_GINT64_FORMAT,
                      p->num_filter, p->num_group);
@@ -540,12 +431,12 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
     if (!ds_node_attr_enum(node, "layout", deconv_layouts, 0, &idx, error))
       return FALSE;
     if (idx >= 3)
-      return vis_error(node, error, DS_ERROR_UNSUPPORTED,
+      return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
                        "layout=%s is not supported: only NCW and NCHW are (MXNet runs the "
                        "channels-last layouts only on GPU)",
                        deconv_layouts[idx]);
     if (idx + 1 != nk)
-      return vis_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
                        deconv_layouts[idx], nk);
   }
   return TRUE;
@@ -623,9 +514,9 @@ static gboolean deconvolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
   const DsDeconvolutionParam *p = param;
   const int ns = p->n_spatial, nd = ns + 2;
   DsShape *data = &in[0];
-  if (!check_rank(ctx, data, nd, "data", deconv_spatial_layouts[ns], error) ||
-      !check_rank(ctx, &in[1], nd, "weight", "C, num_filter / num_group, kernel...", error) ||
-      !check_rank(ctx, &out[0], nd, "output", deconv_spatial_layouts[ns], error))
+  if (!ds_ops_check_rank(ctx, data, nd, "data", deconv_spatial_layouts[ns], error) ||
+      !ds_ops_check_rank(ctx, &in[1], nd, "weight", "C, num_filter / num_group, kernel...", error) ||
+      !ds_ops_check_rank(ctx, &out[0], nd, "output", deconv_spatial_layouts[ns], error))
     return FALSE;
   if (data->ndim < 0 && (in[1].ndim == nd || out[0].ndim == nd))
     *data = unknown_dims(nd);
@@ -645,11 +536,11 @@ static gboolean deconvolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
   w.dims[1] = ds_dim(p->num_filter / p->num_group);
   for (int i = 0; i < ns; i++)
     w.dims[2 + i] = ds_dim(p->kernel[i]);
-  if (!assign(ctx, &in[1], &w, "weight", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &w, "weight", error))
     return FALSE;
   if (!p->no_bias) {
     DsShape b = {.ndim = 1, .dims = {ds_dim(p->num_filter)}};
-    if (!assign(ctx, &in[2], &b, "bias", error))
+    if (!ds_ops_assign_shape(ctx, &in[2], &b, "bias", error))
       return FALSE;
   }
   if (data->ndim != nd)
@@ -663,7 +554,7 @@ static gboolean deconvolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
   for (int i = 0; i < ns; i++)
     if (!deconv_out_dim(ctx, p, i, data->dims[2 + i], &o.dims[2 + i], error))
       return FALSE;
-  if (!assign(ctx, &out[0], &o, "output", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
     return FALSE;
   /* Backwards: the batch always; a spatial dim where stride 1 makes the size invertible,
    * x = out + 1 + 2 * pad - dilated kernel - adj. */
