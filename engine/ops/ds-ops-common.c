@@ -181,8 +181,8 @@ gboolean ds_ops_attr_require(const DsNode *node, const char *key, GError **error
   /* Present is enough: some required attributes take "None" as a value (slice_axis's end). */
   if (ds_node_get_attr(node, key) != NULL)
     return TRUE;
-  g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "node '%s' (%s): required attribute '%s' is missing",
-              node->name, node->op_name, key);
+  g_set_error(error, DS_ERROR, DS_ERROR_INVALID,
+              "node '%s' (%s): required attribute '%s' is missing", node->name, node->op_name, key);
   return FALSE;
 }
 
@@ -238,8 +238,8 @@ gboolean ds_ops_attr_opt_bool(const DsNode *node, const char *key, gboolean def,
   return TRUE;
 }
 
-gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def,
-                             int64_t min, int64_t *out, GError **error)
+gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def, int64_t min,
+                             int64_t *out, GError **error)
 {
   int64_t v[DS_MAX_NDIM];
   int k;
@@ -253,8 +253,8 @@ gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t
   const char *text = ds_node_get_attr(node, key);
   if (k != n)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                             "attribute %s=%s has %d values, but the kernel has %d dims", key,
-                             text, k, n);
+                             "attribute %s=%s has %d values, but the kernel has %d dims", key, text,
+                             k, n);
   for (int i = 0; i < n; i++) {
     if (v[i] < min)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID,
@@ -265,8 +265,8 @@ gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t
   return TRUE;
 }
 
-gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
-                             const char *what, GError **error)
+gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want, const char *what,
+                             GError **error)
 {
   GError *local = NULL;
   if (ds_shape_ctx_assign(ctx, slot, want, what, &local))

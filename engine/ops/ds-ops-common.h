@@ -63,7 +63,7 @@ gboolean ds_ops_attr_invalid(const DsNode *node, const char *key, const char *re
 
 /* A DS_ERROR error with `code`, prefixed "node '<name>' (<op>): ". Always returns FALSE. */
 gboolean ds_ops_node_error(const DsNode *node, GError **error, int code, const char *format, ...)
-  G_GNUC_PRINTF(4, 5);
+    G_GNUC_PRINTF(4, 5);
 
 /* An integer attribute that must lie in [min, max] (DS_ERROR_INVALID otherwise). */
 gboolean ds_ops_attr_int_range(const DsNode *node, const char *key, int64_t def, int64_t min,
@@ -77,13 +77,13 @@ gboolean ds_ops_attr_opt_bool(const DsNode *node, const char *key, gboolean def,
                               GError **error);
 /* A spatial tuple (stride, pad, dilate...) of `n` values, each at least `min`; missing or "()"
  * gives `def` for each. */
-gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def,
-                             int64_t min, int64_t *out, GError **error);
+gboolean ds_ops_attr_spatial(const DsNode *node, const char *key, int n, int64_t def, int64_t min,
+                             int64_t *out, GError **error);
 
 /* Unifies `*slot` with `want`; on a mismatch the error names `what` and both shapes
  * ("weight has shape (64, 100), but (64, 128) is expected"). */
-gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want,
-                             const char *what, GError **error);
+gboolean ds_ops_assign_shape(DsShapeCtx *ctx, DsShape *slot, const DsShape *want, const char *what,
+                             GError **error);
 /* A known rank must be `ndim`; the error names `what` and the expected `layout`. */
 gboolean ds_ops_check_rank(DsShapeCtx *ctx, const DsShape *s, int ndim, const char *what,
                            const char *layout, GError **error);

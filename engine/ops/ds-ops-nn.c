@@ -28,8 +28,8 @@ static gboolean attr_int_min(const DsNode *node, const char *key, int64_t def, i
     return FALSE;
   if (*out < min)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                    "attribute %s=%" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT, key,
-                    *out, min);
+                             "attribute %s=%" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT,
+                             key, *out, min);
   return TRUE;
 }
 
@@ -41,7 +41,7 @@ static gboolean attr_int32(const DsNode *node, const char *key, int def, int *ou
     return FALSE;
   if (v < G_MININT32 || v > G_MAXINT32)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                    "attribute %s=%" G_GINT64_FORMAT " is out of range", key, v);
+                             "attribute %s=%" G_GINT64_FORMAT " is out of range", key, v);
   *out = (int)v;
   return TRUE;
 }
@@ -59,13 +59,14 @@ static gboolean attr_layout(const DsNode *node, int n_spatial, int *n_spatial_ou
   if (!ds_node_attr_enum(node, "layout", layout_names, 0, &idx, error))
     return FALSE;
   if (idx >= 3)
-    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                    "layout=%s is not supported: only the channels-first layouts NCW, NCHW and "
-                    "NCDHW are",
-                    layout_names[idx]);
+    return ds_ops_node_error(
+        node, error, DS_ERROR_UNSUPPORTED,
+        "layout=%s is not supported: only the channels-first layouts NCW, NCHW and "
+        "NCDHW are",
+        layout_names[idx]);
   if (n_spatial > 0 && idx + 1 != n_spatial)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
-                    layout_names[idx], n_spatial);
+                             layout_names[idx], n_spatial);
   *n_spatial_out = idx + 1;
   return TRUE;
 }
@@ -80,7 +81,8 @@ static gboolean unify(DsShapeCtx *ctx, DsDim *slot, DsDim want, const char *what
 static gboolean assign_both(DsShapeCtx *ctx, DsShape *a, const char *a_what, DsShape *b,
                             const char *b_what, GError **error)
 {
-  return ds_ops_assign_shape(ctx, b, a, b_what, error) && ds_ops_assign_shape(ctx, a, b, a_what, error);
+  return ds_ops_assign_shape(ctx, b, a, b_what, error) &&
+         ds_ops_assign_shape(ctx, a, b, a_what, error);
 }
 
 static DsShape shape1(DsDim a)
@@ -107,8 +109,8 @@ static gboolean assign_dtype(const DsNode *node, DsDType *slot, DsDType want, co
     return TRUE;
   }
   if (*slot != want)
-    return ds_ops_node_error(node, error, DS_ERROR_SHAPE, "%s has dtype %s, but %s is expected", what,
-                    ds_dtype_name(*slot), ds_dtype_name(want));
+    return ds_ops_node_error(node, error, DS_ERROR_SHAPE, "%s has dtype %s, but %s is expected",
+                             what, ds_dtype_name(*slot), ds_dtype_name(want));
   return TRUE;
 }
 
@@ -126,14 +128,14 @@ static gboolean convolution_parse(const DsNode *node, void *param, GError **erro
       !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
   if (nk < 1 || nk > DS_NN_MAX_SPATIAL)
-    return ds_ops_node_error(node, error, nk > DS_NN_MAX_SPATIAL ? DS_ERROR_UNSUPPORTED : DS_ERROR_INVALID,
-                    "kernel=%s: only 1-D, 2-D and 3-D convolutions exist",
-                    ds_node_get_attr(node, "kernel"));
+    return ds_ops_node_error(
+        node, error, nk > DS_NN_MAX_SPATIAL ? DS_ERROR_UNSUPPORTED : DS_ERROR_INVALID,
+        "kernel=%s: only 1-D, 2-D and 3-D convolutions exist", ds_node_get_attr(node, "kernel"));
   p->n_spatial = nk;
   for (int i = 0; i < nk; i++) {
     if (kernel[i] < 1)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
-                      ds_node_get_attr(node, "kernel"));
+                               ds_node_get_attr(node, "kernel"));
     p->kernel[i] = kernel[i];
   }
   int layout_rank;
@@ -148,9 +150,9 @@ static gboolean convolution_parse(const DsNode *node, void *param, GError **erro
     return FALSE;
   if (p->num_filter % p->num_group != 0)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                    "num_filter=%" G_GINT64_FORMAT
-                    " is not a multiple of num_group=%" G_GINT64_FORMAT,
-                    p->num_filter, p->num_group);
+                             "num_filter=%" G_GINT64_FORMAT
+                             " is not a multiple of num_group=%" G_GINT64_FORMAT,
+                             p->num_filter, p->num_group);
   return TRUE;
 }
 
@@ -319,15 +321,15 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
     return FALSE;
   if (nk > DS_NN_MAX_SPATIAL)
     return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                    "kernel=%s: only 1-D, 2-D and 3-D pooling exist",
-                    ds_node_get_attr(node, "kernel"));
+                             "kernel=%s: only 1-D, 2-D and 3-D pooling exist",
+                             ds_node_get_attr(node, "kernel"));
   if (nk <= 0 && !global)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                    "attribute 'kernel' is required unless global_pool is set");
+                             "attribute 'kernel' is required unless global_pool is set");
   for (int i = 0; i < nk; i++)
     if (kernel[i] < 1)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
-                      ds_node_get_attr(node, "kernel"));
+                               ds_node_get_attr(node, "kernel"));
   int layout_rank;
   if (!attr_layout(node, nk > 0 ? nk : 0, &layout_rank, error))
     return FALSE;
@@ -351,20 +353,22 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
   if (p->pool_type == DS_POOL_LP) {
     int64_t pv;
     if (ds_node_attr_is_none(node, "p_value"))
-      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "lp pooling needs the attribute p_value");
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                               "lp pooling needs the attribute p_value");
     if (!ds_node_attr_int(node, "p_value", 1, &pv, error))
       return FALSE;
     if (pv < 1 || pv > 3)
-      return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                      "p_value=%" G_GINT64_FORMAT " is not supported (MXNet has 1, 2 and 3)", pv);
+      return ds_ops_node_error(
+          node, error, DS_ERROR_UNSUPPORTED,
+          "p_value=%" G_GINT64_FORMAT " is not supported (MXNet has 1, 2 and 3)", pv);
     p->p_value = (int)pv;
   }
   if (p->convention == DS_POOL_SAME && !global) {
     for (int i = 0; i < n; i++)
       if (p->pad[i] != 0)
         return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                        "pooling_convention=same does not allow padding (pad=%s)",
-                        ds_node_get_attr(node, "pad"));
+                                 "pooling_convention=same does not allow padding (pad=%s)",
+                                 ds_node_get_attr(node, "pad"));
   }
   return TRUE;
 }
@@ -587,7 +591,8 @@ static gboolean batch_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
   for (int i = 1; i < 5; i++)
     if (!ds_ops_assign_shape(ctx, &in[i], &c, batch_norm_inputs[i], error))
       return FALSE;
-  if (!ds_ops_assign_shape(ctx, &out[1], &c, "mean", error) || !ds_ops_assign_shape(ctx, &out[2], &c, "var", error))
+  if (!ds_ops_assign_shape(ctx, &out[1], &c, "mean", error) ||
+      !ds_ops_assign_shape(ctx, &out[2], &c, "var", error))
     return FALSE;
   if (data->ndim >= 0) {
     int axis;
@@ -680,7 +685,8 @@ static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
     if (in[i].ndim == 1 && !unify(ctx, &len, in[i].dims[0], layer_norm_inputs[i], error))
       return FALSE;
   DsShape c = shape1(len);
-  if (!ds_ops_assign_shape(ctx, &in[1], &c, "gamma", error) || !ds_ops_assign_shape(ctx, &in[2], &c, "beta", error))
+  if (!ds_ops_assign_shape(ctx, &in[1], &c, "gamma", error) ||
+      !ds_ops_assign_shape(ctx, &in[2], &c, "beta", error))
     return FALSE;
   if (axis < 0)
     return TRUE;
@@ -850,7 +856,7 @@ static gboolean softmax_parse(const DsNode *node, void *param, GError **error)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "temperature must not be 0");
   if (p->dtype != DS_DTYPE_UNKNOWN && !ds_dtype_is_float(p->dtype))
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "dtype=%s is not a float type",
-                    ds_dtype_name(p->dtype));
+                             ds_dtype_name(p->dtype));
   return TRUE;
 }
 
@@ -1099,7 +1105,8 @@ static gboolean embedding_parse(const DsNode *node, void *param, GError **error)
 {
   DsEmbeddingParam *p = param;
   gboolean sparse;
-  if (!ds_ops_attr_require(node, "input_dim", error) || !ds_ops_attr_require(node, "output_dim", error) ||
+  if (!ds_ops_attr_require(node, "input_dim", error) ||
+      !ds_ops_attr_require(node, "output_dim", error) ||
       !attr_int_min(node, "input_dim", 0, 1, &p->input_dim, error) ||
       !attr_int_min(node, "output_dim", 0, 1, &p->output_dim, error) ||
       !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error) ||
@@ -1343,7 +1350,8 @@ static gboolean rnn_parse(const DsNode *node, void *param, GError **error)
   int mode;
   gboolean bidir, state_outputs, clip_nan;
   bool use_len;
-  if (!ds_ops_attr_require(node, "state_size", error) || !ds_ops_attr_require(node, "num_layers", error) ||
+  if (!ds_ops_attr_require(node, "state_size", error) ||
+      !ds_ops_attr_require(node, "num_layers", error) ||
       !ds_ops_attr_require(node, "mode", error) ||
       !attr_int_min(node, "state_size", 0, 1, &p->state_size, error) ||
       !attr_int_min(node, "num_layers", 0, 1, &p->num_layers, error) ||
@@ -1361,12 +1369,13 @@ static gboolean rnn_parse(const DsNode *node, void *param, GError **error)
   if (p->p < 0.0 || p->p > 1.0)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "p=%g must be in [0, 1]", p->p);
   if (!ds_node_attr_is_none(node, "projection_size"))
-    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED, "projection_size=%s is not supported",
-                    ds_node_get_attr(node, "projection_size"));
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
+                             "projection_size=%s is not supported",
+                             ds_node_get_attr(node, "projection_size"));
   if (!ds_node_attr_is_none(node, "lstm_state_clip_min") ||
       !ds_node_attr_is_none(node, "lstm_state_clip_max") || clip_nan)
     return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                    "LSTM state clipping (lstm_state_clip_min/max/nan) is not supported");
+                             "LSTM state clipping (lstm_state_clip_min/max/nan) is not supported");
   return TRUE;
 }
 

@@ -56,7 +56,7 @@ static gboolean box_nms_parse(const DsNode *node, void *param, GError **error)
       !ds_ops_attr_int_range(node, "score_index", 1, 0, G_MAXINT32, &p->score_index, error) ||
       !ds_ops_attr_int_range(node, "id_index", -1, G_MININT32, G_MAXINT32, &p->id_index, error) ||
       !ds_ops_attr_int_range(node, "background_id", -1, G_MININT32, G_MAXINT32, &p->background_id,
-                      error) ||
+                             error) ||
       !ds_ops_attr_opt_bool(node, "force_suppress", FALSE, &p->force_suppress, error) ||
       !ds_node_attr_enum(node, "in_format", box_formats, DS_BOX_CORNER, &in_format, error) ||
       !ds_node_attr_enum(node, "out_format", box_formats, DS_BOX_CORNER, &out_format, error))
@@ -67,20 +67,21 @@ static gboolean box_nms_parse(const DsNode *node, void *param, GError **error)
   const int64_t c0 = p->coord_start, c3 = p->coord_start + 3;
   if (p->score_index >= c0 && p->score_index <= c3)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                     "score_index=%" G_GINT64_FORMAT
-                     " falls inside the coordinates [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                     "] (coord_start=%" G_GINT64_FORMAT ")",
-                     p->score_index, c0, c3, c0);
+                             "score_index=%" G_GINT64_FORMAT
+                             " falls inside the coordinates [%" G_GINT64_FORMAT
+                             ", %" G_GINT64_FORMAT "] (coord_start=%" G_GINT64_FORMAT ")",
+                             p->score_index, c0, c3, c0);
   if (p->id_index >= 0) {
     if (p->id_index >= c0 && p->id_index <= c3)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                       "id_index=%" G_GINT64_FORMAT
-                       " falls inside the coordinates [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                       "] (coord_start=%" G_GINT64_FORMAT ")",
-                       p->id_index, c0, c3, c0);
+                               "id_index=%" G_GINT64_FORMAT
+                               " falls inside the coordinates [%" G_GINT64_FORMAT
+                               ", %" G_GINT64_FORMAT "] (coord_start=%" G_GINT64_FORMAT ")",
+                               p->id_index, c0, c3, c0);
     if (p->id_index == p->score_index)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                       "id_index=%" G_GINT64_FORMAT " is also the score_index", p->id_index);
+                               "id_index=%" G_GINT64_FORMAT " is also the score_index",
+                               p->id_index);
   }
   return TRUE;
 }
@@ -108,7 +109,8 @@ static gboolean box_nms_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
   (void)node;
   const DsBoxNMSParam *p = param;
   DsShape *data = &in[0];
-  if (!ds_ops_assign_shape(ctx, &out[0], data, "output", error) || !ds_ops_assign_shape(ctx, data, &out[0], "data", error))
+  if (!ds_ops_assign_shape(ctx, &out[0], data, "output", error) ||
+      !ds_ops_assign_shape(ctx, data, &out[0], "data", error))
     return FALSE;
   /* The record (..., N, 1) gives every dim but the width. */
   if (data->ndim < 0 && out[1].ndim >= 0) {
@@ -195,7 +197,7 @@ static gboolean roi_align_parse(const DsNode *node, void *param, GError **error)
                                error);
   p->spatial_scale = (float)scale;
   return ds_ops_attr_int_range(node, "sample_ratio", -1, G_MININT32, G_MAXINT32, &p->sample_ratio,
-                        error) &&
+                               error) &&
          ds_ops_attr_opt_bool(node, "position_sensitive", FALSE, &p->position_sensitive, error) &&
          ds_ops_attr_opt_bool(node, "aligned", FALSE, &p->aligned, error);
 }
@@ -329,9 +331,10 @@ static gboolean adaptive_avg_pool_infer_type(const DsNode *node, const void *par
   if (in[0] == DS_DTYPE_UNKNOWN)
     return TRUE;
   if (!ds_dtype_is_float(in[0]))
-    return ds_ops_node_error(node, error, DS_ERROR_SHAPE,
-                     "data has dtype %s, but adaptive pooling takes float16, float32 or float64",
-                     ds_dtype_name(in[0]));
+    return ds_ops_node_error(
+        node, error, DS_ERROR_SHAPE,
+        "data has dtype %s, but adaptive pooling takes float16, float32 or float64",
+        ds_dtype_name(in[0]));
   DsDType want = in[0] == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
   return ds_ops_assign_dtype(node, &out[0], want, "output", error);
 }
@@ -363,18 +366,20 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
       !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
   if (nk == 3)
-    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                     "kernel=%s: 3-D Deconvolution is not supported (MXNet has it only with "
-                     "cuDNN; its CPU implementation is 1-D and 2-D)",
-                     ds_node_get_attr(node, "kernel"));
+    return ds_ops_node_error(
+        node, error, DS_ERROR_UNSUPPORTED,
+        "kernel=%s: 3-D Deconvolution is not supported (MXNet has it only with "
+        "cuDNN; its CPU implementation is 1-D and 2-D)",
+        ds_node_get_attr(node, "kernel"));
   if (nk < 1 || nk > DS_DECONV_MAX_SPATIAL)
-    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: Deconvolution is 1-D or 2-D",
-                     ds_node_get_attr(node, "kernel"));
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "kernel=%s: Deconvolution is 1-D or 2-D",
+                             ds_node_get_attr(node, "kernel"));
   p->n_spatial = nk;
   for (int i = 0; i < nk; i++) {
     if (kernel[i] < 1)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID, "kernel=%s: sizes must be at least 1",
-                       ds_node_get_attr(node, "kernel"));
+                               ds_node_get_attr(node, "kernel"));
     p->kernel[i] = kernel[i];
   }
   if (!ds_ops_attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
@@ -401,9 +406,10 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   }
   if (nonzero > 0) {
     if (nt != nk)
-      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                       "attribute target_shape=%s has %d values, but the kernel has %d dims",
-                       ds_node_get_attr(node, "target_shape"), nt, nk);
+      return ds_ops_node_error(
+          node, error, DS_ERROR_INVALID,
+          "attribute target_shape=%s has %d values, but the kernel has %d dims",
+          ds_node_get_attr(node, "target_shape"), nt, nk);
     if (nonzero != nt)
       return ds_ops_attr_invalid(node, "target_shape",
                                  "mixes zero and non-zero sizes (MXNet would derive an empty "
@@ -422,9 +428,9 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   }
   if (p->num_filter % p->num_group != 0)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                     "num_filter=%" G_GINT64_FORMAT
-                     " is not a multiple of num_group=%" G_GINT64_FORMAT,
-                     p->num_filter, p->num_group);
+                             "num_filter=%" G_GINT64_FORMAT
+                             " is not a multiple of num_group=%" G_GINT64_FORMAT,
+                             p->num_filter, p->num_group);
 
   if (!ds_node_attr_is_none(node, "layout")) {
     int idx;
@@ -432,12 +438,12 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
       return FALSE;
     if (idx >= 3)
       return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                       "layout=%s is not supported: only NCW and NCHW are (MXNet runs the "
-                       "channels-last layouts only on GPU)",
-                       deconv_layouts[idx]);
+                               "layout=%s is not supported: only NCW and NCHW are (MXNet runs the "
+                               "channels-last layouts only on GPU)",
+                               deconv_layouts[idx]);
     if (idx + 1 != nk)
-      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "layout=%s does not fit a %d-D kernel",
-                       deconv_layouts[idx], nk);
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                               "layout=%s does not fit a %d-D kernel", deconv_layouts[idx], nk);
   }
   return TRUE;
 }
@@ -515,7 +521,8 @@ static gboolean deconvolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
   const int ns = p->n_spatial, nd = ns + 2;
   DsShape *data = &in[0];
   if (!ds_ops_check_rank(ctx, data, nd, "data", deconv_spatial_layouts[ns], error) ||
-      !ds_ops_check_rank(ctx, &in[1], nd, "weight", "C, num_filter / num_group, kernel...", error) ||
+      !ds_ops_check_rank(ctx, &in[1], nd, "weight", "C, num_filter / num_group, kernel...",
+                         error) ||
       !ds_ops_check_rank(ctx, &out[0], nd, "output", deconv_spatial_layouts[ns], error))
     return FALSE;
   if (data->ndim < 0 && (in[1].ndim == nd || out[0].ndim == nd))
