@@ -11,82 +11,7 @@
 #include <string.h>
 
 #include "ds-cpu.h"
-
-/* Bytes below which a copy runs on one thread: memory moves faster than math. */
-#define COPY_GRAIN ((int64_t)DS_CPU_PARALLEL_GRAIN * 16)
-
-/* Work units of `unit_bytes` each that make one thread's share worth waking it. */
-static int64_t grain_for(int64_t unit_bytes)
-{
-  return MAX(1, COPY_GRAIN / MAX(unit_bytes, 1));
-}
-
-/* Repeats the `es`-byte element at `cell` n times at dst. */
-static void fill_elems(void *dst, const void *cell, size_t es, int64_t n)
-{
-  switch (es) {
-  case 1:
-    memset(dst, *(const uint8_t *)cell, (size_t)n);
-    break;
-  case 2: {
-    uint16_t v, *restrict d = dst;
-    memcpy(&v, cell, 2);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  case 4: {
-    uint32_t v, *restrict d = dst;
-    memcpy(&v, cell, 4);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  case 8: {
-    uint64_t v, *restrict d = dst;
-    memcpy(&v, cell, 8);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  default:
-    for (int64_t i = 0; i < n; i++)
-      memcpy((char *)dst + (size_t)i * es, cell, es);
-    break;
-  }
-}
-
-/* n elements of size es from src, `stride` elements apart (negative walks backwards), into
- * contiguous dst. */
-static void gather_elems(void *dst, const void *src, int64_t stride, size_t es, int64_t n)
-{
-  if (stride == 1) {
-    memcpy(dst, src, (size_t)n * es);
-    return;
-  }
-#define GATHER(T)                                                                                  \
-  {                                                                                                \
-    T *restrict d = dst;                                                                           \
-    const T *s = src;                                                                              \
-    for (int64_t i = 0; i < n; i++)                                                                \
-      d[i] = s[i * stride];                                                                        \
-  }
-  switch (es) {
-  case 1:
-    GATHER(uint8_t) break;
-  case 2:
-    GATHER(uint16_t) break;
-  case 4:
-    GATHER(uint32_t) break;
-  case 8:
-    GATHER(uint64_t) break;
-  default:
-    for (int64_t i = 0; i < n; i++)
-      memcpy((char *)dst + (size_t)i * es, (const char *)src + (i * stride) * (int64_t)es, es);
-    break;
-  }
-#undef GATHER
-}
+#include "ds-cpu-copy.h"
 
 static bool same_shape(const DsTensor *a, const DsTensor *b)
 {
@@ -100,70 +25,6 @@ static bool same_shape(const DsTensor *a, const DsTensor *b)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row copies: out (contiguous) <- in at element offsets given per output dim. */
-
-/* Output dims `shape` walked in C order; input offset sum(idx[d] * stride[d]) + base. Strides
- * may be negative (reverse) and the last dim is copied as one run. */
-typedef struct {
-  int ndim;
-  int64_t shape[DS_MAX_NDIM];
-  int64_t stride[DS_MAX_NDIM];
-  int64_t base;
-  size_t es;
-  const char *in;
-  char *out;
-} RowPlan;
-
-/* Drops size-1 dims and merges neighbours the input walks as one run, so the inner run is as
- * long as possible. */
-static void row_plan_collapse(RowPlan *p)
-{
-  int n = 0;
-  for (int i = 0; i < p->ndim; i++) {
-    if (p->shape[i] == 1)
-      continue;
-    if (n > 0 && p->stride[n - 1] == p->stride[i] * p->shape[i]) {
-      p->shape[n - 1] *= p->shape[i];
-      p->stride[n - 1] = p->stride[i];
-      continue;
-    }
-    p->shape[n] = p->shape[i];
-    p->stride[n] = p->stride[i];
-    n++;
-  }
-  if (n == 0) {
-    p->shape[0] = 1;
-    p->stride[0] = 1;
-    n = 1;
-  }
-  p->ndim = n;
-}
-
-static void row_plan_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const RowPlan *p = ctx;
-  int last = p->ndim - 1;
-  int64_t inner = p->shape[last];
-  for (int64_t row = begin; row < end; row++) {
-    int64_t off = p->base, rest = row;
-    for (int d = last - 1; d >= 0; d--) {
-      off += (rest % p->shape[d]) * p->stride[d];
-      rest /= p->shape[d];
-    }
-    gather_elems(p->out + (size_t)(row * inner) * p->es, p->in + off * (int64_t)p->es,
-                 p->stride[last], p->es, inner);
-  }
-}
-
-static void row_plan_run(RowPlan *p, DsThreadPool *pool)
-{
-  row_plan_collapse(p);
-  int64_t inner = p->shape[p->ndim - 1], rows = 1;
-  for (int d = 0; d < p->ndim - 1; d++)
-    rows *= p->shape[d];
-  if (rows == 0 || inner == 0)
-    return;
-  ds_parallel_for(pool, rows, grain_for(inner * (int64_t)p->es), row_plan_worker, p);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* repeat */
@@ -185,7 +46,7 @@ static void repeat_worker(void *ctx, int64_t begin, int64_t end)
     const char *src = job->in + (size_t)u * block;
     char *dst = job->out + (size_t)(u * job->reps) * block;
     if (job->inner == 1) {
-      fill_elems(dst, src, job->es, job->reps);
+      ds_cpu_fill_elems(dst, src, job->es, job->reps);
       continue;
     }
     for (int64_t r = 0; r < job->reps; r++)
@@ -220,7 +81,7 @@ static DsStatus k_repeat(const DsKernelCtx *ctx)
   }
   if (n == 0)
     return DS_STATUS_OK;
-  ds_parallel_for(ctx->pool, job.len, grain_for(job.inner * job.reps * (int64_t)job.es),
+  ds_parallel_for(ctx->pool, job.len, ds_cpu_copy_grain(job.inner * job.reps * (int64_t)job.es),
                   repeat_worker, &job);
   return DS_STATUS_OK;
 }
@@ -255,7 +116,7 @@ static void tile_worker(void *ctx, int64_t begin, int64_t end)
     const char *src = job->in + (size_t)off * job->es;
     char *dst = job->out + (size_t)(row * out_row) * job->es;
     if (in_row == 1) {
-      fill_elems(dst, src, job->es, out_row);
+      ds_cpu_fill_elems(dst, src, job->es, out_row);
       continue;
     }
     for (int64_t c = 0; c < out_row; c += in_row)
@@ -295,8 +156,8 @@ static DsStatus k_tile(const DsKernelCtx *ctx)
     return DS_STATUS_OK;
   }
   int64_t rows = ds_tensor_numel(out) / job.oshape[nd - 1];
-  ds_parallel_for(ctx->pool, rows, grain_for(job.oshape[nd - 1] * (int64_t)job.es), tile_worker,
-                  &job);
+  ds_parallel_for(ctx->pool, rows, ds_cpu_copy_grain(job.oshape[nd - 1] * (int64_t)job.es),
+                  tile_worker, &job);
   return DS_STATUS_OK;
 }
 
@@ -321,7 +182,8 @@ static DsStatus k_reverse(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
     flipped[a] = !flipped[a];
   }
-  RowPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  DsCpuCopyPlan plan = {
+      .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     plan.shape[d] = in->shape[d];
@@ -336,7 +198,7 @@ static DsStatus k_reverse(const DsKernelCtx *ctx)
     memcpy(out->data, in->data, plan.es);
     return DS_STATUS_OK;
   }
-  row_plan_run(&plan, ctx->pool);
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -372,7 +234,7 @@ static void column_worker(void *ctx, int64_t begin, int64_t end)
   size_t es = (size_t)job->part_bytes;
   int64_t rows = ds_tensor_numel(&job->parts[0]);
   for (int64_t k = begin; k < end; k++)
-    gather_elems(job->parts[k].data, job->whole + (size_t)k * es, job->n_parts, es, rows);
+    ds_cpu_gather_elems(job->parts[k].data, job->whole + (size_t)k * es, job->n_parts, es, rows);
 }
 
 static DsStatus k_stack(const DsKernelCtx *ctx)
@@ -398,7 +260,8 @@ static DsStatus k_stack(const DsKernelCtx *ctx)
                   true};
   if (outer == 0 || job.part_bytes == 0)
     return DS_STATUS_OK;
-  ds_parallel_for(ctx->pool, outer * job.n_parts, grain_for(job.part_bytes), block_worker, &job);
+  ds_parallel_for(ctx->pool, outer * job.n_parts, ds_cpu_copy_grain(job.part_bytes), block_worker,
+                  &job);
   return DS_STATUS_OK;
 }
 
@@ -433,10 +296,10 @@ static DsStatus k_slice_channel(const DsKernelCtx *ctx)
   if (inner == 1) {
     /* One element per part and row (box coordinates split off the last axis): a strided
      * gather per output beats a memcpy call per element. */
-    ds_parallel_for(ctx->pool, n, grain_for(outer * job.part_bytes), column_worker, &job);
+    ds_parallel_for(ctx->pool, n, ds_cpu_copy_grain(outer * job.part_bytes), column_worker, &job);
     return DS_STATUS_OK;
   }
-  ds_parallel_for(ctx->pool, outer * n, grain_for(job.part_bytes), block_worker, &job);
+  ds_parallel_for(ctx->pool, outer * n, ds_cpu_copy_grain(job.part_bytes), block_worker, &job);
   return DS_STATUS_OK;
 }
 
@@ -467,7 +330,8 @@ static DsStatus k_slice_like(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
     cut[a] = true;
   }
-  RowPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  DsCpuCopyPlan plan = {
+      .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     int64_t want = cut[d] ? like->shape[d] : in->shape[d];
@@ -483,7 +347,7 @@ static DsStatus k_slice_like(const DsKernelCtx *ctx)
     memcpy(out->data, in->data, plan.es);
     return DS_STATUS_OK;
   }
-  row_plan_run(&plan, ctx->pool);
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -798,7 +662,7 @@ static DsStatus k_gather_nd(const DsKernelCtx *ctx)
   atomic_init(&job.out_of_range, 0);
   if (job.n == 0)
     return DS_STATUS_OK;
-  ds_parallel_for(ctx->pool, job.n, grain_for(job.block_bytes), gather_nd_worker, &job);
+  ds_parallel_for(ctx->pool, job.n, ds_cpu_copy_grain(job.block_bytes), gather_nd_worker, &job);
   return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
 }
 

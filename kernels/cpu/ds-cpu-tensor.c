@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "ds-cpu.h"
-
-/* Bytes below which a copy runs on one thread: memory moves faster than math. */
-#define COPY_GRAIN ((int64_t)DS_CPU_PARALLEL_GRAIN * 16)
+#include "ds-cpu-copy.h"
 
 /* Element `i` of a numeric tensor as a double (lengths, indices). */
 static double load_one(DsDType t, const void *base, int64_t i)
@@ -77,141 +75,8 @@ static void store_one(DsDType t, void *cell, double value)
   }
 }
 
-/* Repeats the `es`-byte element at `cell` n times at dst. */
-static void fill_elems(void *dst, const void *cell, size_t es, int64_t n)
-{
-  switch (es) {
-  case 1:
-    memset(dst, *(const uint8_t *)cell, (size_t)n);
-    break;
-  case 2: {
-    uint16_t v, *restrict d = dst;
-    memcpy(&v, cell, 2);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  case 4: {
-    uint32_t v, *restrict d = dst;
-    memcpy(&v, cell, 4);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  case 8: {
-    uint64_t v, *restrict d = dst;
-    memcpy(&v, cell, 8);
-    for (int64_t i = 0; i < n; i++)
-      d[i] = v;
-    break;
-  }
-  default:
-    for (int64_t i = 0; i < n; i++)
-      memcpy((char *)dst + (size_t)i * es, cell, es);
-    break;
-  }
-}
-
-/* Gathers n elements of size es from src with element stride `stride` into contiguous dst. */
-static void gather_elems(void *dst, const void *src, int64_t stride, size_t es, int64_t n)
-{
-#define GATHER(T)                                                                                  \
-  {                                                                                                \
-    T *restrict d = dst;                                                                           \
-    const T *restrict s = src;                                                                     \
-    for (int64_t i = 0; i < n; i++)                                                                \
-      d[i] = s[i * stride];                                                                        \
-  }
-  switch (es) {
-  case 1:
-    GATHER(uint8_t) break;
-  case 2:
-    GATHER(uint16_t) break;
-  case 4:
-    GATHER(uint32_t) break;
-  case 8:
-    GATHER(uint64_t) break;
-  default:
-    for (int64_t i = 0; i < n; i++)
-      memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)(i * stride) * es, es);
-    break;
-  }
-#undef GATHER
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Strided copies: out (contiguous) <- in at element offsets given per output dim. */
-
-/* A copy plan: output dims `shape` (contiguous output), input element strides `stride`
- * (0 for a broadcast dim), a base input offset. The last dim is the inner run. */
-typedef struct {
-  int ndim;
-  int64_t shape[DS_MAX_NDIM];
-  int64_t stride[DS_MAX_NDIM];
-  int64_t base;
-  size_t es;
-  const char *in;
-  char *out;
-} CopyPlan;
-
-/* Drops size-1 dims and merges neighbours the input walks contiguously. */
-static void copy_plan_collapse(CopyPlan *p)
-{
-  int n = 0;
-  for (int i = 0; i < p->ndim; i++) {
-    if (p->shape[i] == 1)
-      continue;
-    if (n > 0 && p->stride[n - 1] == p->stride[i] * p->shape[i]) {
-      p->shape[n - 1] *= p->shape[i];
-      p->stride[n - 1] = p->stride[i];
-      continue;
-    }
-    p->shape[n] = p->shape[i];
-    p->stride[n] = p->stride[i];
-    n++;
-  }
-  if (n == 0) {
-    p->shape[0] = 1;
-    p->stride[0] = 1;
-    n = 1;
-  }
-  p->ndim = n;
-}
-
-static void copy_plan_rows(void *ctx, int64_t begin, int64_t end)
-{
-  const CopyPlan *p = ctx;
-  int last = p->ndim - 1;
-  int64_t inner = p->shape[last], s = p->stride[last];
-  for (int64_t row = begin; row < end; row++) {
-    int64_t off = p->base, rest = row;
-    for (int d = last - 1; d >= 0; d--) {
-      off += (rest % p->shape[d]) * p->stride[d];
-      rest /= p->shape[d];
-    }
-    char *dst = p->out + (size_t)(row * inner) * p->es;
-    const char *src = p->in + (size_t)off * p->es;
-    if (s == 1)
-      memcpy(dst, src, (size_t)inner * p->es);
-    else if (s == 0)
-      fill_elems(dst, src, p->es, inner);
-    else
-      gather_elems(dst, src, s, p->es, inner);
-  }
-}
-
-/* Runs a plan: one work unit per output row, both cores when there is enough to move. */
-static void copy_plan_run(CopyPlan *p, DsThreadPool *pool)
-{
-  copy_plan_collapse(p);
-  int64_t inner = p->shape[p->ndim - 1], rows = 1;
-  for (int d = 0; d < p->ndim - 1; d++)
-    rows *= p->shape[d];
-  if (rows == 0 || inner == 0)
-    return;
-  int64_t row_bytes = inner * (int64_t)p->es;
-  ds_parallel_for(pool, rows, MAX(1, COPY_GRAIN / row_bytes), copy_plan_rows, p);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reshape, Flatten, expand_dims, squeeze: the bytes pass through. */
@@ -238,7 +103,8 @@ static DsStatus k_view(const DsKernelCtx *ctx)
   if (in->data == out->data)
     return DS_STATUS_OK;
   MemcpyJob job = {in->data, out->data};
-  ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), COPY_GRAIN, memcpy_worker, &job);
+  ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), DS_CPU_COPY_GRAIN, memcpy_worker,
+                  &job);
   return DS_STATUS_OK;
 }
 
@@ -332,7 +198,7 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
     istride[k] = s;
     s *= in->shape[k];
   }
-  CopyPlan p = {
+  DsCpuCopyPlan p = {
       .ndim = nd, .base = 0, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   for (int i = 0; i < nd; i++) {
     if (out->shape[i] != in->shape[perm[i]])
@@ -342,7 +208,7 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
   }
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
-  copy_plan_collapse(&p);
+  ds_cpu_copy_plan_collapse(&p);
   int m = p.ndim;
   /* The input's innermost dim became the second-to-last output dim: a batch of 2-D
    * transposes, done in tiles so reads and writes both stay in cache. */
@@ -370,8 +236,8 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
   /* Otherwise rows of the output: contiguous runs when the last axis stays in place
    * (BERT's (0, 2, 1, 3)), strided gathers else. */
   int64_t inner = p.shape[m - 1], rows = ds_tensor_numel(out) / inner;
-  ds_parallel_for(ctx->pool, rows, MAX(1, COPY_GRAIN / (inner * (int64_t)p.es)), copy_plan_rows,
-                  &p);
+  ds_parallel_for(ctx->pool, rows, MAX(1, DS_CPU_COPY_GRAIN / (inner * (int64_t)p.es)),
+                  ds_cpu_copy_plan_rows, &p);
   return DS_STATUS_OK;
 }
 
@@ -476,7 +342,7 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
   job.out_row = out->shape[axis] * job.trail_bytes;
   if (outer == 0 || job.out_row == 0)
     return DS_STATUS_OK;
-  ds_parallel_for(ctx->pool, outer, MAX(1, COPY_GRAIN / job.out_row), concat_worker, &job);
+  ds_parallel_for(ctx->pool, outer, MAX(1, DS_CPU_COPY_GRAIN / job.out_row), concat_worker, &job);
   return DS_STATUS_OK;
 }
 
@@ -492,7 +358,7 @@ static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
   int nd = out->ndim;
   if (in->ndim != nd || in->dtype != out->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  CopyPlan p = {.ndim = nd, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
+  DsCpuCopyPlan p = {.ndim = nd, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     if (in->shape[d] != out->shape[d] && in->shape[d] != 1)
@@ -503,7 +369,7 @@ static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
   }
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
-  copy_plan_run(&p, ctx->pool);
+  ds_cpu_copy_plan_run(&p, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -537,7 +403,8 @@ static void arange_worker(void *ctx, int64_t begin, int64_t end)
   }
   default: {
     /* Integer dtypes: start and step truncate first; the arithmetic wraps. */
-    uint64_t start = (uint64_t)ds_cpu_saturate_i64(p->start), step = (uint64_t)ds_cpu_saturate_i64(p->step);
+    uint64_t start = (uint64_t)ds_cpu_saturate_i64(p->start),
+             step = (uint64_t)ds_cpu_saturate_i64(p->step);
     for (int64_t i = begin; i < end; i++) {
       uint64_t v = start + (uint64_t)(i / rep) * step;
       switch (job->t) {
@@ -583,8 +450,8 @@ static DsStatus k_arange_like(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
-  DsArangeParam p = {.start = lp->start, .step = lp->step, .repeat = lp->repeat,
-                     .dtype = lp->dtype};
+  DsArangeParam p = {
+      .start = lp->start, .step = lp->step, .repeat = lp->repeat, .dtype = lp->dtype};
   ArangeJob job = {&p, out->data, out->dtype};
   ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN, arange_worker, &job);
   return DS_STATUS_OK;
@@ -599,7 +466,7 @@ typedef struct {
 static void fill_worker(void *ctx, int64_t begin, int64_t end)
 {
   const FillJob *job = ctx;
-  fill_elems(job->out + (size_t)begin * job->es, job->cell, job->es, end - begin);
+  ds_cpu_fill_elems(job->out + (size_t)begin * job->es, job->cell, job->es, end - begin);
 }
 
 /* Fills the output with `value` in its dtype. */
@@ -637,7 +504,8 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   if (in->data != out->data) {
     MemcpyJob job = {in->data, out->data};
-    ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), COPY_GRAIN, memcpy_worker, &job);
+    ds_parallel_for(ctx->pool, (int64_t)ds_tensor_nbytes(out), DS_CPU_COPY_GRAIN, memcpy_worker,
+                    &job);
   }
   if (!p->use_sequence_length)
     return DS_STATUS_OK;
@@ -656,10 +524,10 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
     int64_t from = n < 0 ? 0 : MIN(n, T);
     if (p->axis == 1) {
       /* (batch, time, rest): the masked steps are one contiguous run. */
-      fill_elems(o + (size_t)((b * T + from) * rest) * es, cell, es, (T - from) * rest);
+      ds_cpu_fill_elems(o + (size_t)((b * T + from) * rest) * es, cell, es, (T - from) * rest);
     } else {
       for (int64_t t = from; t < T; t++)
-        fill_elems(o + (size_t)((t * B + b) * rest) * es, cell, es, rest);
+        ds_cpu_fill_elems(o + (size_t)((t * B + b) * rest) * es, cell, es, rest);
     }
   }
   return DS_STATUS_OK;
@@ -686,7 +554,8 @@ static DsStatus k_slice_axis(const DsKernelCtx *ctx)
     b = e = 0;
   if (b < 0 || e > len || b > e || out->shape[axis] != e - b)
     return DS_STATUS_INVALID_ARGUMENT;
-  CopyPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  DsCpuCopyPlan plan = {
+      .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     if (d != axis && out->shape[d] != in->shape[d])
@@ -698,7 +567,7 @@ static DsStatus k_slice_axis(const DsKernelCtx *ctx)
   plan.base = b * plan.stride[axis];
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
-  copy_plan_run(&plan, ctx->pool);
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -712,7 +581,8 @@ static DsStatus k_slice(const DsKernelCtx *ctx)
   int nd = in->ndim;
   if (p->n_axes > nd || out->ndim != nd || out->dtype != in->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  CopyPlan plan = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  DsCpuCopyPlan plan = {
+      .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     int64_t first = 0, count = in->shape[d], step = 1;
@@ -732,7 +602,7 @@ static DsStatus k_slice(const DsKernelCtx *ctx)
   }
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
-  copy_plan_run(&plan, ctx->pool);
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -795,8 +665,8 @@ static DsStatus k_take(const DsKernelCtx *ctx)
     return DS_STATUS_OK;
   if (job.M == 0)
     return DS_STATUS_OUT_OF_RANGE; /* nothing to take from, whatever the mode */
-  ds_parallel_for(ctx->pool, outer * K, MAX(1, COPY_GRAIN / MAX(job.row_bytes, 1)), take_worker,
-                  &job);
+  ds_parallel_for(ctx->pool, outer * K, MAX(1, DS_CPU_COPY_GRAIN / MAX(job.row_bytes, 1)),
+                  take_worker, &job);
   return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
 }
 
@@ -1240,7 +1110,7 @@ static DsStatus run_reduce(const DsKernelCtx *ctx, RedOp op, bool mean)
     return DS_STATUS_OK;
   }
   if (ds_tensor_numel(in) == 0) {
-    fill_elems(out->data, cell, es, kept);
+    ds_cpu_fill_elems(out->data, cell, es, kept);
     if (mean)
       red_mean_divide(job.t, out->data, kept, count);
     return DS_STATUS_OK;
@@ -1264,7 +1134,7 @@ static DsStatus run_reduce(const DsKernelCtx *ctx, RedOp op, bool mean)
     if (!job.reduced[d])
       os *= job.shape[d];
   }
-  fill_elems(out->data, cell, es, kept);
+  ds_cpu_fill_elems(out->data, cell, es, kept);
   int64_t total = ds_tensor_numel(in);
   if (!job.reduced[0]) {
     /* Each dim-0 index owns a disjoint slice of the output. */
