@@ -82,6 +82,20 @@ void ds_shape_ctx_add_guard(DsShapeCtx *ctx, DsDim dim, int64_t min, const char 
   g_ptr_array_add(ctx->guards, guard);
 }
 
+DsDim ds_shape_ctx_unbacked_dim(DsShapeCtx *ctx, DsDim current, DsDim upper)
+{
+  if (ds_dim_is_known(current))
+    return current;
+  if (ctx == NULL || ctx->exprs == NULL)
+    return DS_DIM_UNKNOWN;
+  const DsExpr *bound = NULL;
+  if (upper.expr != NULL)
+    bound = upper.expr;
+  else if (upper.value >= 0)
+    bound = ds_expr_const(ctx->exprs, upper.value);
+  return (DsDim){-1, ds_expr_unbacked(ctx->exprs, bound)};
+}
+
 DsDim ds_dim_from_expr(const DsExpr *e)
 {
   int64_t v;

@@ -79,6 +79,13 @@ void ds_shape_ctx_free(DsShapeCtx *ctx);
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node);
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);
 
+/* A data-dependent dim (boolean_mask's count, unique's size). `current` when it is already
+ * known: the inference fixpoint calls shape functions again, and the symbol must be made once.
+ * Otherwise, in a symbolic context, a fresh unbacked symbol `u<n>` with range [0, upper]
+ * (unbounded when `upper` is unknown), which the dynamic executor binds once the op has run;
+ * in a concrete context, unknown: only running the op tells. */
+DsDim ds_shape_ctx_unbacked_dim(DsShapeCtx *ctx, DsDim current, DsDim upper);
+
 /* Arithmetic. An unknown operand gives an unknown result. Floor division and modulo follow
  * Python (round towards negative infinity); a zero divisor gives unknown. */
 DsDim ds_dim_add(DsShapeCtx *ctx, DsDim a, DsDim b);

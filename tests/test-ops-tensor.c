@@ -337,6 +337,118 @@ static void test_shape_reshape(void)
   check_unary_shape("Reshape", "(2, 3)", "?", NULL);
 }
 
+/* reshape_like(lhs, rhs): the output shape for the two input shapes and attributes given as
+ * key, value pairs (NULL-terminated), or "error: <message>". */
+static char *reshape_like_shape(const char *lhs, const char *rhs, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, rhs);
+  GError *error = NULL;
+  DsNode *n = make_node_v(g, "reshape_like", 2, &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  DsShape in[2] = {shp(lhs), shp(rhs)}, out[1] = {DS_SHAPE_UNKNOWN};
+  char *msg = infer(n, in, out);
+  if (msg != NULL) {
+    g_assert_true(g_str_has_prefix(msg, "node 'node0' (reshape_like): "));
+    char *r = g_strdup_printf("error: %s", msg);
+    g_free(msg);
+    return r;
+  }
+  return ds_shape_to_string(&out[0]);
+}
+
+static void test_shape_reshape_like(void)
+{
+  static const struct {
+    const char *lhs, *rhs, *lb, *le, *rb, *re, *want;
+  } cases[] = {
+      /* MXNet's documented examples: the whole shape, then ranges of each side. */
+      {"(30, 7)", "(15, 2, 7)", NULL, NULL, NULL, NULL, "(15, 2, 7)"},
+      {"(30, 7)", "(15, 2, 4)", "0", "1", "0", "2", "(15, 2, 7)"},
+      {"(30, 12)", "(4, 2, 2, 3)", "-1", NULL, "1", NULL, "(30, 2, 2, 3)"},
+      {"(2, 3, 4)", "(9, 6, 5)", "0", "2", "1", "2", "(6, 4)"},
+      {"(2, 3, 4)", "(9, 1, 3, 5)", "1", "-1", "1", "3", "(2, 1, 3, 4)"},
+      {"(2, 6)", "(8, 3, 4)", "None", "None", "-2", "None", "(3, 4)"},
+      {"(6,)", "(2, 3)", NULL, NULL, NULL, NULL, "(2, 3)"},
+      {"(0, 5)", "(5, 0)", NULL, NULL, NULL, NULL, "(5, 0)"},
+      /* Unknown dims pass through; a replaced unknown cannot be checked. */
+      {"(?, 3)", "(3, 2)", NULL, NULL, NULL, NULL, "(3, 2)"},
+      {"(2, 3, ?)", "(6, 9)", "0", "2", "0", "1", "(6, ?)"},
+      {"(2, 3)", "(?, 2)", NULL, NULL, NULL, NULL, "(?, 2)"},
+      {"?", "(3, 2)", NULL, NULL, NULL, NULL, "?"},
+      /* Errors: the counts differ; empty, reversed or out-of-range ranges. */
+      {"(2, 3)", "(7,)", NULL, NULL, NULL, NULL, "error:6 elements"},
+      {"(30, 7)", "(15, 2, 4)", "0", "1", "0", "3", "error:120 elements"},
+      {"(2, 3)", "(6,)", "1", "1", NULL, NULL, "error:lhs_begin=1, lhs_end=1"},
+      {"(2, 3)", "(6,)", "1", "0", NULL, NULL, "error:lhs_begin"},
+      {"(2, 3)", "(6,)", NULL, "3", NULL, NULL, "error:lhs_end=3"},
+      {"(2, 3)", "(6,)", "-3", NULL, NULL, NULL, "error:lhs_begin=-1"},
+      {"(2, 3)", "(6,)", NULL, NULL, "1", NULL, "error:rhs_begin=1, rhs_end=1"},
+      {"(2, 3)", "()", NULL, NULL, NULL, NULL, "error:rhs"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *keys[4] = {"lhs_begin", "lhs_end", "rhs_begin", "rhs_end"};
+    const char *values[4] = {cases[i].lb, cases[i].le, cases[i].rb, cases[i].re};
+    const char *kv[9] = {NULL};
+    int k = 0;
+    for (int j = 0; j < 4; j++)
+      if (values[j] != NULL) {
+        kv[k++] = keys[j];
+        kv[k++] = values[j];
+      }
+    g_autofree char *got = reshape_like_shape(cases[i].lhs, cases[i].rhs, kv[0], kv[1], kv[2],
+                                              kv[3], kv[4], kv[5], kv[6], kv[7], kv[8]);
+    const char *want = cases[i].want;
+    if (g_str_has_prefix(want, "error:")) {
+      if (!g_str_has_prefix(got, "error: ") || strstr(got, want + 6) == NULL)
+        g_error("reshape_like %s like %s: got '%s', want an error mentioning '%s'", cases[i].lhs,
+                cases[i].rhs, got, want + 6);
+    } else if (strcmp(got, want) != 0) {
+      g_error("reshape_like %s like %s: got %s, want %s", cases[i].lhs, cases[i].rhs, got, want);
+    }
+  }
+
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "reshape_like", 2, "lhs_begin", "-2", "lhs_end", "None", NULL);
+  const DsReshapeLikeParam *p = n->param;
+  g_assert_true(p->has_lhs_begin && !p->has_lhs_end && !p->has_rhs_begin && !p->has_rhs_end);
+  g_assert_cmpint(p->lhs_begin, ==, -2);
+  g_autofree char *msg = parse_error("reshape_like", 2, "rhs_end", "two", NULL);
+  g_assert_nonnull(strstr(msg, "rhs_end"));
+  g_assert_true(n->op->traits & DS_OP_TRAIT_VIEW);
+  g_assert_cmpint(n->op->num_inputs(n->param), ==, 2);
+  char buf[16];
+  g_assert_cmpstr(ds_op_input_name(n->op, 2, 1, buf), ==, "rhs");
+  /* The output takes lhs's dtype; rhs only lends its shape. */
+  DsDType t_in[2] = {DS_DTYPE_FLOAT64, DS_DTYPE_INT8}, t_out[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(n->op->infer_type(n, n->param, t_in, t_out, &error));
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_FLOAT64);
+  g_assert_cmpint(t_in[1], ==, DS_DTYPE_INT8);
+
+  /* Symbolic: rhs's dims come through as expressions, and the element counts' equality
+   * becomes a fact (s2 == s0*s1). */
+  DsNode *whole = make_node(g, "reshape_like", 2, "lhs_end", "1", NULL);
+  DsExprCtx *exprs = ds_expr_ctx_new();
+  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
+  ds_shape_ctx_set_node(ctx, whole);
+  const DsExpr *s0 = ds_expr_symbol(exprs, "s0"), *s1 = ds_expr_symbol(exprs, "s1");
+  const DsExpr *s2 = ds_expr_symbol(exprs, "s2");
+  DsShape in[2] = {{.ndim = 2}, {.ndim = 2}}, out[1] = {DS_SHAPE_UNKNOWN};
+  in[0].dims[0] = ds_dim_from_expr(s2);
+  in[0].dims[1] = ds_dim(4);
+  in[1].dims[0] = ds_dim_from_expr(s0);
+  in[1].dims[1] = ds_dim_from_expr(s1);
+  g_assert_true(whole->op->infer_shape(ctx, whole, whole->param, in, out, &error));
+  g_assert_no_error(error);
+  assert_shape(&out[0], "(s0, s1, 4)");
+  g_assert_cmpint(ds_expr_equal(exprs, s2, ds_expr_mul(exprs, s0, s1)), ==, DS_EXPR_TRUE);
+  ds_shape_ctx_free(ctx);
+  ds_expr_ctx_free(exprs);
+}
+
 static void test_shape_flatten_expand_squeeze(void)
 {
   check_unary_shape("Flatten", "(2, 3, 4)", "(2, 12)", NULL);
@@ -754,6 +866,7 @@ static void test_aliases_and_registration(void)
       {"min_axis", DS_OP_MIN},    {"crop", DS_OP_SLICE},
       {"_arange", DS_OP_ARANGE},  {"SequenceMask", DS_OP_SEQUENCE_MASK},
       {"_contrib_arange_like", DS_OP_ARANGE_LIKE},
+      {"reshape_like", DS_OP_RESHAPE_LIKE},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     const DsOpDef *op = ds_op_lookup(cases[i].alias);
@@ -767,6 +880,7 @@ static void test_aliases_and_registration(void)
   for (int id = DS_OP_ELEMWISE_ADD; id <= DS_OP_DIV_SQRT_DIM; id++)
     g_assert_nonnull(ds_cpu_backend_get()->get_kernel((DsOpId)id));
   g_assert_true(ds_op_get(DS_OP_RESHAPE)->traits & DS_OP_TRAIT_VIEW);
+  g_assert_true(ds_op_get(DS_OP_RESHAPE_LIKE)->traits & DS_OP_TRAIT_VIEW);
   g_assert_true(ds_op_get(DS_OP_ZEROS)->traits & DS_OP_TRAIT_SOURCE);
   char buf[16];
   g_assert_cmpstr(ds_op_input_name(ds_op_get(DS_OP_SEQUENCE_MASK), 2, 1, buf), ==,
@@ -857,6 +971,39 @@ static void test_kernel_views(void)
       tensor_free(&x);
       tensor_free(&out);
     }
+  }
+}
+
+/* reshape_like's kernel is the view kernel: a copy when the planner gave the output its own
+ * buffer, nothing when it aliased lhs. */
+static void test_kernel_reshape_like(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "reshape_like", 2, "lhs_begin", "1", "rhs_begin", "1", NULL);
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
+    DsTensor in[2] = {tensor_new(all_types[t], "(3, 40, 50)"),
+                      tensor_new(DS_DTYPE_INT8, "(7, 2, 1000)")};
+    fill_random(&in[0], -100, 100);
+    DsTensor out = output_for(n, in, 2, all_types[t]);
+    g_assert_cmpint(out.ndim, ==, 3);
+    g_assert_cmpint(out.shape[0], ==, 3);
+    g_assert_cmpint(out.shape[1], ==, 2);
+    g_assert_cmpint(out.shape[2], ==, 1000);
+    g_assert_cmpint(run_kernel(DS_OP_RESHAPE_LIKE, n->param, in, 2, &out, 1), ==, DS_STATUS_OK);
+    g_assert_cmpmem(out.data, ds_tensor_nbytes(&out), in[0].data, ds_tensor_nbytes(&in[0]));
+    /* Aliased: the bytes are already in place. */
+    DsTensor alias = out;
+    alias.data = in[0].data;
+    g_assert_cmpint(run_kernel(DS_OP_RESHAPE_LIKE, n->param, in, 2, &alias, 1), ==, DS_STATUS_OK);
+    g_assert_cmpmem(out.data, ds_tensor_nbytes(&out), in[0].data, ds_tensor_nbytes(&in[0]));
+    /* A size or dtype that disagrees with lhs is refused. */
+    DsTensor wrong = tensor_new(all_types[t], "(3, 2, 999)");
+    g_assert_cmpint(run_kernel(DS_OP_RESHAPE_LIKE, n->param, in, 2, &wrong, 1), ==,
+                    DS_STATUS_INVALID_ARGUMENT);
+    tensor_free(&wrong);
+    tensor_free(&out);
+    tensor_free(&in[0]);
+    tensor_free(&in[1]);
   }
 }
 
@@ -1468,6 +1615,7 @@ int main(int argc, char **argv)
   rng = g_rand_new_with_seed(77031);
 
   g_test_add_func("/ops/tensor/shape/reshape", test_shape_reshape);
+  g_test_add_func("/ops/tensor/shape/reshape-like", test_shape_reshape_like);
   g_test_add_func("/ops/tensor/shape/flatten-expand-squeeze", test_shape_flatten_expand_squeeze);
   g_test_add_func("/ops/tensor/shape/transpose-swapaxis", test_shape_transpose_swap);
   g_test_add_func("/ops/tensor/shape/concat", test_shape_concat);
@@ -1480,6 +1628,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/tensor/aliases", test_aliases_and_registration);
   g_test_add_func("/ops/tensor/model-attributes", test_model_attributes);
   g_test_add_func("/ops/tensor/kernel/views", test_kernel_views);
+  g_test_add_func("/ops/tensor/kernel/reshape-like", test_kernel_reshape_like);
   g_test_add_func("/ops/tensor/kernel/transpose", test_kernel_transpose);
   g_test_add_func("/ops/tensor/kernel/concat", test_kernel_concat);
   g_test_add_func("/ops/tensor/kernel/broadcast", test_kernel_broadcast_ops);

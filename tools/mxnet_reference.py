@@ -159,6 +159,11 @@ def visible_output_names(node):
     if node.op in ("SliceChannel", "split"):
         # src/operator/slice_channel-inl.h, ListOutputs: output0, output1...
         return ["output%d" % i for i in range(a.int("num_outputs"))]
+    if node.op == "_npi_unique":
+        # No FListOutputNames: nnvm's default, "output" alone or output0, output1...
+        n = 1 + sum(a.bool(k, False)
+                    for k in ("return_index", "return_inverse", "return_counts"))
+        return ["output"] if n == 1 else ["output%d" % i for i in range(n)]
     if node.op in ("_contrib_box_nms", "_contrib_box_non_maximum_suppression", "_npx_box_nms"):
         # Two outputs (one hidden) and no FListOutputNames: nnvm names them output0, output1.
         return ["output0"]
@@ -354,7 +359,8 @@ def op_pooling(a, ins):
 def op_fully_connected(a, ins):
     x, w = ins[0], ins[1]
     if a.bool("flatten", True):
-        x = x.reshape(x.shape[0], -1)
+        # the product, not -1: a zero-row input (an all-false mask) has no size to infer from
+        x = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
     y = x @ w.T
     if not a.bool("no_bias", False):
         y = y + ins[2]
@@ -560,6 +566,28 @@ def op_broadcast_like(a, ins):
             raise ValueError("broadcast_like: lhs axis %d has size %d" % (la, shape[la]))
         shape[la] = like.shape[ra % like.ndim]
     return np.broadcast_to(x, shape).copy()
+
+
+def op_reshape_like(a, ins):
+    # lhs with dims [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end): begin
+    # defaults to 0, end to the rank, negatives count from the end, ranges must be non-empty.
+    x, like = ins
+
+    def span(side, ndim):
+        begin = a.int(side + "_begin", 0)
+        end = a.int(side + "_end", ndim)
+        begin = begin + ndim if begin < 0 else begin
+        end = end + ndim if end < 0 else end
+        if not 0 <= begin < end <= ndim:
+            raise ValueError("%s range [%d, %d) is not within rank %d" % (side, begin, end, ndim))
+        return begin, end
+
+    lb, le = span("lhs", x.ndim)
+    rb, re_ = span("rhs", like.ndim)
+    shape = x.shape[:lb] + like.shape[rb:re_] + x.shape[le:]
+    if int(np.prod(shape)) != x.size:
+        raise ValueError("cannot reshape %s like %s" % (x.shape, like.shape))
+    return x.reshape(shape)
 
 
 def binary(fn):
@@ -824,6 +852,7 @@ OPS = {
     "broadcast_axes": op_broadcast_axis,
     "broadcast_to": op_broadcast_to,
     "broadcast_like": op_broadcast_like,
+    "reshape_like": op_reshape_like,
     "broadcast_add": binary(np.add),
     "broadcast_plus": binary(np.add),
     "broadcast_sub": binary(np.subtract),
@@ -1280,6 +1309,158 @@ OPS.update({
 
 # ---------------------------------------------------------------------------
 # (end of the vision ops)
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# Dynamic-shape ops: the output's shape depends on the input values
+# (src/operator/contrib/boolean_mask.cc, src/operator/numpy/np_nonzero_op.cc,
+# np_unique_op.cc, src/operator/contrib/dynamic_shape_ops.cc). _zeros_shape,
+# _ones_shape, _full_shape and _contrib_dynamic_arange are _zeros/_ones/
+# _full/_arange with the shape or the bounds given as tensors.
+# ---------------------------------------------------------------------------
+
+INT_DTYPES = ("int32", "int64", "uint8", "int8")
+
+
+def in_dtype(a, values):
+    """Values converted as the op's `dtype` attribute (float32 by default) would hold them:
+    truncated for integers, 0/1 for bool. Kept in float64, like every result here."""
+    dtype = a.str("dtype", "float32")
+    if dtype in INT_DTYPES:
+        return np.trunc(values)
+    if dtype == "bool":
+        return (values != 0).astype(np.float64)
+    return values
+
+
+def shape_values(t, what):
+    """A 1-D tensor's values as a shape of whole numbers."""
+    if t.ndim != 1:
+        raise ValueError("%s must be 1-D, not %s" % (what, t.shape))
+    if not np.all(np.isfinite(t)) or np.any(t != np.floor(t)):
+        raise ValueError("%s %s holds a value that is not a whole number" % (what, t))
+    return [int(v) for v in t]
+
+
+def scalar_value(t, what):
+    if t.ndim > 1 or t.size != 1:
+        raise ValueError("%s must be a scalar, shape () or (1,), not %s" % (what, t.shape))
+    return float(t.reshape(-1)[0])
+
+
+def op_boolean_mask(a, ins):
+    # The slices along axis (0 by default, negatives from the end) whose index entry is
+    # nonzero, in order; NaN counts as true, as in NumPy.
+    data, index = ins
+    axis = checked_axis(a.int("axis", 0), data.ndim, "axis")
+    if index.ndim != 1 or index.shape[0] != data.shape[axis]:
+        raise ValueError("index %s does not fit axis %d of %s" % (index.shape, axis, data.shape))
+    return np.compress(index != 0, data, axis=axis)
+
+
+def op_nonzero(a, ins):
+    # (count, ndim) coordinates of the nonzero elements in row-major order (numpy.argwhere).
+    return np.argwhere(ins[0] != 0).astype(np.float64)
+
+
+def shape_source(value_of):
+    def op(a, ins):
+        shape = shape_values(ins[0], "shape")
+        if any(d < 0 for d in shape):
+            raise ValueError("shape %s has a negative dim" % (shape,))
+        return np.full(shape, in_dtype(a, np.float64(value_of(a))))
+    return op
+
+
+def op_dynamic_reshape(a, ins):
+    # Reshape to the values of `shape`: 0 copies the data's dim at that position, one -1 is
+    # inferred; no other negative code.
+    x, spec = ins[0], shape_values(ins[1], "shape")
+    target = []
+    for i, c in enumerate(spec):
+        if c == 0:
+            if i >= x.ndim:
+                raise ValueError("shape %s copies dim %d of %s" % (spec, i, x.shape))
+            target.append(x.shape[i])
+        elif c >= -1:
+            target.append(c)
+        else:
+            raise ValueError("shape %s: code %d is not supported" % (spec, c))
+    if target.count(-1) > 1:
+        raise ValueError("shape %s has more than one -1" % (spec,))
+    if -1 in target:
+        known = int(np.prod([d for d in target if d != -1]))
+        if known == 0 or x.size % known:
+            raise ValueError("cannot reshape %s into %s" % (x.shape, spec))
+        target[target.index(-1)] = x.size // known
+    if int(np.prod(target)) != x.size:
+        raise ValueError("cannot reshape %s into %s" % (x.shape, tuple(target)))
+    return x.reshape(target)
+
+
+def op_dynamic_arange(a, ins):
+    start, stop, step = (scalar_value(t, w) for t, w in zip(ins, ("start", "stop", "step")))
+    if step == 0 or not all(map(math.isfinite, (start, stop, step))):
+        raise ValueError("invalid range (%g, %g, %g)" % (start, stop, step))
+    count = max(0, int(math.ceil((stop - start) / step)))
+    return in_dtype(a, start + np.arange(count, dtype=np.float64) * step)
+
+
+def sorted_rows(rows):
+    """Stable lexicographic order of the rows of a 2-D array, NaN after every number."""
+    order = np.arange(rows.shape[0])
+    for j in reversed(range(rows.shape[1])):
+        order = order[np.argsort(rows[order, j], kind="stable")]
+    return order
+
+
+def op_unique(a, ins):
+    # numpy.unique: sorted distinct values (axis None) or slices along axis, in lexicographic
+    # order; NaNs are equal to each other and last. Outputs: unique, then as requested the
+    # first-occurrence indices, the inverse and the counts.
+    x = ins[0]
+    axis = a.int("axis", None)
+    if axis is None:
+        rows = x.reshape(-1, 1)
+    else:
+        axis = checked_axis(axis, x.ndim, "axis")
+        rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+    order = sorted_rows(rows)
+    srt = rows[order]
+    same = (srt[1:] == srt[:-1]) | (np.isnan(srt[1:]) & np.isnan(srt[:-1]))
+    starts = np.concatenate(([True], ~np.all(same, axis=1))) if len(order) else np.zeros(0, bool)
+    group = np.cumsum(starts) - 1
+    firsts = order[starts]
+    if axis is None:
+        values = x.reshape(-1)[firsts]
+    else:
+        values = np.take(x, firsts, axis=axis)
+    out = [values]
+    if a.bool("return_index", False):
+        out.append(firsts.astype(np.float64))
+    if a.bool("return_inverse", False):
+        inverse = np.empty(len(order))
+        inverse[order] = group
+        out.append(inverse)
+    if a.bool("return_counts", False):
+        out.append(np.bincount(group, minlength=len(firsts)).astype(np.float64))
+    return tuple(out)
+
+
+OPS.update({
+    "_contrib_boolean_mask": op_boolean_mask,
+    "_npx_nonzero": op_nonzero,
+    "_zeros_shape": shape_source(lambda a: 0.0),
+    "_ones_shape": shape_source(lambda a: 1.0),
+    "_full_shape": shape_source(lambda a: a.float("value")),
+    "_contrib_dynamic_reshape": op_dynamic_reshape,
+    "_contrib_dynamic_arange": op_dynamic_arange,
+    "_npi_unique": op_unique,
+})
+
+# ---------------------------------------------------------------------------
+# (end of the dynamic-shape ops)
 # ---------------------------------------------------------------------------
 
 

@@ -404,6 +404,96 @@ static gboolean infer_shape_squeeze(DsShapeCtx *ctx, const DsNode *node, const v
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* reshape_like */
+
+/* Reads one optional int bound (MXNet's optional<int>: missing or "None" is absent). */
+static gboolean attr_opt_int32(const DsNode *node, const char *key, bool *has, int *out,
+                               GError **error)
+{
+  *has = !ds_node_attr_is_none(node, key);
+  return !*has || attr_int32(node, key, 0, out, error);
+}
+
+static gboolean parse_reshape_like(const DsNode *node, void *param, GError **error)
+{
+  DsReshapeLikeParam *p = param;
+  return attr_opt_int32(node, "lhs_begin", &p->has_lhs_begin, &p->lhs_begin, error) &&
+         attr_opt_int32(node, "lhs_end", &p->has_lhs_end, &p->lhs_end, error) &&
+         attr_opt_int32(node, "rhs_begin", &p->has_rhs_begin, &p->rhs_begin, error) &&
+         attr_opt_int32(node, "rhs_end", &p->has_rhs_end, &p->rhs_end, error);
+}
+
+/* One side's [begin, end) for rank `ndim`: begin defaults to 0 and end to ndim, negatives count
+ * from the end, and the range must be non-empty and inside the shape, as MXNet checks. */
+static gboolean reshape_like_range(DsShapeCtx *ctx, const char *side, int ndim, bool has_begin,
+                                   int begin, bool has_end, int end, int *b, int *e, GError **error)
+{
+  int64_t cb = has_begin ? begin : 0, ce = has_end ? end : ndim;
+  if (cb < 0)
+    cb += ndim;
+  if (ce < 0)
+    ce += ndim;
+  if (cb < 0 || ce > ndim || cb >= ce) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "%s_begin=%" G_GINT64_FORMAT ", %s_end=%" G_GINT64_FORMAT
+                           " (normalised) is not a non-empty range of the %d dims of %s",
+                           side, cb, side, ce, ndim, side);
+    return FALSE;
+  }
+  *b = (int)cb;
+  *e = (int)ce;
+  return TRUE;
+}
+
+/* MXNet's ReshapeLikeShapeCompute: forwards only. The replaced dims and their replacement must
+ * hold as many elements: checked on constants, recorded as a fact on symbols. */
+static gboolean infer_shape_reshape_like(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                         DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsReshapeLikeParam *p = param;
+  const DsShape *lhs = &in[0], *rhs = &in[1];
+  if (lhs->ndim < 0 || rhs->ndim < 0)
+    return TRUE;
+  int lb, le, rb, re;
+  if (!reshape_like_range(ctx, "lhs", lhs->ndim, p->has_lhs_begin, p->lhs_begin, p->has_lhs_end,
+                          p->lhs_end, &lb, &le, error) ||
+      !reshape_like_range(ctx, "rhs", rhs->ndim, p->has_rhs_begin, p->rhs_begin, p->has_rhs_end,
+                          p->rhs_end, &rb, &re, error))
+    return FALSE;
+  int ndim = lhs->ndim - (le - lb) + (re - rb);
+  if (ndim > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "the result would have %d dims, more than %d", ndim,
+                           DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsDim replaced = ds_dim_product(ctx, lhs, lb, le);
+  DsDim replacement = ds_dim_product(ctx, rhs, rb, re);
+  if (ds_dim_is_const(replaced) && ds_dim_is_const(replacement) &&
+      replaced.value != replacement.value) {
+    g_autofree char *sl = ds_shape_to_string(lhs);
+    g_autofree char *sr = ds_shape_to_string(rhs);
+    ds_shape_ctx_set_error(ctx, error,
+                           "cannot reshape dims [%d, %d) of lhs %s (%" G_GINT64_FORMAT
+                           " elements) like dims [%d, %d) of rhs %s (%" G_GINT64_FORMAT
+                           " elements)",
+                           lb, le, sl, replaced.value, rb, re, sr, replacement.value);
+    return FALSE;
+  }
+  if (!ds_shape_ctx_unify_dim(ctx, &replaced, replacement, "the reshaped element count", error))
+    return FALSE;
+  DsShape result = {.ndim = ndim};
+  int k = 0;
+  for (int d = 0; d < lb; d++)
+    result.dims[k++] = lhs->dims[d];
+  for (int d = rb; d < re; d++)
+    result.dims[k++] = rhs->dims[d];
+  for (int d = le; d < lhs->ndim; d++)
+    result.dims[k++] = lhs->dims[d];
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* transpose, SwapAxis */
 
 static gboolean parse_transpose(const DsNode *node, void *param, GError **error)
@@ -1003,7 +1093,8 @@ static gboolean infer_shape_sequence_mask(DsShapeCtx *ctx, const DsNode *node, c
   return TRUE;
 }
 
-/* Data and output share a dtype; the lengths may have any numeric dtype. */
+/* Data and output share a dtype; the other input (SequenceMask's lengths, take's indices,
+ * reshape_like's rhs) may have any. */
 static gboolean infer_type_data_out(const DsNode *node, const void *param, DsDType *in,
                                     DsDType *out, GError **error)
 {
@@ -1329,6 +1420,10 @@ DS_TENSOR_OP(EXPAND_DIMS, "expand_dims", NULL, DS_OP_TRAIT_VIEW, sizeof(DsExpand
              parse_expand_dims, ds_op_count_1, NULL, infer_shape_expand_dims, NULL)
 DS_TENSOR_OP(SQUEEZE, "squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueezeParam), parse_squeeze,
              ds_op_count_1, NULL, infer_shape_squeeze, NULL)
+/* Only lhs's bytes reach the output: rhs gives its shape, never its values or dtype. */
+DS_TENSOR_OP(RESHAPE_LIKE, "reshape_like", NULL, DS_OP_TRAIT_VIEW, sizeof(DsReshapeLikeParam),
+             parse_reshape_like, ds_op_count_2, broadcast_like_inputs, infer_shape_reshape_like,
+             infer_type_data_out)
 DS_TENSOR_OP(TRANSPOSE, "transpose", NULL, 0, sizeof(DsTransposeParam), parse_transpose,
              ds_op_count_1, NULL, infer_shape_transpose, NULL)
 DS_TENSOR_OP(SWAP_AXIS, "SwapAxis", swap_axis_aliases, 0, sizeof(DsSwapAxisParam), parse_swap_axis,

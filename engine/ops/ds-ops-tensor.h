@@ -12,6 +12,7 @@
   X(FLATTEN, "Flatten")                                                                       \
   X(EXPAND_DIMS, "expand_dims")                                                               \
   X(SQUEEZE, "squeeze")                                                                       \
+  X(RESHAPE_LIKE, "reshape_like")                                                             \
   X(TRANSPOSE, "transpose")                                                                   \
   X(SWAP_AXIS, "SwapAxis")                                                                    \
   X(CONCAT, "Concat")                                                                         \
@@ -51,6 +52,15 @@ typedef struct {
   int64_t target_shape[DS_MAX_NDIM];
   bool keep_highest;
 } DsReshapeParam;
+
+/* reshape_like: lhs with its dims [lhs_begin, lhs_end) replaced by rhs's dims
+ * [rhs_begin, rhs_end); the element counts must match. A missing begin (None) is 0 and a
+ * missing end is the rank; negative values count from the end, and each range must be
+ * non-empty once normalised (MXNet's ReshapeLikeRangeCanonicalize). */
+typedef struct {
+  bool has_lhs_begin, has_lhs_end, has_rhs_begin, has_rhs_end;
+  int lhs_begin, lhs_end, rhs_begin, rhs_end;
+} DsReshapeLikeParam;
 
 /* expand_dims: position of the new axis, in [-ndim-1, ndim]. */
 typedef struct {

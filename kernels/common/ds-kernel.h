@@ -4,12 +4,21 @@
  * allocates tensors, prints or aborts. Scratch memory it needs is asked for up front through
  * the kernel's `workspace_bytes` function, so the executor can plan it and execution never
  * allocates.
+ *
+ * Dynamic-shape kernels (ops with DS_OP_TRAIT_DYNAMIC_SHAPE: boolean_mask, nonzero, unique...;
+ * MXNet's FComputeDynamic) cannot have their outputs sized in advance. They are called with
+ * outputs of unknown shape (ndim -1, data NULL); once a kernel knows an output's size it sets
+ * that output's dtype, ndim and shape and calls ds_kernel_alloc_output(), which points `data`
+ * at a buffer from the executor's pool. Their `workspace_bytes` sees only the inputs.
  */
 #pragma once
 
 #include "ds-status.h"
 #include "ds-tensor.h"
 #include "ds-thread-pool.h"
+
+/* Gives `output` (dtype, ndim and shape set by the kernel) a buffer; sets output->data. */
+typedef DsStatus (*DsOutputAllocFn)(void *alloc_data, int index, DsTensor *output);
 
 typedef struct {
   const void *param;        /* the op's parsed attribute struct (engine/ds-op-params.h) */
@@ -19,7 +28,18 @@ typedef struct {
   int n_outputs;
   void *workspace;          /* workspace_bytes() bytes, 64-byte aligned; NULL if 0 */
   DsThreadPool *pool;       /* for ds_parallel_for; may be NULL */
+  DsOutputAllocFn alloc_output; /* dynamic-shape kernels only; NULL otherwise */
+  void *alloc_data;
 } DsKernelCtx;
+
+/* For dynamic-shape kernels: allocates output `index` once its dtype, ndim and shape are set.
+ * DS_STATUS_NO_MEMORY when the pool cannot give the bytes (or the memory limit forbids it). */
+static inline DsStatus ds_kernel_alloc_output(const DsKernelCtx *ctx, int index)
+{
+  if (ctx->alloc_output == NULL)
+    return DS_STATUS_UNSUPPORTED;
+  return ctx->alloc_output(ctx->alloc_data, index, &ctx->outputs[index]);
+}
 
 typedef DsStatus (*DsKernelFn)(const DsKernelCtx *ctx);
 

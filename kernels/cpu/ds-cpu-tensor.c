@@ -1,10 +1,10 @@
 /* ds-cpu-tensor.c: CPU kernels for shape manipulation, creation, indexing and reductions.
  *
- * Data movement (Reshape, transpose, Concat, slice, broadcast_*, take) works on raw elements
- * by size, so every dtype is supported; arithmetic (Cast, _arange, fills, reductions,
- * SequenceMask's value) is typed. Each kernel first collapses its index space (dropping size-1
- * dims, merging dims that stay contiguous) so the innermost loop is a memcpy or a simple
- * strided loop, and only the outer dims use an odometer.
+ * Data movement (Reshape, reshape_like, transpose, Concat, slice, broadcast_*, take) works on
+ * raw elements by size, so every dtype is supported; arithmetic (Cast, _arange, fills,
+ * reductions, SequenceMask's value) is typed. Each kernel first collapses its index space
+ * (dropping size-1 dims, merging dims that stay contiguous) so the innermost loop is a memcpy or
+ * a simple strided loop, and only the outer dims use an odometer.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -79,7 +79,8 @@ static void store_one(DsDType t, void *cell, double value)
 /* Strided copies: out (contiguous) <- in at element offsets given per output dim. */
 
 /* ------------------------------------------------------------------------------------------ */
-/* Reshape, Flatten, expand_dims, squeeze: the bytes pass through. */
+/* Reshape, Flatten, expand_dims, squeeze, reshape_like: the bytes pass through (reshape_like's
+ * second input only lent its shape). */
 
 typedef struct {
   const char *src;
@@ -1180,6 +1181,7 @@ void ds_cpu_tensor_register(DsKernel *table)
   table[DS_OP_FLATTEN] = (DsKernel){k_view, NULL};
   table[DS_OP_EXPAND_DIMS] = (DsKernel){k_view, NULL};
   table[DS_OP_SQUEEZE] = (DsKernel){k_view, NULL};
+  table[DS_OP_RESHAPE_LIKE] = (DsKernel){k_view, NULL};
   table[DS_OP_TRANSPOSE] = (DsKernel){k_transpose, NULL};
   table[DS_OP_SWAP_AXIS] = (DsKernel){k_swap_axis, NULL};
   table[DS_OP_CONCAT] = (DsKernel){k_concat, NULL};

@@ -11,6 +11,7 @@ void ds_cpu_elemwise_register(DsKernel *table);
 void ds_cpu_tensor_register(DsKernel *table);
 void ds_cpu_index_register(DsKernel *table);
 void ds_cpu_vision_register(DsKernel *table);
+void ds_cpu_dynamic_register(DsKernel *table);
 
 /* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates (narrower
  * integer types then wrap, as C arithmetic on them would). */
