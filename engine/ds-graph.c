@@ -22,8 +22,10 @@ DsGraph *ds_graph_ref(DsGraph *graph)
   return graph;
 }
 
-static void node_free(DsNode *node)
+void ds_node_free(DsNode *node)
 {
+  if (node == NULL)
+    return;
   for (guint i = 0; i < node->n_attrs; i++) {
     g_free(node->attrs[i].key);
     g_free(node->attrs[i].value);
@@ -44,7 +46,7 @@ void ds_graph_unref(DsGraph *graph)
   if (graph == NULL || !g_atomic_int_dec_and_test(&graph->ref_count))
     return;
   for (guint i = 0; i < graph->n_nodes; i++)
-    node_free(graph->nodes[i]);
+    ds_node_free(graph->nodes[i]);
   g_free(graph->nodes);
   g_free(graph->arg_nodes);
   g_free(graph->node_row_ptr);
@@ -56,21 +58,54 @@ void ds_graph_unref(DsGraph *graph)
   g_free(graph);
 }
 
-DsNode *ds_graph_add_node(DsGraph *graph, const char *name, const char *op_name)
+DsNode *ds_node_new(const char *name, const char *op_name)
+{
+  DsNode *node = g_new0(DsNode, 1);
+  node->name = g_strdup(name);
+  node->op_name = g_strdup(op_name);
+  node->is_variable = g_strcmp0(op_name, "null") == 0;
+  node->n_outputs = 1;
+  return node;
+}
+
+DsNode *ds_node_copy(const DsNode *node)
+{
+  DsNode *copy = ds_node_new(node->name, node->op_name);
+  copy->op = node->op;
+  copy->is_variable = node->is_variable;
+  copy->json_empty_attrs = node->json_empty_attrs;
+  for (guint i = 0; i < node->n_attrs; i++)
+    ds_node_add_attr(copy, node->attrs[i].key, node->attrs[i].value);
+  copy->inputs = g_new0(DsEntry, MAX(node->n_inputs, 1));
+  if (node->n_inputs > 0)
+    memcpy(copy->inputs, node->inputs, sizeof(DsEntry) * node->n_inputs);
+  copy->n_inputs = node->n_inputs;
+  copy->n_outputs = node->n_outputs;
+  if (node->n_subgraphs > 0) {
+    copy->subgraphs = g_new(DsGraph *, node->n_subgraphs);
+    for (guint i = 0; i < node->n_subgraphs; i++)
+      copy->subgraphs[i] = ds_graph_ref(node->subgraphs[i]);
+    copy->n_subgraphs = node->n_subgraphs;
+  }
+  return copy;
+}
+
+void ds_graph_append_node(DsGraph *graph, DsNode *node)
 {
   /* Capacity is implicit: 8, then doubling whenever the count reaches a power of two. */
   guint n = graph->n_nodes;
   if (n == 0 || (n >= 8 && (n & (n - 1)) == 0))
     graph->nodes = g_renew(DsNode *, graph->nodes, MAX(8u, n * 2));
-  DsNode *node = g_new0(DsNode, 1);
   node->id = graph->n_nodes;
-  node->name = g_strdup(name);
-  node->op_name = g_strdup(op_name);
-  node->is_variable = g_strcmp0(op_name, "null") == 0;
-  node->n_outputs = 1;
   graph->nodes[graph->n_nodes++] = node;
   if (graph->by_name != NULL)
     g_hash_table_insert(graph->by_name, node->name, node);
+}
+
+DsNode *ds_graph_add_node(DsGraph *graph, const char *name, const char *op_name)
+{
+  DsNode *node = ds_node_new(name, op_name);
+  ds_graph_append_node(graph, node);
   return node;
 }
 
@@ -187,8 +222,13 @@ gboolean ds_graph_parse_params(DsGraph *graph, GError **error)
 char *ds_graph_dup_output_name(const DsGraph *graph, guint i)
 {
   g_return_val_if_fail(i < graph->n_heads, NULL);
-  DsEntry head = graph->heads[i];
-  const DsNode *node = graph->nodes[head.node_id];
+  return ds_graph_dup_entry_name(graph, graph->heads[i]);
+}
+
+char *ds_graph_dup_entry_name(const DsGraph *graph, DsEntry entry)
+{
+  g_return_val_if_fail(entry.node_id < graph->n_nodes, NULL);
+  const DsNode *node = graph->nodes[entry.node_id];
   if (ds_node_is_variable(node))
     return g_strdup(node->name);
   /* nnvm's Symbol::ListOutputNames: the op's FListOutputNames when it has several outputs,
@@ -196,10 +236,10 @@ char *ds_graph_dup_output_name(const DsGraph *graph, guint i)
   if (node->n_outputs > 1 && node->op != NULL && node->op->output_names != NULL) {
     const char *const *names = node->op->output_names;
     for (guint k = 0; names[k] != NULL; k++)
-      if (k == head.index)
+      if (k == entry.index)
         return g_strdup_printf("%s_%s", node->name, names[k]);
   }
   if (node->n_outputs == 1)
     return g_strdup_printf("%s_output", node->name);
-  return g_strdup_printf("%s_output%u", node->name, head.index);
+  return g_strdup_printf("%s_output%u", node->name, entry.index);
 }

@@ -76,6 +76,18 @@ DsGraph *ds_graph_new(void);
 /* A new node appended to `graph` (id = position), owning copies of `name` and `op_name`. */
 DsNode *ds_graph_add_node(DsGraph *graph, const char *name, const char *op_name);
 
+/* A node in no graph yet (one output), owning copies of `name` and `op_name`, for passes
+ * that build a node before it has a place (a partition's create_node). Hand it to
+ * ds_graph_append_node(), or free it with ds_node_free(). */
+DsNode *ds_node_new(const char *name, const char *op_name);
+/* A deep copy in no graph: strings, attributes, inputs as they are (the caller remaps them),
+ * output count and a reference on each subgraph. `param` stays NULL, for
+ * ds_graph_parse_params() to fill in the copy's graph. */
+DsNode *ds_node_copy(const DsNode *node);
+void ds_node_free(DsNode *node);
+/* Appends `node` (in no graph) to `graph`, which takes ownership and sets its id. */
+void ds_graph_append_node(DsGraph *graph, DsNode *node);
+
 /* Appends an attribute; the node owns copies of both strings. */
 void ds_node_add_attr(DsNode *node, const char *key, const char *value);
 
@@ -111,6 +123,8 @@ gboolean ds_graph_parse_params(DsGraph *graph, GError **error);
 
 /* The name MXNet's list_outputs() gives head `i`: "fc1_output", "bn_mean", a variable's name. */
 char *ds_graph_dup_output_name(const DsGraph *graph, guint i);
+/* The same name for any entry, head or not ("bn0_mean" for BatchNorm's hidden mean). */
+char *ds_graph_dup_entry_name(const DsGraph *graph, DsEntry entry);
 
 /* Number of op (non-variable) nodes. */
 guint ds_graph_count_ops(const DsGraph *graph);
