@@ -8,7 +8,9 @@
 #include "ds-backend.h"
 #include "ds-cli.h"
 #include "ds-attr.h"
+#include "ds-dynamic-executor.h"
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-node-timer.h"
 #include "ds-npy.h"
 
@@ -23,12 +25,57 @@ static char *format_bytes(gsize bytes)
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
 }
 
-static void print_table(DsExecutor *exec, const DsNodeTimer *timer, int repeat,
+/* "executor: dynamic, 3 regions (...)" and the memory line, for either executor. */
+static void print_executor_summary(DsSession *session, DsGraph *graph, int repeat)
+{
+  DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
+  if (dynamic == NULL) {
+    DsExecutor *exec = ds_session_get_executor(session);
+    const DsPlan *plan = ds_executor_get_plan(exec);
+    g_autofree char *arena = format_bytes(plan->arena_bytes);
+    g_autofree char *total = format_bytes(plan->total_bytes);
+    g_autofree char *live = format_bytes(plan->max_live_bytes);
+    g_autofree char *ws = format_bytes(ds_executor_get_workspace_bytes(exec));
+    printf("executor: static (1 region), %u op nodes, %d run%s\n", ds_graph_count_ops(graph),
+           repeat, repeat == 1 ? "" : "s");
+    printf("memory: planned peak %s (%zu bytes) in %u buffers; without reuse %s; max-live "
+           "bound %s; workspace %s\n",
+           arena, plan->arena_bytes, plan->n_buffers, total, live, ws);
+    return;
+  }
+  DsDynamicExecutorStats st;
+  ds_dynamic_executor_get_stats(dynamic, &st);
+  printf("executor: dynamic, %u regions (%u static on cached plans, %u dynamic-shape op%s, "
+         "%u other op%s run imperatively), %u op nodes, %d run%s\n",
+         st.n_regions + st.n_dynamic_nodes + st.n_imperative_nodes, st.n_regions,
+         st.n_dynamic_nodes, st.n_dynamic_nodes == 1 ? "" : "s", st.n_imperative_nodes,
+         st.n_imperative_nodes == 1 ? "" : "s", ds_graph_count_ops(graph), repeat,
+         repeat == 1 ? "" : "s");
+  /* The sizes the data decided in the last run. */
+  DsExprCtx *exprs = ds_session_get_exprs(session);
+  g_autoptr(GString) symbols = g_string_new(NULL);
+  for (guint id = 0; id < ds_expr_ctx_get_n_symbols(exprs); id++) {
+    const DsExpr *sym = ds_expr_ctx_get_symbol(exprs, id);
+    int64_t value;
+    if (ds_expr_is_unbacked(sym) && ds_dynamic_executor_get_symbol(dynamic, id, &value))
+      g_string_append_printf(symbols, "%s%s = %" G_GINT64_FORMAT, symbols->len ? ", " : "",
+                             ds_expr_get_symbol_name(sym), value);
+  }
+  if (symbols->len > 0)
+    printf("data-dependent sizes: %s\n", symbols->str);
+  g_autofree char *held = format_bytes(st.memory_bytes);
+  g_autofree char *pool = format_bytes(st.pool.bytes_held);
+  printf("memory: %s held (region plans and workspaces, plus a pool of %u buffer%s, %s); "
+         "%" G_GUINT64_FORMAT " allocations, %" G_GUINT64_FORMAT " re-plans\n",
+         held, st.pool.n_buffers, st.pool.n_buffers == 1 ? "" : "s", pool, st.n_allocations,
+         st.n_replans);
+}
+
+static void print_table(DsSession *session, const DsNodeTimer *timer, int repeat,
                         const guint64 *run_ns)
 {
-  DsGraph *graph = ds_executor_get_graph(exec);
-  const DsGraphShapes *shapes = ds_executor_get_shapes(exec);
-  const DsPlan *plan = ds_executor_get_plan(exec);
+  DsGraph *graph = ds_session_get_graph(session);
+  const DsGraphShapes *shapes = ds_session_get_run_shapes(session);
   int name_width = 4;
   for (guint i = 0; i < graph->n_nodes; i++)
     if (!ds_node_is_variable(graph->nodes[i]))
@@ -49,19 +96,11 @@ static void print_table(DsExecutor *exec, const DsNodeTimer *timer, int repeat,
   guint64 sorted[repeat];
   memcpy(sorted, run_ns, sizeof sorted);
   qsort(sorted, (size_t)repeat, sizeof(guint64), compare_u64);
-  g_autofree char *arena = format_bytes(plan->arena_bytes);
-  g_autofree char *total = format_bytes(plan->total_bytes);
-  g_autofree char *live = format_bytes(plan->max_live_bytes);
-  g_autofree char *ws = format_bytes(ds_executor_get_workspace_bytes(exec));
   printf("\n");
-  printf("executor: static (1 region), %u op nodes, %d run%s\n", ds_graph_count_ops(graph),
-         repeat, repeat == 1 ? "" : "s");
+  print_executor_summary(session, graph, repeat);
   printf("time per run: %.3f ms in nodes (mean); wall median %.3f ms, min %.3f ms\n",
          (double)total_ns / repeat / 1e6, (double)sorted[repeat / 2] / 1e6,
          (double)sorted[0] / 1e6);
-  printf("memory: planned peak %s (%zu bytes) in %u buffers; without reuse %s; max-live "
-         "bound %s; workspace %s\n",
-         arena, plan->arena_bytes, plan->n_buffers, total, live, ws);
 }
 
 /* A file name from an output name: keep it readable, never leave the folder. */
@@ -80,19 +119,19 @@ static char *output_file_name(const char *name, guint index, GHashTable *used)
   return file;
 }
 
-static gboolean save_outputs(DsExecutor *exec, const char *dir, GError **error)
+static gboolean save_outputs(DsSession *session, const char *dir, GError **error)
 {
   if (g_mkdir_with_parents(dir, 0755) != 0) {
     g_set_error(error, DS_ERROR, DS_ERROR_IO, "--save-outputs %s: %s", dir, g_strerror(errno));
     return FALSE;
   }
-  DsGraph *graph = ds_executor_get_graph(exec);
+  DsGraph *graph = ds_session_get_graph(session);
   g_autoptr(GHashTable) used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   cJSON *root = cJSON_CreateObject();
   cJSON *list = cJSON_AddArrayToObject(root, "outputs");
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < graph->n_heads; i++) {
-    const DsTensor *t = ds_executor_get_output(exec, i);
+    const DsTensor *t = ds_session_get_output(session, i);
     g_autofree char *name = ds_graph_dup_output_name(graph, i);
     g_autofree char *file = output_file_name(name, i, used);
     g_autofree char *path = g_build_filename(dir, file, NULL);
@@ -143,8 +182,15 @@ static int run_sweep(const DsCliOptions *options, int threads)
     return 2;
   }
   g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
-  if (session == NULL ||
-      !ds_session_compile(session, ds_backend_find("cpu"), threads, &error))
+  if (session == NULL)
+    return ds_cli_fail(error);
+  if (ds_session_uses_dynamic_executor(session)) {
+    g_printerr("dynscope: --sweep: %s runs on the dynamic executor, which already re-plans "
+               "per size: run it once per size with --bind instead\n",
+               options->run_model);
+    return 2;
+  }
+  if (!ds_session_compile(session, ds_backend_find("cpu"), threads, &error))
     return ds_cli_fail(error);
 
   DsGraph *graph = ds_session_get_graph(session);
@@ -189,26 +235,26 @@ int ds_cli_run(const DsCliOptions *options)
                           ds_backend_find("cpu"), threads, &error))
     return ds_cli_fail(error);
 
-  DsExecutor *exec = ds_session_get_executor(session);
-  DsGraph *graph = ds_executor_get_graph(exec);
+  DsGraph *graph = ds_session_get_graph(session);
   g_autoptr(DsNodeTimer) timer = ds_node_timer_new(graph->n_nodes);
   gboolean table = options->save_outputs == NULL;
   if (table)
-    ds_node_timer_attach(timer, exec);
+    ds_session_set_hooks(session, ds_node_timer_get_hooks(), timer);
 
   if (options->timeout_s > 0)
-    ds_executor_set_deadline(exec, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+    ds_session_set_deadline(session,
+                            g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {
     guint64 start = ds_monotonic_ns();
-    ok = ds_executor_run(exec, &error);
+    ok = ds_session_run(session, &error);
     run_ns[r] = ds_monotonic_ns() - start;
   }
   if (ok && options->save_outputs != NULL)
-    ok = save_outputs(exec, options->save_outputs, &error);
+    ok = save_outputs(session, options->save_outputs, &error);
   if (ok && table)
-    print_table(exec, timer, options->repeat, run_ns);
+    print_table(session, timer, options->repeat, run_ns);
   g_free(run_ns);
   return ok ? 0 : ds_cli_fail(error);
 }

@@ -35,6 +35,18 @@ DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, G
   g_autoptr(DsSession) session = ds_session_new(model, error);
   if (session == NULL)
     return NULL;
+  if (options->executor != NULL) {
+    static const char *const names[] = {"auto", "static", "dynamic", NULL};
+    guint i = 0;
+    while (names[i] != NULL && strcmp(names[i], options->executor) != 0)
+      i++;
+    if (names[i] == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "--executor %s: expected auto, static or dynamic", options->executor);
+      return NULL;
+    }
+    ds_session_set_executor_choice(session, (DsExecutorChoice)i);
+  }
   for (char **s = options->input_shapes; s != NULL && *s != NULL; s++) {
     g_autofree char *name = NULL, *text = NULL;
     DsShape shape;
@@ -102,6 +114,8 @@ static const char *summary_text =
   "  --run MODEL       run a model headless and print a per-node table\n"
   "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
   "  --shapes MODEL    print every tensor's shape as an expression, and the facts\n"
+  "  --partition MODEL print the regions a subgraph property makes (--property NAME,\n"
+  "                    static-dynamic by default; elementwise) and --save them\n"
   "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
   "  (none)            open the desktop app\n"
   "\n"
@@ -115,6 +129,14 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, "Describe MODEL", "MODEL"},
     {"shapes", 0, 0, G_OPTION_ARG_FILENAME, &options.shapes_model,
      "Print every node's output shapes as symbolic expressions, and the facts learned", "MODEL"},
+    {"partition", 0, 0, G_OPTION_ARG_FILENAME, &options.partition_model,
+     "Partition MODEL into regions and print them (with --save OUT: write the partitioned "
+     "graph)", "MODEL"},
+    {"property", 0, 0, G_OPTION_ARG_STRING, &options.property,
+     "Subgraph property for --partition: static-dynamic (default) or elementwise", "NAME"},
+    {"executor", 0, 0, G_OPTION_ARG_STRING, &options.executor,
+     "With --run: auto (default: dynamic when an op decides shapes from data), static or "
+     "dynamic", "KIND"},
     {"assume", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.assumes,
      "Add a fact about symbols: 's1>=8', 's1 in [1, 4096]' (repeatable)", "FACT"},
     {"bind", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.binds,
@@ -179,6 +201,8 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     if (max_memory > 0)
       ds_memory_set_limit_bytes((gsize)max_memory);
     status = ds_cli_run(&options);
+  } else if (options.partition_model != NULL) {
+    status = ds_cli_partition(&options);
   } else if (options.shapes_model != NULL) {
     status = ds_cli_shapes(&options);
   } else if (options.info_model != NULL) {
@@ -194,6 +218,9 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   g_free(options.run_model);
   g_free(options.info_model);
   g_free(options.shapes_model);
+  g_free(options.partition_model);
+  g_free(options.property);
+  g_free(options.executor);
   g_strfreev(options.assumes);
   g_strfreev(options.binds);
   g_free(options.sweep);

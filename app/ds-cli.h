@@ -9,6 +9,9 @@ typedef struct {
   char *run_model;
   char *info_model;
   char *shapes_model;
+  char *partition_model;
+  char *property;      /* --property for --partition */
+  char *executor;      /* auto, static or dynamic */
   char **assumes;      /* facts: "s1>=8" */
   char **binds;        /* SYM=INT */
   char *sweep;         /* SYM=START:STOP[:STEP] */
@@ -38,6 +41,7 @@ int ds_cli_run(const DsCliOptions *options);
 int ds_cli_info(const DsCliOptions *options);
 int ds_cli_save(const DsCliOptions *options);
 int ds_cli_shapes(const DsCliOptions *options);
+int ds_cli_partition(const DsCliOptions *options);
 
 /* Prints "dynscope: <message>" on stderr and returns the error's exit status. */
 int ds_cli_fail(GError *error);

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "ds-backend.h"
+#include "ds-dynamic-executor.h"
+#include "ds-partition.h"
 #include "ds-config.h"
 #include "ds-error.h"
 #include "ds-mxnet-json.h"
@@ -48,12 +50,14 @@ static char *shared_model(const char *file)
   return g_build_filename(dir != NULL ? dir : DS_SHARED_DIR, "models", "mxnet", file, NULL);
 }
 
-static DsSession *open_model(const char *path, const char *const *shapes, int threads)
+static DsSession *open_model_with(const char *path, const char *const *shapes, int threads,
+                                  DsExecutorChoice choice)
 {
   GError *error = NULL;
   DsSession *session = ds_session_new(path, &error);
   if (session == NULL)
     die(error);
+  ds_session_set_executor_choice(session, choice);
   for (int i = 0; shapes != NULL && shapes[i] != NULL; i += 2) {
     int64_t dims[DS_MAX_NDIM];
     g_auto(GStrv) parts = g_strsplit(shapes[i + 1], ",", -1);
@@ -67,6 +71,11 @@ static DsSession *open_model(const char *path, const char *const *shapes, int th
   if (!ds_session_prepare(session, TRUE, 1, ds_backend_find("cpu"), threads, &error))
     die(error);
   return session;
+}
+
+static DsSession *open_model(const char *path, const char *const *shapes, int threads)
+{
+  return open_model_with(path, shapes, threads, DS_EXECUTOR_AUTO);
 }
 
 /* Median wall time of one executor run, in ms. */
@@ -402,6 +411,121 @@ static void bench_symbolic_vs_static(const char *label, const char *path,
          ds_executor_get_arena_capacity(e_sym) / 1048576.0, sym, other);
 }
 
+/* Median ms of runs of two sessions, alternated run by run so that machine noise hits both. */
+static void time_side_by_side(DsSession *a, DsSession *b, int reps, double *ms_a, double *ms_b)
+{
+  GError *error = NULL;
+  double ta[reps], tb[reps];
+  for (int i = 0; i < WARMUP + reps; i++) {
+    double t0 = now_ms();
+    if (!ds_session_run(a, &error))
+      die(error);
+    double t1 = now_ms();
+    if (!ds_session_run(b, &error))
+      die(error);
+    double t2 = now_ms();
+    if (i >= WARMUP) {
+      ta[i - WARMUP] = t1 - t0;
+      tb[i - WARMUP] = t2 - t1;
+    }
+  }
+  *ms_a = median(ta, reps);
+  *ms_b = median(tb, reps);
+}
+
+static void bench_dynamic_vs_static(const char *label, const char *path,
+                                    const char *const *shapes, int reps)
+{
+  g_autoptr(DsSession) dyn = open_model_with(path, shapes, 1, DS_EXECUTOR_DYNAMIC);
+  g_autoptr(DsSession) fix = open_model_with(path, shapes, 1, DS_EXECUTOR_STATIC);
+  double ms_dyn, ms_fix;
+  time_side_by_side(dyn, fix, reps, &ms_dyn, &ms_fix);
+  DsDynamicExecutorStats st;
+  ds_dynamic_executor_get_stats(ds_session_get_dynamic_executor(dyn), &st);
+  gsize mem_fix = ds_executor_get_reserved_bytes(ds_session_get_executor(fix));
+  double speed = ms_fix / ms_dyn, mem = (double)st.memory_bytes / (double)mem_fix;
+  printf("  %-24s %9.2f ms %9.2f ms  speed %.3f%s  memory %7.2f / %7.2f MiB = %.3f%s\n", label,
+         ms_dyn, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)",
+         st.memory_bytes / 1048576.0, mem_fix / 1048576.0, mem, mem <= 1.1 ? "" : " (over 1.1)");
+}
+
+/* A chain of `n` tiny _plus_scalar ops on a (16,) tensor, as a model file in `dir`. */
+static char *chain_model(const char *dir, int n)
+{
+  g_autoptr(GString) json = g_string_new("{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", "
+                                         "\"attrs\": {\"__shape__\": \"(16,)\"}, \"inputs\": []}");
+  for (int i = 1; i <= n; i++)
+    g_string_append_printf(json,
+                           ", {\"op\": \"_plus_scalar\", \"name\": \"add%d\", \"attrs\": "
+                           "{\"scalar\": \"1\"}, \"inputs\": [[%d, 0, 0]]}",
+                           i, i - 1);
+  g_string_append_printf(json, "], \"arg_nodes\": [0], \"heads\": [[%d, 0, 0]]}", n);
+  char *path = g_build_filename(dir, "chain-symbol.json", NULL);
+  GError *error = NULL;
+  if (!g_file_set_contents(path, json->str, -1, &error))
+    die(error);
+  return path;
+}
+
+/* What running an op on the dynamic path costs beyond its kernel: shapes from the symbols,
+ * buffers from the pool, hooks. A chain of tiny ops run all-imperatively (no region) against
+ * the same chain on the static executor; the difference per op. */
+static void bench_dynamic_overhead(void)
+{
+  const int n_ops = 400, reps = 200;
+  GError *error = NULL;
+  g_autofree char *dir = g_dir_make_tmp("ds-bench-XXXXXX", &error);
+  if (dir == NULL)
+    die(error);
+  g_autofree char *path = chain_model(dir, n_ops);
+  g_autoptr(DsSession) fix = open_model_with(path, NULL, 1, DS_EXECUTOR_STATIC);
+  g_autoptr(DsSession) region = open_model_with(path, NULL, 1, DS_EXECUTOR_DYNAMIC);
+  DsGraph *graph = ds_session_get_graph(fix);
+  /* No region at all: every op imperative. */
+  g_autofree int *none = g_new(int, graph->n_nodes);
+  for (guint i = 0; i < graph->n_nodes; i++)
+    none[i] = -1;
+  DsPartition empty = {.graph = graph, .n_regions = 0, .regions = NULL, .region_of_node = none};
+  const DsGraphShapes *symbolic = ds_session_infer_symbolic(fix, &error);
+  if (symbolic == NULL)
+    die(error);
+  g_autoptr(DsDynamicExecutor) imperative =
+    ds_dynamic_executor_new(graph, &empty, symbolic, ds_session_get_exprs(fix), NULL, NULL, 0,
+                            NULL, ds_backend_find("cpu"), 1, &error);
+  if (imperative == NULL ||
+      !ds_dynamic_executor_bind(imperative, graph->nodes[0],
+                                ds_executor_get_entry(ds_session_get_executor(fix), 0), &error))
+    die(error);
+  double t_fix[reps], t_imp[reps], t_region[reps];
+  for (int i = 0; i < WARMUP + reps; i++) {
+    double t0 = now_ms();
+    if (!ds_session_run(fix, &error))
+      die(error);
+    double t1 = now_ms();
+    if (!ds_dynamic_executor_run(imperative, &error))
+      die(error);
+    double t2 = now_ms();
+    if (!ds_session_run(region, &error))
+      die(error);
+    double t3 = now_ms();
+    if (i >= WARMUP) {
+      t_fix[i - WARMUP] = t1 - t0;
+      t_imp[i - WARMUP] = t2 - t1;
+      t_region[i - WARMUP] = t3 - t2;
+    }
+  }
+  double fix_ms = median(t_fix, reps), imp_ms = median(t_imp, reps);
+  double region_ms = median(t_region, reps);
+  printf("  %d-op chain of _plus_scalar on (16,): static %.1f µs, one region %.1f µs, all "
+         "imperative %.1f µs\n",
+         n_ops, fix_ms * 1e3, region_ms * 1e3, imp_ms * 1e3);
+  printf("  per-op overhead of the dynamic path: %.3f µs per imperative op; %.1f µs per run "
+         "for a region\n",
+         (imp_ms - fix_ms) * 1e3 / n_ops, (region_ms - fix_ms) * 1e3);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
   (void)argc;
@@ -460,5 +584,15 @@ int main(int argc, char **argv)
   bench_symbolic_vs_static("transformer 1x384", transformer, sym_seq, "s1", 512, 384, seq384, 5);
   bench_symbolic_vs_static("resnet18 1x3x224x224", resnet, sym_image, "s1", 320, 224,
                            resnet_shapes, 10);
+
+  printf("\ndynamic executor (static-dynamic regions, pooled buffers) against the static\n"
+         "executor, runs alternated, 1 thread (targets: speed >= 0.95, memory <= 1.1)\n");
+  printf("  %-24s %12s %12s\n", "", "dynamic", "static");
+  g_autofree char *bert = shared_model("gluonnlp_static_bert_qa-symbol.json");
+  bench_dynamic_vs_static("resnet18 1x3x224x224", resnet, resnet_shapes, 20);
+  bench_dynamic_vs_static("bert 1x384", bert, bert_shapes, 5);
+
+  printf("\ncost of the dynamic path\n");
+  bench_dynamic_overhead();
   return 0;
 }

@@ -21,7 +21,9 @@ struct _DsExecutor {
   DsPlan *plan;
   DsPlanner *planner;      /* the size-independent half, reused by every reshape */
   const DsBackend *backend;
+  gboolean *in_region;     /* the nodes this executor runs; NULL for all */
   DsThreadPool *pool;
+  gboolean owns_pool;
   void *arena;
   gsize arena_capacity;    /* bytes allocated; grows, never shrinks */
   void *workspace;
@@ -36,6 +38,7 @@ struct _DsExecutor {
   gpointer hooks_data;
   gint64 deadline_us;      /* 0: none */
   gsize reserved_bytes;    /* arena and workspace, accounted against the memory limit */
+  guint64 n_allocations;   /* buffer (re)allocations so far */
 };
 
 static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
@@ -63,6 +66,7 @@ static gboolean grow_buffer(DsExecutor *exec, void **buffer, gsize *capacity, gs
     return FALSE;
   }
   exec->reserved_bytes += bytes - *capacity;
+  exec->n_allocations++;
   *capacity = bytes;
   return TRUE;
 }
@@ -74,8 +78,15 @@ static gboolean compile_steps(DsExecutor *exec, GError **error)
   exec->steps = g_new0(Step, graph->n_nodes);
   for (guint i = 0; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
-    if (ds_node_is_variable(node))
+    if (ds_node_is_variable(node) || (exec->in_region != NULL && !exec->in_region[i]))
       continue;
+    if (node->op != NULL && (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                  "node '%s' (%s) decides its output shape from data: the static executor "
+                  "cannot plan it (use --executor dynamic or auto)",
+                  node->name, node->op_name);
+      return FALSE;
+    }
     const DsKernel *kernel = node->op != NULL ? exec->backend->get_kernel(node->op->id) : NULL;
     if (kernel == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
@@ -104,15 +115,25 @@ static gboolean compile_steps(DsExecutor *exec, GError **error)
 DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
                             const DsBackend *backend, int n_threads, GError **error)
 {
+  return ds_executor_new_region(graph, shapes, NULL, backend, NULL, n_threads, error);
+}
+
+DsExecutor *ds_executor_new_region(DsGraph *graph, const DsGraphShapes *shapes,
+                                   const gboolean *in_region, const DsBackend *backend,
+                                   DsThreadPool *pool, int n_threads, GError **error)
+{
   g_autoptr(DsExecutor) exec = g_new0(DsExecutor, 1);
   exec->graph = ds_graph_ref(graph);
   exec->backend = backend;
+  if (in_region != NULL)
+    exec->in_region = g_memdup2(in_region, sizeof(gboolean) * graph->n_nodes);
   guint n_entries = ds_graph_n_entries(graph);
   exec->entries = g_new0(DsTensor, n_entries);
   exec->bound = g_new0(gboolean, n_entries);
   if (!compile_steps(exec, error) || !ds_executor_reshape(exec, shapes, error))
     return NULL;
-  exec->pool = ds_thread_pool_new(n_threads);
+  exec->owns_pool = pool == NULL;
+  exec->pool = pool != NULL ? pool : ds_thread_pool_new(n_threads);
   for (guint s = 0; s < exec->n_steps; s++)
     exec->steps[s].ctx.pool = exec->pool;
   if (backend->set_n_threads != NULL)
@@ -128,7 +149,7 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
 
   /* 1. The plan for these shapes, and an arena big enough for it. */
   if (exec->planner == NULL)
-    exec->planner = ds_planner_new(graph);
+    exec->planner = ds_planner_new_region(graph, exec->in_region);
   g_autoptr(DsPlan) plan = ds_planner_plan(exec->planner, shapes, error);
   if (plan == NULL)
     return FALSE;
@@ -198,7 +219,9 @@ void ds_executor_free(DsExecutor *exec)
     exec->backend->free_buffer(exec->arena);
     exec->backend->free_buffer(exec->workspace);
   }
-  ds_thread_pool_free(exec->pool);
+  if (exec->owns_pool)
+    ds_thread_pool_free(exec->pool);
+  g_free(exec->in_region);
   ds_memory_release(exec->reserved_bytes);
   g_free(exec->entries);
   g_free(exec->bound);
@@ -208,6 +231,20 @@ void ds_executor_free(DsExecutor *exec)
   if (exec->graph != NULL)
     ds_graph_unref(exec->graph);
   g_free(exec);
+}
+
+/* The node that writes entry `e` (node_row_ptr is ascending). */
+static guint entry_node(const DsGraph *graph, guint e)
+{
+  guint lo = 0, hi = graph->n_nodes;
+  while (hi - lo > 1) {
+    guint mid = (lo + hi) / 2;
+    if (graph->node_row_ptr[mid] <= e)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 static char *tensor_shape_string(const DsTensor *t)
@@ -220,16 +257,25 @@ gboolean ds_executor_bind(DsExecutor *exec, const DsNode *variable, const DsTens
                           GError **error)
 {
   g_return_val_if_fail(ds_node_is_variable(variable), FALSE);
-  guint e = exec->graph->node_row_ptr[variable->id];
+  return ds_executor_bind_entry(exec, exec->graph->node_row_ptr[variable->id], value, error);
+}
+
+gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value, GError **error)
+{
+  g_return_val_if_fail(e < exec->plan->n_entries && exec->plan->offsets[e] == DS_PLAN_PINNED,
+                       FALSE);
   DsTensor *view = &exec->entries[e];
+  if (view->data == value->data && exec->bound[e])
+    return TRUE; /* the same buffer again: nothing to refresh */
   gboolean same = view->ndim == value->ndim && view->dtype == value->dtype;
   for (int i = 0; same && i < view->ndim; i++)
     same = view->shape[i] == value->shape[i];
   if (!same) {
     g_autofree char *want = tensor_shape_string(view);
     g_autofree char *got = tensor_shape_string(value);
+    const DsNode *producer = exec->graph->nodes[entry_node(exec->graph, e)];
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                "input '%s': got %s %s, the bound graph expects %s %s", variable->name,
+                "input '%s': got %s %s, the bound graph expects %s %s", producer->name,
                 ds_dtype_name(value->dtype), got, ds_dtype_name(view->dtype), want);
     return FALSE;
   }
@@ -248,7 +294,7 @@ void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpoin
 static gboolean refresh_views(DsExecutor *exec, GError **error)
 {
   DsGraph *graph = exec->graph;
-  for (guint i = 0; i < graph->n_nodes; i++) {
+  for (guint i = 0; exec->in_region == NULL && i < graph->n_nodes; i++) {
     guint e = graph->node_row_ptr[i];
     if (ds_node_is_variable(graph->nodes[i]) && !exec->bound[e]) {
       g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "input '%s' has no value",
@@ -259,8 +305,16 @@ static gboolean refresh_views(DsExecutor *exec, GError **error)
   for (guint s = 0; s < exec->n_steps; s++) {
     Step *step = &exec->steps[s];
     DsTensor *ins = (DsTensor *)step->ctx.inputs;
-    for (int k = 0; k < step->ctx.n_inputs; k++)
-      ins[k].data = exec->entries[step->in_entries[k]].data;
+    for (int k = 0; k < step->ctx.n_inputs; k++) {
+      guint e = step->in_entries[k];
+      if (exec->plan->offsets[e] == DS_PLAN_PINNED && !exec->bound[e]) {
+        g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "node '%s' (%s): input %d ('%s') has no value",
+                    step->node->name, step->node->op_name, k,
+                    graph->nodes[entry_node(graph, e)]->name);
+        return FALSE;
+      }
+      ins[k].data = exec->entries[e].data;
+    }
   }
   exec->views_stale = FALSE;
   return TRUE;
@@ -314,3 +368,5 @@ const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec) { return exe
 DsGraph *ds_executor_get_graph(const DsExecutor *exec) { return exec->graph; }
 gsize ds_executor_get_workspace_bytes(const DsExecutor *exec) { return exec->workspace_bytes; }
 gsize ds_executor_get_arena_capacity(const DsExecutor *exec) { return exec->arena_capacity; }
+gsize ds_executor_get_reserved_bytes(const DsExecutor *exec) { return exec->reserved_bytes; }
+guint64 ds_executor_get_n_allocations(const DsExecutor *exec) { return exec->n_allocations; }

@@ -15,6 +15,7 @@
 #include "ds-graph.h"
 #include "ds-infer.h"
 #include "ds-plan.h"
+#include "ds-thread-pool.h"
 
 typedef struct _DsExecutor DsExecutor;
 
@@ -32,6 +33,15 @@ DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
                             const DsBackend *backend, int n_threads, GError **error);
 void ds_executor_free(DsExecutor *exec);
 
+/* Binds only the nodes with in_region[id] set (copied): a static region of a partitioned
+ * graph, which the dynamic executor runs with its own cached plan. Entries the region reads
+ * but does not produce are bound like variables (ds_executor_bind_entry); entries it produces
+ * for later nodes live to the end of its run. `shapes` need only be concrete for the region's
+ * own entries. With `pool` (borrowed), kernels share it instead of a pool of n_threads. */
+DsExecutor *ds_executor_new_region(DsGraph *graph, const DsGraphShapes *shapes,
+                                   const gboolean *in_region, const DsBackend *backend,
+                                   DsThreadPool *pool, int n_threads, GError **error);
+
 /* Re-plans the same graph for new concrete shapes ("compile once, run many sizes"): kernels
  * stay resolved, the arena and workspace grow only when the new plan needs more, views are
  * rebuilt. Variables whose shape changed must be bound again before the next run. */
@@ -42,6 +52,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsExecutor, ds_executor_free)
  * dtype; the error names the variable and both shapes. */
 gboolean ds_executor_bind(DsExecutor *exec, const DsNode *variable, const DsTensor *value,
                           GError **error);
+
+/* The same for any entry the executor reads but does not produce (a region's inputs).
+ * Binding the buffer already bound is free. */
+gboolean ds_executor_bind_entry(DsExecutor *exec, guint entry, const DsTensor *value,
+                                GError **error);
 
 void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpointer data);
 
@@ -68,3 +83,8 @@ gsize ds_executor_get_workspace_bytes(const DsExecutor *exec);
  * more than the current plan's peak (ds_executor_get_plan()->arena_bytes), which is what this
  * size needs. */
 gsize ds_executor_get_arena_capacity(const DsExecutor *exec);
+/* Bytes held in the arena and the workspace together. */
+gsize ds_executor_get_reserved_bytes(const DsExecutor *exec);
+/* How many times the arena or workspace was (re)allocated: a reshape to sizes that fit what
+ * is held allocates nothing. */
+guint64 ds_executor_get_n_allocations(const DsExecutor *exec);

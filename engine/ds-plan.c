@@ -20,6 +20,7 @@ gboolean ds_entry_nbytes(const DsShape *shape, DsDType dtype, gsize *nbytes)
  * sizes then only sorts by size and places each buffer against its own conflict list. */
 struct _DsPlanner {
   const DsGraph *graph; /* borrowed: the caller keeps it alive */
+  gboolean *in_region;  /* the nodes planned here; NULL for all */
   guint n_entries;
   guint *first_use, *last_use, *storage;
   gboolean *pinned;
@@ -39,9 +40,18 @@ static int by_first_use(gconstpointer a, gconstpointer b, gpointer data)
 
 DsPlanner *ds_planner_new(const DsGraph *graph)
 {
+  return ds_planner_new_region(graph, NULL);
+}
+
+/* In a region, entries produced outside it are pinned like variables (the caller binds them),
+ * and entries read outside it live to the end, like graph outputs. */
+DsPlanner *ds_planner_new_region(const DsGraph *graph, const gboolean *in_region)
+{
   DsPlanner *pl = g_new0(DsPlanner, 1);
   guint n = ds_graph_n_entries(graph);
   pl->graph = graph;
+  if (in_region != NULL)
+    pl->in_region = g_memdup2(in_region, sizeof(gboolean) * graph->n_nodes);
   pl->n_entries = n;
   pl->first_use = g_new0(guint, n);
   pl->last_use = g_new0(guint, n);
@@ -55,11 +65,12 @@ DsPlanner *ds_planner_new(const DsGraph *graph)
       guint e = graph->node_row_ptr[i] + k;
       pl->first_use[e] = pl->last_use[e] = i;
       pl->storage[e] = e;
-      pl->pinned[e] = ds_node_is_variable(node);
+      pl->pinned[e] = ds_node_is_variable(node) || (pl->in_region != NULL && !pl->in_region[i]);
     }
+    gboolean reader_outside = pl->in_region != NULL && !pl->in_region[i];
     for (guint k = 0; k < node->n_inputs; k++) {
       guint e = ds_graph_entry_id(graph, node->inputs[k]);
-      pl->last_use[e] = MAX(pl->last_use[e], i);
+      pl->last_use[e] = reader_outside ? graph->n_nodes : MAX(pl->last_use[e], i);
     }
   }
   for (guint h = 0; h < graph->n_heads; h++)
@@ -72,7 +83,7 @@ DsPlanner *ds_planner_new(const DsGraph *graph)
   for (guint i = 0; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
     if (node->op == NULL || !(node->op->traits & DS_OP_TRAIT_VIEW) || node->n_inputs < 1 ||
-        node->n_outputs != 1)
+        node->n_outputs != 1 || pl->pinned[graph->node_row_ptr[i]])
       continue;
     guint out = graph->node_row_ptr[i];
     guint root = pl->storage[ds_graph_entry_id(graph, node->inputs[0])];
@@ -132,6 +143,7 @@ void ds_planner_free(DsPlanner *pl)
   g_free(pl->last_use);
   g_free(pl->storage);
   g_free(pl->pinned);
+  g_free(pl->in_region);
   g_free(pl->buffers);
   g_free(pl->conflict_start);
   g_free(pl->conflicts);
@@ -180,6 +192,10 @@ DsPlan *ds_planner_plan(DsPlanner *pl, const DsGraphShapes *shapes, GError **err
     const DsNode *node = graph->nodes[i];
     for (guint k = 0; k < node->n_outputs; k++) {
       guint e = graph->node_row_ptr[i] + k;
+      if (pl->in_region != NULL && !pl->in_region[i]) {
+        plan->offsets[e] = DS_PLAN_PINNED; /* outside the region: bound by the caller */
+        continue;
+      }
       if (!ds_entry_nbytes(&shapes->shapes[e], shapes->dtypes[e], &plan->sizes[e])) {
         g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
                     "node '%s' (%s): output %u has no concrete size, or its size overflows",

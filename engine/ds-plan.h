@@ -44,6 +44,10 @@ DsPlan *ds_plan_new(const DsGraph *graph, const DsGraphShapes *shapes, GError **
  * pairs. The graph must outlive the planner. */
 typedef struct _DsPlanner DsPlanner;
 DsPlanner *ds_planner_new(const DsGraph *graph);
+/* A planner for the nodes with in_region[id] set (copied): entries produced outside the
+ * region are pinned (their sizes are not needed), and entries read outside it or by the
+ * graph's heads live to the end of the region. */
+DsPlanner *ds_planner_new_region(const DsGraph *graph, const gboolean *in_region);
 DsPlan *ds_planner_plan(DsPlanner *planner, const DsGraphShapes *shapes, GError **error);
 void ds_planner_free(DsPlanner *planner);
 void ds_plan_free(DsPlan *plan);

@@ -3,8 +3,10 @@
 
 #include <string.h>
 
+#include "ds-dynamic-executor.h"
 #include "ds-error.h"
 #include "ds-expr.h"
+#include "ds-partition.h"
 #include "ds-mxnet-json.h"
 #include "ds-npy.h"
 #include "ds-params.h"
@@ -27,6 +29,9 @@ struct _DsSession {
   GHashTable *declared; /* variable name -> DsShape* (owned) */
   DsGraphShapes *shapes;
   DsExecutor *exec;
+  DsExecutorChoice choice;
+  DsDynamicExecutor *dynamic;  /* instead of `exec` when the dynamic executor runs */
+  DsPartition *file_partition; /* the regions a partitioned file was saved with, or NULL */
   DsExprCtx *exprs;        /* created on first use */
   GArray *values;          /* int64 per symbol id */
   GArray *bound;           /* gboolean per symbol id */
@@ -42,12 +47,23 @@ struct _DsSession {
 
 DsSession *ds_session_new(const char *model_path, GError **error)
 {
-  DsGraph *graph = ds_mxnet_json_load(model_path, error);
-  if (graph == NULL)
+  g_autoptr(DsGraph) file_graph = ds_mxnet_json_load(model_path, error);
+  if (file_graph == NULL)
     return NULL;
+  /* A partitioned file runs as one flat graph with the regions it was saved with. */
+  DsPartition *partition = NULL;
+  DsGraph *graph = ds_partition_flatten(file_graph, &partition, error);
+  if (graph == NULL) {
+    g_prefix_error(error, "%s: ", model_path);
+    return NULL;
+  }
   DsSession *session = g_new0(DsSession, 1);
   session->model_path = g_strdup(model_path);
   session->graph = graph;
+  if (partition != NULL && partition->n_regions > 0)
+    session->file_partition = partition;
+  else
+    ds_partition_free(partition);
   session->fed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify)ds_ndarray_free);
   session->declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -65,6 +81,8 @@ void ds_session_free(DsSession *session)
   if (session == NULL)
     return;
   ds_executor_free(session->exec);
+  ds_dynamic_executor_free(session->dynamic);
+  ds_partition_free(session->file_partition);
   ds_graph_shapes_free(session->shapes);
   ds_graph_shapes_free(session->symbolic);
   g_array_unref(session->values);
@@ -100,6 +118,7 @@ static const DsNode *find_variable(DsSession *session, const char *name, GError 
 static void invalidate(DsSession *session)
 {
   g_clear_pointer(&session->exec, ds_executor_free);
+  g_clear_pointer(&session->dynamic, ds_dynamic_executor_free);
   g_clear_pointer(&session->shapes, ds_graph_shapes_free);
 }
 
@@ -307,6 +326,73 @@ static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 se
   return TRUE;
 }
 
+/* The first node that decides its output shape from data, or NULL. */
+static const DsNode *first_dynamic_node(const DsGraph *graph)
+{
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (node->op != NULL && (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE))
+      return node;
+  }
+  return NULL;
+}
+
+gboolean ds_session_uses_dynamic_executor(DsSession *session)
+{
+  switch (session->choice) {
+  case DS_EXECUTOR_STATIC: return FALSE;
+  case DS_EXECUTOR_DYNAMIC: return TRUE;
+  default: return first_dynamic_node(session->graph) != NULL || session->file_partition != NULL;
+  }
+}
+
+void ds_session_set_executor_choice(DsSession *session, DsExecutorChoice choice)
+{
+  invalidate(session);
+  session->choice = choice;
+}
+
+const DsPartition *ds_session_get_file_partition(DsSession *session)
+{
+  return session->file_partition;
+}
+
+/* The dynamic path: shapes symbolically, with unbacked symbols where data decides; the
+ * executor binds them as it runs. */
+static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guint64 seed,
+                                const DsBackend *backend, int n_threads, GError **error)
+{
+  /* Unfed variables are filled from what concrete inference learns of their shapes. */
+  g_autoptr(DsGraphShapes) shapes = seed_shapes(session, error);
+  if (shapes == NULL)
+    return FALSE;
+  DsShapeCtx *ctx = ds_shape_ctx_new();
+  gboolean ok = ds_infer_graph(session->graph, shapes, ctx, FALSE, error) &&
+                (!random_inputs || fill_unfed(session, shapes, seed, error));
+  ds_shape_ctx_free(ctx);
+  if (!ok || ds_session_infer_symbolic(session, error) == NULL)
+    return FALSE;
+  /* No bindings carried over: every run learns its symbols from the arrays it is given, so
+   * inputs of another size can be bound to the same executor. */
+  g_autoptr(DsDynamicExecutor) dynamic =
+    ds_dynamic_executor_new(session->graph, session->file_partition, session->symbolic,
+                            session->exprs, NULL, NULL, 0, session->guards, backend, n_threads,
+                            error);
+  if (dynamic == NULL)
+    return FALSE;
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init(&iter, session->fed);
+  while (g_hash_table_iter_next(&iter, &key, &value)) {
+    const DsNode *node = ds_graph_find_node(session->graph, key);
+    if (!ds_dynamic_executor_bind(dynamic, node, &((DsNDArray *)value)->view, error))
+      return FALSE;
+  }
+  session->shapes = g_steal_pointer(&shapes);
+  session->dynamic = g_steal_pointer(&dynamic);
+  return TRUE;
+}
+
 gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 seed,
                             const DsBackend *backend, int n_threads, GError **error)
 {
@@ -315,6 +401,16 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
     return FALSE;
   if (session->exprs != NULL && !bind_from_inputs(session, error))
     return FALSE;
+  if (ds_session_uses_dynamic_executor(session))
+    return prepare_dynamic(session, random_inputs, seed, backend, n_threads, error);
+  const DsNode *dynamic = first_dynamic_node(session->graph);
+  if (dynamic != NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "node '%s' (%s) decides its output shape from data: the static executor "
+                "cannot plan it (use --executor dynamic or auto)",
+                dynamic->name, dynamic->op_name);
+    return FALSE;
+  }
   g_autoptr(DsGraphShapes) shapes = seed_shapes(session, error);
   if (shapes == NULL)
     return FALSE;
@@ -740,4 +836,54 @@ const char *ds_variable_kind_name(DsVariableKind kind)
   case DS_VARIABLE_AUX: return "aux";
   }
   return "data";
+}
+
+/* ---- running, whichever executor was chosen ---- */
+
+DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session)
+{
+  return session->dynamic;
+}
+
+const char *ds_session_get_executor_name(DsSession *session)
+{
+  return session->dynamic != NULL ? "dynamic" : "static";
+}
+
+gboolean ds_session_run(DsSession *session, GError **error)
+{
+  if (session->dynamic != NULL)
+    return ds_dynamic_executor_run(session->dynamic, error);
+  g_return_val_if_fail(session->exec != NULL, FALSE);
+  return ds_executor_run(session->exec, error);
+}
+
+const DsTensor *ds_session_get_output(DsSession *session, guint i)
+{
+  if (session->dynamic != NULL)
+    return ds_dynamic_executor_get_output(session->dynamic, i);
+  return ds_executor_get_output(session->exec, i);
+}
+
+const DsGraphShapes *ds_session_get_run_shapes(DsSession *session)
+{
+  if (session->dynamic != NULL)
+    return ds_dynamic_executor_get_shapes(session->dynamic);
+  return ds_executor_get_shapes(session->exec);
+}
+
+void ds_session_set_hooks(DsSession *session, const DsExecutorHooks *hooks, gpointer data)
+{
+  if (session->dynamic != NULL)
+    ds_dynamic_executor_set_hooks(session->dynamic, hooks, data);
+  else if (session->exec != NULL)
+    ds_executor_set_hooks(session->exec, hooks, data);
+}
+
+void ds_session_set_deadline(DsSession *session, gint64 deadline_us)
+{
+  if (session->dynamic != NULL)
+    ds_dynamic_executor_set_deadline(session->dynamic, deadline_us);
+  else if (session->exec != NULL)
+    ds_executor_set_deadline(session->exec, deadline_us);
 }

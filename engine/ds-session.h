@@ -14,6 +14,9 @@
 #include "ds-infer.h"
 #include "ds-ndarray.h"
 
+typedef struct _DsDynamicExecutor DsDynamicExecutor;
+typedef struct _DsPartition DsPartition;
+
 typedef enum {
   DS_VARIABLE_DATA,   /* a model input */
   DS_VARIABLE_WEIGHT, /* a learned parameter (weight, bias, gamma, beta...) */
@@ -53,8 +56,34 @@ const DsGraphShapes *ds_session_infer_partial(DsSession *session, GError **error
  * `random_inputs` FALSE, unfed variables are an error naming all of them. */
 gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 seed,
                             const DsBackend *backend, int n_threads, GError **error);
-/* The bound executor, after ds_session_prepare(). Borrowed. */
+/* The bound static executor after ds_session_prepare(), or NULL when the dynamic one runs.
+ * Borrowed. */
 DsExecutor *ds_session_get_executor(DsSession *session);
+
+/* ---- choosing the executor (MXNet's bind-time choice) ---- */
+
+typedef enum {
+  DS_EXECUTOR_AUTO,    /* dynamic if an op decides its shapes from data, or the file is
+                        * partitioned; static otherwise */
+  DS_EXECUTOR_STATIC,  /* one plan for the whole graph */
+  DS_EXECUTOR_DYNAMIC, /* regions on cached plans, dynamic ops imperatively */
+} DsExecutorChoice;
+
+void ds_session_set_executor_choice(DsSession *session, DsExecutorChoice choice);
+/* Whether ds_session_prepare() binds the dynamic executor. */
+gboolean ds_session_uses_dynamic_executor(DsSession *session);
+/* The regions of a partitioned file (its `_CachedOp` nodes, inlined on load), or NULL. */
+const DsPartition *ds_session_get_file_partition(DsSession *session);
+
+/* After ds_session_prepare(), whichever executor was bound: */
+DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session); /* or NULL */
+const char *ds_session_get_executor_name(DsSession *session);           /* "static"... */
+gboolean ds_session_run(DsSession *session, GError **error);
+/* Head `i`'s tensor and every entry's shape after the last run. Borrowed. */
+const DsTensor *ds_session_get_output(DsSession *session, guint i);
+const DsGraphShapes *ds_session_get_run_shapes(DsSession *session);
+void ds_session_set_hooks(DsSession *session, const DsExecutorHooks *hooks, gpointer data);
+void ds_session_set_deadline(DsSession *session, gint64 deadline_us);
 
 /* ---- symbolic shapes ---- */
 

@@ -49,12 +49,15 @@ static void node_end(gpointer data, const DsNode *node)
   timer->count[node->id]++;
 }
 
+static const DsExecutorHooks timer_hooks = {.node_begin = node_begin, .node_end = node_end};
+
 void ds_node_timer_attach(DsNodeTimer *timer, DsExecutor *exec)
 {
-  static const DsExecutorHooks hooks = {.node_begin = node_begin, .node_end = node_end};
   g_return_if_fail(ds_executor_get_graph(exec)->n_nodes <= timer->n_nodes);
-  ds_executor_set_hooks(exec, &hooks, timer);
+  ds_executor_set_hooks(exec, &timer_hooks, timer);
 }
+
+const DsExecutorHooks *ds_node_timer_get_hooks(void) { return &timer_hooks; }
 
 guint64 ds_node_timer_get_total_ns(const DsNodeTimer *timer, guint id)
 {

@@ -18,6 +18,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsNodeTimer, ds_node_timer_free)
 
 /* Installs the timer's hooks on `exec` (replacing any others). */
 void ds_node_timer_attach(DsNodeTimer *timer, DsExecutor *exec);
+/* The timer's hooks, for any executor (the dynamic one, a session); their data is the timer. */
+const DsExecutorHooks *ds_node_timer_get_hooks(void);
 
 /* Total ns spent in node `id` over all runs, and how many times it ran. */
 guint64 ds_node_timer_get_total_ns(const DsNodeTimer *timer, guint id);

@@ -1,0 +1,770 @@
+/* ds-dynamic-executor.c: regions on cached plans, everything else imperatively. */
+#include "ds-dynamic-executor.h"
+
+#include <string.h>
+
+#include "ds-error.h"
+#include "ds-ndarray.h"
+#include "ds-op.h"
+#include "ds-thread-pool.h"
+
+typedef struct {
+  char *name;
+  guint *nodes;       /* node ids, topological order */
+  guint n_nodes;
+  gboolean *mask;     /* per graph node */
+  GArray *inputs;     /* entry ids it reads and does not produce */
+  DsExecutor *exec;   /* made on the first run, when sizes are known */
+  DsShape *key;       /* input shapes the current plan was made for */
+  gboolean planned;
+} Region;
+
+typedef struct {
+  gboolean is_region;
+  guint index;        /* a region, or a node run imperatively */
+} Unit;
+
+typedef struct {
+  const DsKernel *kernel;
+  gboolean dynamic;
+} NodeKernel;
+
+struct _DsDynamicExecutor {
+  DsGraph *graph;
+  const DsBackend *backend;
+  int n_threads;
+  DsThreadPool *threads;
+  DsBufferPool *pool;
+  DsExprCtx *exprs;              /* borrowed */
+  DsGraphShapes *symbolic;
+  DsGraphShapes *current;        /* concrete shapes of this run, where known */
+  GPtrArray *guards;             /* borrowed DsShapeGuard*, or NULL */
+  gboolean *guard_done;
+
+  Region *regions;
+  guint n_regions;
+  Unit *units;                   /* in run order */
+  guint n_units;
+  NodeKernel *kernels;           /* per node; only for nodes run imperatively */
+  guint n_dynamic, n_imperative;
+
+  DsTensor *entries;             /* per entry: the tensor of this run */
+  gboolean *bound;               /* per entry: variables only */
+  void **owned;                  /* per entry: a pool buffer to give back, or NULL */
+  guint *refs_init, *refs;       /* per entry: readers left (heads count as one forever) */
+
+  guint n_symbols;
+  int64_t *init_values, *values;
+  gboolean *init_bound, *sym_bound;
+
+  DsTensor *ins, *outs;          /* scratch for imperative kernels */
+  guint width;
+  const DsNode *current_node;    /* for the output allocator */
+  GError *alloc_error;
+
+  DsExecutorHooks hooks;
+  gpointer hooks_data;
+  gint64 deadline_us;
+  guint64 n_replans;
+};
+
+/* ---- symbols ---- */
+
+static gboolean check_guards(DsDynamicExecutor *dx, GError **error)
+{
+  for (guint i = 0; dx->guards != NULL && i < dx->guards->len; i++) {
+    const DsShapeGuard *g = dx->guards->pdata[i];
+    int64_t v;
+    if (dx->guard_done[i] || !ds_expr_eval(dx->exprs, g->expr, dx->values, dx->sym_bound, &v))
+      continue;
+    if (v < g->min) {
+      g_autofree char *text = ds_expr_to_string(g->expr);
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                  "%s (%s = %" G_GINT64_FORMAT " < %" G_GINT64_FORMAT " in this run)", g->message,
+                  text, v, g->min);
+      return FALSE;
+    }
+    dx->guard_done[i] = TRUE;
+  }
+  return TRUE;
+}
+
+/* Binds the symbols of `sym` from the sizes of `t`, produced by `node` (output `k`), and
+ * checks the dims the bindings already decide. */
+static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k,
+                              const DsShape *sym, const DsTensor *t, GError **error)
+{
+  g_autofree char *where = ds_node_is_variable(node)
+                             ? g_strdup_printf("input '%s'", node->name)
+                             : g_strdup_printf("node '%s' (%s): output %u", node->name,
+                                               node->op_name, k);
+  if (sym->ndim >= 0 && sym->ndim != t->ndim) {
+    g_autofree char *want = ds_shape_to_string(sym);
+    g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "%s has rank %d, but its inferred shape %s has %d",
+                where, t->ndim, want, sym->ndim);
+    return FALSE;
+  }
+  gboolean learned = FALSE;
+  for (int i = 0; i < sym->ndim; i++) {
+    DsDim d = sym->dims[i];
+    int64_t actual = t->shape[i], want = d.value;
+    if (d.expr != NULL) {
+      const DsExpr *e = ds_expr_resolve(dx->exprs, d.expr);
+      int id = ds_expr_get_symbol_id(e);
+      if (id >= 0 && (guint)id < dx->n_symbols && !dx->sym_bound[id]) {
+        int64_t lo, hi;
+        ds_expr_ctx_get_range(dx->exprs, e, &lo, &hi);
+        if (actual < lo || actual > hi) {
+          g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                      "%s: dim %d is %" G_GINT64_FORMAT ", outside the range of %s", where, i,
+                      actual, ds_expr_get_symbol_name(e));
+          return FALSE;
+        }
+        dx->values[id] = actual;
+        dx->sym_bound[id] = TRUE;
+        learned = TRUE;
+        continue;
+      }
+      if (!ds_expr_eval(dx->exprs, e, dx->values, dx->sym_bound, &want))
+        continue; /* not decidable yet: later outputs will tell */
+    }
+    if (want >= 0 && want != actual) {
+      g_autofree char *text = ds_dim_to_string(d);
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                  "%s: dim %d is %" G_GINT64_FORMAT ", but shape inference says %s = %" G_GINT64_FORMAT,
+                  where, i, actual, text, want);
+      return FALSE;
+    }
+  }
+  return !learned || check_guards(dx, error);
+}
+
+/* The concrete form of a symbolic shape under the current bindings. */
+static gboolean evaluate_shape(DsDynamicExecutor *dx, const DsShape *sym, DsShape *out)
+{
+  if (sym->ndim < 0)
+    return FALSE;
+  out->ndim = sym->ndim;
+  for (int i = 0; i < sym->ndim; i++) {
+    int64_t v = sym->dims[i].value;
+    if (sym->dims[i].expr != NULL &&
+        !ds_expr_eval(dx->exprs, sym->dims[i].expr, dx->values, dx->sym_bound, &v))
+      return FALSE;
+    if (v < 0)
+      return FALSE;
+    out->dims[i] = ds_dim(v);
+  }
+  return TRUE;
+}
+
+/* Output shapes of a node that is about to run: from the symbols, or from the op's shape
+ * function on its inputs' current shapes when the symbols cannot decide (seed 000's
+ * "infer right before executing"). */
+static gboolean resolve_output_shapes(DsDynamicExecutor *dx, const DsNode *node, GError **error)
+{
+  DsGraph *graph = dx->graph;
+  guint base = graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
+  gboolean all = TRUE;
+  for (guint k = 0; k < n_out; k++)
+    all &= evaluate_shape(dx, &dx->symbolic->shapes[base + k], &dx->current->shapes[base + k]);
+  if (all)
+    return TRUE;
+  g_autofree DsShape *in = g_new(DsShape, node->n_inputs + 1);
+  g_autofree DsShape *out = g_new(DsShape, n_out + 1);
+  for (guint k = 0; k < node->n_inputs; k++)
+    in[k] = dx->current->shapes[ds_graph_entry_id(graph, node->inputs[k])];
+  for (guint k = 0; k < n_out; k++)
+    out[k] = DS_SHAPE_UNKNOWN;
+  DsShapeCtx *ctx = ds_shape_ctx_new();
+  ds_shape_ctx_set_node(ctx, node);
+  gboolean ok = node->op->infer_shape(ctx, node, node->param, in, out, error);
+  ds_shape_ctx_free(ctx);
+  if (!ok)
+    return FALSE;
+  for (guint k = 0; k < n_out; k++) {
+    if (!ds_shape_get_concrete(&out[k], (int64_t[DS_MAX_NDIM]){0})) {
+      g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                  "node '%s' (%s): the shape of output %u is not known in this run", node->name,
+                  node->op_name, k);
+      return FALSE;
+    }
+    dx->current->shapes[base + k] = out[k];
+  }
+  return TRUE;
+}
+
+/* ---- binding ---- */
+
+static void region_free(Region *r)
+{
+  g_free(r->name);
+  g_free(r->nodes);
+  g_free(r->mask);
+  if (r->inputs != NULL)
+    g_array_unref(r->inputs);
+  ds_executor_free(r->exec);
+  g_free(r->key);
+}
+
+void ds_dynamic_executor_free(DsDynamicExecutor *dx)
+{
+  if (dx == NULL)
+    return;
+  for (guint i = 0; i < dx->n_regions; i++)
+    region_free(&dx->regions[i]);
+  g_free(dx->regions);
+  if (dx->pool != NULL) {
+    for (guint e = 0; dx->owned != NULL && e < dx->symbolic->n_entries; e++)
+      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+    ds_buffer_pool_free(dx->pool);
+  }
+  ds_thread_pool_free(dx->threads);
+  g_free(dx->units);
+  g_free(dx->kernels);
+  g_free(dx->entries);
+  g_free(dx->bound);
+  g_free(dx->owned);
+  g_free(dx->refs_init);
+  g_free(dx->refs);
+  g_free(dx->init_values);
+  g_free(dx->values);
+  g_free(dx->init_bound);
+  g_free(dx->sym_bound);
+  g_free(dx->guard_done);
+  g_free(dx->ins);
+  g_free(dx->outs);
+  g_clear_error(&dx->alloc_error);
+  ds_graph_shapes_free(dx->symbolic);
+  ds_graph_shapes_free(dx->current);
+  if (dx->graph != NULL)
+    ds_graph_unref(dx->graph);
+  g_free(dx);
+}
+
+/* Run order: a topological sort of the units (static regions, and single nodes otherwise),
+ * taking the ready unit that holds the earliest node first so the order stays close to the
+ * file's. */
+static void order_units(DsDynamicExecutor *dx, const int *unit_of_node, guint n_units,
+                        Unit *units_by_id, const guint *first_node)
+{
+  DsGraph *graph = dx->graph;
+  g_autofree guint *indegree = g_new0(guint, n_units + 1);
+  g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(guint) * 2);
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    if (unit_of_node[i] < 0)
+      continue;
+    for (guint k = 0; k < graph->nodes[i]->n_inputs; k++) {
+      int from = unit_of_node[graph->nodes[i]->inputs[k].node_id];
+      if (from >= 0 && from != unit_of_node[i]) {
+        guint edge[2] = {(guint)from, (guint)unit_of_node[i]};
+        g_array_append_vals(edges, edge, 1);
+        indegree[unit_of_node[i]]++;
+      }
+    }
+  }
+  g_autofree gboolean *done = g_new0(gboolean, n_units + 1);
+  dx->units = g_new(Unit, n_units + 1);
+  for (guint n = 0; n < n_units; n++) {
+    guint best = G_MAXUINT;
+    for (guint u = 0; u < n_units; u++)
+      if (!done[u] && indegree[u] == 0 && (best == G_MAXUINT || first_node[u] < first_node[best]))
+        best = u;
+    g_assert(best != G_MAXUINT); /* regions are convex, so the unit graph has no cycle */
+    done[best] = TRUE;
+    dx->units[dx->n_units++] = units_by_id[best];
+    for (guint e = 0; e < edges->len; e++) {
+      const guint *edge = &g_array_index(edges, guint, e * 2);
+      if (edge[0] == best)
+        indegree[edge[1]]--;
+    }
+  }
+}
+
+static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GError **error)
+{
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
+      guint e = graph->node_row_ptr[i] + k;
+      if (symbolic->shapes[e].ndim < 0 || symbolic->dtypes[e] == DS_DTYPE_UNKNOWN) {
+        g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
+                    "node '%s' (%s): the rank or dtype of output %u is not known, so it cannot "
+                    "run even dynamically",
+                    node->name, node->op_name, k);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *partition,
+                                           const DsGraphShapes *symbolic, DsExprCtx *exprs,
+                                           const int64_t *values, const gboolean *bound,
+                                           guint n_symbols, GPtrArray *guards,
+                                           const DsBackend *backend, int n_threads,
+                                           GError **error)
+{
+  g_return_val_if_fail(symbolic->n_entries == ds_graph_n_entries(graph), NULL);
+  if (!check_symbolic(graph, symbolic, error))
+    return NULL;
+  g_autoptr(DsPartition) own_partition = NULL;
+  if (partition == NULL) {
+    own_partition =
+      ds_partition_label(graph, ds_subgraph_property_find("static-dynamic"), error);
+    if (own_partition == NULL)
+      return NULL;
+    partition = own_partition;
+  }
+
+  g_autoptr(DsDynamicExecutor) dx = g_new0(DsDynamicExecutor, 1);
+  dx->graph = ds_graph_ref(graph);
+  dx->backend = backend;
+  dx->n_threads = n_threads;
+  dx->exprs = exprs;
+  dx->symbolic = ds_graph_shapes_copy(symbolic);
+  /* Outputs a file lists beyond the op's own (MKL-DNN workspaces) are empty, as the static
+   * executor has them. */
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    guint base = graph->node_row_ptr[i];
+    for (guint k = ds_node_is_variable(node) ? 1 : ds_node_n_op_outputs(node); k < node->n_outputs;
+         k++) {
+      dx->symbolic->shapes[base + k] = (DsShape){.ndim = 1, .dims = {ds_dim(0)}};
+      dx->symbolic->dtypes[base + k] = dx->symbolic->dtypes[base];
+    }
+  }
+  dx->current = ds_graph_shapes_copy(dx->symbolic);
+  dx->guards = guards;
+  dx->guard_done = g_new0(gboolean, guards != NULL ? guards->len + 1 : 1);
+  guint n_entries = symbolic->n_entries;
+  dx->entries = g_new0(DsTensor, n_entries);
+  dx->bound = g_new0(gboolean, n_entries);
+  dx->owned = g_new0(void *, n_entries);
+  dx->refs_init = g_new0(guint, n_entries);
+  dx->refs = g_new0(guint, n_entries);
+  dx->kernels = g_new0(NodeKernel, graph->n_nodes);
+  dx->n_symbols = ds_expr_ctx_get_n_symbols(exprs);
+  dx->init_values = g_new0(int64_t, dx->n_symbols + 1);
+  dx->values = g_new0(int64_t, dx->n_symbols + 1);
+  dx->init_bound = g_new0(gboolean, dx->n_symbols + 1);
+  dx->sym_bound = g_new0(gboolean, dx->n_symbols + 1);
+  for (guint i = 0; i < MIN(n_symbols, dx->n_symbols); i++) {
+    dx->init_values[i] = values != NULL ? values[i] : 0;
+    dx->init_bound[i] = bound != NULL && bound[i];
+  }
+
+  /* Units: static regions run on their own executor; dynamic regions and unselected nodes
+   * run node by node. */
+  g_autofree int *unit_of_node = g_new(int, graph->n_nodes);
+  g_autofree Unit *units_by_id = g_new(Unit, graph->n_nodes + 1);
+  g_autofree guint *first_node = g_new(guint, graph->n_nodes + 1);
+  guint n_units = 0;
+  dx->regions = g_new0(Region, partition->n_regions + 1);
+  g_autofree int *unit_of_region = g_new(int, partition->n_regions + 1);
+  for (guint r = 0; r < partition->n_regions; r++)
+    unit_of_region[r] = -1;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    unit_of_node[i] = -1;
+    if (ds_node_is_variable(node))
+      continue;
+    if (node->op == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "node '%s': op '%s' is not supported",
+                  node->name, node->op_name);
+      return NULL;
+    }
+    gboolean dynamic = (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE) != 0;
+    const DsKernel *kernel = backend->get_kernel(node->op->id);
+    if (kernel == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                  "node '%s': op '%s' has no kernel on the %s backend", node->name, node->op_name,
+                  backend->name);
+      return NULL;
+    }
+    int r = partition->region_of_node[i];
+    if (r >= 0 && partition->regions[r].kind == DS_REGION_STATIC && !dynamic) {
+      if (unit_of_region[r] < 0) {
+        const DsRegion *src = &partition->regions[r];
+        Region *region = &dx->regions[dx->n_regions];
+        region->name = g_strdup(src->name);
+        region->nodes = g_memdup2(src->nodes, sizeof(guint) * (src->n_nodes + 1));
+        region->n_nodes = src->n_nodes;
+        region->mask = g_new0(gboolean, graph->n_nodes);
+        for (guint j = 0; j < src->n_nodes; j++)
+          region->mask[src->nodes[j]] = TRUE;
+        region->inputs = ds_region_inputs(partition, (guint)r);
+        region->key = g_new0(DsShape, region->inputs->len + 1);
+        units_by_id[n_units] = (Unit){TRUE, dx->n_regions++};
+        first_node[n_units] = i;
+        unit_of_region[r] = (int)n_units++;
+      }
+      unit_of_node[i] = unit_of_region[r];
+      continue;
+    }
+    dx->kernels[i] = (NodeKernel){kernel, dynamic};
+    if (dynamic)
+      dx->n_dynamic++;
+    else
+      dx->n_imperative++;
+    units_by_id[n_units] = (Unit){FALSE, i};
+    first_node[n_units] = i;
+    unit_of_node[i] = (int)n_units++;
+    dx->width = MAX(dx->width, MAX(node->n_inputs, node->n_outputs));
+  }
+  order_units(dx, unit_of_node, n_units, units_by_id, first_node);
+
+  for (guint i = 0; i < graph->n_nodes; i++)
+    for (guint k = 0; k < graph->nodes[i]->n_inputs; k++)
+      dx->refs_init[ds_graph_entry_id(graph, graph->nodes[i]->inputs[k])]++;
+  for (guint h = 0; h < graph->n_heads; h++)
+    dx->refs_init[ds_graph_entry_id(graph, graph->heads[h])] += G_MAXUINT / 2;
+  dx->ins = g_new0(DsTensor, dx->width + 1);
+  dx->outs = g_new0(DsTensor, dx->width + 1);
+  dx->threads = ds_thread_pool_new(n_threads);
+  dx->pool = ds_buffer_pool_new(backend);
+  if (backend->set_n_threads != NULL)
+    backend->set_n_threads(n_threads);
+  return g_steal_pointer(&dx);
+}
+
+gboolean ds_dynamic_executor_bind(DsDynamicExecutor *dx, const DsNode *variable,
+                                  const DsTensor *value, GError **error)
+{
+  g_return_val_if_fail(ds_node_is_variable(variable), FALSE);
+  guint e = dx->graph->node_row_ptr[variable->id];
+  if (value->dtype != dx->symbolic->dtypes[e]) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "input '%s': got %s, the graph expects %s",
+                variable->name, ds_dtype_name(value->dtype),
+                ds_dtype_name(dx->symbolic->dtypes[e]));
+    return FALSE;
+  }
+  dx->entries[e] = *value;
+  dx->bound[e] = TRUE;
+  return TRUE;
+}
+
+void ds_dynamic_executor_set_hooks(DsDynamicExecutor *dx, const DsExecutorHooks *hooks,
+                                   gpointer data)
+{
+  dx->hooks = hooks != NULL ? *hooks : (DsExecutorHooks){0};
+  dx->hooks_data = data;
+  for (guint r = 0; r < dx->n_regions; r++)
+    if (dx->regions[r].exec != NULL)
+      ds_executor_set_hooks(dx->regions[r].exec, hooks, data);
+}
+
+void ds_dynamic_executor_set_deadline(DsDynamicExecutor *dx, gint64 deadline_us)
+{
+  dx->deadline_us = deadline_us;
+  for (guint r = 0; r < dx->n_regions; r++)
+    if (dx->regions[r].exec != NULL)
+      ds_executor_set_deadline(dx->regions[r].exec, deadline_us);
+}
+
+/* ---- running ---- */
+
+static DsStatus alloc_output(void *data, int index, DsTensor *output)
+{
+  DsDynamicExecutor *dx = data;
+  const DsNode *node = dx->current_node;
+  guint e = dx->graph->node_row_ptr[node->id] + (guint)index;
+  gsize nbytes;
+  if (output->ndim < 0 || output->ndim > DS_MAX_NDIM ||
+      !ds_shape_checked_nbytes(output->shape, output->ndim, ds_dtype_size(output->dtype),
+                               G_MAXSIZE / 2, &nbytes)) {
+    g_clear_error(&dx->alloc_error);
+    g_set_error(&dx->alloc_error, DS_ERROR, DS_ERROR_LIMIT,
+                "node '%s' (%s): output %d has an invalid or overflowing size", node->name,
+                node->op_name, index);
+    return DS_STATUS_NO_MEMORY;
+  }
+  if (dx->owned[e] != NULL) { /* asked twice: give the first buffer back */
+    ds_buffer_pool_release(dx->pool, dx->owned[e]);
+    dx->owned[e] = NULL;
+  }
+  g_autofree char *what = g_strdup_printf("node '%s' (%s) output %d", node->name, node->op_name,
+                                          index);
+  g_clear_error(&dx->alloc_error);
+  output->data = ds_buffer_pool_acquire(dx->pool, e, nbytes, what, &dx->alloc_error);
+  if (output->data == NULL)
+    return DS_STATUS_NO_MEMORY;
+  dx->owned[e] = output->data;
+  return DS_STATUS_OK;
+}
+
+static void make_view(DsTensor *t, const DsShape *shape, DsDType dtype, void *data)
+{
+  t->dtype = dtype;
+  t->ndim = shape->ndim;
+  for (int i = 0; i < shape->ndim; i++)
+    t->shape[i] = shape->dims[i].value;
+  t->data = data;
+}
+
+static void record_shape(DsDynamicExecutor *dx, guint e, const DsTensor *t)
+{
+  dx->current->shapes[e] = ds_shape_from_concrete(t->shape, t->ndim);
+}
+
+static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **error)
+{
+  DsGraph *graph = dx->graph;
+  const NodeKernel *nk = &dx->kernels[node->id];
+  guint base = graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
+  for (guint k = 0; k < node->n_inputs; k++)
+    dx->ins[k] = dx->entries[ds_graph_entry_id(graph, node->inputs[k])];
+
+  if (nk->dynamic) {
+    for (guint k = 0; k < n_out; k++)
+      dx->outs[k] = (DsTensor){.dtype = dx->symbolic->dtypes[base + k], .ndim = -1};
+  } else {
+    if (!resolve_output_shapes(dx, node, error))
+      return FALSE;
+    for (guint k = 0; k < n_out; k++) {
+      gsize nbytes;
+      if (!ds_entry_nbytes(&dx->current->shapes[base + k], dx->symbolic->dtypes[base + k],
+                           &nbytes)) {
+        g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "node '%s' (%s): output %u is too large",
+                    node->name, node->op_name, k);
+        return FALSE;
+      }
+      if (dx->owned[base + k] != NULL)
+        ds_buffer_pool_release(dx->pool, dx->owned[base + k]);
+      g_autofree char *what = g_strdup_printf("node '%s' (%s)", node->name, node->op_name);
+      void *data = ds_buffer_pool_acquire(dx->pool, base + k, nbytes, what, error);
+      if (data == NULL)
+        return FALSE;
+      dx->owned[base + k] = data;
+      make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k],
+                data);
+    }
+  }
+
+  DsKernelCtx ctx = {
+    .param = node->param,
+    .inputs = dx->ins,
+    .n_inputs = (int)node->n_inputs,
+    .outputs = dx->outs,
+    .n_outputs = (int)n_out,
+    .pool = dx->threads,
+    .alloc_output = nk->dynamic ? alloc_output : NULL,
+    .alloc_data = dx,
+  };
+  void *workspace = NULL;
+  if (nk->kernel->workspace_bytes != NULL) {
+    gsize bytes = nk->kernel->workspace_bytes(node->param, dx->ins, (int)node->n_inputs,
+                                              dx->outs, (int)n_out);
+    if (bytes > 0) {
+      /* A slot of its own per node, so warm runs find the same buffer again. */
+      workspace = ds_buffer_pool_acquire(dx->pool, ds_graph_n_entries(graph) + node->id, bytes,
+                                         "a kernel workspace", error);
+      if (workspace == NULL)
+        return FALSE;
+    }
+  }
+  ctx.workspace = workspace;
+  dx->current_node = node;
+  if (dx->hooks.node_begin != NULL)
+    dx->hooks.node_begin(dx->hooks_data, node);
+  DsStatus status = nk->kernel->run(&ctx);
+  if (dx->hooks.node_end != NULL)
+    dx->hooks.node_end(dx->hooks_data, node);
+  ds_buffer_pool_release(dx->pool, workspace);
+  if (status != DS_STATUS_OK) {
+    if (dx->alloc_error != NULL) {
+      g_propagate_error(error, g_steal_pointer(&dx->alloc_error));
+      return FALSE;
+    }
+    g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): %s", node->name,
+                node->op_name, ds_status_message(status));
+    return FALSE;
+  }
+  for (guint k = 0; k < n_out; k++) {
+    if (nk->dynamic && dx->outs[k].data == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): output %u was not produced",
+                  node->name, node->op_name, k);
+      return FALSE;
+    }
+    dx->entries[base + k] = dx->outs[k];
+    record_shape(dx, base + k, &dx->outs[k]);
+    if (nk->dynamic &&
+        !learn_symbols(dx, node, k, &dx->symbolic->shapes[base + k], &dx->outs[k], error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean region_inputs_changed(DsDynamicExecutor *dx, Region *region)
+{
+  gboolean changed = !region->planned;
+  for (guint j = 0; j < region->inputs->len; j++) {
+    const DsTensor *t = &dx->entries[g_array_index(region->inputs, guint, j)];
+    DsShape s = ds_shape_from_concrete(t->shape, t->ndim);
+    if (s.ndim != region->key[j].ndim ||
+        memcmp(s.dims, region->key[j].dims, sizeof(DsDim) * (gsize)s.ndim) != 0) {
+      region->key[j] = s;
+      changed = TRUE;
+    }
+  }
+  return changed;
+}
+
+static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error)
+{
+  DsGraph *graph = dx->graph;
+  if (region_inputs_changed(dx, region)) {
+    for (guint j = 0; j < region->inputs->len; j++) {
+      guint e = g_array_index(region->inputs, guint, j);
+      record_shape(dx, e, &dx->entries[e]);
+    }
+    for (guint j = 0; j < region->n_nodes; j++)
+      if (!resolve_output_shapes(dx, graph->nodes[region->nodes[j]], error))
+        return FALSE;
+    if (region->exec == NULL) {
+      region->exec = ds_executor_new_region(graph, dx->current, region->mask, dx->backend,
+                                            dx->threads, dx->n_threads, error);
+      if (region->exec == NULL)
+        return FALSE;
+      ds_executor_set_hooks(region->exec, &dx->hooks, dx->hooks_data);
+      ds_executor_set_deadline(region->exec, dx->deadline_us);
+    } else if (!ds_executor_reshape(region->exec, dx->current, error)) {
+      return FALSE;
+    }
+    region->planned = TRUE;
+    dx->n_replans++;
+    /* The region's tensors move only when it is re-planned. */
+    for (guint j = 0; j < region->n_nodes; j++) {
+      const DsNode *node = graph->nodes[region->nodes[j]];
+      for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
+        guint e = graph->node_row_ptr[node->id] + k;
+        dx->entries[e] = *ds_executor_get_entry(region->exec, e);
+      }
+    }
+  }
+  for (guint j = 0; j < region->inputs->len; j++) {
+    guint e = g_array_index(region->inputs, guint, j);
+    if (!ds_executor_bind_entry(region->exec, e, &dx->entries[e], error))
+      return FALSE;
+  }
+  return ds_executor_run(region->exec, error);
+}
+
+static void release_inputs(DsDynamicExecutor *dx, const DsNode *node)
+{
+  for (guint k = 0; k < node->n_inputs; k++) {
+    guint e = ds_graph_entry_id(dx->graph, node->inputs[k]);
+    if (--dx->refs[e] == 0 && dx->owned[e] != NULL) {
+      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+      dx->owned[e] = NULL;
+    }
+  }
+}
+
+gboolean ds_dynamic_executor_run(DsDynamicExecutor *dx, GError **error)
+{
+  DsGraph *graph = dx->graph;
+  guint n_entries = dx->symbolic->n_entries;
+  /* The last run's outputs go back to the pool now. */
+  for (guint e = 0; e < n_entries; e++) {
+    if (dx->owned[e] != NULL) {
+      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+      dx->owned[e] = NULL;
+    }
+  }
+  memcpy(dx->refs, dx->refs_init, sizeof(guint) * n_entries);
+  memcpy(dx->values, dx->init_values, sizeof(int64_t) * dx->n_symbols);
+  memcpy(dx->sym_bound, dx->init_bound, sizeof(gboolean) * dx->n_symbols);
+  if (dx->guards != NULL)
+    memset(dx->guard_done, 0, sizeof(gboolean) * dx->guards->len);
+
+  /* 1. Inputs bind their symbols (s0 = 8...). */
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (!ds_node_is_variable(node))
+      continue;
+    guint e = graph->node_row_ptr[i];
+    if (!dx->bound[e]) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "input '%s' has no value", node->name);
+      return FALSE;
+    }
+    if (!learn_symbols(dx, node, 0, &dx->symbolic->shapes[e], &dx->entries[e], error))
+      return FALSE;
+    record_shape(dx, e, &dx->entries[e]);
+  }
+  if (!check_guards(dx, error))
+    return FALSE;
+
+  /* 2. Units in order. */
+  for (guint u = 0; u < dx->n_units; u++) {
+    const Unit *unit = &dx->units[u];
+    if (unit->is_region) {
+      Region *region = &dx->regions[unit->index];
+      if (!run_region(dx, region, error))
+        return FALSE;
+      for (guint j = 0; j < region->n_nodes; j++)
+        release_inputs(dx, graph->nodes[region->nodes[j]]);
+    } else {
+      const DsNode *node = graph->nodes[unit->index];
+      if (dx->deadline_us != 0 && g_get_monotonic_time() > dx->deadline_us) {
+        g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "timed out before node '%s' (%s)",
+                    node->name, node->op_name);
+        return FALSE;
+      }
+      if (!run_node(dx, node, error))
+        return FALSE;
+      release_inputs(dx, node);
+    }
+  }
+  return TRUE;
+}
+
+/* ---- results ---- */
+
+const DsTensor *ds_dynamic_executor_get_entry(const DsDynamicExecutor *dx, guint entry)
+{
+  g_return_val_if_fail(entry < dx->symbolic->n_entries, NULL);
+  return &dx->entries[entry];
+}
+
+const DsTensor *ds_dynamic_executor_get_output(const DsDynamicExecutor *dx, guint i)
+{
+  g_return_val_if_fail(i < dx->graph->n_heads, NULL);
+  return &dx->entries[ds_graph_entry_id(dx->graph, dx->graph->heads[i])];
+}
+
+const DsGraphShapes *ds_dynamic_executor_get_shapes(const DsDynamicExecutor *dx)
+{
+  return dx->current;
+}
+
+DsGraph *ds_dynamic_executor_get_graph(const DsDynamicExecutor *dx) { return dx->graph; }
+
+gboolean ds_dynamic_executor_get_symbol(const DsDynamicExecutor *dx, guint id, int64_t *value)
+{
+  if (id >= dx->n_symbols || !dx->sym_bound[id])
+    return FALSE;
+  *value = dx->values[id];
+  return TRUE;
+}
+
+void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecutorStats *stats)
+{
+  *stats = (DsDynamicExecutorStats){
+    .n_regions = dx->n_regions,
+    .n_dynamic_nodes = dx->n_dynamic,
+    .n_imperative_nodes = dx->n_imperative,
+    .n_replans = dx->n_replans,
+  };
+  ds_buffer_pool_get_stats(dx->pool, &stats->pool);
+  stats->n_allocations = stats->pool.n_allocations;
+  stats->memory_bytes = stats->pool.bytes_held;
+  for (guint r = 0; r < dx->n_regions; r++) {
+    if (dx->regions[r].exec == NULL)
+      continue;
+    stats->n_allocations += ds_executor_get_n_allocations(dx->regions[r].exec);
+    stats->memory_bytes += ds_executor_get_reserved_bytes(dx->regions[r].exec);
+  }
+}

@@ -1,0 +1,74 @@
+/* ds-dynamic-executor.h: the dynamic-shape executor (MXNet's DynamicShapeGraphExecutor).
+ *
+ * Some ops decide their output shapes from data (boolean_mask, nonzero, unique...), so a
+ * graph holding one cannot be planned ahead as a whole. This executor runs a partitioned
+ * graph unit by unit:
+ *   - a static region runs on a static executor of its own (ds_executor_new_region), whose
+ *     plan is cached and redone only when the region's input sizes change;
+ *   - a dynamic-shape op runs imperatively: its kernel sizes its outputs through the
+ *     executor's buffer pool, and the unbacked symbols of its symbolic output shape (`u0`)
+ *     are then bound to the sizes it produced, which resolves every shape downstream;
+ *   - any other op outside a region also runs imperatively, with outputs sized from its
+ *     symbolic shape under the current bindings (or its shape function when the symbols
+ *     cannot say).
+ * Region outputs are read in place from the region's arena; imperative outputs live in the
+ * pool until their last reader has run, so after a warm-up run at the largest sizes, runs at
+ * smaller sizes allocate nothing.
+ *
+ * Memory policy: the executor refs the graph, copies the partition's regions and the symbolic
+ * shapes, and borrows `exprs` (which must outlive it). Bound inputs are borrowed.
+ */
+#pragma once
+
+#include "ds-buffer-pool.h"
+#include "ds-executor.h"
+#include "ds-expr.h"
+#include "ds-partition.h"
+
+typedef struct _DsDynamicExecutor DsDynamicExecutor;
+
+/* Binds `graph` (flat: no subgraph nodes) split by `partition` (NULL: labelled with the
+ * static-dynamic property here). `symbolic` are its shapes from symbolic inference in `exprs`
+ * (every op output known, dynamic ones as unbacked symbols); `values`/`bound` (indexed by
+ * symbol id, `n_symbols` of them, may be NULL) are symbol values known before any run;
+ * `guards` (DsShapeGuard*, may be NULL) are checked as soon as the bindings decide them. */
+DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *partition,
+                                           const DsGraphShapes *symbolic, DsExprCtx *exprs,
+                                           const int64_t *values, const gboolean *bound,
+                                           guint n_symbols, GPtrArray *guards,
+                                           const DsBackend *backend, int n_threads,
+                                           GError **error);
+void ds_dynamic_executor_free(DsDynamicExecutor *dx);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsDynamicExecutor, ds_dynamic_executor_free)
+
+/* Points a variable at `value` (borrowed). Its shape need only fit the symbolic shape: the
+ * run binds the input symbols from it. */
+gboolean ds_dynamic_executor_bind(DsDynamicExecutor *dx, const DsNode *variable,
+                                  const DsTensor *value, GError **error);
+void ds_dynamic_executor_set_hooks(DsDynamicExecutor *dx, const DsExecutorHooks *hooks,
+                                   gpointer data);
+void ds_dynamic_executor_set_deadline(DsDynamicExecutor *dx, gint64 deadline_us);
+
+gboolean ds_dynamic_executor_run(DsDynamicExecutor *dx, GError **error);
+
+/* After a run: an entry's tensor (valid until the next run; an intermediate may have been
+ * reused), a head's tensor, and every entry's concrete shape in this run. Borrowed. */
+const DsTensor *ds_dynamic_executor_get_entry(const DsDynamicExecutor *dx, guint entry);
+const DsTensor *ds_dynamic_executor_get_output(const DsDynamicExecutor *dx, guint i);
+const DsGraphShapes *ds_dynamic_executor_get_shapes(const DsDynamicExecutor *dx);
+DsGraph *ds_dynamic_executor_get_graph(const DsDynamicExecutor *dx);
+
+/* The value the last run bound to symbol `id` (an unbacked `u0` or an input symbol). */
+gboolean ds_dynamic_executor_get_symbol(const DsDynamicExecutor *dx, guint id, int64_t *value);
+
+typedef struct {
+  guint n_regions;         /* static regions with a cached plan */
+  guint n_dynamic_nodes;   /* dynamic-shape ops run imperatively */
+  guint n_imperative_nodes; /* other ops run imperatively */
+  guint64 n_replans;       /* region plans redone because their input sizes changed */
+  guint64 n_allocations;   /* buffers allocated: pool buffers plus region arena growths */
+  gsize memory_bytes;      /* held now: region arenas and workspaces, pool buffers */
+  DsBufferPoolStats pool;
+} DsDynamicExecutorStats;
+
+void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecutorStats *stats);
