@@ -62,6 +62,7 @@ def main():
             argv = [DYNSCOPE] + [
                 a.replace("@FILES@", os.path.join(SOURCE, "tests", "bad-input", "files"))
                 .replace("@SAMPLE@", os.path.join(SOURCE, "data", "sample"))
+                .replace("@SOURCE@", SOURCE)
                 .replace("@SHARED@", SHARED)
                 .replace("@TMP@", tmp)
                 for a in shlex.split(args)

@@ -394,8 +394,9 @@ def test_reference_sample(notes):
 # ---------------------------------------------------------------------------
 
 class Case:
-    def __init__(self, name, model, shapes, data, gain=1.0):
+    def __init__(self, name, model, shapes, data, gain=1.0, args=()):
         self.name = name
+        self.args = list(args)      # extra --run arguments (--executor dynamic)
         self.model = model          # file name under MODELS
         self.shapes = shapes        # {input: shape} passed as --input-shape
         self.data = data            # {input: function(rng, shape) -> array}
@@ -457,6 +458,11 @@ CASES = [
     # mask), at two sequence lengths.
     transformer_case(2, 16),
     transformer_case(2, 48),
+    # The detection graphs at a small size on the dynamic executor (regions on cached plans).
+    Case("ssd_512 on the dynamic executor", "gluoncv_ssd_512_resnet50_v1-symbol.json",
+         {"data": (1, 3, 128, 128)}, {"data": normal}, gain=0.5, args=["--executor", "dynamic"]),
+    Case("mask_rcnn on the dynamic executor", "gluoncv_mask_rcnn_resnet18_v1b_coco-symbol.json",
+         {"data": (1, 3, 160, 160)}, {"data": normal}, gain=0.5, args=["--executor", "dynamic"]),
 ]
 
 
@@ -573,6 +579,8 @@ def check_outputs(graph, outs, refs, notes):
     for (name, ours), want, ref_name in zip(outs, refs, names):
         if name != ref_name:
             raise Failure("output named %r, MXNet's list_outputs() name is %r" % (name, ref_name))
+        if np.all(np.isfinite(want)) and not np.all(np.isfinite(ours)):
+            raise Failure("%s: the engine's output is not finite where the reference's is" % name)
         compare(name, ours, want, notes)
 
 
@@ -587,7 +595,7 @@ def test_model(case, notes):
         arrays, input_args = write_inputs(tmp, info, case, graph, seed=sum(map(ord, case.name)))
         outdir = os.path.join(tmp, "out")
         t0 = time.time()
-        proc = run_cli(["--run", model] + input_args + ["--save-outputs", outdir])
+        proc = run_cli(["--run", model] + input_args + case.args + ["--save-outputs", outdir])
         engine_s = time.time() - t0
         if proc.returncode != 0:
             raise Failure("--run exit %d: %s" % (proc.returncode, first_line(proc.stderr)))
@@ -618,6 +626,48 @@ def test_sample(notes):
     if int(np.argmax(outs[0][1])) != int(np.argmax(expected)):
         raise Failure("sample classified as %d, expected %d"
                       % (int(np.argmax(outs[0][1])), int(np.argmax(expected))))
+
+
+DYNAMIC_MODEL = os.path.join(SRC, "data", "dynamic", "boolean-mask-symbol.json")
+
+
+def test_dynamic_mask(notes):
+    """The boolean-mask sample: the output's row count follows the data. fc0's first bias
+    decides the mask: -10 keeps no row (a zero-size output), +10 keeps every row, 0 some."""
+    graph = ref.load_graph(DYNAMIC_MODEL)
+    rng = np.random.default_rng(7)
+    n = 32
+    for label, bias0 in (("all-false", -10.0), ("all-true", 10.0), ("mixed", 0.0)):
+        arrays = {
+            "data": rng.standard_normal((n, 8)).astype(np.float32),
+            "fc0_weight": (rng.standard_normal((16, 8)) * 0.5).astype(np.float32),
+            "fc0_bias": np.zeros(16, dtype=np.float32),
+            "fc1_weight": (rng.standard_normal((4, 16)) * 0.5).astype(np.float32),
+            "fc1_bias": (rng.standard_normal(4) * 0.1).astype(np.float32),
+        }
+        arrays["fc0_bias"][0] = bias0
+        with tempfile.TemporaryDirectory(prefix="ds-dynamic-") as tmp:
+            args = []
+            for name, arr in arrays.items():
+                path = os.path.join(tmp, name + ".npy")
+                np.save(path, arr)
+                args += ["--input", "%s=%s" % (name, path)]
+            outdir = os.path.join(tmp, "out")
+            proc = run_cli(["--run", DYNAMIC_MODEL] + args + ["--save-outputs", outdir])
+            if proc.returncode != 0:
+                raise Failure("%s: --run exit %d: %s"
+                              % (label, proc.returncode, first_line(proc.stderr)))
+            outs = engine_outputs(outdir)
+            table = run_cli(["--run", DYNAMIC_MODEL] + args)
+        refs = ref.run_graph(graph, {k: v.astype(np.float64) for k, v in arrays.items()})
+        check_outputs(graph, outs, refs, notes)
+        rows = outs[0][1].shape[0]
+        want = {"all-false": 0, "all-true": n}.get(label, refs[0].shape[0])
+        if rows != want or (label == "mixed" and not 0 < rows < n):
+            raise Failure("%s: %d rows kept, expected %d" % (label, rows, want))
+        if "executor: dynamic" not in table.stdout:
+            raise Failure("%s: --run does not say the dynamic executor ran" % label)
+        notes.append("%s: %d of %d rows kept, output %s" % (label, rows, n, outs[0][1].shape))
 
 
 # ---------------------------------------------------------------------------
@@ -842,6 +892,7 @@ def main():
     for case in CASES:
         tests.append((case.name, lambda notes, case=case: test_model(case, notes)))
     tests.append(("sample", test_sample))
+    tests.append(("dynamic: boolean mask, output rows follow the data", test_dynamic_mask))
     for title, op, op_attrs, inputs in OP_CASES:
         tests.append(("op: " + title,
                       lambda notes, c=(title, op, op_attrs, inputs): test_op_case(*c, notes)))
