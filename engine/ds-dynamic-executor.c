@@ -390,7 +390,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
         const DsRegion *src = &partition->regions[r];
         Region *region = &dx->regions[dx->n_regions];
         region->name = g_strdup(src->name);
-        region->nodes = g_memdup2(src->nodes, sizeof(guint) * (src->n_nodes + 1));
+        region->nodes = g_memdup2(src->nodes, sizeof(guint) * src->n_nodes);
         region->n_nodes = src->n_nodes;
         region->mask = g_new0(gboolean, graph->n_nodes);
         for (guint j = 0; j < src->n_nodes; j++)

@@ -15,6 +15,7 @@ SHARED = os.environ["DS_SHARED_DIR"]
 DYNSCOPE = os.path.join(BUILD, "app", "dynscope")
 MODELS = os.path.join(SHARED, "models", "mxnet")
 SAMPLE = os.path.join(SOURCE, "data", "sample")
+DYNAMIC = os.path.join(SOURCE, "data", "dynamic")
 
 VALGRIND = ["valgrind", "--error-exitcode=99", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
@@ -34,6 +35,10 @@ def cases(tmp):
         ("legacy save", ["--save", os.path.join(tmp, "legacy.json"),
                          f"{MODELS}/mxnet_legacy_save_000800.json"]),
         ("bad input", ["--run", f"{SAMPLE}/sample-symbol.json", "--params", f"{SAMPLE}/sample.params"]),
+        ("dynamic run", ["--run", f"{DYNAMIC}/boolean-mask-symbol.json", "--input-shape",
+                         "data=(16,8)", "--random-inputs", "--repeat", "3"]),
+        ("partition save", ["--partition", f"{DYNAMIC}/boolean-mask-symbol.json",
+                            "--save", os.path.join(tmp, "partitioned.json")]),
     ]
 
 
