@@ -182,40 +182,40 @@ static int run_sweep(const DsCliOptions *options, int threads)
     return 2;
   }
   g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
-  if (session == NULL)
-    return ds_cli_fail(error);
-  if (ds_session_uses_dynamic_executor(session)) {
-    g_printerr("dynscope: --sweep: %s runs on the dynamic executor, which already re-plans "
-               "per size: run it once per size with --bind instead\n",
-               options->run_model);
-    return 2;
-  }
-  if (!ds_session_compile(session, ds_backend_find("cpu"), threads, &error))
+  if (session == NULL || !ds_session_compile(session, ds_backend_find("cpu"), threads, &error))
     return ds_cli_fail(error);
 
   DsGraph *graph = ds_session_get_graph(session);
   printf("%-10s  %-24s  %12s  %12s  %14s\n", sym, "output shape", "resize µs", "run ms",
-         "planned peak");
+         ds_session_uses_dynamic_executor(session) ? "memory held" : "planned peak");
   for (int64_t v = from; v <= to; v += step) {
     ds_session_unbind_symbol(session, sym);
     if (!ds_session_bind_symbol(session, sym, v, &error) ||
         !ds_session_resize(session, options->random_inputs, (guint64)options->seed, &error))
       return ds_cli_fail(error);
-    DsExecutor *exec = ds_session_get_executor(session);
     if (options->timeout_s > 0)
-      ds_executor_set_deadline(exec,
-                               g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+      ds_session_set_deadline(session,
+                              g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
     guint64 run_ns[options->repeat];
     for (int r = 0; r < options->repeat; r++) {
       guint64 start = ds_monotonic_ns();
-      if (!ds_executor_run(exec, &error))
+      if (!ds_session_run(session, &error))
         return ds_cli_fail(error);
       run_ns[r] = ds_monotonic_ns() - start;
     }
     qsort(run_ns, (size_t)options->repeat, sizeof(guint64), compare_u64);
     g_autofree char *shape = ds_shape_to_string(
-      &ds_executor_get_shapes(exec)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
-    g_autofree char *peak = format_bytes(ds_executor_get_plan(exec)->arena_bytes);
+      &ds_session_get_run_shapes(session)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
+    gsize held;
+    DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
+    if (dynamic != NULL) {
+      DsDynamicExecutorStats st;
+      ds_dynamic_executor_get_stats(dynamic, &st);
+      held = st.memory_bytes;
+    } else {
+      held = ds_executor_get_plan(ds_session_get_executor(session))->arena_bytes;
+    }
+    g_autofree char *peak = format_bytes(held);
     printf("%-10" G_GINT64_FORMAT "  %-24s  %12.1f  %12.3f  %14s\n", v, shape,
            (double)ds_session_get_resize_ns(session) / 1e3,
            (double)run_ns[options->repeat / 2] / 1e6, peak);

@@ -728,6 +728,14 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
   }
   session->backend = backend;
   session->n_threads = n_threads;
+  if (ds_session_uses_dynamic_executor(session)) {
+    /* The dynamic executor is bound once; each size only binds new inputs. */
+    session->dynamic =
+      ds_dynamic_executor_new(graph, session->file_partition, session->symbolic, session->exprs,
+                              NULL, NULL, 0, session->guards, backend, n_threads, error);
+    if (session->dynamic == NULL)
+      return FALSE;
+  }
   return TRUE;
 }
 
@@ -738,8 +746,9 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   if (!bind_from_inputs(session, error))
     return FALSE;
   gint64 start_us = g_get_monotonic_time();
+  /* The dynamic executor learns data-dependent sizes as it runs: leave those symbolic. */
   g_autoptr(DsGraphShapes) shapes =
-    ds_session_evaluate(session, session->symbolic, FALSE, error);
+    ds_session_evaluate(session, session->symbolic, session->dynamic != NULL, error);
   if (shapes == NULL)
     return FALSE;
   gint64 evaluated_us = g_get_monotonic_time();
@@ -783,6 +792,20 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   }
 
   gint64 plan_start_us = g_get_monotonic_time();
+  if (session->dynamic != NULL) {
+    session->resize_ns = (guint64)(evaluated_us - start_us) * 1000u;
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, session->fed);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+      const DsNode *node = ds_graph_find_node(graph, key);
+      if (!ds_dynamic_executor_bind(session->dynamic, node, &((DsNDArray *)value)->view, error))
+        return FALSE;
+    }
+    ds_graph_shapes_free(session->shapes);
+    session->shapes = g_steal_pointer(&shapes);
+    return TRUE;
+  }
   if (session->exec == NULL) {
     session->exec =
       ds_executor_new(graph, shapes, session->backend, session->n_threads, error);

@@ -780,6 +780,42 @@ def op_clip(a, ins):
     return np.clip(ins[0], a.float("a_min"), a.float("a_max"))
 
 
+# Cast keeps the float64 evaluation but takes the target type's values: integers truncate
+# toward zero (C's conversion, as MXNet's kernel does) and wrap to their width; float32 and
+# float16 round to their precision.
+CAST_INT_BITS = {"int8": (8, True), "uint8": (8, False), "int32": (32, True),
+                 "int64": (64, True), "bool": (1, False)}
+
+
+def op_cast(a, ins):
+    dtype = a.str("dtype", "float32")
+    x = ins[0]
+    if dtype in ("float32", "float16"):
+        return x.astype(dtype).astype(np.float64)
+    if dtype == "float64":
+        return x
+    if dtype == "bool":
+        return (x != 0).astype(np.float64)
+    bits, signed = CAST_INT_BITS[dtype]
+    v = np.trunc(x)
+    if bits < 64:
+        span = 2.0 ** bits
+        v = np.mod(v, span)
+        if signed:
+            v = np.where(v >= span / 2, v - span, v)
+    return v
+
+
+def op_squeeze(a, ins):
+    x = ins[0]
+    axes = parse_tuple(a.str("axis", "None"))
+    if not axes:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    axes = tuple(ax % x.ndim for ax in axes)
+    out = np.squeeze(x, axis=axes)
+    return out.reshape(1) if out.ndim == 0 else out
+
+
 def op_slice_axis(a, ins):
     x = ins[0]
     axis = a.int("axis") % x.ndim
@@ -1298,6 +1334,8 @@ def op_deconvolution(a, ins):
 
 
 OPS.update({
+    "Cast": op_cast,
+    "squeeze": op_squeeze,
     "_contrib_box_nms": op_box_nms,
     "_contrib_box_non_maximum_suppression": op_box_nms,
     "_npx_box_nms": op_box_nms,
