@@ -35,8 +35,8 @@ static void print_entries(DsGraph *graph, const DsGraphShapes *shapes, const cha
   }
 }
 
-static void print_region(DsGraph *graph, const DsGraphShapes *shapes,
-                         const DsPartition *partition, guint r)
+static void print_region(DsGraph *graph, const DsGraphShapes *shapes, const DsPartition *partition,
+                         guint r)
 {
   const DsRegion *region = &partition->regions[r];
   printf("%s  %s, %u node%s:", region->name, kind_name(region->kind), region->n_nodes,
@@ -70,8 +70,7 @@ int ds_cli_partition(const DsCliOptions *options)
                property_name, names->str);
     return 2;
   }
-  g_autoptr(DsSession) session =
-    ds_cli_open_session(options->partition_model, options, &error);
+  g_autoptr(DsSession) session = ds_cli_open_session(options->partition_model, options, &error);
   if (session == NULL)
     return ds_cli_fail(error);
   const DsGraphShapes *shapes = ds_session_infer_symbolic(session, &error);
@@ -97,8 +96,8 @@ int ds_cli_partition(const DsCliOptions *options)
   printf("model: %s\n", options->partition_model);
   printf("property: %s (%s)\n", labelled != NULL ? prop->name : "as saved in the file",
          labelled != NULL ? prop->description : "its _CachedOp nodes");
-  printf("regions: %u (%u static, %u dynamic) holding %u of %u op nodes\n\n",
-         partition->n_regions, n_static, n_dynamic, n_selected, ds_graph_count_ops(graph));
+  printf("regions: %u (%u static, %u dynamic) holding %u of %u op nodes\n\n", partition->n_regions,
+         n_static, n_dynamic, n_selected, ds_graph_count_ops(graph));
   for (guint r = 0; r < partition->n_regions; r++)
     print_region(graph, shapes, partition, r);
 

@@ -174,8 +174,9 @@ static int run_sweep(const DsCliOptions *options, int threads)
     parts = g_strsplit(eq + 1, ":", 3);
   }
   if (parts == NULL || g_strv_length(parts) < 2 || !ds_attr_parse_int(parts[0], &from) ||
-      !ds_attr_parse_int(parts[1], &to) || (parts[2] != NULL && !ds_attr_parse_int(parts[2], &step)) ||
-      from < 0 || to < from || step < 1 || (to - from) / step > 100000) {
+      !ds_attr_parse_int(parts[1], &to) ||
+      (parts[2] != NULL && !ds_attr_parse_int(parts[2], &step)) || from < 0 || to < from ||
+      step < 1 || (to - from) / step > 100000) {
     g_printerr("dynscope: --sweep %s: expected SYM=START:STOP[:STEP] with 0 <= START <= STOP, "
                "STEP >= 1\n",
                options->sweep);
@@ -194,8 +195,7 @@ static int run_sweep(const DsCliOptions *options, int threads)
         !ds_session_resize(session, options->random_inputs, (guint64)options->seed, &error))
       return ds_cli_fail(error);
     if (options->timeout_s > 0)
-      ds_session_set_deadline(session,
-                              g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+      ds_session_set_deadline(session, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
     guint64 run_ns[options->repeat];
     for (int r = 0; r < options->repeat; r++) {
       guint64 start = ds_monotonic_ns();
@@ -205,7 +205,7 @@ static int run_sweep(const DsCliOptions *options, int threads)
     }
     qsort(run_ns, (size_t)options->repeat, sizeof(guint64), compare_u64);
     g_autofree char *shape = ds_shape_to_string(
-      &ds_session_get_run_shapes(session)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
+        &ds_session_get_run_shapes(session)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
     gsize held;
     DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
     if (dynamic != NULL) {
@@ -242,8 +242,7 @@ int ds_cli_run(const DsCliOptions *options)
     ds_session_set_hooks(session, ds_node_timer_get_hooks(), timer);
 
   if (options->timeout_s > 0)
-    ds_session_set_deadline(session,
-                            g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+    ds_session_set_deadline(session, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {

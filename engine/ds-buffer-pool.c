@@ -10,13 +10,13 @@
 typedef struct {
   void *data;
   gsize capacity;
-  guint slot;      /* the slot that last used it */
+  guint slot; /* the slot that last used it */
   gboolean in_use;
 } Buffer;
 
 struct _DsBufferPool {
   const DsBackend *backend;
-  GArray *buffers;   /* Buffer; a pool holds tens of buffers, so linear scans are cheapest */
+  GArray *buffers;     /* Buffer; a pool holds tens of buffers, so linear scans are cheapest */
   GHashTable *by_slot; /* slot -> index + 1 of the buffer it last used */
   DsBufferPoolStats stats;
 };

@@ -36,8 +36,8 @@ typedef struct {
   guint64 n_reuses;      /* requests served by a free buffer */
   guint n_buffers;       /* buffers held, free or in use */
   guint n_in_use;
-  gsize bytes_held;      /* capacity of all buffers held */
-  gsize bytes_in_use;    /* capacity of the buffers in use */
+  gsize bytes_held;   /* capacity of all buffers held */
+  gsize bytes_in_use; /* capacity of the buffers in use */
   gsize peak_bytes_in_use;
 } DsBufferPoolStats;
 

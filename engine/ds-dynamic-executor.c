@@ -10,18 +10,18 @@
 
 typedef struct {
   char *name;
-  guint *nodes;       /* node ids, topological order */
+  guint *nodes; /* node ids, topological order */
   guint n_nodes;
-  gboolean *mask;     /* per graph node */
-  GArray *inputs;     /* entry ids it reads and does not produce */
-  DsExecutor *exec;   /* made on the first run, when sizes are known */
-  DsShape *key;       /* input shapes the current plan was made for */
+  gboolean *mask;   /* per graph node */
+  GArray *inputs;   /* entry ids it reads and does not produce */
+  DsExecutor *exec; /* made on the first run, when sizes are known */
+  DsShape *key;     /* input shapes the current plan was made for */
   gboolean planned;
 } Region;
 
 typedef struct {
   gboolean is_region;
-  guint index;        /* a region, or a node run imperatively */
+  guint index; /* a region, or a node run imperatively */
 } Unit;
 
 typedef struct {
@@ -35,31 +35,31 @@ struct _DsDynamicExecutor {
   int n_threads;
   DsThreadPool *threads;
   DsBufferPool *pool;
-  DsExprCtx *exprs;              /* borrowed */
+  DsExprCtx *exprs; /* borrowed */
   DsGraphShapes *symbolic;
-  DsGraphShapes *current;        /* concrete shapes of this run, where known */
-  GPtrArray *guards;             /* borrowed DsShapeGuard*, or NULL */
+  DsGraphShapes *current; /* concrete shapes of this run, where known */
+  GPtrArray *guards;      /* borrowed DsShapeGuard*, or NULL */
   gboolean *guard_done;
 
   Region *regions;
   guint n_regions;
-  Unit *units;                   /* in run order */
+  Unit *units; /* in run order */
   guint n_units;
-  NodeKernel *kernels;           /* per node; only for nodes run imperatively */
+  NodeKernel *kernels; /* per node; only for nodes run imperatively */
   guint n_dynamic, n_imperative;
 
-  DsTensor *entries;             /* per entry: the tensor of this run */
-  gboolean *bound;               /* per entry: variables only */
-  void **owned;                  /* per entry: a pool buffer to give back, or NULL */
-  guint *refs_init, *refs;       /* per entry: readers left (heads count as one forever) */
+  DsTensor *entries;       /* per entry: the tensor of this run */
+  gboolean *bound;         /* per entry: variables only */
+  void **owned;            /* per entry: a pool buffer to give back, or NULL */
+  guint *refs_init, *refs; /* per entry: readers left (heads count as one forever) */
 
   guint n_symbols;
   int64_t *init_values, *values;
   gboolean *init_bound, *sym_bound;
 
-  DsTensor *ins, *outs;          /* scratch for imperative kernels */
+  DsTensor *ins, *outs; /* scratch for imperative kernels */
   guint width;
-  const DsNode *current_node;    /* for the output allocator */
+  const DsNode *current_node; /* for the output allocator */
   GError *alloc_error;
 
   DsExecutorHooks hooks;
@@ -94,10 +94,10 @@ static gboolean check_guards(DsDynamicExecutor *dx, GError **error)
 static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k,
                               const DsShape *sym, const DsTensor *t, GError **error)
 {
-  g_autofree char *where = ds_node_is_variable(node)
-                             ? g_strdup_printf("input '%s'", node->name)
-                             : g_strdup_printf("node '%s' (%s): output %u", node->name,
-                                               node->op_name, k);
+  g_autofree char *where =
+      ds_node_is_variable(node)
+          ? g_strdup_printf("input '%s'", node->name)
+          : g_strdup_printf("node '%s' (%s): output %u", node->name, node->op_name, k);
   if (sym->ndim >= 0 && sym->ndim != t->ndim) {
     g_autofree char *want = ds_shape_to_string(sym);
     g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "%s has rank %d, but its inferred shape %s has %d",
@@ -131,7 +131,8 @@ static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k
     if (want >= 0 && want != actual) {
       g_autofree char *text = ds_dim_to_string(d);
       g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
-                  "%s: dim %d is %" G_GINT64_FORMAT ", but shape inference says %s = %" G_GINT64_FORMAT,
+                  "%s: dim %d is %" G_GINT64_FORMAT
+                  ", but shape inference says %s = %" G_GINT64_FORMAT,
                   where, i, actual, text, want);
       return FALSE;
     }
@@ -304,16 +305,14 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
                                            const DsGraphShapes *symbolic, DsExprCtx *exprs,
                                            const int64_t *values, const gboolean *bound,
                                            guint n_symbols, GPtrArray *guards,
-                                           const DsBackend *backend, int n_threads,
-                                           GError **error)
+                                           const DsBackend *backend, int n_threads, GError **error)
 {
   g_return_val_if_fail(symbolic->n_entries == ds_graph_n_entries(graph), NULL);
   if (!check_symbolic(graph, symbolic, error))
     return NULL;
   g_autoptr(DsPartition) own_partition = NULL;
   if (partition == NULL) {
-    own_partition =
-      ds_partition_label(graph, ds_subgraph_property_find("static-dynamic"), error);
+    own_partition = ds_partition_label(graph, ds_subgraph_property_find("static-dynamic"), error);
     if (own_partition == NULL)
       return NULL;
     partition = own_partition;
@@ -485,8 +484,8 @@ static DsStatus alloc_output(void *data, int index, DsTensor *output)
     ds_buffer_pool_release(dx->pool, dx->owned[e]);
     dx->owned[e] = NULL;
   }
-  g_autofree char *what = g_strdup_printf("node '%s' (%s) output %d", node->name, node->op_name,
-                                          index);
+  g_autofree char *what =
+      g_strdup_printf("node '%s' (%s) output %d", node->name, node->op_name, index);
   g_clear_error(&dx->alloc_error);
   output->data = ds_buffer_pool_acquire(dx->pool, e, nbytes, what, &dx->alloc_error);
   if (output->data == NULL)
@@ -538,25 +537,24 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
       if (data == NULL)
         return FALSE;
       dx->owned[base + k] = data;
-      make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k],
-                data);
+      make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k], data);
     }
   }
 
   DsKernelCtx ctx = {
-    .param = node->param,
-    .inputs = dx->ins,
-    .n_inputs = (int)node->n_inputs,
-    .outputs = dx->outs,
-    .n_outputs = (int)n_out,
-    .pool = dx->threads,
-    .alloc_output = nk->dynamic ? alloc_output : NULL,
-    .alloc_data = dx,
+      .param = node->param,
+      .inputs = dx->ins,
+      .n_inputs = (int)node->n_inputs,
+      .outputs = dx->outs,
+      .n_outputs = (int)n_out,
+      .pool = dx->threads,
+      .alloc_output = nk->dynamic ? alloc_output : NULL,
+      .alloc_data = dx,
   };
   void *workspace = NULL;
   if (nk->kernel->workspace_bytes != NULL) {
-    gsize bytes = nk->kernel->workspace_bytes(node->param, dx->ins, (int)node->n_inputs,
-                                              dx->outs, (int)n_out);
+    gsize bytes = nk->kernel->workspace_bytes(node->param, dx->ins, (int)node->n_inputs, dx->outs,
+                                              (int)n_out);
     if (bytes > 0) {
       /* A slot of its own per node, so warm runs find the same buffer again. */
       workspace = ds_buffer_pool_acquire(dx->pool, ds_graph_n_entries(graph) + node->id, bytes,
@@ -578,8 +576,8 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
       g_propagate_error(error, g_steal_pointer(&dx->alloc_error));
       return FALSE;
     }
-    g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): %s", node->name,
-                node->op_name, ds_status_message(status));
+    g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): %s", node->name, node->op_name,
+                ds_status_message(status));
     return FALSE;
   }
   for (guint k = 0; k < n_out; k++) {
@@ -740,7 +738,10 @@ const DsGraphShapes *ds_dynamic_executor_get_shapes(const DsDynamicExecutor *dx)
   return dx->current;
 }
 
-DsGraph *ds_dynamic_executor_get_graph(const DsDynamicExecutor *dx) { return dx->graph; }
+DsGraph *ds_dynamic_executor_get_graph(const DsDynamicExecutor *dx)
+{
+  return dx->graph;
+}
 
 gboolean ds_dynamic_executor_get_symbol(const DsDynamicExecutor *dx, guint id, int64_t *value)
 {
@@ -753,10 +754,10 @@ gboolean ds_dynamic_executor_get_symbol(const DsDynamicExecutor *dx, guint id, i
 void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecutorStats *stats)
 {
   *stats = (DsDynamicExecutorStats){
-    .n_regions = dx->n_regions,
-    .n_dynamic_nodes = dx->n_dynamic,
-    .n_imperative_nodes = dx->n_imperative,
-    .n_replans = dx->n_replans,
+      .n_regions = dx->n_regions,
+      .n_dynamic_nodes = dx->n_dynamic,
+      .n_imperative_nodes = dx->n_imperative,
+      .n_replans = dx->n_replans,
   };
   ds_buffer_pool_get_stats(dx->pool, &stats->pool);
   stats->n_allocations = stats->pool.n_allocations;

@@ -36,8 +36,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
                                            const DsGraphShapes *symbolic, DsExprCtx *exprs,
                                            const int64_t *values, const gboolean *bound,
                                            guint n_symbols, GPtrArray *guards,
-                                           const DsBackend *backend, int n_threads,
-                                           GError **error);
+                                           const DsBackend *backend, int n_threads, GError **error);
 void ds_dynamic_executor_free(DsDynamicExecutor *dx);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsDynamicExecutor, ds_dynamic_executor_free)
 
@@ -62,12 +61,12 @@ DsGraph *ds_dynamic_executor_get_graph(const DsDynamicExecutor *dx);
 gboolean ds_dynamic_executor_get_symbol(const DsDynamicExecutor *dx, guint id, int64_t *value);
 
 typedef struct {
-  guint n_regions;         /* static regions with a cached plan */
-  guint n_dynamic_nodes;   /* dynamic-shape ops run imperatively */
+  guint n_regions;          /* static regions with a cached plan */
+  guint n_dynamic_nodes;    /* dynamic-shape ops run imperatively */
   guint n_imperative_nodes; /* other ops run imperatively */
-  guint64 n_replans;       /* region plans redone because their input sizes changed */
-  guint64 n_allocations;   /* buffers allocated: pool buffers plus region arena growths */
-  gsize memory_bytes;      /* held now: region arenas and workspaces, pool buffers */
+  guint64 n_replans;        /* region plans redone because their input sizes changed */
+  guint64 n_allocations;    /* buffers allocated: pool buffers plus region arena growths */
+  gsize memory_bytes;       /* held now: region arenas and workspaces, pool buffers */
   DsBufferPoolStats pool;
 } DsDynamicExecutorStats;
 

@@ -10,35 +10,35 @@
 typedef struct {
   const DsNode *node;
   const DsKernel *kernel;
-  DsKernelCtx ctx;    /* views rebuilt by each reshape */
-  guint *in_entries;  /* entry id per input */
-  guint out_entry;    /* entry id of output 0; outputs are consecutive */
+  DsKernelCtx ctx;   /* views rebuilt by each reshape */
+  guint *in_entries; /* entry id per input */
+  guint out_entry;   /* entry id of output 0; outputs are consecutive */
 } Step;
 
 struct _DsExecutor {
   DsGraph *graph;
   DsGraphShapes *shapes;
   DsPlan *plan;
-  DsPlanner *planner;      /* the size-independent half, reused by every reshape */
+  DsPlanner *planner; /* the size-independent half, reused by every reshape */
   const DsBackend *backend;
-  gboolean *in_region;     /* the nodes this executor runs; NULL for all */
+  gboolean *in_region; /* the nodes this executor runs; NULL for all */
   DsThreadPool *pool;
   gboolean owns_pool;
   void *arena;
-  gsize arena_capacity;    /* bytes allocated; grows, never shrinks */
+  gsize arena_capacity; /* bytes allocated; grows, never shrinks */
   void *workspace;
-  gsize workspace_bytes;   /* what the current shapes need */
+  gsize workspace_bytes; /* what the current shapes need */
   gsize workspace_capacity;
-  DsTensor *entries;       /* one view per entry */
-  gboolean *bound;         /* per entry: variables only */
-  Step *steps;             /* op nodes in order */
+  DsTensor *entries; /* one view per entry */
+  gboolean *bound;   /* per entry: variables only */
+  Step *steps;       /* op nodes in order */
   guint n_steps;
-  gboolean views_stale;    /* a bind or reshape changed buffers since the last run */
+  gboolean views_stale; /* a bind or reshape changed buffers since the last run */
   DsExecutorHooks hooks;
   gpointer hooks_data;
-  gint64 deadline_us;      /* 0: none */
-  gsize reserved_bytes;    /* arena and workspace, accounted against the memory limit */
-  guint64 n_allocations;   /* buffer (re)allocations so far */
+  gint64 deadline_us;    /* 0: none */
+  gsize reserved_bytes;  /* arena and workspace, accounted against the memory limit */
+  guint64 n_allocations; /* buffer (re)allocations so far */
 };
 
 static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
@@ -90,8 +90,8 @@ static gboolean compile_steps(DsExecutor *exec, GError **error)
     const DsKernel *kernel = node->op != NULL ? exec->backend->get_kernel(node->op->id) : NULL;
     if (kernel == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-                  "node '%s': op '%s' has no kernel on the %s backend", node->name,
-                  node->op_name, exec->backend->name);
+                  "node '%s': op '%s' has no kernel on the %s backend", node->name, node->op_name,
+                  exec->backend->name);
       return FALSE;
     }
     Step *step = &exec->steps[exec->n_steps++];
@@ -102,18 +102,18 @@ static gboolean compile_steps(DsExecutor *exec, GError **error)
       step->in_entries[k] = ds_graph_entry_id(graph, node->inputs[k]);
     step->out_entry = graph->node_row_ptr[i];
     step->ctx = (DsKernelCtx){
-      .param = node->param,
-      .inputs = g_new0(DsTensor, node->n_inputs + 1),
-      .n_inputs = (int)node->n_inputs,
-      .outputs = g_new0(DsTensor, ds_node_n_op_outputs(node) + 1),
-      .n_outputs = (int)ds_node_n_op_outputs(node),
+        .param = node->param,
+        .inputs = g_new0(DsTensor, node->n_inputs + 1),
+        .n_inputs = (int)node->n_inputs,
+        .outputs = g_new0(DsTensor, ds_node_n_op_outputs(node) + 1),
+        .n_outputs = (int)ds_node_n_op_outputs(node),
     };
   }
   return TRUE;
 }
 
-DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes,
-                            const DsBackend *backend, int n_threads, GError **error)
+DsExecutor *ds_executor_new(DsGraph *graph, const DsGraphShapes *shapes, const DsBackend *backend,
+                            int n_threads, GError **error)
 {
   return ds_executor_new_region(graph, shapes, NULL, backend, NULL, n_threads, error);
 }
@@ -155,7 +155,7 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
     return FALSE;
   const DsNode *peak = graph->nodes[plan->peak_node];
   g_autofree char *what =
-    g_strdup_printf("node '%s' (%s), where the memory plan peaks", peak->name, peak->op_name);
+      g_strdup_printf("node '%s' (%s), where the memory plan peaks", peak->name, peak->op_name);
   if (!grow_buffer(exec, &exec->arena, &exec->arena_capacity, plan->arena_bytes, what, error))
     return FALSE;
 
@@ -185,10 +185,9 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
     for (int k = 0; k < step->ctx.n_outputs; k++)
       step->ctx.outputs[k] = exec->entries[step->out_entry + (guint)k];
     if (step->kernel->workspace_bytes != NULL)
-      workspace = MAX(workspace, step->kernel->workspace_bytes(step->node->param, ins,
-                                                               step->ctx.n_inputs,
-                                                               step->ctx.outputs,
-                                                               step->ctx.n_outputs));
+      workspace =
+          MAX(workspace, step->kernel->workspace_bytes(step->node->param, ins, step->ctx.n_inputs,
+                                                       step->ctx.outputs, step->ctx.n_outputs));
   }
   if (workspace > 0 && !grow_buffer(exec, &exec->workspace, &exec->workspace_capacity, workspace,
                                     "the kernels' shared workspace", error))
@@ -363,10 +362,31 @@ const DsTensor *ds_executor_get_output(const DsExecutor *exec, guint i)
   return &exec->entries[ds_graph_entry_id(exec->graph, exec->graph->heads[i])];
 }
 
-const DsPlan *ds_executor_get_plan(const DsExecutor *exec) { return exec->plan; }
-const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec) { return exec->shapes; }
-DsGraph *ds_executor_get_graph(const DsExecutor *exec) { return exec->graph; }
-gsize ds_executor_get_workspace_bytes(const DsExecutor *exec) { return exec->workspace_bytes; }
-gsize ds_executor_get_arena_capacity(const DsExecutor *exec) { return exec->arena_capacity; }
-gsize ds_executor_get_reserved_bytes(const DsExecutor *exec) { return exec->reserved_bytes; }
-guint64 ds_executor_get_n_allocations(const DsExecutor *exec) { return exec->n_allocations; }
+const DsPlan *ds_executor_get_plan(const DsExecutor *exec)
+{
+  return exec->plan;
+}
+const DsGraphShapes *ds_executor_get_shapes(const DsExecutor *exec)
+{
+  return exec->shapes;
+}
+DsGraph *ds_executor_get_graph(const DsExecutor *exec)
+{
+  return exec->graph;
+}
+gsize ds_executor_get_workspace_bytes(const DsExecutor *exec)
+{
+  return exec->workspace_bytes;
+}
+gsize ds_executor_get_arena_capacity(const DsExecutor *exec)
+{
+  return exec->arena_capacity;
+}
+gsize ds_executor_get_reserved_bytes(const DsExecutor *exec)
+{
+  return exec->reserved_bytes;
+}
+guint64 ds_executor_get_n_allocations(const DsExecutor *exec)
+{
+  return exec->n_allocations;
+}

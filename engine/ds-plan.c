@@ -5,7 +5,10 @@
 #include "ds-ndarray.h"
 #include "ds-op.h"
 
-static gsize align_up(gsize n) { return (n + DS_PLAN_ALIGN - 1) & ~(gsize)(DS_PLAN_ALIGN - 1); }
+static gsize align_up(gsize n)
+{
+  return (n + DS_PLAN_ALIGN - 1) & ~(gsize)(DS_PLAN_ALIGN - 1);
+}
 
 gboolean ds_entry_nbytes(const DsShape *shape, DsDType dtype, gsize *nbytes)
 {
@@ -25,7 +28,7 @@ struct _DsPlanner {
   guint *first_use, *last_use, *storage;
   gboolean *pinned;
   guint n_aliases;
-  guint *buffers;       /* entries that own arena bytes (unpinned storage roots) */
+  guint *buffers; /* entries that own arena bytes (unpinned storage roots) */
   guint n_buffers;
   guint *conflict_start; /* CSR: buffer i conflicts with conflicts[start[i] .. start[i+1]) */
   guint *conflicts;      /* buffer indices */
@@ -244,7 +247,8 @@ DsPlan *ds_planner_plan(DsPlanner *pl, const DsGraphShapes *shapes, GError **err
       if (!placed[o])
         continue;
       guint oe = pl->buffers[o];
-      ranges[n_ranges++] = (Range){plan->offsets[oe], plan->offsets[oe] + align_up(plan->sizes[oe])};
+      ranges[n_ranges++] =
+          (Range){plan->offsets[oe], plan->offsets[oe] + align_up(plan->sizes[oe])};
     }
     qsort(ranges, n_ranges, sizeof(Range), by_offset);
     gsize offset = 0;

@@ -32,15 +32,15 @@ struct _DsSession {
   DsExecutorChoice choice;
   DsDynamicExecutor *dynamic;  /* instead of `exec` when the dynamic executor runs */
   DsPartition *file_partition; /* the regions a partitioned file was saved with, or NULL */
-  DsExprCtx *exprs;        /* created on first use */
-  GArray *values;          /* int64 per symbol id */
-  GArray *bound;           /* gboolean per symbol id */
-  GPtrArray *bound_by;     /* what set each binding, for messages */
-  GPtrArray *notes;        /* from the last symbolic inference */
-  GPtrArray *guards;       /* DsShapeGuard* copies from the last symbolic inference */
-  GHashTable *random;      /* names of variables filled at random by ds_session_resize */
-  guint64 resize_ns;       /* shape evaluation + re-planning in the last ds_session_resize */
-  DsGraphShapes *symbolic; /* from the last symbolic inference */
+  DsExprCtx *exprs;            /* created on first use */
+  GArray *values;              /* int64 per symbol id */
+  GArray *bound;               /* gboolean per symbol id */
+  GPtrArray *bound_by;         /* what set each binding, for messages */
+  GPtrArray *notes;            /* from the last symbolic inference */
+  GPtrArray *guards;           /* DsShapeGuard* copies from the last symbolic inference */
+  GHashTable *random;          /* names of variables filled at random by ds_session_resize */
+  guint64 resize_ns;           /* shape evaluation + re-planning in the last ds_session_resize */
+  DsGraphShapes *symbolic;     /* from the last symbolic inference */
   const DsBackend *backend;
   int n_threads;
 };
@@ -64,8 +64,8 @@ DsSession *ds_session_new(const char *model_path, GError **error)
     session->file_partition = partition;
   else
     ds_partition_free(partition);
-  session->fed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                       (GDestroyNotify)ds_ndarray_free);
+  session->fed =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)ds_ndarray_free);
   session->declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   session->values = g_array_new(FALSE, TRUE, sizeof(gint64));
   session->bound = g_array_new(FALSE, TRUE, sizeof(gboolean));
@@ -100,9 +100,18 @@ void ds_session_free(DsSession *session)
   g_free(session);
 }
 
-DsGraph *ds_session_get_graph(DsSession *session) { return session->graph; }
-const char *ds_session_get_model_path(DsSession *session) { return session->model_path; }
-DsExecutor *ds_session_get_executor(DsSession *session) { return session->exec; }
+DsGraph *ds_session_get_graph(DsSession *session)
+{
+  return session->graph;
+}
+const char *ds_session_get_model_path(DsSession *session)
+{
+  return session->model_path;
+}
+DsExecutor *ds_session_get_executor(DsSession *session)
+{
+  return session->exec;
+}
 
 static const DsNode *find_variable(DsSession *session, const char *name, GError **error)
 {
@@ -122,8 +131,7 @@ static void invalidate(DsSession *session)
   g_clear_pointer(&session->shapes, ds_graph_shapes_free);
 }
 
-gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
-                         GError **error)
+gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array, GError **error)
 {
   if (find_variable(session, name, error) == NULL) {
     ds_ndarray_free(array);
@@ -134,8 +142,7 @@ gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
   return TRUE;
 }
 
-gboolean ds_session_feed_npy(DsSession *session, const char *name, const char *path,
-                             GError **error)
+gboolean ds_session_feed_npy(DsSession *session, const char *name, const char *path, GError **error)
 {
   if (find_variable(session, name, error) == NULL)
     return FALSE;
@@ -152,9 +159,8 @@ gboolean ds_session_feed_params(DsSession *session, const char *path, GError **e
     DsParam *p = &params->items[i];
     const DsNode *node = ds_graph_find_node(session->graph, p->name);
     if (node == NULL || !ds_node_is_variable(node)) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                  "%s: parameter '%s' matches no variable of %s", path, p->name,
-                  session->model_path);
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "%s: parameter '%s' matches no variable of %s",
+                  path, p->name, session->model_path);
       return FALSE;
     }
   }
@@ -188,11 +194,12 @@ static DsShape declared_shape(DsSession *session, const DsShape *declared, gbool
     int64_t v;
     if (out.dims[i].expr == NULL)
       continue;
-    out.dims[i] = ds_expr_eval(session->exprs, out.dims[i].expr,
-                               (const int64_t *)session->values->data,
-                               (const gboolean *)session->bound->data, &v) && v >= 0
-                    ? ds_dim(v)
-                    : DS_DIM_UNKNOWN;
+    out.dims[i] =
+        ds_expr_eval(session->exprs, out.dims[i].expr, (const int64_t *)session->values->data,
+                     (const gboolean *)session->bound->data, &v) &&
+                v >= 0
+            ? ds_dim(v)
+            : DS_DIM_UNKNOWN;
   }
   return out;
 }
@@ -286,20 +293,34 @@ static void fill_random(DsNDArray *array, GRand *rand)
   for (int64_t i = 0; i < n; i++) {
     double u = g_rand_double(rand);
     switch (t->dtype) {
-    case DS_DTYPE_FLOAT32: ((float *)t->data)[i] = (float)u; break;
-    case DS_DTYPE_FLOAT64: ((double *)t->data)[i] = u; break;
-    case DS_DTYPE_INT32: ((gint32 *)t->data)[i] = (gint32)(u * 10); break;
-    case DS_DTYPE_INT64: ((gint64 *)t->data)[i] = (gint64)(u * 10); break;
-    case DS_DTYPE_UINT8: ((guint8 *)t->data)[i] = (guint8)(u * 10); break;
-    case DS_DTYPE_INT8: ((gint8 *)t->data)[i] = (gint8)(u * 10); break;
-    case DS_DTYPE_BOOL: ((guint8 *)t->data)[i] = u < 0.5; break;
-    default: break; /* float16: left zero */
+    case DS_DTYPE_FLOAT32:
+      ((float *)t->data)[i] = (float)u;
+      break;
+    case DS_DTYPE_FLOAT64:
+      ((double *)t->data)[i] = u;
+      break;
+    case DS_DTYPE_INT32:
+      ((gint32 *)t->data)[i] = (gint32)(u * 10);
+      break;
+    case DS_DTYPE_INT64:
+      ((gint64 *)t->data)[i] = (gint64)(u * 10);
+      break;
+    case DS_DTYPE_UINT8:
+      ((guint8 *)t->data)[i] = (guint8)(u * 10);
+      break;
+    case DS_DTYPE_INT8:
+      ((gint8 *)t->data)[i] = (gint8)(u * 10);
+      break;
+    case DS_DTYPE_BOOL:
+      ((guint8 *)t->data)[i] = u < 0.5;
+      break;
+    default:
+      break; /* float16: left zero */
     }
   }
 }
 
-static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 seed,
-                           GError **error)
+static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 seed, GError **error)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed((guint32)(seed ^ (seed >> 32)));
   for (guint i = 0; i < session->graph->n_nodes; i++) {
@@ -317,7 +338,7 @@ static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 se
       return FALSE;
     }
     DsNDArray *array =
-      ds_ndarray_new(shapes->dtypes[e], shapes->shapes[e].ndim, dims, node->name, error);
+        ds_ndarray_new(shapes->dtypes[e], shapes->shapes[e].ndim, dims, node->name, error);
     if (array == NULL)
       return FALSE;
     fill_random(array, rand);
@@ -340,9 +361,12 @@ static const DsNode *first_dynamic_node(const DsGraph *graph)
 gboolean ds_session_uses_dynamic_executor(DsSession *session)
 {
   switch (session->choice) {
-  case DS_EXECUTOR_STATIC: return FALSE;
-  case DS_EXECUTOR_DYNAMIC: return TRUE;
-  default: return first_dynamic_node(session->graph) != NULL || session->file_partition != NULL;
+  case DS_EXECUTOR_STATIC:
+    return FALSE;
+  case DS_EXECUTOR_DYNAMIC:
+    return TRUE;
+  default:
+    return first_dynamic_node(session->graph) != NULL || session->file_partition != NULL;
   }
 }
 
@@ -374,10 +398,9 @@ static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guin
     return FALSE;
   /* No bindings carried over: every run learns its symbols from the arrays it is given, so
    * inputs of another size can be bound to the same executor. */
-  g_autoptr(DsDynamicExecutor) dynamic =
-    ds_dynamic_executor_new(session->graph, session->file_partition, session->symbolic,
-                            session->exprs, NULL, NULL, 0, session->guards, backend, n_threads,
-                            error);
+  g_autoptr(DsDynamicExecutor) dynamic = ds_dynamic_executor_new(
+      session->graph, session->file_partition, session->symbolic, session->exprs, NULL, NULL, 0,
+      session->guards, backend, n_threads, error);
   if (dynamic == NULL)
     return FALSE;
   GHashTableIter iter;
@@ -424,8 +447,7 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
   if (!ok)
     return FALSE;
 
-  g_autoptr(DsExecutor) exec =
-    ds_executor_new(session->graph, shapes, backend, n_threads, error);
+  g_autoptr(DsExecutor) exec = ds_executor_new(session->graph, shapes, backend, n_threads, error);
   if (exec == NULL)
     return FALSE;
   GHashTableIter iter;
@@ -471,8 +493,7 @@ gboolean ds_session_parse_shape(DsSession *session, const char *text, DsShape *s
   gsize len = strlen(body);
   if (paren) {
     if (len == 0 || (body[len - 1] != ')' && body[len - 1] != ']')) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': missing closing parenthesis",
-                  text);
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "shape '%s': missing closing parenthesis", text);
       return FALSE;
     }
     body[--len] = '\0';
@@ -535,8 +556,8 @@ static void grow_bindings(DsSession *session)
   }
 }
 
-static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
-                        const char *source, GError **error)
+static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value, const char *source,
+                        GError **error)
 {
   int id = ds_expr_get_symbol_id(symbol);
   grow_bindings(session);
@@ -545,7 +566,7 @@ static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
   ds_expr_ctx_get_range(session->exprs, symbol, &lo, &hi);
   if (value < lo || value > hi) {
     g_autofree char *upper =
-      hi == DS_EXPR_INF ? g_strdup("inf)") : g_strdup_printf("%" G_GINT64_FORMAT "]", hi);
+        hi == DS_EXPR_INF ? g_strdup("inf)") : g_strdup_printf("%" G_GINT64_FORMAT "]", hi);
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
                 "%s: %s = %" G_GINT64_FORMAT " is outside its range [%" G_GINT64_FORMAT ", %s",
                 source, name, value, lo, upper);
@@ -554,8 +575,8 @@ static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
   if (g_array_index(session->bound, gboolean, id) &&
       g_array_index(session->values, gint64, id) != value) {
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                "%s: %s = %" G_GINT64_FORMAT ", but %s already gave %s = %" G_GINT64_FORMAT,
-                source, name, value, (char *)g_ptr_array_index(session->bound_by, id), name,
+                "%s: %s = %" G_GINT64_FORMAT ", but %s already gave %s = %" G_GINT64_FORMAT, source,
+                name, value, (char *)g_ptr_array_index(session->bound_by, id), name,
                 g_array_index(session->values, gint64, id));
     return FALSE;
   }
@@ -566,8 +587,7 @@ static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
   return TRUE;
 }
 
-gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t value,
-                                GError **error)
+gboolean ds_session_bind_symbol(DsSession *session, const char *name, int64_t value, GError **error)
 {
   g_autofree char *source = g_strdup_printf("--bind %s=%" G_GINT64_FORMAT, name, value);
   const DsExpr *symbol = ds_expr_symbol(ds_session_get_exprs(session), name);
@@ -596,8 +616,8 @@ static gboolean bind_from_inputs(DsSession *session, GError **error)
       if (array->view.ndim != declared->ndim) {
         g_autofree char *d = ds_shape_to_string(declared);
         g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                    "input '%s': the file has %d dims, the declared shape %s has %d",
-                    (char *)key, array->view.ndim, d, declared->ndim);
+                    "input '%s': the file has %d dims, the declared shape %s has %d", (char *)key,
+                    array->view.ndim, d, declared->ndim);
         return FALSE;
       }
       for (int i = 0; i < declared->ndim; i++) {
@@ -695,9 +715,18 @@ const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **erro
   return session->symbolic;
 }
 
-GPtrArray *ds_session_get_notes(DsSession *session) { return session->notes; }
-GPtrArray *ds_session_get_guards(DsSession *session) { return session->guards; }
-guint64 ds_session_get_resize_ns(DsSession *session) { return session->resize_ns; }
+GPtrArray *ds_session_get_notes(DsSession *session)
+{
+  return session->notes;
+}
+GPtrArray *ds_session_get_guards(DsSession *session)
+{
+  return session->guards;
+}
+guint64 ds_session_get_resize_ns(DsSession *session)
+{
+  return session->resize_ns;
+}
 
 gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_threads,
                             GError **error)
@@ -731,16 +760,15 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
   if (ds_session_uses_dynamic_executor(session)) {
     /* The dynamic executor is bound once; each size only binds new inputs. */
     session->dynamic =
-      ds_dynamic_executor_new(graph, session->file_partition, session->symbolic, session->exprs,
-                              NULL, NULL, 0, session->guards, backend, n_threads, error);
+        ds_dynamic_executor_new(graph, session->file_partition, session->symbolic, session->exprs,
+                                NULL, NULL, 0, session->guards, backend, n_threads, error);
     if (session->dynamic == NULL)
       return FALSE;
   }
   return TRUE;
 }
 
-gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 seed,
-                           GError **error)
+gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 seed, GError **error)
 {
   g_return_val_if_fail(session->symbolic != NULL, FALSE);
   if (!bind_from_inputs(session, error))
@@ -748,7 +776,7 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   gint64 start_us = g_get_monotonic_time();
   /* The dynamic executor learns data-dependent sizes as it runs: leave those symbolic. */
   g_autoptr(DsGraphShapes) shapes =
-    ds_session_evaluate(session, session->symbolic, session->dynamic != NULL, error);
+      ds_session_evaluate(session, session->symbolic, session->dynamic != NULL, error);
   if (shapes == NULL)
     return FALSE;
   gint64 evaluated_us = g_get_monotonic_time();
@@ -781,8 +809,8 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
       g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "input '%s': shape is not known", node->name);
       return FALSE;
     }
-    DsNDArray *fresh = ds_ndarray_new(shapes->dtypes[graph->node_row_ptr[n]], want->ndim, dims,
-                                      node->name, error);
+    DsNDArray *fresh =
+        ds_ndarray_new(shapes->dtypes[graph->node_row_ptr[n]], want->ndim, dims, node->name, error);
     if (fresh == NULL)
       return FALSE;
     g_autoptr(GRand) rand = g_rand_new_with_seed((guint32)(seed + n));
@@ -807,8 +835,7 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
     return TRUE;
   }
   if (session->exec == NULL) {
-    session->exec =
-      ds_executor_new(graph, shapes, session->backend, session->n_threads, error);
+    session->exec = ds_executor_new(graph, shapes, session->backend, session->n_threads, error);
     if (session->exec == NULL)
       return FALSE;
   } else if (!ds_executor_reshape(session->exec, shapes, error)) {
@@ -816,7 +843,7 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   }
   /* Input filling is not shape work: leave it out of the figure. */
   session->resize_ns =
-    (guint64)((evaluated_us - start_us) + (g_get_monotonic_time() - plan_start_us)) * 1000u;
+      (guint64)((evaluated_us - start_us) + (g_get_monotonic_time() - plan_start_us)) * 1000u;
   GHashTableIter iter;
   gpointer key, value;
   g_hash_table_iter_init(&iter, session->fed);
@@ -832,8 +859,8 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
 
 DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *variable)
 {
-  static const char *const weight_names[] = {"weight", "bias", "gamma", "beta", "parameters",
-                                             "moving_mean", "moving_var", NULL};
+  static const char *const weight_names[] = {"weight",     "bias",        "gamma",      "beta",
+                                             "parameters", "moving_mean", "moving_var", NULL};
   DsGraph *graph = session->graph;
   for (guint i = variable->id + 1; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
@@ -854,9 +881,12 @@ DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *va
 const char *ds_variable_kind_name(DsVariableKind kind)
 {
   switch (kind) {
-  case DS_VARIABLE_DATA: return "data";
-  case DS_VARIABLE_WEIGHT: return "weight";
-  case DS_VARIABLE_AUX: return "aux";
+  case DS_VARIABLE_DATA:
+    return "data";
+  case DS_VARIABLE_WEIGHT:
+    return "weight";
+  case DS_VARIABLE_AUX:
+    return "aux";
   }
   return "data";
 }

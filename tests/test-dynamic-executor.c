@@ -64,7 +64,8 @@ static void test_pool_warm_up(void)
   for (int run = 0; run < 50; run++) {
     void *held[12] = {0};
     for (guint i = 0; i < n; i++) {
-      gsize size = run == 0 ? max_size[i] : (gsize)g_rand_int_range(rand, 0, (gint32)max_size[i] + 1);
+      gsize size =
+          run == 0 ? max_size[i] : (gsize)g_rand_int_range(rand, 0, (gint32)max_size[i] + 1);
       GError *error = NULL;
       held[i] = ds_buffer_pool_acquire(pool, i, size, "x", &error);
       g_assert_no_error(error);
@@ -99,18 +100,20 @@ static void test_pool_limit(void)
 /* data (n, 4) -> x2 -> boolean_mask(., mask) -> FullyConnected(3) -> relu; heads: the relu
  * and the masked rows. Three regions: static, dynamic, static. */
 static const char *mask_json =
-  "{\"nodes\": ["
-  "{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
-  "{\"op\": \"_mul_scalar\", \"name\": \"scale\", \"attrs\": {\"scalar\": \"2\"}, \"inputs\": [[0, 0, 0]]},"
-  "{\"op\": \"null\", \"name\": \"mask\", \"inputs\": []},"
-  "{\"op\": \"_contrib_boolean_mask\", \"name\": \"keep\", \"inputs\": [[1, 0, 0], [2, 0, 0]]},"
-  "{\"op\": \"null\", \"name\": \"fc_weight\", \"inputs\": []},"
-  "{\"op\": \"null\", \"name\": \"fc_bias\", \"inputs\": []},"
-  "{\"op\": \"FullyConnected\", \"name\": \"fc\", \"attrs\": {\"num_hidden\": \"3\"},"
-  " \"inputs\": [[3, 0, 0], [4, 0, 0], [5, 0, 0]]},"
-  "{\"op\": \"Activation\", \"name\": \"relu\", \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": [[6, 0, 0]]}"
-  "], \"arg_nodes\": [0, 2, 4, 5], \"heads\": [[7, 0, 0], [3, 0, 0]],"
-  " \"attrs\": {\"mxnet_version\": [\"int\", 10600]}}";
+    "{\"nodes\": ["
+    "{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+    "{\"op\": \"_mul_scalar\", \"name\": \"scale\", \"attrs\": {\"scalar\": \"2\"}, \"inputs\": "
+    "[[0, 0, 0]]},"
+    "{\"op\": \"null\", \"name\": \"mask\", \"inputs\": []},"
+    "{\"op\": \"_contrib_boolean_mask\", \"name\": \"keep\", \"inputs\": [[1, 0, 0], [2, 0, 0]]},"
+    "{\"op\": \"null\", \"name\": \"fc_weight\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"fc_bias\", \"inputs\": []},"
+    "{\"op\": \"FullyConnected\", \"name\": \"fc\", \"attrs\": {\"num_hidden\": \"3\"},"
+    " \"inputs\": [[3, 0, 0], [4, 0, 0], [5, 0, 0]]},"
+    "{\"op\": \"Activation\", \"name\": \"relu\", \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": "
+    "[[6, 0, 0]]}"
+    "], \"arg_nodes\": [0, 2, 4, 5], \"heads\": [[7, 0, 0], [3, 0, 0]],"
+    " \"attrs\": {\"mxnet_version\": [\"int\", 10600]}}";
 
 typedef struct {
   char *dir;
@@ -147,8 +150,7 @@ static DsNDArray *array_f32(int ndim, const int64_t *shape, const float *values)
 
 /* Feeds the mask graph: data rows i have values i*4+j, the mask keeps rows where keep[i],
  * fixed weights. */
-static void feed_mask_graph(DsSession *session, int64_t n, const gboolean *keep, float *w,
-                            float *b)
+static void feed_mask_graph(DsSession *session, int64_t n, const gboolean *keep, float *w, float *b)
 {
   g_autofree float *data = g_new(float, n * 4 + 1);
   g_autofree float *mask = g_new(float, n + 1);
@@ -171,8 +173,8 @@ static void feed_mask_graph(DsSession *session, int64_t n, const gboolean *keep,
 }
 
 /* Checks both heads against loops over the kept rows. */
-static void check_mask_outputs(DsSession *session, int64_t n, const gboolean *keep,
-                               const float *w, const float *b)
+static void check_mask_outputs(DsSession *session, int64_t n, const gboolean *keep, const float *w,
+                               const float *b)
 {
   const DsTensor *out = ds_session_get_output(session, 0);
   const DsTensor *rows = ds_session_get_output(session, 1);
@@ -203,8 +205,8 @@ static void check_mask_outputs(DsSession *session, int64_t n, const gboolean *ke
   }
 }
 
-static DsSession *open_mask_session(const char *path, int64_t n, const gboolean *keep,
-                                    float *w, float *b)
+static DsSession *open_mask_session(const char *path, int64_t n, const gboolean *keep, float *w,
+                                    float *b)
 {
   GError *error = NULL;
   DsSession *session = ds_session_new(path, &error);
@@ -225,9 +227,9 @@ static void test_boolean_mask_graph(void)
   TempModel model = temp_model(mask_json);
   const int64_t n = 10;
   gboolean patterns[3][10] = {
-    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* all false: zero rows */
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* all true */
-    {1, 0, 0, 1, 1, 0, 1, 0, 0, 1},
+      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* all false: zero rows */
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* all true */
+      {1, 0, 0, 1, 1, 0, 1, 0, 0, 1},
   };
   for (int p = 0; p < 3; p++) {
     float w[12], b[3];
@@ -331,8 +333,8 @@ static char *model_path(const char *env, const char *fallback, const char *rel)
 static void declare_inputs(DsSession *session)
 {
   DsGraph *graph = ds_session_get_graph(session);
-  static const char *const declared[][2] = {{"data0", "(2, 24)"}, {"data1", "(2, 24)"},
-                                            {"data2", "(2)"}};
+  static const char *const declared[][2] = {
+      {"data0", "(2, 24)"}, {"data1", "(2, 24)"}, {"data2", "(2)"}};
   for (guint i = 0; i < G_N_ELEMENTS(declared); i++) {
     DsNode *node = ds_graph_find_node(graph, declared[i][0]);
     if (node == NULL || ds_node_get_attr(node, "__shape__") != NULL)
@@ -370,7 +372,7 @@ static GBytes *run_model(const char *path, DsExecutorChoice choice, const DsPart
     for (guint i = 0; i < graph->n_nodes; i++)
       if (ds_node_is_variable(graph->nodes[i]))
         g_assert_true(ds_dynamic_executor_bind(
-          own, graph->nodes[i], ds_executor_get_entry(exec, graph->node_row_ptr[i]), &error));
+            own, graph->nodes[i], ds_executor_get_entry(exec, graph->node_row_ptr[i]), &error));
     g_assert_true(ds_dynamic_executor_run(own, &error));
     g_assert_no_error(error);
   } else {
@@ -385,8 +387,8 @@ static GBytes *run_model(const char *path, DsExecutorChoice choice, const DsPart
   }
   g_autoptr(GByteArray) bytes = g_byte_array_new();
   for (guint h = 0; h < graph->n_heads; h++) {
-    const DsTensor *t = own != NULL ? ds_dynamic_executor_get_output(own, h)
-                                    : ds_session_get_output(session, h);
+    const DsTensor *t =
+        own != NULL ? ds_dynamic_executor_get_output(own, h) : ds_session_get_output(session, h);
     g_byte_array_append(bytes, t->data, (guint)ds_tensor_nbytes(t));
   }
   return g_byte_array_free_to_bytes(g_steal_pointer(&bytes));
@@ -406,7 +408,7 @@ static void check_same_bytes(const char *path)
   g_assert_no_error(error);
   declare_inputs(session);
   g_autoptr(DsPartition) partition = ds_partition_label(
-    ds_session_get_graph(session), ds_subgraph_property_find("elementwise"), &error);
+      ds_session_get_graph(session), ds_subgraph_property_find("elementwise"), &error);
   g_assert_no_error(error);
   g_autoptr(GBytes) mixed = run_model(path, DS_EXECUTOR_STATIC, partition, &n_regions);
   g_assert_cmpuint(n_regions, >, 1);
@@ -422,7 +424,7 @@ static void test_same_bytes_sample(void)
 static void test_same_bytes_transformer(void)
 {
   g_autofree char *path =
-    model_path("DS_SOURCE_DIR", ".", "data/transformer/transformer-symbol.json");
+      model_path("DS_SOURCE_DIR", ".", "data/transformer/transformer-symbol.json");
   check_same_bytes(path);
 }
 
@@ -430,7 +432,7 @@ static void test_same_bytes_transformer(void)
 static void test_saved_partition_runs(void)
 {
   g_autofree char *path =
-    model_path("DS_SOURCE_DIR", ".", "data/transformer/transformer-symbol.json");
+      model_path("DS_SOURCE_DIR", ".", "data/transformer/transformer-symbol.json");
   GError *error = NULL;
   g_autoptr(DsGraph) graph = ds_mxnet_json_load(path, &error);
   g_assert_no_error(error);

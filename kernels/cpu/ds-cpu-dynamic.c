@@ -55,37 +55,6 @@ static bool load_whole(DsDType t, const void *base, int64_t i, int64_t *out)
   return true;
 }
 
-/* Writes `value` converted to dtype `t` into `cell`: floats round, integers truncate and
- * saturate (then wrap for the narrow types), bool is value != 0. */
-static void store_f64(DsDType t, void *cell, double value)
-{
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    *(float *)cell = (float)value;
-    break;
-  case DS_DTYPE_FLOAT64:
-    *(double *)cell = value;
-    break;
-  case DS_DTYPE_INT32:
-    *(int32_t *)cell = (int32_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT64:
-    *(int64_t *)cell = ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT8:
-    *(int8_t *)cell = (int8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_UINT8:
-    *(uint8_t *)cell = (uint8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_BOOL:
-    *(uint8_t *)cell = value != 0.0;
-    break;
-  default:
-    break;
-  }
-}
-
 /* Whether element `i` is nonzero, for every dtype: float16 by its bits (either zero has all
  * bits but the sign clear), NaN counting as nonzero as in NumPy. */
 static bool truthy(DsDType t, const void *base, int64_t i)
@@ -293,7 +262,7 @@ static DsStatus k_shape_init(const DsKernelCtx *ctx)
     return status;
   DsTensor *out = &ctx->outputs[0];
   FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype)};
-  store_f64(out->dtype, job.cell, p->value);
+  ds_cpu_store_f64(out->dtype, job.cell, p->value);
   ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN * 4, fill_worker, &job);
   return DS_STATUS_OK;
 }
@@ -381,7 +350,7 @@ static void arange_worker(void *ctx, int64_t begin, int64_t end)
 {
   const ArangeJob *job = ctx;
   for (int64_t i = begin; i < end; i++)
-    store_f64(job->t, job->out + (size_t)i * job->es, job->start + (double)i * job->step);
+    ds_cpu_store_f64(job->t, job->out + (size_t)i * job->es, job->start + (double)i * job->step);
 }
 
 /* A scalar bound: shape () or (1,), of a computable dtype. */

@@ -45,35 +45,6 @@ static int64_t load_index(DsDType t, const void *base, int64_t i)
   return ds_cpu_saturate_i64(load_one(t, base, i));
 }
 
-/* Writes `value` converted to dtype `t` into `cell` (one element). */
-static void store_one(DsDType t, void *cell, double value)
-{
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    *(float *)cell = (float)value;
-    break;
-  case DS_DTYPE_FLOAT64:
-    *(double *)cell = value;
-    break;
-  case DS_DTYPE_INT32:
-    *(int32_t *)cell = (int32_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT64:
-    *(int64_t *)cell = ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT8:
-    *(int8_t *)cell = (int8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_UINT8:
-    *(uint8_t *)cell = (uint8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_BOOL:
-    *(uint8_t *)cell = value != 0.0;
-    break;
-  default:
-    break;
-  }
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Strided copies: out (contiguous) <- in at element offsets given per output dim. */
@@ -476,7 +447,7 @@ static DsStatus fill_output(const DsKernelCtx *ctx, DsTensor *out, double value)
   if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype)};
-  store_one(out->dtype, job.cell, value);
+  ds_cpu_store_f64(out->dtype, job.cell, value);
   ds_parallel_for(ctx->pool, ds_tensor_numel(out), DS_CPU_PARALLEL_GRAIN * 4, fill_worker, &job);
   return DS_STATUS_OK;
 }
@@ -517,7 +488,7 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
   size_t es = ds_dtype_size(out->dtype);
   int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
   char cell[8];
-  store_one(out->dtype, cell, p->value);
+  ds_cpu_store_f64(out->dtype, cell, p->value);
   char *o = out->data;
   for (int64_t b = 0; b < B; b++) {
     /* MXNet truncates the length to an integer; steps at or past it take `value`. */
@@ -988,7 +959,7 @@ static void red_finish_full(RedJob *job)
       else
         r = (v < r || v != v) ? v : r;
     }
-    store_one(job->t, job->out, r);
+    ds_cpu_store_f64(job->t, job->out, r);
     return;
   }
   int64_t r = job->t == DS_DTYPE_INT32 ? (job->op == RED_MAX ? INT32_MIN : INT32_MAX)

@@ -26,6 +26,37 @@ static inline int64_t ds_cpu_saturate_i64(double x)
   return (int64_t)x;
 }
 
+/* Writes `value` converted to dtype `t` into `cell`: floats round, integers truncate and
+ * saturate (then wrap for the narrow types), bool is value != 0. */
+static inline void ds_cpu_store_f64(DsDType t, void *cell, double value)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    *(float *)cell = (float)value;
+    break;
+  case DS_DTYPE_FLOAT64:
+    *(double *)cell = value;
+    break;
+  case DS_DTYPE_INT32:
+    *(int32_t *)cell = (int32_t)ds_cpu_saturate_i64(value);
+    break;
+  case DS_DTYPE_INT64:
+    *(int64_t *)cell = ds_cpu_saturate_i64(value);
+    break;
+  case DS_DTYPE_INT8:
+    *(int8_t *)cell = (int8_t)ds_cpu_saturate_i64(value);
+    break;
+  case DS_DTYPE_UINT8:
+    *(uint8_t *)cell = (uint8_t)ds_cpu_saturate_i64(value);
+    break;
+  case DS_DTYPE_BOOL:
+    *(uint8_t *)cell = value != 0.0;
+    break;
+  default:
+    break;
+  }
+}
+
 /* Dtypes the CPU kernels compute in (float16 is storage only). */
 static inline bool ds_cpu_dtype_computable(DsDType t)
 {
