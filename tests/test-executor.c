@@ -69,9 +69,10 @@ static void test_reshape_runs_new_sizes(void)
   g_assert_true(ds_executor_run(exec, &error));
   const DsTensor *out = ds_executor_get_output(exec, 0);
   g_assert_cmpint(out->shape[0], ==, 3);
-  /* Row 0 is the batch-1 input: same probabilities. The weights kept their bindings. */
+  /* Row 0 is the batch-1 input: same probabilities, up to the rounding of a convolution that
+   * batches images into one GEMM. The weights kept their bindings. */
   for (int i = 0; i < 10; i++)
-    g_assert_cmpfloat_with_epsilon(((float *)out->data)[i], expected[i], 1e-6);
+    g_assert_cmpfloat_with_epsilon(((float *)out->data)[i], expected[i], 1e-5);
 
   /* Back to batch 1: the arena is kept (it never shrinks), the result is the same. */
   const DsGraphShapes *shapes1 = ds_executor_get_shapes(exec);

@@ -610,6 +610,39 @@ static void test_convolution_kernel(void)
                     "num_filter", "4", NULL);
   check_convolution("(1, 4, 20, 20, 21)", "kernel", "(3, 3, 3)", "pad", "(1, 1, 1)", "num_filter",
                     "3", NULL);
+  /* Outputs over 1024 positions: one GEMM per image even in a batch. */
+  check_convolution("(2, 3, 40, 40)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "4", NULL);
+}
+
+/* Batches of small outputs, several images per GEMM (ds-cpu-conv.c's batched path). */
+static void test_convolution_batched(void)
+{
+  /* 45 images of 49 positions: GEMMs of 23 and 22 images. */
+  check_convolution("(45, 8, 7, 7)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "16", NULL);
+  /* Groups, stride 2 and dilation: 300 images of 16 positions in 3 GEMMs. */
+  check_convolution("(300, 6, 9, 9)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)",
+                    "dilate", "(2, 2)", "num_group", "3", "num_filter", "9", NULL);
+  check_convolution("(50, 8, 6, 6)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "8",
+                    "num_group", "8", "no_bias", "True", NULL);                     /* depthwise */
+  check_convolution("(30, 16, 5, 6)", "kernel", "(1, 1)", "num_filter", "7", NULL); /* 1x1 */
+  check_convolution("(9, 6, 5, 6)", "kernel", "(1, 1)", "num_filter", "4", "num_group", "2",
+                    "no_bias", "True", NULL);
+  check_convolution("(25, 6, 9, 9)", "kernel", "(1, 1)", "stride", "(2, 2)", "num_filter", "3",
+                    NULL);
+  check_convolution("(6, 4, 14, 14)", "kernel", "(3, 2)", "stride", "(2, 3)", "pad", "(2, 1)",
+                    "num_filter", "5", NULL);
+  check_convolution("(40, 3, 20)", "kernel", "(5,)", "stride", "(2,)", "pad", "(1,)", "dilate",
+                    "(2,)", "num_filter", "4", NULL); /* 1-D */
+  check_convolution("(5, 2, 6, 7, 5)", "kernel", "(3, 2, 3)", "stride", "(1, 2, 1)", "pad",
+                    "(1, 0, 1)", "num_filter", "3", NULL); /* 3-D */
+  /* 1x1 outputs, 2049 images: GEMMs of 1025 and 1024 columns. */
+  check_convolution("(2049, 3, 3, 3)", "kernel", "(3, 3)", "num_filter", "2", NULL);
+  /* 4608-row column matrices: the workspace bound allows 18 images per GEMM, here 14, 14 and 12. */
+  check_convolution("(40, 512, 7, 7)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "8",
+                    NULL);
+  /* No images (a detector's head with no ROIs). */
+  check_convolution("(0, 4, 7, 7)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "6", NULL);
+  check_convolution("(0, 4, 7, 7)", "kernel", "(1, 1)", "num_filter", "6", NULL);
 }
 
 /* ---- Pooling ------------------------------------------------------------------------------ */
@@ -1754,6 +1787,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/nn/vmath", test_vmath);
   g_test_add_func("/ops/nn/convolution/shape", test_convolution_shape);
   g_test_add_func("/ops/nn/convolution/kernel", test_convolution_kernel);
+  g_test_add_func("/ops/nn/convolution/batched", test_convolution_batched);
   g_test_add_func("/ops/nn/pooling/shape", test_pooling_shape);
   g_test_add_func("/ops/nn/pooling/kernel", test_pooling_kernel);
   g_test_add_func("/ops/nn/fully-connected/shape", test_fully_connected_shape);
