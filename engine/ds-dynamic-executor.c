@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "ds-control-flow.h"
 #include "ds-error.h"
 #include "ds-ndarray.h"
 #include "ds-op.h"
@@ -26,7 +27,8 @@ typedef struct {
 
 typedef struct {
   const DsKernel *kernel;
-  gboolean dynamic;
+  DsControlFlow *control; /* loops and branches run their subgraphs here instead */
+  gboolean dynamic;       /* sizes its outputs as it runs */
 } NodeKernel;
 
 struct _DsDynamicExecutor {
@@ -34,6 +36,7 @@ struct _DsDynamicExecutor {
   const DsBackend *backend;
   int n_threads;
   DsThreadPool *threads;
+  gboolean owns_threads;
   DsBufferPool *pool;
   DsExprCtx *exprs; /* borrowed */
   DsGraphShapes *symbolic;
@@ -219,7 +222,10 @@ void ds_dynamic_executor_free(DsDynamicExecutor *dx)
       ds_buffer_pool_release(dx->pool, dx->owned[e]);
     ds_buffer_pool_free(dx->pool);
   }
-  ds_thread_pool_free(dx->threads);
+  for (guint i = 0; dx->kernels != NULL && i < dx->graph->n_nodes; i++)
+    ds_control_flow_free(dx->kernels[i].control);
+  if (dx->owns_threads)
+    ds_thread_pool_free(dx->threads);
   g_free(dx->units);
   g_free(dx->kernels);
   g_free(dx->entries);
@@ -345,6 +351,8 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
   dx->refs_init = g_new0(guint, n_entries);
   dx->refs = g_new0(guint, n_entries);
   dx->kernels = g_new0(NodeKernel, graph->n_nodes);
+  dx->threads = ds_thread_pool_new(n_threads);
+  dx->owns_threads = TRUE;
   dx->n_symbols = ds_expr_ctx_get_n_symbols(exprs);
   dx->init_values = g_new0(int64_t, dx->n_symbols + 1);
   dx->values = g_new0(int64_t, dx->n_symbols + 1);
@@ -375,9 +383,14 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
                   node->name, node->op_name);
       return NULL;
     }
-    gboolean dynamic = (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE) != 0;
-    const DsKernel *kernel = backend->get_kernel(node->op->id);
-    if (kernel == NULL) {
+    gboolean control = (node->op->traits & DS_OP_TRAIT_CONTROL_FLOW) != 0;
+    gboolean dynamic = control || (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE) != 0;
+    const DsKernel *kernel = control ? NULL : backend->get_kernel(node->op->id);
+    if (control) {
+      dx->kernels[i].control = ds_control_flow_new(node, backend, dx->threads, error);
+      if (dx->kernels[i].control == NULL)
+        return NULL;
+    } else if (kernel == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                   "node '%s': op '%s' has no kernel on the %s backend", node->name, node->op_name,
                   backend->name);
@@ -403,7 +416,8 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
       unit_of_node[i] = unit_of_region[r];
       continue;
     }
-    dx->kernels[i] = (NodeKernel){kernel, dynamic};
+    dx->kernels[i].kernel = kernel;
+    dx->kernels[i].dynamic = dynamic;
     if (dynamic)
       dx->n_dynamic++;
     else
@@ -422,7 +436,6 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
     dx->refs_init[ds_graph_entry_id(graph, graph->heads[h])] += G_MAXUINT / 2;
   dx->ins = g_new0(DsTensor, dx->width + 1);
   dx->outs = g_new0(DsTensor, dx->width + 1);
-  dx->threads = ds_thread_pool_new(n_threads);
   dx->pool = ds_buffer_pool_new(backend);
   if (backend->set_n_threads != NULL)
     backend->set_n_threads(n_threads);
@@ -453,6 +466,19 @@ void ds_dynamic_executor_set_hooks(DsDynamicExecutor *dx, const DsExecutorHooks 
   for (guint r = 0; r < dx->n_regions; r++)
     if (dx->regions[r].exec != NULL)
       ds_executor_set_hooks(dx->regions[r].exec, hooks, data);
+}
+
+void ds_dynamic_executor_set_thread_pool(DsDynamicExecutor *dx, DsThreadPool *threads)
+{
+  for (guint r = 0; r < dx->n_regions; r++)
+    g_return_if_fail(dx->regions[r].exec == NULL); /* only before the first run */
+  if (dx->owns_threads)
+    ds_thread_pool_free(dx->threads);
+  dx->threads = threads;
+  dx->owns_threads = FALSE;
+  for (guint i = 0; i < dx->graph->n_nodes; i++)
+    if (dx->kernels[i].control != NULL)
+      ds_control_flow_set_thread_pool(dx->kernels[i].control, threads);
 }
 
 void ds_dynamic_executor_set_deadline(DsDynamicExecutor *dx, gint64 deadline_us)
@@ -508,6 +534,8 @@ static void record_shape(DsDynamicExecutor *dx, guint e, const DsTensor *t)
   dx->current->shapes[e] = ds_shape_from_concrete(t->shape, t->ndim);
 }
 
+static gboolean finish_outputs(DsDynamicExecutor *dx, const DsNode *node, GError **error);
+
 static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **error)
 {
   DsGraph *graph = dx->graph;
@@ -539,6 +567,23 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
       dx->owned[base + k] = data;
       make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k], data);
     }
+  }
+
+  if (nk->control != NULL) {
+    dx->current_node = node;
+    if (dx->hooks.node_begin != NULL)
+      dx->hooks.node_begin(dx->hooks_data, node);
+    gboolean ok = ds_control_flow_run(nk->control, dx->ins, dx->outs, alloc_output, dx, error);
+    if (dx->hooks.node_end != NULL)
+      dx->hooks.node_end(dx->hooks_data, node);
+    if (!ok) {
+      if (dx->alloc_error != NULL) {
+        g_clear_error(error);
+        g_propagate_error(error, g_steal_pointer(&dx->alloc_error));
+      }
+      return FALSE;
+    }
+    return finish_outputs(dx, node, error);
   }
 
   DsKernelCtx ctx = {
@@ -580,6 +625,14 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
                 ds_status_message(status));
     return FALSE;
   }
+  return finish_outputs(dx, node, error);
+}
+
+/* Records a node's outputs, and for one that sized them itself, binds its unbacked symbols. */
+static gboolean finish_outputs(DsDynamicExecutor *dx, const DsNode *node, GError **error)
+{
+  const NodeKernel *nk = &dx->kernels[node->id];
+  guint base = dx->graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
   for (guint k = 0; k < n_out; k++) {
     if (nk->dynamic && dx->outs[k].data == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): output %u was not produced",
@@ -767,5 +820,15 @@ void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecuto
       continue;
     stats->n_allocations += ds_executor_get_n_allocations(dx->regions[r].exec);
     stats->memory_bytes += ds_executor_get_reserved_bytes(dx->regions[r].exec);
+  }
+  /* Loops and branches: their nested executors and loop-carried buffers. */
+  for (guint i = 0; i < dx->graph->n_nodes; i++) {
+    if (dx->kernels[i].control == NULL)
+      continue;
+    guint64 n;
+    gsize bytes;
+    ds_control_flow_get_memory(dx->kernels[i].control, &n, &bytes);
+    stats->n_allocations += n;
+    stats->memory_bytes += bytes;
   }
 }

@@ -46,6 +46,9 @@ gboolean ds_dynamic_executor_bind(DsDynamicExecutor *dx, const DsNode *variable,
                                   const DsTensor *value, GError **error);
 void ds_dynamic_executor_set_hooks(DsDynamicExecutor *dx, const DsExecutorHooks *hooks,
                                    gpointer data);
+/* Shares `threads` (borrowed) instead of a pool of its own; before the first run. Nested
+ * executors (loop bodies) share their parent's. */
+void ds_dynamic_executor_set_thread_pool(DsDynamicExecutor *dx, DsThreadPool *threads);
 void ds_dynamic_executor_set_deadline(DsDynamicExecutor *dx, gint64 deadline_us);
 
 gboolean ds_dynamic_executor_run(DsDynamicExecutor *dx, GError **error);

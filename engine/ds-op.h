@@ -13,6 +13,7 @@
 #include "ds-dtype.h"
 #include "ds-graph.h"
 #include "ds-shape.h"
+#include "ops/ds-ops-control.h"
 #include "ops/ds-ops-dynamic.h"
 #include "ops/ds-ops-elemwise.h"
 #include "ops/ds-ops-index.h"
@@ -23,7 +24,7 @@
 
 #define DS_OP_LIST(X)                                                                         \
   DS_OPS_NN(X) DS_OPS_ELEMWISE(X) DS_OPS_TENSOR(X) DS_OPS_INDEX(X) DS_OPS_VISION(X)            \
-      DS_OPS_DYNAMIC(X) DS_OPS_SUBGRAPH(X)
+      DS_OPS_DYNAMIC(X) DS_OPS_SUBGRAPH(X) DS_OPS_CONTROL(X)
 
 #define DS_OP_ENUM_ENTRY(id, name) DS_OP_##id,
 typedef enum { DS_OP_LIST(DS_OP_ENUM_ENTRY) DS_OP_COUNT } DsOpId;
@@ -103,3 +104,4 @@ void ds_ops_index_register(const DsOpDef **table);
 void ds_ops_vision_register(const DsOpDef **table);
 void ds_ops_subgraph_register(const DsOpDef **table);
 void ds_ops_dynamic_register(const DsOpDef **table);
+void ds_ops_control_register(const DsOpDef **table);

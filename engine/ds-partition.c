@@ -31,13 +31,22 @@ static gboolean any_op(const DsSubgraphProperty *prop, const DsNode *seed)
   return seed->op != NULL;
 }
 
+/* Ops no static plan can hold: those that decide their shapes from data, and loops and
+ * branches, which run their subgraphs themselves (a `_CachedOp` is a region already: it is
+ * inlined before anything runs). */
+static gboolean runs_dynamically(const DsNode *node)
+{
+  if (node->op == NULL || node->op->id == DS_OP_CACHED_OP)
+    return FALSE;
+  return (node->op->traits & (DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_CONTROL_FLOW)) != 0;
+}
+
 /* Seed 000's selector: a dynamic-shape op stops the growth both ways, so each one is a region
  * of its own and static regions grow around it up to it. */
 static gboolean both_static(const DsSubgraphProperty *prop, const DsNode *node, const DsNode *other)
 {
   (void)prop;
-  return !has_trait(node, DS_OP_TRAIT_DYNAMIC_SHAPE) &&
-         !has_trait(other, DS_OP_TRAIT_DYNAMIC_SHAPE);
+  return !runs_dynamically(node) && !runs_dynamically(other);
 }
 
 #define ELEMENTWISE_TRAITS (DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_BROADCAST)
@@ -134,7 +143,7 @@ void ds_partition_free(DsPartition *partition)
 static DsRegionKind kind_of_nodes(const DsGraph *graph, const guint *nodes, guint n)
 {
   for (guint i = 0; i < n; i++)
-    if (has_trait(graph->nodes[nodes[i]], DS_OP_TRAIT_DYNAMIC_SHAPE))
+    if (runs_dynamically(graph->nodes[nodes[i]]))
       return DS_REGION_DYNAMIC;
   return DS_REGION_STATIC;
 }

@@ -347,12 +347,14 @@ static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 se
   return TRUE;
 }
 
-/* The first node that decides its output shape from data, or NULL. */
+/* The first node no static plan can hold (it decides its output shape from data, or it is a
+ * loop or branch running its own subgraphs), or NULL. */
 static const DsNode *first_dynamic_node(const DsGraph *graph)
 {
   for (guint i = 0; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
-    if (node->op != NULL && (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE))
+    if (node->op != NULL &&
+        (node->op->traits & (DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_CONTROL_FLOW)))
       return node;
   }
   return NULL;
@@ -429,9 +431,12 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
   const DsNode *dynamic = first_dynamic_node(session->graph);
   if (dynamic != NULL) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-                "node '%s' (%s) decides its output shape from data: the static executor "
-                "cannot plan it (use --executor dynamic or auto)",
-                dynamic->name, dynamic->op_name);
+                "node '%s' (%s) %s: the static executor cannot plan it (use --executor dynamic "
+                "or auto)",
+                dynamic->name, dynamic->op_name,
+                (dynamic->op->traits & DS_OP_TRAIT_CONTROL_FLOW) ? "runs its own subgraphs"
+                                                                  : "decides its output shape "
+                                                                    "from data");
     return FALSE;
   }
   g_autoptr(DsGraphShapes) shapes = seed_shapes(session, error);

@@ -116,11 +116,13 @@ def list_input_names(op, attrs):
 
 
 class Node:
-    def __init__(self, op, name, attrs, inputs):
+    def __init__(self, op, name, attrs, inputs, subgraphs=None):
         self.op = op
         self.name = name
         self.attrs = attrs
         self.inputs = inputs  # list of (node id, output index)
+        # Graphs a control-flow node owns (_foreach's body, _while_loop's cond and func...)
+        self.subgraphs = subgraphs or []
 
     def __repr__(self):
         return "Node(%s %s)" % (self.op, self.name)
@@ -170,15 +172,17 @@ def visible_output_names(node):
     return ["output"]
 
 
-def load_graph(path_or_dict):
+def load_graph(path_or_dict, parent_version=None):
+    """A graph from a file or its parsed JSON; a node's "subgraphs" load with it. A subgraph
+    (parent_version given) takes its parent's version, as it has no "attrs" of its own."""
     if isinstance(path_or_dict, dict):
         js = path_or_dict
     else:
         with open(path_or_dict) as f:
             js = json.load(f)
-    version = 800
+    version = 800 if parent_version is None else parent_version
     top = js.get("attrs") or {}
-    if "mxnet_version" in top:
+    if parent_version is None and "mxnet_version" in top:
         version = int(top["mxnet_version"][1])
     nodes = []
     for jn in js["nodes"]:
@@ -189,10 +193,11 @@ def load_graph(path_or_dict):
             if isinstance(jn.get(key), dict):
                 merged.update(jn[key])
         inputs = [(int(e[0]), int(e[1])) for e in jn.get("inputs", [])]
-        nodes.append(Node(jn["op"], jn["name"], Attrs(merged), inputs))
+        subgraphs = [load_graph(sub, version) for sub in jn.get("subgraphs", [])]
+        nodes.append(Node(jn["op"], jn["name"], Attrs(merged), inputs, subgraphs))
     heads = [(int(e[0]), int(e[1])) for e in js["heads"]]
     graph = Graph(nodes, heads, version)
-    if version < 900:
+    if version < 900 and parent_version is None:
         upgrade_legacy_inputs(graph)
     return graph
 
@@ -841,6 +846,29 @@ def op_mean(a, ins):
     return np.mean(x, axis=axes if len(axes) else None, keepdims=a.bool("keepdims", False))
 
 
+def reduce_extreme(fn):
+    # max/min over `axis` (all axes when empty); MXNet 1.x gives (1,) for a full reduction.
+    def op(a, ins):
+        x = ins[0]
+        axes = a.tuple("axis", ())
+        out = fn(x, axis=axes if len(axes) else None, keepdims=a.bool("keepdims", False))
+        return np.asarray(out).reshape(1) if np.ndim(out) == 0 else out
+    return op
+
+
+def op_take(a, ins):
+    # Rows of `a` along `axis` (0 by default) at the indices (truncated to integers); the
+    # default mode "clip" clamps them into range, "wrap" takes them modulo the axis size.
+    x, idx = ins
+    axis = a.int("axis", 0) % x.ndim
+    k = idx.astype(np.int64)
+    if a.str("mode", "clip") == "wrap":
+        k = np.mod(k, x.shape[axis])
+    elif a.str("mode", "clip") == "clip":
+        k = np.clip(k, 0, x.shape[axis] - 1)
+    return np.take(x, k, axis=axis)
+
+
 def arange_values(a, count):
     """_arange's and arange_like's values: start + (i // repeat) * step, truncated for an
     integer dtype."""
@@ -955,6 +983,9 @@ OPS = {
     "slice_axis": op_slice_axis,
     "sum": op_sum,
     "mean": op_mean,
+    "max": reduce_extreme(np.max),
+    "min": reduce_extreme(np.min),
+    "take": op_take,
     "batch_dot": op_batch_dot,
     "dot": op_dot,
     "_contrib_div_sqrt_dim": op_div_sqrt_dim,
@@ -1502,6 +1533,130 @@ OPS.update({
 # ---------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------
+# Control flow: _foreach, _while_loop, _cond (src/operator/control_flow.cc,
+# python/mxnet/symbol/contrib.py). They run the graphs in node.subgraphs, whose
+# inputs are their variables in node order, fed through the node's *_locs
+# attributes (engine/ops/ds-ops-control.h spells the mapping out).
+# ---------------------------------------------------------------------------
+
+def run_subgraph(graph, args):
+    """Heads of `graph` with its variables (in node order) set to `args`."""
+    variables = [n.name for n in graph.nodes if n.op == "null"]
+    if len(variables) != len(args):
+        raise ValueError("subgraph has %d inputs, %d given" % (len(variables), len(args)))
+    if len(set(variables)) != len(variables):
+        raise ValueError("subgraph inputs have duplicate names: %s" % variables)
+    return run_graph(graph, dict(zip(variables, args)))
+
+
+def as_bool(t, what):
+    # MXNet reads the condition as one value, nonzero (NaN included) being true.
+    if t.size != 1:
+        raise ValueError("%s must hold one value, not shape %s" % (what, t.shape))
+    return bool(t.reshape(-1)[0] != 0)
+
+
+def loop_row(x, i):
+    # MXNet's NDArray::At: a 1-D array's row keeps shape (1,).
+    return x[i] if x.ndim > 1 else x[i:i + 1]
+
+
+def stacked(steps, probe):
+    """The per-iteration outputs stacked on a new axis 0; with no iteration, empty arrays
+    shaped like what `probe()` (one run for shapes only) gives."""
+    if steps and steps[0]:
+        return [np.stack(s) for s in steps]
+    return [np.zeros((0,) + np.shape(o)) for o in probe()[:len(steps)]]
+
+
+def check_carried(what, k, old, new):
+    if np.shape(old) != np.shape(new):
+        raise ValueError("%s %d changed shape from %s to %s" % (what, k, np.shape(old),
+                                                               np.shape(new)))
+
+
+def op_foreach(node, ins):
+    a = node.attrs
+    body = node.subgraphs[0]
+    data_locs = a.tuple("in_data_locs")
+    state_locs = a.tuple("in_state_locs")
+    remain_locs = a.tuple("remain_locs", ())
+    n_out = a.int("num_out_data")
+    nd, ns = len(data_locs), len(state_locs)
+    data, states, remain = ins[:nd], list(ins[nd:nd + ns]), ins[nd + ns:]
+    length = data[0].shape[0]
+    if any(d.ndim == 0 or d.shape[0] != length for d in data):
+        raise ValueError("data arrays of different lengths: %s" % [d.shape for d in data])
+    feed = [None] * (nd + ns + len(remain_locs))
+    for r, loc in enumerate(remain_locs):
+        feed[loc] = remain[r]
+
+    def step(i):
+        for j, loc in enumerate(data_locs):
+            row_shape = data[j].shape[1:] if data[j].ndim > 1 else (1,)
+            feed[loc] = loop_row(data[j], i) if i < length else np.zeros(row_shape)
+        for k, loc in enumerate(state_locs):
+            feed[loc] = states[k]
+        return run_subgraph(body, feed)
+
+    steps = [[] for _ in range(n_out)]
+    for i in range(length):
+        outs = step(i)
+        for o in range(n_out):
+            steps[o].append(outs[o])
+        for k in range(ns):
+            check_carried("state", k, states[k], outs[n_out + k])
+        states = outs[n_out:]
+    # With no rows, a probe run on a zero row gives the output shapes.
+    return tuple(stacked(steps, lambda: step(length)) + states)
+
+
+def op_while_loop(node, ins):
+    # Stacked outputs hold exactly the iterations run (MXNet pads them to max_iterations).
+    a = node.attrs
+    cond, func = node.subgraphs
+    if not a.has("max_iterations"):
+        raise ValueError("_while_loop needs max_iterations")
+    limit = a.int("max_iterations")
+    cond_locs = a.tuple("cond_input_locs")
+    func_locs = a.tuple("func_input_locs")
+    var_inputs = [func_locs[v] for v in a.tuple("func_var_locs")]
+    n_out = a.int("num_out_data")
+    values = list(ins)
+    steps = [[] for _ in range(n_out)]
+    count = 0
+    while count < limit:
+        if not as_bool(run_subgraph(cond, [values[l] for l in cond_locs])[0], "cond's output"):
+            break
+        outs = run_subgraph(func, [values[l] for l in func_locs])
+        for o in range(n_out):
+            steps[o].append(outs[o])
+        for k, at in enumerate(var_inputs):
+            check_carried("loop variable", k, values[at], outs[n_out + k])
+            values[at] = outs[n_out + k]
+        count += 1
+    out = stacked(steps, lambda: run_subgraph(func, [values[l] for l in func_locs]))
+    return tuple(out + [values[at] for at in var_inputs])
+
+
+def op_cond(node, ins):
+    a = node.attrs
+    cond, then_g, else_g = node.subgraphs
+    pred = run_subgraph(cond, [ins[l] for l in a.tuple("cond_input_locs")])[0]
+    if as_bool(pred, "cond's output"):
+        return tuple(run_subgraph(then_g, [ins[l] for l in a.tuple("then_input_locs")]))
+    return tuple(run_subgraph(else_g, [ins[l] for l in a.tuple("else_input_locs")]))
+
+
+# Ops that need their node (its subgraphs), not only its attributes.
+CONTROL_OPS = {
+    "_foreach": op_foreach,
+    "_while_loop": op_while_loop,
+    "_cond": op_cond,
+}
+
+
 # Source operators (no inputs). They also receive the shape their consumer
 # expects, which fills dimensions written as 0 ("unknown" in MXNet's
 # legacy shape convention, e.g. the begin states of lstm_ptb).
@@ -1636,7 +1791,7 @@ def run_graph(graph, inputs, make_missing=None, keep_all=False):
     for nid, node in enumerate(graph.nodes):
         if node.op == "null" or (node.op in SOURCE_OPS and not node.inputs):
             continue
-        if node.op not in OPS:
+        if node.op not in OPS and node.op not in CONTROL_OPS:
             raise NotImplementedError("operator %s (node %s)" % (node.op, node.name))
         args = []
         hints = []
@@ -1646,7 +1801,10 @@ def run_graph(graph, inputs, make_missing=None, keep_all=False):
             if pos == 0:
                 hints = input_shapes(node.op, node.attrs, args[0])
         try:
-            result = OPS[node.op](node.attrs, args)
+            if node.op in CONTROL_OPS:
+                result = CONTROL_OPS[node.op](node, args)
+            else:
+                result = OPS[node.op](node.attrs, args)
         except Exception as exc:
             raise type(exc)("%s (%s): %s" % (node.name, node.op, exc)) from exc
         if not isinstance(result, tuple):

@@ -1,0 +1,128 @@
+/* ds-ops-control.h: MXNet's control-flow ops (`_foreach`, `_while_loop`, `_cond`): ids and
+ * parsed attributes, with the exact rules that map a node's inputs and outputs onto the
+ * subgraphs it runs.
+ *
+ * Each node owns its subgraphs in node->subgraphs (MXNet writes them in the node's
+ * "subgraphs"). A subgraph's inputs are its variable nodes in node order (the order MXNet's
+ * indexed graph gives them, and the one `_CachedOp` uses); its outputs are its heads. Every
+ * "loc" below is a 0-based position: either into the node's inputs or into one subgraph's
+ * inputs, as each field says. Parsing checks every loc is in range and every count matches the
+ * subgraphs, so the executor (engine/ds-control-flow.c) can index with them unchecked.
+ *
+ * num_args is MXNet's own count, which includes the subgraphs as symbol arguments: a node has
+ * num_args - 1 inputs for `_foreach`, num_args - 2 for `_while_loop`, num_args - 3 for `_cond`.
+ *
+ * No backend has a kernel for these ops: the executor runs the subgraphs itself.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#define DS_OPS_CONTROL(X)                                                                          \
+  X(FOREACH, "_foreach")                                                                           \
+  X(WHILE_LOOP, "_while_loop")                                                                     \
+  X(COND, "_cond")
+
+/* The most entries one loc list may hold; a longer list is an error naming the node. A fixed
+ * bound keeps the params plain structs (no pointers to free or copy). */
+#define DS_CONTROL_MAX_LOCS 64
+
+/* _while_loop's max_iterations must lie in [1, DS_CONTROL_MAX_ITERATIONS]: a larger bound is
+ * taken for a corrupt file rather than a loop anyone means to run. */
+#define DS_CONTROL_MAX_ITERATIONS 100000000
+/* The bound of a _while_loop whose file gives no max_iterations (MXNet always writes one). */
+#define DS_CONTROL_DEFAULT_MAX_ITERATIONS 100000
+
+/* _foreach: a loop over axis 0 of its data arrays (MXNet's contrib.foreach).
+ *
+ * subgraphs[0] is the body. The node's inputs are, in this order: the n_data data arrays, the
+ * n_states initial states, the n_remain free variables (outer values the body reads). Body
+ * inputs are fed so:
+ *   node input j (j < n_data)                   -> body input data_locs[j]: row i of data j
+ *                                                   at iteration i
+ *   node input n_data + k (k < n_states)        -> body input state_locs[k]: state k (the
+ *                                                   initial value at iteration 0, then the
+ *                                                   body's previous new state k)
+ *   node input n_data + n_states + r            -> body input remain_locs[r], every iteration
+ * The three lists together name every body input exactly once.
+ *
+ * The body's outputs are num_out_data per-iteration outputs, then the n_states new states in
+ * the order of state_locs. The node's outputs are the num_out_data stacked outputs (output o is
+ * T rows, row i being body output o of iteration i) and then the final states (the initial
+ * ones when T = 0).
+ *
+ * Shapes: T is the size of axis 0, which every data array must share. A row of data array j
+ * has its shape without axis 0, except that a 1-D array's rows have shape (1,), as in MXNet
+ * (whose legacy shapes have no 0-dim arrays). Stacked output o has shape (T,) + the body's
+ * output o. A new state must have the shape and dtype of its initial state.
+ */
+typedef struct {
+  int num_args;     /* MXNet's count: the node's inputs + 1 (the body) */
+  int num_outputs;  /* the body's heads = the node's outputs = num_out_data + n_states */
+  int num_out_data; /* per-iteration outputs, stacked; they come first */
+  int n_data;       /* data arrays iterated over (at least one) */
+  int n_states;     /* loop-carried states */
+  int n_remain;     /* free variables */
+  int data_locs[DS_CONTROL_MAX_LOCS];   /* body input fed by data array j (in_data_locs) */
+  int state_locs[DS_CONTROL_MAX_LOCS];  /* body input fed by state k (in_state_locs) */
+  int remain_locs[DS_CONTROL_MAX_LOCS]; /* body input fed by free variable r (remain_locs) */
+} DsForeachParam;
+
+/* _while_loop: `while cond(vars): outputs, vars = func(vars)` (MXNet's contrib.while_loop).
+ *
+ * subgraphs[0] is cond, subgraphs[1] is func. The node's inputs hold the loop variables'
+ * initial values and the free variables, in an order only the locs tell:
+ *   cond input i  <- node input cond_input_locs[i]
+ *   func input i  <- node input func_input_locs[i]
+ *   loop variable k (k < n_func_vars) is func input func_var_locs[k], that is node input
+ *   func_input_locs[func_var_locs[k]]; no two loop variables share a node input.
+ * Each iteration runs cond on the current values; its one output (a single element, shape (1,)
+ * or ()) is read as a boolean: nonzero runs func once more, zero ends the loop. A loop also
+ * ends after max_iterations runs of func. func's outputs are num_out_data step outputs, then
+ * the n_func_vars new loop variables in loop-variable order; a new value replaces its loop
+ * variable wherever it feeds cond or func (a node input that is not a loop variable keeps its
+ * value throughout).
+ *
+ * The node's outputs are the num_out_data stacked step outputs, then the final loop variables
+ * (the initial ones when func never ran). A stacked output holds exactly the iterations run:
+ * shape (n,) + func's output, n in [0, max_iterations]. MXNet instead pads it to max_iterations
+ * rows (the rows past n left undefined), so this is where the two differ. Symbolic inference
+ * gives every stacked output the same unbacked dim for n, bounded by max_iterations. A new
+ * loop variable must have the shape and dtype of its initial value.
+ */
+typedef struct {
+  int num_args;           /* MXNet's count: the node's inputs + 2 (cond and func) */
+  int n_inputs;           /* the node's inputs: num_args - 2 */
+  int num_outputs;        /* func's heads = the node's outputs = num_out_data + n_func_vars */
+  int num_out_data;       /* step outputs, stacked; they come first */
+  int64_t max_iterations; /* in [1, DS_CONTROL_MAX_ITERATIONS]; default
+                           * DS_CONTROL_DEFAULT_MAX_ITERATIONS */
+  int n_cond_inputs;      /* cond's variables */
+  int cond_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding cond input i */
+  int n_func_inputs;                        /* func's variables */
+  int func_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding func input i */
+  int n_func_vars;                          /* loop variables */
+  int func_var_locs[DS_CONTROL_MAX_LOCS];   /* func input holding loop variable k */
+} DsWhileLoopParam;
+
+/* _cond: `then(...) if cond(...) else else(...)` (MXNet's contrib.cond).
+ *
+ * subgraphs[0] is cond, [1] then, [2] else. Inputs map as for _while_loop:
+ *   cond input i <- node input cond_input_locs[i]
+ *   then input i <- node input then_input_locs[i]
+ *   else input i <- node input else_input_locs[i]
+ * cond's one output (a single element, shape (1,) or ()) picks the branch: nonzero runs then,
+ * zero runs else. The node's num_outputs outputs are the chosen branch's heads; both branches
+ * have num_outputs heads, of the same shapes and dtypes.
+ */
+typedef struct {
+  int num_args;      /* MXNet's count: the node's inputs + 3 (cond, then and else) */
+  int n_inputs;      /* the node's inputs: num_args - 3 */
+  int num_outputs;   /* each branch's heads = the node's outputs */
+  int n_cond_inputs; /* cond's variables */
+  int cond_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding cond input i */
+  int n_then_inputs;                        /* then's variables */
+  int then_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding then input i */
+  int n_else_inputs;                        /* else's variables */
+  int else_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding else input i */
+} DsCondParam;
