@@ -108,6 +108,21 @@ def test_one_dim_rows(notes):
     notes.append("stacked %s, final state %s" % (got[0].shape, got[1].shape))
 
 
+def test_unbounded_while_loop(notes):
+    """A _while_loop without max_iterations (MXNet always writes one) and a condition that is
+    always true stops at the documented default bound, 100000 iterations."""
+    graph, inputs = cases._counter_loop(None, 1000, flag=1)
+    for node in graph["nodes"]:
+        if node["op"] == "_while_loop":
+            del node["attrs"]["max_iterations"]
+    n = 100000
+    with tempfile.TemporaryDirectory(prefix="ds-control-") as tmp:
+        got = run_engine(graph, inputs, tmp)
+    compare("unbounded", got, [np.array([n + 1.0]), np.array([n * (n + 1) / 2.0]),
+                               np.array([1.0])])
+    notes.append("stopped after %d iterations: i = %d" % (n, got[0][0]))
+
+
 def test_summary_line(notes):
     graph, inputs, _ = cases.case_while_by_condition()
     with tempfile.TemporaryDirectory(prefix="ds-control-") as tmp:
@@ -134,6 +149,8 @@ def main():
     tests = [(title, case_test(build)) for title, build in cases.CASES]
     tests.append(("LSTM through foreach equals the unrolled LSTM on the engine", test_lstm_unrolled))
     tests.append(("foreach over 1-D data: rows of shape (1,)", test_one_dim_rows))
+    tests.append(("while_loop without max_iterations stops at the default bound",
+                  test_unbounded_while_loop))
     tests.append(("--run names the dynamic executor; the static one refuses loops",
                   test_summary_line))
     print("1..%d" % len(tests), flush=True)
