@@ -32,7 +32,8 @@ test: build
 	./tools/run-tests.sh $(BUILD)
 
 bench: build
-	$(BUILD)/bench/ds-bench
+	/usr/bin/python3 tools/make_bench_models.py $(BUILD)/bench-models
+	DS_BENCH_MODELS=$(BUILD)/bench-models $(BUILD)/bench/ds-bench
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-*

@@ -526,6 +526,35 @@ static void bench_dynamic_overhead(void)
   g_rmdir(dir);
 }
 
+/* An LSTM (batch 16, input 128, hidden 256) through _foreach against the same LSTM unrolled
+ * into a static graph, at several lengths; the models come from tools/make_bench_models.py. */
+static void bench_foreach_lstm(void)
+{
+  const char *dir = g_getenv("DS_BENCH_MODELS");
+  if (dir == NULL) {
+    printf("  (skipped: `make bench` writes these models first)\n");
+    return;
+  }
+  static const int lengths[] = {16, 64, 256, 512};
+  g_autofree char *loop = g_build_filename(dir, "lstm-foreach-symbol.json", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(lengths); i++) {
+    int n = lengths[i];
+    g_autofree char *name = g_strdup_printf("lstm-unrolled-%d-symbol.json", n);
+    g_autofree char *unrolled = g_build_filename(dir, name, NULL);
+    g_autofree char *dims = g_strdup_printf("%d,16,128", n);
+    const char *const shapes[] = {"data", dims, NULL};
+    g_autoptr(DsSession) looped = open_model_with(loop, shapes, 1, DS_EXECUTOR_AUTO);
+    g_autoptr(DsSession) flat = open_model_with(unrolled, NULL, 1, DS_EXECUTOR_AUTO);
+    double ms_loop, ms_flat;
+    time_side_by_side(looped, flat, n >= 256 ? 5 : 20, &ms_loop, &ms_flat);
+    double ratio = ms_flat / ms_loop;
+    printf("  length %4d  foreach %8.2f ms  unrolled %8.2f ms  throughput %.3f%s  overhead "
+           "%6.2f µs/iteration\n",
+           n, ms_loop, ms_flat, ratio, ratio >= 0.9 ? "" : " (below 0.9)",
+           (ms_loop - ms_flat) * 1e3 / n);
+  }
+}
+
 int main(int argc, char **argv)
 {
   (void)argc;
@@ -594,5 +623,9 @@ int main(int argc, char **argv)
 
   printf("\ncost of the dynamic path\n");
   bench_dynamic_overhead();
+
+  printf("\ncontrol flow: an LSTM (batch 16, input 128, hidden 256) through _foreach against the\n"
+         "same LSTM unrolled into a static graph, runs alternated, 1 thread (target >= 0.9)\n");
+  bench_foreach_lstm();
   return 0;
 }
