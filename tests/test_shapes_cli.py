@@ -334,6 +334,32 @@ def test_bind_malformed():
     run_fails(base + ["--bind", "s0=0"], 2, ["s0"])
     run_ok(base + ["--bind", "s0=16"])
 
+def test_partition_dynamic(tmp):
+    """--partition on the boolean-mask sample: four regions around the two dynamic ops, with
+    the mask's output an unbacked symbol; --save writes _CachedOp nodes that load, partition
+    as saved, and run on the dynamic executor."""
+    model = os.path.join(SRC, "data", "dynamic", "boolean-mask-symbol.json")
+    saved = os.path.join(tmp, "partitioned-symbol.json")
+    out = run_ok(["--partition", model, "--input-shape", "data=(s0,8)", "--save", saved])
+    for needle in ("regions: 4 (2 static, 2 dynamic) holding 9 of 9 op nodes",
+                   "dynamic1  dynamic, 1 node: boolean_mask0 (_contrib_boolean_mask)",
+                   "boolean_mask0_output         (u0, 16) float32",
+                   "in   data                         (s0, 8) float32"):
+        if needle not in out:
+            raise Failure(f"--partition output lacks {needle!r}:\n{out}")
+    with open(saved) as f:
+        doc = json.load(f)
+    ops = [n["op"] for n in doc["nodes"]]
+    if ops.count("_CachedOp") != 4 or any("subgraphs" not in n for n in doc["nodes"]
+                                            if n["op"] == "_CachedOp"):
+        raise Failure(f"saved graph has ops {ops}")
+    again = run_ok(["--partition", saved, "--input-shape", "data=(s0,8)"])
+    if "as saved in the file" not in again or "regions: 4 (2 static, 2 dynamic)" not in again:
+        raise Failure(f"the saved file does not partition as saved:\n{again}")
+    ran = run_ok(["--run", saved, "--input-shape", "data=(16,8)", "--random-inputs"])
+    if "executor: dynamic, 4 regions" not in ran:
+        raise Failure(f"--run of the saved file: {ran[-300:]}")
+
 
 TESTS = [
     ("--shapes --json resnet18: eval of every dim equals --bind values", test_resnet_json_bind),
@@ -346,6 +372,8 @@ TESTS = [
     ("--run: an --assume the files violate exits 2", test_run_assume_violated),
     ("--assume malformed exits 2 naming it", test_assume_malformed),
     ("--bind of a negative or non-integer value exits 2", test_bind_malformed),
+    ("--partition: regions, symbolic shapes, --save and a run of the saved file",
+     test_partition_dynamic),
 ]
 
 
