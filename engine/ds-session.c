@@ -693,10 +693,14 @@ const DsGraphShapes *ds_session_infer_symbolic(DsSession *session, GError **erro
       !seed_into(session, shapes, TRUE, error))
     return NULL;
   DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
+  /* Dims nothing determined (MXNet's legacy 0s, e.g. an RNN's batch) become symbols after a
+   * first pass; data-dependent sizes wait for them, so that `u0 in [0, s0]` can name them. */
+  ds_shape_ctx_defer_unbacked(ctx, TRUE);
   gboolean ok = ds_infer_graph(session->graph, shapes, ctx, FALSE, error);
-  /* Dims nothing determined (MXNet's legacy 0s, e.g. an RNN's batch) become symbols. */
-  if (ok && ds_graph_shapes_symbolize_unknown(shapes, session->graph, exprs) > 0)
-    ok = ds_infer_graph(session->graph, shapes, ctx, FALSE, error);
+  if (ok)
+    ds_graph_shapes_symbolize_unknown(shapes, session->graph, exprs);
+  ds_shape_ctx_defer_unbacked(ctx, FALSE);
+  ok = ok && ds_infer_graph(session->graph, shapes, ctx, FALSE, error);
   g_ptr_array_set_size(session->notes, 0);
   GPtrArray *notes = ds_shape_ctx_get_notes(ctx);
   for (guint i = 0; i < notes->len; i++)

@@ -18,6 +18,7 @@ struct _DsShapeCtx {
   DsExprCtx *exprs;   /* borrowed; NULL for concrete inference */
   GPtrArray *notes;   /* undecided broadcasts, as text */
   GPtrArray *guards;  /* DsShapeGuard*, owned */
+  gboolean defer_unbacked; /* data-dependent dims stay unknown for now */
 };
 
 /* "node 'conv0' (Convolution)", the reason stored with a learned fact. */
@@ -82,11 +83,16 @@ void ds_shape_ctx_add_guard(DsShapeCtx *ctx, DsDim dim, int64_t min, const char 
   g_ptr_array_add(ctx->guards, guard);
 }
 
+void ds_shape_ctx_defer_unbacked(DsShapeCtx *ctx, gboolean defer)
+{
+  ctx->defer_unbacked = defer;
+}
+
 DsDim ds_shape_ctx_unbacked_dim(DsShapeCtx *ctx, DsDim current, DsDim upper)
 {
   if (ds_dim_is_known(current))
     return current;
-  if (ctx == NULL || ctx->exprs == NULL)
+  if (ctx == NULL || ctx->exprs == NULL || ctx->defer_unbacked)
     return DS_DIM_UNKNOWN;
   const DsExpr *bound = NULL;
   if (upper.expr != NULL)

@@ -85,6 +85,10 @@ const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);
  * (unbounded when `upper` is unknown), which the dynamic executor binds once the op has run;
  * in a concrete context, unknown: only running the op tells. */
 DsDim ds_shape_ctx_unbacked_dim(DsShapeCtx *ctx, DsDim current, DsDim upper);
+/* While deferred, ds_shape_ctx_unbacked_dim() leaves data-dependent dims unknown: a first
+ * pass can learn every input dim (and symbolize the ones nothing fixes) before unbacked
+ * symbols are made, so their upper bounds can name those symbols. */
+void ds_shape_ctx_defer_unbacked(DsShapeCtx *ctx, gboolean defer);
 
 /* Arithmetic. An unknown operand gives an unknown result. Floor division and modulo follow
  * Python (round towards negative infinity); a zero divisor gives unknown. */

@@ -359,6 +359,11 @@ def test_partition_dynamic(tmp):
     ran = run_ok(["--run", saved, "--input-shape", "data=(16,8)", "--random-inputs"])
     if "executor: dynamic, 4 regions" not in ran:
         raise Failure(f"--run of the saved file: {ran[-300:]}")
+    # The file leaves the batch free ((0, 8)): it becomes s0, and the mask's count is bounded
+    # by it even so.
+    facts = run_ok(["--shapes", model])
+    if "u0 in [0, s0]" not in facts:
+        raise Failure(f"--shapes does not bound u0 by the free batch:\n{facts}")
 
 
 TESTS = [
