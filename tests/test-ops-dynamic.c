@@ -13,127 +13,9 @@
 #include "ds-expr.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
-
-static DsThreadPool *pool;
-static GRand *rng;
+#include "ds-test-ops.h"
 
 /* ---- node and shape helpers ---- */
-
-static DsNode *make_node_v(DsGraph *g, const char *op_name, int n_inputs, GError **error,
-                           va_list args)
-{
-  DsNode *n = ds_graph_add_node(g, "node0", op_name);
-  n->op = ds_op_lookup(op_name);
-  g_assert_nonnull(n->op);
-  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
-    ds_node_add_attr(n, key, va_arg(args, const char *));
-  n->n_inputs = (guint)n_inputs;
-  n->inputs = g_new0(DsEntry, MAX(n_inputs, 1));
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
-    return NULL;
-  n->n_outputs = (guint)n->op->num_outputs(n->param);
-  return n;
-}
-
-/* A node of `op_name` with attributes as key, value pairs (NULL-terminated), param parsed. */
-static DsNode *make_node(DsGraph *g, const char *op_name, int n_inputs, ...)
-{
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_no_error(error);
-  return n;
-}
-
-/* The parse error of a node expected to be rejected (caller frees). */
-static char *parse_error(const char *op_name, int n_inputs, ...)
-{
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_null(n);
-  g_assert_nonnull(error);
-  g_assert_true(g_str_has_prefix(error->message, "node 'node0'"));
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
-
-/* "(2, ?, 3)" -> shape; "?" is an unknown rank. */
-static DsShape shp(const char *text)
-{
-  if (strcmp(text, "?") == 0)
-    return DS_SHAPE_UNKNOWN;
-  DsShape s = {.ndim = 0};
-  for (const char *p = text; *p != '\0';) {
-    if (*p == '?') {
-      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
-      p++;
-    } else if (g_ascii_isdigit(*p)) {
-      char *end;
-      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return s;
-}
-
-/* "(s0, 3)" -> shape with symbolic dims parsed by `exprs`. */
-static DsShape sym_shp(DsExprCtx *exprs, const char *text)
-{
-  g_autofree char *inner = g_strndup(text + 1, strlen(text) - 2);
-  g_auto(GStrv) parts = g_strsplit(inner, ",", -1);
-  DsShape s = {.ndim = 0};
-  for (int i = 0; parts[i] != NULL; i++) {
-    g_strstrip(parts[i]);
-    if (parts[i][0] == '\0')
-      continue;
-    GError *error = NULL;
-    const DsExpr *e = ds_expr_parse(exprs, parts[i], &error);
-    g_assert_no_error(error);
-    s.dims[s.ndim++] = ds_dim_from_expr(e);
-  }
-  return s;
-}
-
-static void assert_shape(const DsShape *s, const char *want)
-{
-  g_autofree char *got = ds_shape_to_string(s);
-  g_assert_cmpstr(got, ==, want);
-}
-
-/* Runs the node's shape rule in `ctx` (a concrete one when NULL); the error message, or NULL. */
-static char *infer_in(DsShapeCtx *ctx, DsNode *n, DsShape *in, DsShape *out)
-{
-  DsShapeCtx *own = ctx == NULL ? ds_shape_ctx_new() : NULL;
-  DsShapeCtx *c = ctx != NULL ? ctx : own;
-  ds_shape_ctx_set_node(c, n);
-  GError *error = NULL;
-  gboolean ok = n->op->infer_shape(c, n, n->param, in, out, &error);
-  ds_shape_ctx_free(own);
-  if (ok) {
-    g_assert_no_error(error);
-    return NULL;
-  }
-  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
-  g_assert_true(g_str_has_prefix(error->message, "node 'node0' ("));
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
-
-static char *infer(DsNode *n, DsShape *in, DsShape *out)
-{
-  return infer_in(NULL, n, in, out);
-}
 
 /* Concrete inference of a node with the inputs' shapes given as text; outputs start unknown.
  * Returns the outputs' shapes joined by " " or "error: <message>". */
@@ -170,26 +52,6 @@ static void check_shapes(DsNode *n, const char *const *in, const char *want)
   }
 }
 
-/* A symbolic inference context with its expression engine. */
-typedef struct {
-  DsExprCtx *exprs;
-  DsShapeCtx *ctx;
-} Sym;
-
-static Sym sym_new(void)
-{
-  Sym s;
-  s.exprs = ds_expr_ctx_new();
-  s.ctx = ds_shape_ctx_new_symbolic(s.exprs);
-  return s;
-}
-
-static void sym_free(Sym *s)
-{
-  ds_shape_ctx_free(s->ctx);
-  ds_expr_ctx_free(s->exprs);
-}
-
 /* Checks `d` is an unbacked symbol with range [0, hi] (hi DS_EXPR_INF: unbounded). */
 static void assert_unbacked(Sym *s, DsDim d, int64_t hi)
 {
@@ -202,104 +64,6 @@ static void assert_unbacked(Sym *s, DsDim d, int64_t hi)
 }
 
 /* ---- tensor helpers ---- */
-
-static DsTensor tensor_dims(DsDType t, int ndim, const int64_t *dims)
-{
-  DsTensor x = {.dtype = t, .ndim = ndim};
-  memcpy(x.shape, dims, sizeof(int64_t) * ndim);
-  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
-  return x;
-}
-
-static DsTensor tensor_new(DsDType t, const char *shape)
-{
-  DsShape s = shp(shape);
-  int64_t dims[DS_MAX_NDIM];
-  for (int i = 0; i < s.ndim; i++)
-    dims[i] = s.dims[i].value;
-  return tensor_dims(t, s.ndim, dims);
-}
-
-static void tensor_free(DsTensor *x)
-{
-  g_free(x->data);
-}
-
-static double get(const DsTensor *x, int64_t i)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    return ((float *)x->data)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((double *)x->data)[i];
-  case DS_DTYPE_INT32:
-    return ((int32_t *)x->data)[i];
-  case DS_DTYPE_INT64:
-    return (double)((int64_t *)x->data)[i];
-  case DS_DTYPE_INT8:
-    return ((int8_t *)x->data)[i];
-  case DS_DTYPE_UINT8:
-  case DS_DTYPE_BOOL:
-    return ((uint8_t *)x->data)[i];
-  default:
-    g_assert_not_reached();
-  }
-}
-
-static void set(DsTensor *x, int64_t i, double v)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    ((float *)x->data)[i] = (float)v;
-    break;
-  case DS_DTYPE_FLOAT64:
-    ((double *)x->data)[i] = v;
-    break;
-  case DS_DTYPE_INT32:
-    ((int32_t *)x->data)[i] = (int32_t)v;
-    break;
-  case DS_DTYPE_INT64:
-    ((int64_t *)x->data)[i] = (int64_t)v;
-    break;
-  case DS_DTYPE_INT8:
-    ((int8_t *)x->data)[i] = (int8_t)v;
-    break;
-  case DS_DTYPE_UINT8:
-    ((uint8_t *)x->data)[i] = (uint8_t)v;
-    break;
-  case DS_DTYPE_BOOL:
-    ((uint8_t *)x->data)[i] = v != 0;
-    break;
-  default:
-    g_assert_not_reached();
-  }
-}
-
-/* Random contents: any bit pattern for float16 (moved, never computed), small integers for
- * integer dtypes, and for floats values from [lo, hi). */
-static void fill_random(DsTensor *x, double lo, double hi)
-{
-  int64_t n = ds_tensor_numel(x);
-  for (int64_t i = 0; i < n; i++) {
-    if (x->dtype == DS_DTYPE_FLOAT16)
-      ((uint16_t *)x->data)[i] = (uint16_t)g_rand_int(rng);
-    else if (x->dtype == DS_DTYPE_BOOL)
-      set(x, i, g_rand_int_range(rng, 0, 2));
-    else if (!ds_dtype_is_float(x->dtype))
-      set(x, i, g_rand_int_range(rng, (gint32)lo, (gint32)hi));
-    else
-      set(x, i, g_rand_double_range(rng, lo, hi));
-  }
-}
-
-/* Element i's bytes, so data movement can be checked exactly for every dtype. */
-static uint64_t bits(const DsTensor *x, int64_t i)
-{
-  uint64_t v = 0;
-  size_t es = ds_dtype_size(x->dtype);
-  memcpy(&v, (const char *)x->data + (size_t)i * es, es);
-  return v;
-}
 
 /* Whether element i is nonzero, float16 by its bits: the reference for masks and nonzero. */
 static bool is_true(const DsTensor *x, int64_t i)
@@ -1394,8 +1158,7 @@ static void test_kernel_unique(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  pool = ds_thread_pool_new(2);
-  rng = g_rand_new_with_seed(61283);
+  ds_test_ops_init(61283);
 
   g_test_add_func("/ops/dynamic/registration", test_registration);
   g_test_add_func("/ops/dynamic/parse", test_parse);

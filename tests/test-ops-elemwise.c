@@ -9,174 +9,13 @@
 #include "ds-error.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
-
-static DsThreadPool *pool;
-static GRand *rng;
-
-/* ---- node and shape helpers ---- */
-
-/* A node of `op_name` with `n_inputs` inputs and attributes given as key, value pairs
- * (NULL-terminated); its param parsed. NULL with `error` set when parsing fails. */
-static DsNode *make_node_v(DsGraph *g, const char *op_name, int n_inputs, GError **error,
-                           va_list args)
-{
-  DsNode *n = ds_graph_add_node(g, "node0", op_name);
-  n->op = ds_op_lookup(op_name);
-  g_assert_nonnull(n->op);
-  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
-    ds_node_add_attr(n, key, va_arg(args, const char *));
-  n->n_inputs = (guint)n_inputs;
-  n->inputs = g_new0(DsEntry, MAX(n_inputs, 1));
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
-    return NULL;
-  return n;
-}
-
-static DsNode *make_node(DsGraph *g, const char *op_name, int n_inputs, ...)
-{
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_no_error(error);
-  return n;
-}
-
-/* Parses a node expected to be rejected; returns the message (caller frees). */
-static char *parse_error(const char *op_name, int n_inputs, ...)
-{
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_null(n);
-  g_assert_nonnull(error);
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
-
-/* Shape from a string like "(2, ?, 3)"; "?" alone is an unknown rank. */
-static DsShape shp(const char *text)
-{
-  if (strcmp(text, "?") == 0)
-    return DS_SHAPE_UNKNOWN;
-  DsShape s = {.ndim = 0};
-  const char *p = text;
-  while (*p != '\0') {
-    if (*p == '?') {
-      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
-      p++;
-    } else if (g_ascii_isdigit(*p)) {
-      char *end;
-      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return s;
-}
-
-static void assert_shape(const DsShape *s, const char *want)
-{
-  g_autofree char *got = ds_shape_to_string(s);
-  g_assert_cmpstr(got, ==, want);
-}
-
-/* Runs the node's shape rule; returns the error message or NULL. */
-static char *infer(DsNode *n, DsShape *in, DsShape *out)
-{
-  DsShapeCtx *ctx = ds_shape_ctx_new();
-  ds_shape_ctx_set_node(ctx, n);
-  GError *error = NULL;
-  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
-  ds_shape_ctx_free(ctx);
-  if (ok) {
-    g_assert_no_error(error);
-    return NULL;
-  }
-  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
+#include "ds-test-ops.h"
 
 /* ---- tensor helpers ---- */
 
-static DsTensor tensor_new(DsDType t, const char *shape)
-{
-  DsShape s = shp(shape);
-  DsTensor x = {.dtype = t, .ndim = s.ndim};
-  for (int i = 0; i < s.ndim; i++)
-    x.shape[i] = s.dims[i].value;
-  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
-  return x;
-}
-
-static void tensor_free(DsTensor *x)
-{
-  g_free(x->data);
-}
-
-static double get(const DsTensor *x, int64_t i)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    return ((float *)x->data)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((double *)x->data)[i];
-  case DS_DTYPE_INT32:
-    return ((int32_t *)x->data)[i];
-  case DS_DTYPE_INT64:
-    return (double)((int64_t *)x->data)[i];
-  case DS_DTYPE_INT8:
-    return ((int8_t *)x->data)[i];
-  case DS_DTYPE_UINT8:
-    return ((uint8_t *)x->data)[i];
-  case DS_DTYPE_BOOL:
-    return ((uint8_t *)x->data)[i];
-  default:
-    g_assert_not_reached();
-  }
-}
-
-static void set(DsTensor *x, int64_t i, double v)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    ((float *)x->data)[i] = (float)v;
-    break;
-  case DS_DTYPE_FLOAT64:
-    ((double *)x->data)[i] = v;
-    break;
-  case DS_DTYPE_INT32:
-    ((int32_t *)x->data)[i] = (int32_t)v;
-    break;
-  case DS_DTYPE_INT64:
-    ((int64_t *)x->data)[i] = (int64_t)v;
-    break;
-  case DS_DTYPE_INT8:
-    ((int8_t *)x->data)[i] = (int8_t)v;
-    break;
-  case DS_DTYPE_UINT8:
-    ((uint8_t *)x->data)[i] = (uint8_t)v;
-    break;
-  case DS_DTYPE_BOOL:
-    ((uint8_t *)x->data)[i] = v != 0;
-    break;
-  default:
-    g_assert_not_reached();
-  }
-}
-
 /* Random values: small integers for integer dtypes and when `coarse` (so comparisons meet
  * equal operands), uniform in [lo, hi) otherwise. */
-static void fill_random(DsTensor *x, double lo, double hi, gboolean coarse)
+static void fill_random_coarse(DsTensor *x, double lo, double hi, gboolean coarse)
 {
   int64_t n = ds_tensor_numel(x);
   for (int64_t i = 0; i < n; i++) {
@@ -189,15 +28,6 @@ static void fill_random(DsTensor *x, double lo, double hi, gboolean coarse)
       v = g_rand_double_range(rng, lo, hi);
     set(x, i, v);
   }
-}
-
-static DsStatus run_kernel(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
-                           int n_out)
-{
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
-  g_assert_nonnull(k);
-  DsKernelCtx ctx = {param, in, n_in, out, n_out, NULL, pool};
-  return k->run(&ctx);
 }
 
 /* |got - want| within a relative and absolute tolerance; NaNs must match. */
@@ -494,8 +324,8 @@ static void check_binary(DsOpId op, DsDType t, const char *sa, const char *sb, c
   DsTensor out = tensor_new(t, sout);
   gboolean coarse = op >= DS_OP_BROADCAST_EQUAL;
   double lo = op == DS_OP_BROADCAST_POWER ? 0.1 : -3, hi = op == DS_OP_BROADCAST_POWER ? 2 : 3;
-  fill_random(&in[0], lo, hi, coarse);
-  fill_random(&in[1], lo, hi, coarse);
+  fill_random_coarse(&in[0], lo, hi, coarse);
+  fill_random_coarse(&in[1], lo, hi, coarse);
   if (op == DS_OP_BROADCAST_DIV && !ds_dtype_is_float(t)) {
     for (int64_t i = 0; i < ds_tensor_numel(&in[1]); i++)
       if (get(&in[1], i) == 0)
@@ -619,8 +449,8 @@ static void test_kernel_elemwise_same_shape(void)
       DsTensor in[2] = {tensor_new(DS_DTYPE_FLOAT32, shapes[s]),
                         tensor_new(DS_DTYPE_FLOAT32, shapes[s])};
       DsTensor out = tensor_new(DS_DTYPE_FLOAT32, shapes[s]);
-      fill_random(&in[0], -2, 2, FALSE);
-      fill_random(&in[1], 0.5, 2, FALSE);
+      fill_random_coarse(&in[0], -2, 2, FALSE);
+      fill_random_coarse(&in[1], 0.5, 2, FALSE);
       g_assert_cmpint(run_kernel(ops[k], NULL, in, 2, &out, 1), ==, DS_STATUS_OK);
       for (int64_t i = 0; i < ds_tensor_numel(&out); i++)
         assert_close(get(&out, i), ref_binary(refs[k], get(&in[0], i), get(&in[1], i)), 1e-6,
@@ -646,7 +476,7 @@ static void check_scalar(const char *op_name, const char *scalar, const char *is
   const DsScalarParam *p = n->param;
   DsTensor x = tensor_new(tin, "(50000,)");
   DsTensor out = tensor_new(tout, "(50000,)");
-  fill_random(&x, ds_dtype_is_float(tin) ? 0.5 : 1, 4, FALSE);
+  fill_random_coarse(&x, ds_dtype_is_float(tin) ? 0.5 : 1, 4, FALSE);
   g_assert_cmpint(run_kernel(n->op->id, p, &x, 1, &out, 1), ==, DS_STATUS_OK);
   /* MXNet converts the scalar to the input dtype first when the dtype passes through. */
   double s = p->scalar;
@@ -742,7 +572,7 @@ static void test_kernel_div_sqrt_dim(void)
 {
   DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(2, 3, 64)");
   DsTensor out = tensor_new(DS_DTYPE_FLOAT32, "(2, 3, 64)");
-  fill_random(&x, -4, 4, FALSE);
+  fill_random_coarse(&x, -4, 4, FALSE);
   g_assert_cmpint(run_kernel(DS_OP_DIV_SQRT_DIM, NULL, &x, 1, &out, 1), ==, DS_STATUS_OK);
   for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
     g_assert_cmpfloat(get(&out, i), ==, (float)get(&x, i) / 8.0f);
@@ -796,7 +626,7 @@ static void test_kernel_unary(void)
     for (guint s = 0; s < G_N_ELEMENTS(shapes); s++) {
       DsTensor x = tensor_new(DS_DTYPE_FLOAT32, shapes[s]);
       DsTensor out = tensor_new(DS_DTYPE_FLOAT32, shapes[s]);
-      fill_random(&x, positive_only(op) ? 0.01 : -5, 5, FALSE);
+      fill_random_coarse(&x, positive_only(op) ? 0.01 : -5, 5, FALSE);
       g_assert_cmpint(run_kernel((DsOpId)op, NULL, &x, 1, &out, 1), ==, DS_STATUS_OK);
       for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
         /* float32 accuracy: a couple of ulps of the double result. */
@@ -814,7 +644,7 @@ static void test_kernel_unary(void)
     /* float64 and int32 (through double) too. */
     DsTensor x = tensor_new(DS_DTYPE_FLOAT64, "(1000,)");
     DsTensor out = tensor_new(DS_DTYPE_FLOAT64, "(1000,)");
-    fill_random(&x, positive_only(op) ? 0.01 : -5, 5, FALSE);
+    fill_random_coarse(&x, positive_only(op) ? 0.01 : -5, 5, FALSE);
     g_assert_cmpint(run_kernel((DsOpId)op, NULL, &x, 1, &out, 1), ==, DS_STATUS_OK);
     for (int64_t i = 0; i < 1000; i++)
       assert_close(get(&out, i), ref_unary(op, get(&x, i)), 1e-14, ds_op_id_name(op), i);
@@ -825,7 +655,7 @@ static void test_kernel_unary(void)
   for (guint k = 0; k < G_N_ELEMENTS(int_ops); k++) {
     DsTensor x = tensor_new(DS_DTYPE_INT32, "(999,)");
     DsTensor out = tensor_new(DS_DTYPE_INT32, "(999,)");
-    fill_random(&x, -1000, 1000, FALSE);
+    fill_random_coarse(&x, -1000, 1000, FALSE);
     g_assert_cmpint(run_kernel(int_ops[k], NULL, &x, 1, &out, 1), ==, DS_STATUS_OK);
     for (int64_t i = 0; i < 999; i++)
       g_assert_cmpfloat(get(&out, i), ==, ref_unary(int_ops[k], get(&x, i)));
@@ -909,7 +739,7 @@ static void test_kernel_clip(void)
   for (guint t = 0; t < G_N_ELEMENTS(types); t++) {
     DsTensor x = tensor_new(types[t], "(40000,)");
     DsTensor out = tensor_new(types[t], "(40000,)");
-    fill_random(&x, -4, 4, FALSE);
+    fill_random_coarse(&x, -4, 4, FALSE);
     g_assert_cmpint(run_kernel(DS_OP_CLIP, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
     /* Integer data compares against the bounds in its own dtype: [-1, 2]. */
     double lo = types[t] == DS_DTYPE_INT32 ? -1 : -1.5, hi = types[t] == DS_DTYPE_INT32 ? 2 : 2.25;
@@ -931,7 +761,7 @@ static void test_kernel_copy_fill(void)
   for (guint t = 0; t < G_N_ELEMENTS(types); t++) {
     DsTensor x = tensor_new(types[t], "(3, 50000)");
     DsTensor out = tensor_new(types[t], "(3, 50000)");
-    fill_random(&x, -100, 100, FALSE);
+    fill_random_coarse(&x, -100, 100, FALSE);
     int64_t n = ds_tensor_numel(&x);
     g_assert_cmpint(run_kernel(DS_OP_IDENTITY, NULL, &x, 1, &out, 1), ==, DS_STATUS_OK);
     g_assert_cmpmem(x.data, ds_tensor_nbytes(&x), out.data, ds_tensor_nbytes(&out));
@@ -953,9 +783,9 @@ static void check_where(DsDType tc, DsDType tx, const char *cshape, const char *
 {
   DsTensor in[3] = {tensor_new(tc, cshape), tensor_new(tx, xshape), tensor_new(tx, xshape)};
   DsTensor out = tensor_new(tx, xshape);
-  fill_random(&in[0], 0, 2, TRUE);
-  fill_random(&in[1], -50, 50, FALSE);
-  fill_random(&in[2], -50, 50, FALSE);
+  fill_random_coarse(&in[0], 0, 2, TRUE);
+  fill_random_coarse(&in[1], -50, 50, FALSE);
+  fill_random_coarse(&in[2], -50, 50, FALSE);
   g_assert_cmpint(run_kernel(DS_OP_WHERE, NULL, in, 3, &out, 1), ==, DS_STATUS_OK);
   int64_t n = ds_tensor_numel(&out), nc = ds_tensor_numel(&in[0]);
   for (int64_t i = 0; i < n; i++) {
@@ -996,7 +826,7 @@ static void test_kernel_add_n(void)
       DsTensor in[5], out = tensor_new(types[t], "(3, 40000)");
       for (int j = 0; j < k; j++) {
         in[j] = tensor_new(types[t], "(3, 40000)");
-        fill_random(&in[j], -100, 100, FALSE);
+        fill_random_coarse(&in[j], -100, 100, FALSE);
       }
       g_assert_cmpint(run_kernel(DS_OP_ADD_N, NULL, in, k, &out, 1), ==, DS_STATUS_OK);
       for (int64_t i = 0; i < ds_tensor_numel(&out); i++) {
@@ -1017,8 +847,7 @@ static void test_kernel_add_n(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  pool = ds_thread_pool_new(2);
-  rng = g_rand_new_with_seed(20240611);
+  ds_test_ops_init(20240611);
 
   g_test_add_func("/ops/elemwise/shape/same-both-ways", test_shape_elemwise_both_ways);
   g_test_add_func("/ops/elemwise/shape/broadcast", test_shape_broadcast);

@@ -14,204 +14,10 @@
 #include "ds-cpu.h"
 #include "ds-error.h"
 #include "ds-op.h"
-
-static DsThreadPool *pool;
-static GRand *rng;
-
-/* ---- nodes, shapes ---------------------------------------------------------------------- */
-
-static DsNode *node_v(DsGraph *g, const char *op_name, GError **error, va_list args)
-{
-  DsNode *n = ds_graph_add_node(g, "layer0", op_name);
-  n->op = ds_op_lookup(op_name);
-  g_assert_nonnull(n->op);
-  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
-    ds_node_add_attr(n, key, va_arg(args, const char *));
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
-    return NULL;
-  n->n_inputs = (guint)n->op->num_inputs(n->param);
-  n->n_outputs = (guint)n->op->num_outputs(n->param);
-  return n;
-}
-
-/* A parsed node of `op_name` with attributes as key, value pairs ending in NULL. */
-static DsNode *node_new(DsGraph *g, const char *op_name, ...)
-{
-  va_list args;
-  va_start(args, op_name);
-  GError *error = NULL;
-  DsNode *n = node_v(g, op_name, &error, args);
-  va_end(args);
-  g_assert_no_error(error);
-  return n;
-}
-
-/* Asserts that parsing fails with `code` and a message naming the node and containing
- * `needle`. */
-static void parse_fails(int code, const char *needle, const char *op_name, ...)
-{
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, op_name);
-  GError *error = NULL;
-  DsNode *n = node_v(g, op_name, &error, args);
-  va_end(args);
-  g_assert_null(n);
-  g_assert_error(error, DS_ERROR, code);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, "'layer0'"));
-  g_assert_nonnull(strstr(error->message, needle));
-  g_error_free(error);
-}
-
-/* "(2, ?, 3)" -> shape; "?" -> unknown rank. */
-static DsShape shp(const char *text)
-{
-  if (strcmp(text, "?") == 0)
-    return DS_SHAPE_UNKNOWN;
-  DsShape s = {.ndim = 0};
-  for (const char *p = text; *p != '\0';) {
-    if (*p == '?') {
-      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
-      p++;
-    } else if (g_ascii_isdigit(*p)) {
-      char *end;
-      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return s;
-}
-
-static void assert_shape(const DsShape *s, const char *want)
-{
-  g_autofree char *got = ds_shape_to_string(s);
-  g_assert_cmpstr(got, ==, want);
-}
-
-/* Runs the node's shape function on shapes given as strings (NULL-terminated inputs, then
- * outputs count from the op). Results land in in/out. */
-static gboolean infer(DsNode *n, DsShape *in, DsShape *out, GError **error)
-{
-  DsShapeCtx *ctx = ds_shape_ctx_new();
-  ds_shape_ctx_set_node(ctx, n);
-  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, error);
-  ds_shape_ctx_free(ctx);
-  return ok;
-}
-
-/* Infers with inputs given as strings; returns the filled shapes. */
-static void infer_ok(DsNode *n, const char *const *ins, DsShape *in, DsShape *out)
-{
-  for (guint i = 0; i < n->n_inputs; i++)
-    in[i] = shp(ins[i]);
-  for (guint i = 0; i < n->n_outputs; i++)
-    out[i] = DS_SHAPE_UNKNOWN;
-  GError *error = NULL;
-  gboolean ok = infer(n, in, out, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
-}
-
-static void infer_fails(DsNode *n, const char *const *ins, const char *needle)
-{
-  DsShape in[8], out[8];
-  for (guint i = 0; i < n->n_inputs; i++)
-    in[i] = shp(ins[i]);
-  for (guint i = 0; i < n->n_outputs; i++)
-    out[i] = DS_SHAPE_UNKNOWN;
-  GError *error = NULL;
-  g_test_message("expecting a shape error for data %s", ins[0]);
-  g_assert_false(infer(n, in, out, &error));
-  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, "node 'layer0'"));
-  g_assert_nonnull(strstr(error->message, needle));
-  g_error_free(error);
-}
+#include "ds-test-ops.h"
 
 /* ---- tensors, kernels, comparison ----------------------------------------------------- */
 
-static DsTensor tensor(DsDType dtype, const char *shape)
-{
-  DsShape s = shp(shape);
-  DsTensor t = {.dtype = dtype, .ndim = s.ndim};
-  for (int i = 0; i < s.ndim; i++)
-    t.shape[i] = s.dims[i].value;
-  t.data = g_malloc0(MAX(ds_tensor_nbytes(&t), 1));
-  return t;
-}
-
-static DsTensor ftensor(const char *shape)
-{
-  return tensor(DS_DTYPE_FLOAT32, shape);
-}
-
-/* A float tensor of uniform values in [lo, hi). */
-static DsTensor rtensor(const char *shape, double lo, double hi)
-{
-  DsTensor t = ftensor(shape);
-  float *p = t.data;
-  for (int64_t i = 0; i < ds_tensor_numel(&t); i++)
-    p[i] = (float)g_rand_double_range(rng, lo, hi);
-  return t;
-}
-
-static void tensors_free(DsTensor *t, int n)
-{
-  for (int i = 0; i < n; i++)
-    g_free(t[i].data);
-}
-
-/* Runs op `id`'s CPU kernel, with the workspace its workspace function asks for. */
-static DsStatus run_kernel(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out,
-                           int n_out, DsThreadPool *threads)
-{
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(id);
-  g_assert_nonnull(k);
-  size_t bytes = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
-  void *ws = bytes > 0 ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
-  /* Garbage in the workspace and outputs must not leak into results. */
-  if (ws != NULL)
-    memset(ws, 0xff, bytes);
-  for (int i = 0; i < n_out; i++)
-    memset(out[i].data, 0xff, ds_tensor_nbytes(&out[i]));
-  DsKernelCtx ctx = {param, in, n_in, out, n_out, ws, threads};
-  DsStatus st = k->run(&ctx);
-  free(ws);
-  return st;
-}
-
-static void run_ok(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out, int n_out)
-{
-  /* Both single-threaded and on the pool: the split must not change results. */
-  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, NULL), ==, DS_STATUS_OK);
-  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, pool), ==, DS_STATUS_OK);
-}
-
-/* got ~ want within atol + rtol * |want|; NaN must match NaN. */
-static gboolean close_to(const float *got, const double *want, int64_t n, double atol, double rtol,
-                         const char *what)
-{
-  for (int64_t i = 0; i < n; i++) {
-    double g = got[i], w = want[i];
-    gboolean ok =
-        (isnan(w) && isnan(g)) || (isinf(w) && g == w) || fabs(g - w) <= atol + rtol * fabs(w);
-    if (!ok) {
-      g_test_fail_printf("%s: element %" G_GINT64_FORMAT " is %.9g, expected %.9g", what, i, g, w);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static double *dalloc(int64_t n)
-{
-  return g_new0(double, MAX(n, 1));
-}
 static const float *fp(const DsTensor *t)
 {
   return t->data;
@@ -456,7 +262,7 @@ static void test_convolution_shape(void)
   in[2] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(8, ?, ?, ?)");
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(8, 3, 32, 32)");
   assert_shape(&out[0], "(8, 64, 16, 16)");
 
@@ -470,7 +276,7 @@ static void test_convolution_shape(void)
   in[0] = shp("(2, 12, ?, ?)");
   in[1] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(2, 8, 6, 5)");
-  g_assert_true(infer(n2, in, out, &error));
+  g_assert_true(infer_err(n2, in, out, &error));
   assert_shape(&in[0], "(2, 12, 10, 9)");
 
   /* 1-D and 3-D. */
@@ -684,7 +490,7 @@ static void test_pooling_shape(void)
   in[0] = shp("(?, ?, 112, 112)");
   out[0] = shp("(4, 64, ?, ?)");
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(4, 64, 112, 112)");
   assert_shape(&out[0], "(4, 64, 55, 55)");
 
@@ -846,7 +652,7 @@ static void test_fully_connected_shape(void)
   in[1] = shp("(768, 64)");
   out[0] = shp("(2, 7, ?)");
   GError *error = NULL;
-  g_assert_true(infer(nf, in, out, &error));
+  g_assert_true(infer_err(nf, in, out, &error));
   assert_shape(&in[0], "(2, 7, 64)");
   assert_shape(&out[0], "(2, 7, 768)");
   /* (num_hidden, 1) biases are accepted, as MXNet does. */
@@ -1234,7 +1040,7 @@ static void test_activation(void)
   in[0] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(2, 3)");
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(2, 3)");
   parse_fails(DS_ERROR_INVALID, "act_type", "Activation", NULL);
   parse_fails(DS_ERROR_PARSE, "act_type='swish'", "Activation", "act_type", "swish", NULL);
@@ -1363,7 +1169,7 @@ static void check_softmax(const char *op, const char *data, int axis, const char
   if (with_length) {
     g_autofree char *ls = ds_shape_to_string(&in[1]);
     g_free(t[1].data);
-    t[1] = tensor(DS_DTYPE_INT32, ls);
+    t[1] = tensor_new(DS_DTYPE_INT32, ls);
     lens = g_new(int64_t, outer * inner);
     for (int64_t i = 0; i < outer * inner; i++) {
       /* Include 0, the full length, and out-of-range lengths (clamped). */
@@ -1477,7 +1283,7 @@ static void test_dropout(void)
   tensors_free(by, 2);
   /* mode='always' would drop at random at inference: refused. */
   DsNode *nal = node_new(g, "Dropout", "mode", "always", NULL);
-  g_assert_cmpint(run_kernel(DS_OP_DROPOUT, nal->param, &x, 1, y, 1, NULL), ==,
+  g_assert_cmpint(run_kernel_on(DS_OP_DROPOUT, nal->param, &x, 1, y, 1, NULL), ==,
                   DS_STATUS_UNSUPPORTED);
   g_free(x.data);
   tensors_free(y, 2);
@@ -1497,7 +1303,7 @@ static void test_embedding(void)
   in[1] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(5, 6)");
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(5,)");
   infer_fails(n, (const char *[]){"(3, 4)", "(10, 7)"}, "weight has shape (10, 7)");
   parse_fails(DS_ERROR_INVALID, "input_dim", "Embedding", "output_dim", "6", NULL);
@@ -1513,10 +1319,10 @@ static void test_embedding(void)
   const int64_t rows[] = {0, 3, 9, 9, 9, 9, 0, 0, 2, 0, 5, 1};
   DsTensor w = rtensor("(10, 6)", -1, 1);
   for (int dt = 0; dt < 3; dt++) {
-    DsTensor t[2] = {tensor(dt == 0   ? DS_DTYPE_FLOAT32
-                            : dt == 1 ? DS_DTYPE_INT32
-                                      : DS_DTYPE_INT64,
-                            "(3, 4)"),
+    DsTensor t[2] = {tensor_new(dt == 0   ? DS_DTYPE_FLOAT32
+                                : dt == 1 ? DS_DTYPE_INT32
+                                          : DS_DTYPE_INT64,
+                                "(3, 4)"),
                      w};
     for (int i = 0; i < 12; i++) {
       if (dt == 0)
@@ -1717,7 +1523,8 @@ static void check_rnn(const char *mode, const char *data, const char *layers, co
   for (int i = 0; i < n_in; i++) {
     g_autofree char *s = ds_shape_to_string(&in[i]);
     bool is_len = with_lengths && i == n_in - 1;
-    t[i] = is_len ? tensor(DS_DTYPE_INT64, s) : rtensor(s, i == 1 ? -0.4 : -1, i == 1 ? 0.4 : 1);
+    t[i] =
+        is_len ? tensor_new(DS_DTYPE_INT64, s) : rtensor(s, i == 1 ? -0.4 : -1, i == 1 ? 0.4 : 1);
   }
   int64_t N = t[0].shape[1], T = t[0].shape[0];
   int64_t *lens = NULL;
@@ -1778,8 +1585,7 @@ static void test_rnn_kernel(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  rng = g_rand_new_with_seed(20240611);
-  pool = ds_thread_pool_new(2);
+  ds_test_ops_init(20240611);
   g_test_add_func("/ops/nn/registry", test_registry);
   g_test_add_func("/ops/nn/model-attrs", test_model_attrs);
   g_test_add_func("/ops/nn/gemm", test_gemm);

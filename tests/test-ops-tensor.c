@@ -11,100 +11,9 @@
 #include "ds-expr.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
-
-static DsThreadPool *pool;
-static GRand *rng;
+#include "ds-test-ops.h"
 
 /* ---- node and shape helpers ---- */
-
-static DsNode *make_node_v(DsGraph *g, const char *op_name, int n_inputs, GError **error,
-                           va_list args)
-{
-  DsNode *n = ds_graph_add_node(g, "node0", op_name);
-  n->op = ds_op_lookup(op_name);
-  g_assert_nonnull(n->op);
-  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
-    ds_node_add_attr(n, key, va_arg(args, const char *));
-  n->n_inputs = (guint)n_inputs;
-  n->inputs = g_new0(DsEntry, MAX(n_inputs, 1));
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
-    return NULL;
-  return n;
-}
-
-/* A node of `op_name` with attributes as key, value pairs (NULL-terminated), param parsed. */
-static DsNode *make_node(DsGraph *g, const char *op_name, int n_inputs, ...)
-{
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_no_error(error);
-  return n;
-}
-
-/* The parse error of a node expected to be rejected (caller frees). */
-static char *parse_error(const char *op_name, int n_inputs, ...)
-{
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, n_inputs);
-  GError *error = NULL;
-  DsNode *n = make_node_v(g, op_name, n_inputs, &error, args);
-  va_end(args);
-  g_assert_null(n);
-  g_assert_nonnull(error);
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
-
-/* "(2, ?, 3)" -> shape; "?" is an unknown rank. */
-static DsShape shp(const char *text)
-{
-  if (strcmp(text, "?") == 0)
-    return DS_SHAPE_UNKNOWN;
-  DsShape s = {.ndim = 0};
-  for (const char *p = text; *p != '\0';) {
-    if (*p == '?') {
-      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
-      p++;
-    } else if (g_ascii_isdigit(*p)) {
-      char *end;
-      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return s;
-}
-
-static void assert_shape(const DsShape *s, const char *want)
-{
-  g_autofree char *got = ds_shape_to_string(s);
-  g_assert_cmpstr(got, ==, want);
-}
-
-/* Runs the node's shape rule; the error message, or NULL. */
-static char *infer(DsNode *n, DsShape *in, DsShape *out)
-{
-  DsShapeCtx *ctx = ds_shape_ctx_new();
-  ds_shape_ctx_set_node(ctx, n);
-  GError *error = NULL;
-  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
-  ds_shape_ctx_free(ctx);
-  if (ok) {
-    g_assert_no_error(error);
-    return NULL;
-  }
-  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
-  char *msg = g_strdup(error->message);
-  g_error_free(error);
-  return msg;
-}
 
 /* One-input op: the output shape for input `in` (or the error message, prefixed "error: "). */
 static char *unary_shape(DsNode *n, const char *in)
@@ -136,103 +45,6 @@ static void check_unary_shape(const char *op_name, const char *in, const char *w
 }
 
 /* ---- tensor helpers ---- */
-
-static DsTensor tensor_new(DsDType t, const char *shape)
-{
-  DsShape s = shp(shape);
-  DsTensor x = {.dtype = t, .ndim = s.ndim};
-  for (int i = 0; i < s.ndim; i++)
-    x.shape[i] = s.dims[i].value;
-  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
-  return x;
-}
-
-static DsTensor tensor_dims(DsDType t, int ndim, const int64_t *dims)
-{
-  DsTensor x = {.dtype = t, .ndim = ndim};
-  memcpy(x.shape, dims, sizeof(int64_t) * ndim);
-  x.data = g_malloc0(MAX(ds_tensor_nbytes(&x), 1));
-  return x;
-}
-
-static void tensor_free(DsTensor *x)
-{
-  g_free(x->data);
-}
-
-static double get(const DsTensor *x, int64_t i)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    return ((float *)x->data)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((double *)x->data)[i];
-  case DS_DTYPE_INT32:
-    return ((int32_t *)x->data)[i];
-  case DS_DTYPE_INT64:
-    return (double)((int64_t *)x->data)[i];
-  case DS_DTYPE_INT8:
-    return ((int8_t *)x->data)[i];
-  case DS_DTYPE_UINT8:
-    return ((uint8_t *)x->data)[i];
-  case DS_DTYPE_BOOL:
-    return ((uint8_t *)x->data)[i];
-  default:
-    g_assert_not_reached();
-  }
-}
-
-static void set(DsTensor *x, int64_t i, double v)
-{
-  switch (x->dtype) {
-  case DS_DTYPE_FLOAT32:
-    ((float *)x->data)[i] = (float)v;
-    break;
-  case DS_DTYPE_FLOAT64:
-    ((double *)x->data)[i] = v;
-    break;
-  case DS_DTYPE_INT32:
-    ((int32_t *)x->data)[i] = (int32_t)v;
-    break;
-  case DS_DTYPE_INT64:
-    ((int64_t *)x->data)[i] = (int64_t)v;
-    break;
-  case DS_DTYPE_INT8:
-    ((int8_t *)x->data)[i] = (int8_t)v;
-    break;
-  case DS_DTYPE_UINT8:
-    ((uint8_t *)x->data)[i] = (uint8_t)v;
-    break;
-  case DS_DTYPE_BOOL:
-    ((uint8_t *)x->data)[i] = v != 0;
-    break;
-  default:
-    g_assert_not_reached();
-  }
-}
-
-/* Distinct-ish values: integers for integer dtypes, so a moved element is recognisable. */
-static void fill_random(DsTensor *x, double lo, double hi)
-{
-  int64_t n = ds_tensor_numel(x);
-  for (int64_t i = 0; i < n; i++) {
-    if (x->dtype == DS_DTYPE_BOOL)
-      set(x, i, g_rand_int_range(rng, 0, 2));
-    else if (!ds_dtype_is_float(x->dtype))
-      set(x, i, g_rand_int_range(rng, (gint32)lo, (gint32)hi));
-    else
-      set(x, i, g_rand_double_range(rng, lo, hi));
-  }
-}
-
-static DsStatus run_kernel(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
-                           int n_out)
-{
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
-  g_assert_nonnull(k);
-  DsKernelCtx ctx = {param, in, n_in, out, n_out, NULL, pool};
-  return k->run(&ctx);
-}
 
 static void unravel(const int64_t *shape, int ndim, int64_t flat, int64_t *idx)
 {
@@ -1611,8 +1423,7 @@ static void test_kernel_reduce(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  pool = ds_thread_pool_new(2);
-  rng = g_rand_new_with_seed(77031);
+  ds_test_ops_init(77031);
 
   g_test_add_func("/ops/tensor/shape/reshape", test_shape_reshape);
   g_test_add_func("/ops/tensor/shape/reshape-like", test_shape_reshape_like);

@@ -15,122 +15,9 @@
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-op.h"
-
-static DsThreadPool *pool;
-static GRand *rng;
+#include "ds-test-ops.h"
 
 /* ---- nodes, shapes ---------------------------------------------------------------------- */
-
-static DsNode *node_v(DsGraph *g, const char *op_name, GError **error, va_list args)
-{
-  DsNode *n = ds_graph_add_node(g, "layer0", op_name);
-  n->op = ds_op_lookup(op_name);
-  g_assert_nonnull(n->op);
-  for (const char *key = va_arg(args, const char *); key != NULL; key = va_arg(args, const char *))
-    ds_node_add_attr(n, key, va_arg(args, const char *));
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  if (n->op->parse != NULL && !n->op->parse(n, n->param, error))
-    return NULL;
-  n->n_inputs = (guint)n->op->num_inputs(n->param);
-  n->n_outputs = (guint)n->op->num_outputs(n->param);
-  return n;
-}
-
-/* A parsed node of `op_name` with attributes as key, value pairs ending in NULL. */
-static DsNode *node_new(DsGraph *g, const char *op_name, ...)
-{
-  va_list args;
-  va_start(args, op_name);
-  GError *error = NULL;
-  DsNode *n = node_v(g, op_name, &error, args);
-  va_end(args);
-  g_assert_no_error(error);
-  return n;
-}
-
-/* Asserts that parsing fails with `code` and a message naming the node and containing
- * `needle`. */
-static void parse_fails(int code, const char *needle, const char *op_name, ...)
-{
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, op_name);
-  GError *error = NULL;
-  DsNode *n = node_v(g, op_name, &error, args);
-  va_end(args);
-  g_assert_null(n);
-  g_assert_error(error, DS_ERROR, code);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, "'layer0'"));
-  g_assert_nonnull(strstr(error->message, needle));
-  g_error_free(error);
-}
-
-/* "(2, ?, 3)" -> shape; "?" -> unknown rank. */
-static DsShape shp(const char *text)
-{
-  if (strcmp(text, "?") == 0)
-    return DS_SHAPE_UNKNOWN;
-  DsShape s = {.ndim = 0};
-  for (const char *p = text; *p != '\0';) {
-    if (*p == '?') {
-      s.dims[s.ndim++] = DS_DIM_UNKNOWN;
-      p++;
-    } else if (g_ascii_isdigit(*p)) {
-      char *end;
-      s.dims[s.ndim++] = ds_dim(g_ascii_strtoll(p, &end, 10));
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return s;
-}
-
-static void assert_shape(const DsShape *s, const char *want)
-{
-  g_autofree char *got = ds_shape_to_string(s);
-  g_assert_cmpstr(got, ==, want);
-}
-
-static gboolean infer(DsNode *n, DsShape *in, DsShape *out, GError **error)
-{
-  DsShapeCtx *ctx = ds_shape_ctx_new();
-  ds_shape_ctx_set_node(ctx, n);
-  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, error);
-  ds_shape_ctx_free(ctx);
-  return ok;
-}
-
-/* Infers with inputs given as strings and unknown outputs; results land in in/out. */
-static void infer_ok(DsNode *n, const char *const *ins, DsShape *in, DsShape *out)
-{
-  for (guint i = 0; i < n->n_inputs; i++)
-    in[i] = shp(ins[i]);
-  for (guint i = 0; i < n->n_outputs; i++)
-    out[i] = DS_SHAPE_UNKNOWN;
-  GError *error = NULL;
-  gboolean ok = infer(n, in, out, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
-}
-
-static void infer_fails(DsNode *n, const char *const *ins, const char *needle)
-{
-  DsShape in[8], out[8];
-  for (guint i = 0; i < n->n_inputs; i++)
-    in[i] = shp(ins[i]);
-  for (guint i = 0; i < n->n_outputs; i++)
-    out[i] = DS_SHAPE_UNKNOWN;
-  GError *error = NULL;
-  g_test_message("expecting a shape error for data %s", ins[0]);
-  g_assert_false(infer(n, in, out, &error));
-  g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
-  g_test_message("%s", error->message);
-  g_assert_nonnull(strstr(error->message, "node 'layer0'"));
-  g_assert_nonnull(strstr(error->message, needle));
-  g_error_free(error);
-}
 
 /* A symbolic dim named `name` of `exprs`. */
 static DsDim sym(DsExprCtx *exprs, const char *name)
@@ -158,83 +45,10 @@ static guint infer_symbolic(DsNode *n, DsExprCtx *exprs, DsShape *in, DsShape *o
 
 /* ---- tensors, kernels, comparison ----------------------------------------------------- */
 
-static DsTensor ftensor(const char *shape)
-{
-  DsShape s = shp(shape);
-  DsTensor t = {.dtype = DS_DTYPE_FLOAT32, .ndim = s.ndim};
-  for (int i = 0; i < s.ndim; i++)
-    t.shape[i] = s.dims[i].value;
-  t.data = g_malloc0(MAX(ds_tensor_nbytes(&t), 1));
-  return t;
-}
-
 static DsTensor shape_tensor(const DsShape *s)
 {
   g_autofree char *text = ds_shape_to_string(s);
   return ftensor(text);
-}
-
-/* A float tensor of uniform values in [lo, hi). */
-static DsTensor rtensor(const char *shape, double lo, double hi)
-{
-  DsTensor t = ftensor(shape);
-  float *p = t.data;
-  for (int64_t i = 0; i < ds_tensor_numel(&t); i++)
-    p[i] = (float)g_rand_double_range(rng, lo, hi);
-  return t;
-}
-
-static void tensors_free(DsTensor *t, int n)
-{
-  for (int i = 0; i < n; i++)
-    g_free(t[i].data);
-}
-
-/* Runs op `id`'s CPU kernel, with the workspace its workspace function asks for. */
-static DsStatus run_kernel(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out,
-                           int n_out, DsThreadPool *threads)
-{
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(id);
-  g_assert_nonnull(k);
-  size_t bytes = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
-  void *ws = bytes > 0 ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
-  /* Garbage in the workspace and outputs must not leak into results. */
-  if (ws != NULL)
-    memset(ws, 0xff, bytes);
-  for (int i = 0; i < n_out; i++)
-    memset(out[i].data, 0xff, ds_tensor_nbytes(&out[i]));
-  DsKernelCtx ctx = {param, in, n_in, out, n_out, ws, threads};
-  DsStatus st = k->run(&ctx);
-  free(ws);
-  return st;
-}
-
-static void run_ok(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out, int n_out)
-{
-  /* Both single-threaded and on the pool: the split must not change results. */
-  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, NULL), ==, DS_STATUS_OK);
-  g_assert_cmpint(run_kernel(id, param, in, n_in, out, n_out, pool), ==, DS_STATUS_OK);
-}
-
-/* got ~ want within atol + rtol * |want|; NaN must match NaN. */
-static gboolean close_to(const float *got, const double *want, int64_t n, double atol, double rtol,
-                         const char *what)
-{
-  for (int64_t i = 0; i < n; i++) {
-    double g = got[i], w = want[i];
-    gboolean ok =
-        (isnan(w) && isnan(g)) || (isinf(w) && g == w) || fabs(g - w) <= atol + rtol * fabs(w);
-    if (!ok) {
-      g_test_fail_printf("%s: element %" G_GINT64_FORMAT " is %.9g, expected %.9g", what, i, g, w);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static double *dalloc(int64_t n)
-{
-  return g_new0(double, MAX(n, 1));
 }
 
 /* ---- registry, model attribute spellings -------------------------------------------------- */
@@ -360,12 +174,12 @@ static void test_box_nms_shape(void)
   out[0] = shp("(4, 10, 6)");
   out[1] = DS_SHAPE_UNKNOWN;
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(4, 10, 6)");
   in[0] = DS_SHAPE_UNKNOWN;
   out[0] = DS_SHAPE_UNKNOWN;
   out[1] = shp("(4, 10, 1)");
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(4, 10, ?)");
   assert_shape(&out[0], "(4, 10, ?)");
 
@@ -386,7 +200,7 @@ static void test_box_nms_errors(void)
   /* An output that disagrees with the data. */
   DsShape in[1] = {shp("(2, 100, 6)")}, out[2] = {shp("(2, 99, 6)"), DS_SHAPE_UNKNOWN};
   GError *error = NULL;
-  g_assert_false(infer(n, in, out, &error));
+  g_assert_false(infer_err(n, in, out, &error));
   g_assert_error(error, DS_ERROR, DS_ERROR_SHAPE);
   g_assert_nonnull(strstr(error->message, "node 'layer0' (_contrib_box_nms)"));
   g_assert_nonnull(strstr(error->message, "(2, 99, 6)"));
@@ -664,7 +478,7 @@ static void test_roi_align_shape(void)
   in[1] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(7, 32, 14, 14)");
   GError *error = NULL;
-  g_assert_true(infer(n, in, out, &error));
+  g_assert_true(infer_err(n, in, out, &error));
   assert_shape(&in[0], "(2, 32, 9, 9)");
   assert_shape(&in[1], "(7, 5)");
 
@@ -677,7 +491,7 @@ static void test_roi_align_shape(void)
   in[0] = shp("(2, ?, 9, 9)");
   in[1] = shp("(5, 5)");
   out[0] = shp("(5, 4, 3, 2)");
-  g_assert_true(infer(ps, in, out, &error));
+  g_assert_true(infer_err(ps, in, out, &error));
   assert_shape(&in[0], "(2, 24, 9, 9)");
   infer_fails(ps, (const char *[]){"(2, 25, 9, 9)", "(5, 5)"}, "divisible");
 
@@ -852,22 +666,22 @@ static void test_roi_align_kernel(void)
   float *roi = t[1].data;
   const float bad_batch[] = {2.0f, 0.0f, 0.0f, 3.0f, 3.0f};
   memcpy(roi, bad_batch, sizeof bad_batch);
-  g_assert_cmpint(run_kernel(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==,
+  g_assert_cmpint(run_kernel_on(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==,
                   DS_STATUS_OUT_OF_RANGE);
   /* Indices in (-1, 0) truncate to image 0; NaN coordinates give NaN. */
   const float near_zero[] = {-0.5f, 0.0f, 0.0f, 3.0f, 3.0f};
   memcpy(roi, near_zero, sizeof near_zero);
-  g_assert_cmpint(run_kernel(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==, DS_STATUS_OK);
+  g_assert_cmpint(run_kernel_on(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==, DS_STATUS_OK);
   g_assert_false(((float *)y.data)[0] == 0.0f);
   roi[0] = 0.0f;
   roi[3] = NAN;
-  g_assert_cmpint(run_kernel(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==, DS_STATUS_OK);
+  g_assert_cmpint(run_kernel_on(DS_OP_ROI_ALIGN, n->param, t, 2, &y, 1, NULL), ==, DS_STATUS_OK);
   g_assert_true(isnan(((float *)y.data)[0]));
   DsNode *al = node_new(g, "_contrib_ROIAlign", "pooled_size", "(2, 2)", "spatial_scale", "1",
                         "aligned", "True", NULL);
   const float empty[] = {0.0f, 2.0f, 2.0f, 2.0f, 4.0f};
   memcpy(roi, empty, sizeof empty);
-  g_assert_cmpint(run_kernel(DS_OP_ROI_ALIGN, al->param, t, 2, &y, 1, NULL), ==,
+  g_assert_cmpint(run_kernel_on(DS_OP_ROI_ALIGN, al->param, t, 2, &y, 1, NULL), ==,
                   DS_STATUS_INVALID_ARGUMENT);
   tensors_free(t, 2);
   g_free(y.data);
@@ -898,12 +712,12 @@ static void test_adaptive_avg_pool_shape(void)
   in[0] = DS_SHAPE_UNKNOWN;
   out[0] = shp("(4, 8, 3, 11)");
   GError *error = NULL;
-  g_assert_true(infer(rect, in, out, &error));
+  g_assert_true(infer_err(rect, in, out, &error));
   assert_shape(&in[0], "(4, 8, ?, ?)");
   infer_fails(rect, (const char *[]){"(2, 3, 7)"}, "data must have 4 dims");
   in[0] = shp("(2, 3, 7, 9)");
   out[0] = shp("(2, 3, 4, 11)");
-  g_assert_false(infer(rect, in, out, &error));
+  g_assert_false(infer_err(rect, in, out, &error));
   g_assert_nonnull(strstr(error->message, "node 'layer0' (_contrib_AdaptiveAvgPooling2D)"));
   g_clear_error(&error);
   parse_fails(DS_ERROR_INVALID, "output_size", "_contrib_AdaptiveAvgPooling2D", "output_size",
@@ -1016,7 +830,7 @@ static void test_deconvolution_shape(void)
   in[1] = shp("(3, 4, 3, 3)");
   out[0] = shp("(2, 4, 7, 8)");
   GError *error = NULL;
-  g_assert_true(infer(d, in, out, &error));
+  g_assert_true(infer_err(d, in, out, &error));
   assert_shape(&in[0], "(2, 3, 5, 6)");
 
   DsNode *s2 =
@@ -1216,8 +1030,7 @@ static void test_deconvolution_kernel(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  rng = g_rand_new_with_seed(20240927);
-  pool = ds_thread_pool_new(2);
+  ds_test_ops_init(20240927);
   g_test_add_func("/ops/vision/registry", test_registry);
   g_test_add_func("/ops/vision/model-attrs", test_model_attrs);
   g_test_add_func("/ops/vision/box-nms/shape", test_box_nms_shape);
