@@ -17,9 +17,6 @@
 #include "ds-infer.h"
 #include "ds-ops-common.h"
 
-/* Inference of the outer graph runs up to 16 passes; so does each nested dtype inference. */
-#define MAX_DTYPE_PASSES 16
-
 /* num_args and num_outputs beyond this cannot match any subgraph a loc list can feed; the bound
  * only keeps the arithmetic on them far from overflow. */
 #define MAX_COUNT (1 << 20)
@@ -156,80 +153,6 @@ static gboolean infer_sub_shapes(DsShapeCtx *ctx, const DsNode *node, const DsGr
   for (guint i = 0, k = 0; i < sub->n_nodes; i++)
     if (ds_node_is_variable(sub->nodes[i]))
       in[k++] = shapes->shapes[sub->node_row_ptr[i]];
-  return TRUE;
-}
-
-/* One node's dtype rule on the subgraph's slots; sets *changed. */
-static gboolean infer_node_dtype(const DsGraph *sub, const DsNode *n, DsDType *dtypes,
-                                 DsDType *in_t, DsDType *out_t, gboolean *changed, GError **error)
-{
-  guint n_out = ds_node_n_op_outputs(n), base = sub->node_row_ptr[n->id];
-  for (guint i = 0; i < n->n_inputs; i++)
-    in_t[i] = dtypes[ds_graph_entry_id(sub, n->inputs[i])];
-  for (guint i = 0; i < n_out; i++)
-    out_t[i] = dtypes[base + i];
-  gboolean ok = n->op->infer_type != NULL
-                    ? n->op->infer_type(n, n->param, in_t, out_t, error)
-                    : ds_ops_unify_dtypes(n, in_t, (int)n->n_inputs, out_t, (int)n_out, error);
-  if (!ok)
-    return FALSE;
-  for (guint i = 0; i < n->n_inputs; i++) {
-    guint e = ds_graph_entry_id(sub, n->inputs[i]);
-    *changed |= dtypes[e] != in_t[i];
-    dtypes[e] = in_t[i];
-  }
-  for (guint i = 0; i < n_out; i++) {
-    *changed |= dtypes[base + i] != out_t[i];
-    dtypes[base + i] = out_t[i];
-  }
-  return TRUE;
-}
-
-/* Nested dtype inference of `sub`, with the same conventions as infer_sub_shapes(). It runs
- * the subgraph's dtype rules itself rather than through ds_infer_graph(), which ends by making
- * every variable still unknown float32: inside a subgraph that default would be pushed back
- * onto the node's inputs before the outer graph had a chance to pin them (MXNet applies it
- * once, to the whole graph). Dtype rules do not read shapes, so no shapes are needed. */
-static gboolean infer_sub_dtypes(const DsNode *node, const DsGraph *sub, const char *what,
-                                 DsDType *in, DsDType *out, GError **error)
-{
-  guint n_entries = ds_graph_n_entries(sub), width = 1;
-  g_autofree DsDType *dtypes = g_new(DsDType, MAX(n_entries, 1));
-  for (guint e = 0; e < n_entries; e++)
-    dtypes[e] = DS_DTYPE_UNKNOWN;
-  for (guint i = 0, k = 0; i < sub->n_nodes; i++) {
-    width = MAX(width, MAX(sub->nodes[i]->n_inputs, sub->nodes[i]->n_outputs));
-    if (ds_node_is_variable(sub->nodes[i]))
-      dtypes[sub->node_row_ptr[i]] = in[k++];
-  }
-  char slot[64];
-  for (guint h = 0; h < sub->n_heads; h++) {
-    g_snprintf(slot, sizeof slot, "%s output %u", what, h);
-    if (!ds_ops_assign_dtype(node, &dtypes[ds_graph_entry_id(sub, sub->heads[h])], out[h], slot,
-                             error))
-      return FALSE;
-  }
-
-  g_autofree DsDType *in_t = g_new(DsDType, width), *out_t = g_new(DsDType, width);
-  gboolean changed = TRUE;
-  for (int pass = 0; changed && pass < MAX_DTYPE_PASSES; pass++) {
-    changed = FALSE;
-    /* Alternate directions, as the graph driver does: some rules pin inputs from outputs. */
-    for (guint k = 0; k < sub->n_nodes; k++) {
-      const DsNode *n = sub->nodes[pass % 2 == 0 ? k : sub->n_nodes - 1 - k];
-      if (ds_node_is_variable(n) || n->op == NULL)
-        continue;
-      if (!infer_node_dtype(sub, n, dtypes, in_t, out_t, &changed, error)) {
-        g_prefix_error(error, "node '%s' (%s): in its %s: ", node->name, node->op_name, what);
-        return FALSE;
-      }
-    }
-  }
-  for (guint h = 0; h < sub->n_heads; h++)
-    out[h] = dtypes[ds_graph_entry_id(sub, sub->heads[h])];
-  for (guint i = 0, k = 0; i < sub->n_nodes; i++)
-    if (ds_node_is_variable(sub->nodes[i]))
-      in[k++] = dtypes[sub->node_row_ptr[i]];
   return TRUE;
 }
 
@@ -392,7 +315,7 @@ static gboolean infer_cond_dtypes(const DsNode *node, const int *locs, int n, Ds
     sub_in[i] = in[locs[i]];
   DsDType result = DS_DTYPE_UNKNOWN;
   *explained = FALSE;
-  if (!infer_sub_dtypes(node, cond, "cond", sub_in, &result, error))
+  if (!ds_ops_infer_subgraph_dtypes(node, cond, "cond", sub_in, &result, error))
     return FALSE;
   *explained = TRUE;
   return dtypes_back(node, cond, "cond", locs, n, sub_in, in, error);
@@ -703,7 +626,7 @@ static gboolean foreach_dtype_attempt(const DsNode *node, const void *param, DsD
   }
 
   *explained = FALSE;
-  if (!infer_sub_dtypes(node, body, "body", b_in, b_out, error))
+  if (!ds_ops_infer_subgraph_dtypes(node, body, "body", b_in, b_out, error))
     return FALSE;
   *explained = TRUE;
 
@@ -927,7 +850,7 @@ static gboolean while_loop_dtype_attempt(const DsNode *node, const void *param, 
       f_out[nod + k] = in[loop_var_input(p, k)];
   }
   *explained = FALSE;
-  if (!infer_sub_dtypes(node, func, "func", f_in, f_out, error))
+  if (!ds_ops_infer_subgraph_dtypes(node, func, "func", f_in, f_out, error))
     return FALSE;
   *explained = TRUE;
 
@@ -1065,7 +988,7 @@ static gboolean cond_branch_dtypes(const DsNode *node, int which, const int *loc
   for (int h = 0; h < n_out; h++)
     b_out[h] = seed ? out[h] : DS_DTYPE_UNKNOWN;
   *explained = FALSE;
-  if (!infer_sub_dtypes(node, sub, name, b_in, b_out, error))
+  if (!ds_ops_infer_subgraph_dtypes(node, sub, name, b_in, b_out, error))
     return FALSE;
   *explained = TRUE;
   return dtypes_back(node, sub, name, locs, n, b_in, in, error);

@@ -151,16 +151,14 @@ static gboolean infer_node_dtype(const DsGraph *sub, const DsNode *n, DsDType *d
   return TRUE;
 }
 
-/* Nested dtype inference. It runs the subgraph's dtype rules itself rather than through
- * ds_infer_graph(), which ends by making every variable still unknown float32: inside a
- * subgraph that default would be pushed back onto the node's inputs before the outer graph
- * had a chance to pin them (MXNet applies it once, to the whole graph). Dtype rules do not
- * read shapes, so no shapes are needed. */
-static gboolean infer_type_cached_op(const DsNode *node, const void *param, DsDType *in,
-                                     DsDType *out, GError **error)
+/* Nested dtype inference of `sub`. It runs
+ * the subgraph's dtype rules itself rather than through ds_infer_graph(), which ends by making
+ * every variable still unknown float32: inside a subgraph that default would be pushed back
+ * onto the node's inputs before the outer graph had a chance to pin them (MXNet applies it
+ * once, to the whole graph). Dtype rules do not read shapes, so no shapes are needed. */
+gboolean ds_ops_infer_subgraph_dtypes(const DsNode *node, const DsGraph *sub, const char *what,
+                                      DsDType *in, DsDType *out, GError **error)
 {
-  (void)param;
-  const DsGraph *sub = node->subgraphs[0];
   guint n_entries = ds_graph_n_entries(sub), width = 1;
   g_autofree DsDType *dtypes = g_new(DsDType, MAX(n_entries, 1));
   for (guint e = 0; e < n_entries; e++)
@@ -170,11 +168,10 @@ static gboolean infer_type_cached_op(const DsNode *node, const void *param, DsDT
     if (ds_node_is_variable(sub->nodes[i]))
       dtypes[sub->node_row_ptr[i]] = in[k++];
   }
-  char buf[16], what[48];
-  guint n_out = MIN(ds_node_n_op_outputs(node), sub->n_heads);
-  for (guint h = 0; h < n_out; h++) {
-    g_snprintf(what, sizeof what, "output %u", h);
-    if (!ds_ops_assign_dtype(node, &dtypes[ds_graph_entry_id(sub, sub->heads[h])], out[h], what,
+  char slot[64];
+  for (guint h = 0; h < sub->n_heads; h++) {
+    g_snprintf(slot, sizeof slot, "%s output %u", what, h);
+    if (!ds_ops_assign_dtype(node, &dtypes[ds_graph_entry_id(sub, sub->heads[h])], out[h], slot,
                              error))
       return FALSE;
   }
@@ -189,27 +186,24 @@ static gboolean infer_type_cached_op(const DsNode *node, const void *param, DsDT
       if (ds_node_is_variable(n) || n->op == NULL)
         continue;
       if (!infer_node_dtype(sub, n, dtypes, in_t, out_t, &changed, error)) {
-        prefix_subgraph_error(node, error);
+        g_prefix_error(error, "node '%s' (%s): in its %s: ", node->name, node->op_name, what);
         return FALSE;
       }
     }
   }
-
-  for (guint h = 0; h < n_out; h++) {
-    g_snprintf(what, sizeof what, "output %u", h);
-    if (!ds_ops_assign_dtype(node, &out[h], dtypes[ds_graph_entry_id(sub, sub->heads[h])], what,
-                             error))
-      return FALSE;
-  }
-  for (guint i = 0, k = 0; i < sub->n_nodes; i++) {
-    if (!ds_node_is_variable(sub->nodes[i]))
-      continue;
-    g_snprintf(what, sizeof what, "input '%s'", ds_ops_input_name(node, (int)k, buf));
-    if (!ds_ops_assign_dtype(node, &in[k], dtypes[sub->node_row_ptr[i]], what, error))
-      return FALSE;
-    k++;
-  }
+  for (guint h = 0; h < sub->n_heads; h++)
+    out[h] = dtypes[ds_graph_entry_id(sub, sub->heads[h])];
+  for (guint i = 0, k = 0; i < sub->n_nodes; i++)
+    if (ds_node_is_variable(sub->nodes[i]))
+      in[k++] = dtypes[sub->node_row_ptr[i]];
   return TRUE;
+}
+
+static gboolean infer_type_cached_op(const DsNode *node, const void *param, DsDType *in,
+                                     DsDType *out, GError **error)
+{
+  (void)param;
+  return ds_ops_infer_subgraph_dtypes(node, node->subgraphs[0], "subgraph", in, out, error);
 }
 
 /* ------------------------------------------------------------------------------------------ */

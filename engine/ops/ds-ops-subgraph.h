@@ -16,3 +16,16 @@ typedef struct {
   int n_inputs;  /* the subgraph's variable nodes */
   int n_outputs; /* the subgraph's heads */
 } DsCachedOpParam;
+
+#include <glib.h>
+
+#include "ds-dtype.h"
+#include "ds-graph.h"
+
+/* Dtype inference through a subgraph for the node that owns it (`_CachedOp`, loop bodies,
+ * branches): `in` are the dtypes of the subgraph's variables (in node order) and `out` of its
+ * heads, both read and completed. It runs the subgraph's own dtype rules to a fixpoint, not
+ * ds_infer_graph(), whose float32 default for unknown variables belongs to the outer graph.
+ * Errors are prefixed "node 'N' (op): in its <what>: ". */
+gboolean ds_ops_infer_subgraph_dtypes(const DsNode *node, const DsGraph *sub, const char *what,
+                                      DsDType *in, DsDType *out, GError **error);

@@ -406,38 +406,10 @@ typedef struct {
 
 /* -1, 0 or 1 for elements x and y in NumPy's sort order: NaN after every number and equal to
  * every other NaN. */
-#define CMP_FLOAT(T)                                                                               \
-  {                                                                                                \
-    T x = ((const T *)k->base)[a], y = ((const T *)k->base)[b];                                    \
-    if (x != x || y != y)                                                                          \
-      return (x != x) - (y != y);                                                                  \
-    return (x > y) - (x < y);                                                                      \
-  }
-#define CMP_INT(T)                                                                                 \
-  {                                                                                                \
-    T x = ((const T *)k->base)[a], y = ((const T *)k->base)[b];                                    \
-    return (x > y) - (x < y);                                                                      \
-  }
-
 static int elem_cmp(const UniqueKeys *k, int64_t a, int64_t b)
 {
-  switch (k->t) {
-  case DS_DTYPE_FLOAT32:
-    CMP_FLOAT(float)
-  case DS_DTYPE_FLOAT64:
-    CMP_FLOAT(double)
-  case DS_DTYPE_INT32:
-    CMP_INT(int32_t)
-  case DS_DTYPE_INT64:
-    CMP_INT(int64_t)
-  case DS_DTYPE_INT8:
-    CMP_INT(int8_t)
-  default: /* uint8, bool */
-    CMP_INT(uint8_t)
-  }
+  return ds_cpu_compare_elements(k->t, k->base, a, b);
 }
-#undef CMP_FLOAT
-#undef CMP_INT
 
 /* Items compared lexicographically, element by element in row-major order. */
 static int item_cmp(const UniqueKeys *k, int64_t a, int64_t b)

@@ -362,38 +362,10 @@ typedef struct {
 } Keys;
 
 /* -1, 0 or 1 for key a against key b in ascending order, NaN after every number. */
-#define CMP_FLOAT(T)                                                                               \
-  {                                                                                                \
-    T x = ((const T *)k->base)[a * k->stride], y = ((const T *)k->base)[b * k->stride];            \
-    if (x != x || y != y)                                                                          \
-      return (x != x) - (y != y);                                                                  \
-    return (x > y) - (x < y);                                                                      \
-  }
-#define CMP_INT(T)                                                                                 \
-  {                                                                                                \
-    T x = ((const T *)k->base)[a * k->stride], y = ((const T *)k->base)[b * k->stride];            \
-    return (x > y) - (x < y);                                                                      \
-  }
-
 static int key_cmp(const Keys *k, int64_t a, int64_t b)
 {
-  switch (k->t) {
-  case DS_DTYPE_FLOAT32:
-    CMP_FLOAT(float)
-  case DS_DTYPE_FLOAT64:
-    CMP_FLOAT(double)
-  case DS_DTYPE_INT32:
-    CMP_INT(int32_t)
-  case DS_DTYPE_INT64:
-    CMP_INT(int64_t)
-  case DS_DTYPE_INT8:
-    CMP_INT(int8_t)
-  default: /* uint8, bool */
-    CMP_INT(uint8_t)
-  }
+  return ds_cpu_compare_elements(k->t, k->base, a * k->stride, b * k->stride);
 }
-#undef CMP_FLOAT
-#undef CMP_INT
 
 /* Whether key a goes before key b. Descending order keeps NaN last too, and equal keys never
  * go first, which keeps the merge sort stable in both directions. */

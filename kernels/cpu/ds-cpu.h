@@ -57,6 +57,40 @@ static inline void ds_cpu_store_f64(DsDType t, void *cell, double value)
   }
 }
 
+/* -1, 0 or 1 for element i against element j of a computable tensor, ascending, NaN after
+ * every number (and equal to NaN): the order argsort and unique sort by. */
+static inline int ds_cpu_compare_elements(DsDType t, const void *base, int64_t i, int64_t j)
+{
+#define DS_CPU_CMP_FLOAT(T)                                                                        \
+  {                                                                                                \
+    T x = ((const T *)base)[i], y = ((const T *)base)[j];                                          \
+    if (x != x || y != y)                                                                          \
+      return (x != x) - (y != y);                                                                  \
+    return (x > y) - (x < y);                                                                      \
+  }
+#define DS_CPU_CMP_INT(T)                                                                          \
+  {                                                                                                \
+    T x = ((const T *)base)[i], y = ((const T *)base)[j];                                          \
+    return (x > y) - (x < y);                                                                      \
+  }
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    DS_CPU_CMP_FLOAT(float)
+  case DS_DTYPE_FLOAT64:
+    DS_CPU_CMP_FLOAT(double)
+  case DS_DTYPE_INT32:
+    DS_CPU_CMP_INT(int32_t)
+  case DS_DTYPE_INT64:
+    DS_CPU_CMP_INT(int64_t)
+  case DS_DTYPE_INT8:
+    DS_CPU_CMP_INT(int8_t)
+  default:
+    DS_CPU_CMP_INT(uint8_t) /* uint8, bool */
+  }
+#undef DS_CPU_CMP_FLOAT
+#undef DS_CPU_CMP_INT
+}
+
 /* Dtypes the CPU kernels compute in (float16 is storage only). */
 static inline bool ds_cpu_dtype_computable(DsDType t)
 {
