@@ -17,29 +17,6 @@
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
 
-/* Element `i` of a computable tensor as a double. */
-static double load_f64(DsDType t, const void *base, int64_t i)
-{
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    return ((const float *)base)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((const double *)base)[i];
-  case DS_DTYPE_INT32:
-    return ((const int32_t *)base)[i];
-  case DS_DTYPE_INT64:
-    return (double)((const int64_t *)base)[i];
-  case DS_DTYPE_INT8:
-    return ((const int8_t *)base)[i];
-  case DS_DTYPE_UINT8:
-    return ((const uint8_t *)base)[i];
-  case DS_DTYPE_BOOL:
-    return ((const uint8_t *)base)[i] != 0;
-  default:
-    return 0.0;
-  }
-}
-
 /* Element `i` as a whole number: false if it is not one (2.5, NaN, out of int64's range).
  * int64 is read exactly, not through a double. */
 static bool load_whole(DsDType t, const void *base, int64_t i, int64_t *out)
@@ -48,7 +25,7 @@ static bool load_whole(DsDType t, const void *base, int64_t i, int64_t *out)
     *out = ((const int64_t *)base)[i];
     return true;
   }
-  double v = load_f64(t, base, i);
+  double v = ds_cpu_load_f64(t, base, i);
   if (!(v >= -9.0e18 && v <= 9.0e18) || v != floor(v))
     return false;
   *out = (int64_t)v;
@@ -360,7 +337,7 @@ static DsStatus read_bound(const DsTensor *t, double *out)
     return DS_STATUS_INVALID_ARGUMENT;
   if (!ds_cpu_dtype_computable(t->dtype))
     return DS_STATUS_UNSUPPORTED;
-  *out = load_f64(t->dtype, t->data, 0);
+  *out = ds_cpu_load_f64(t->dtype, t->data, 0);
   return DS_STATUS_OK;
 }
 

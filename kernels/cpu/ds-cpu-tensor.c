@@ -13,38 +13,14 @@
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
 
-/* Element `i` of a numeric tensor as a double (lengths, indices). */
-static double load_one(DsDType t, const void *base, int64_t i)
-{
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    return ((const float *)base)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((const double *)base)[i];
-  case DS_DTYPE_INT32:
-    return ((const int32_t *)base)[i];
-  case DS_DTYPE_INT64:
-    return (double)((const int64_t *)base)[i];
-  case DS_DTYPE_INT8:
-    return ((const int8_t *)base)[i];
-  case DS_DTYPE_UINT8:
-    return ((const uint8_t *)base)[i];
-  case DS_DTYPE_BOOL:
-    return ((const uint8_t *)base)[i] != 0;
-  default:
-    return 0.0;
-  }
-}
-
 /* Element `i` of an integer-valued tensor as int64: exact for int64, truncating for floats
  * (MXNet's static_cast<int64_t>). */
 static int64_t load_index(DsDType t, const void *base, int64_t i)
 {
   if (t == DS_DTYPE_INT64)
     return ((const int64_t *)base)[i];
-  return ds_cpu_saturate_i64(load_one(t, base, i));
+  return ds_cpu_saturate_i64(ds_cpu_load_f64(t, base, i));
 }
-
 
 /* ------------------------------------------------------------------------------------------ */
 /* Strided copies: out (contiguous) <- in at element offsets given per output dim. */
