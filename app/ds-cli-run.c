@@ -227,6 +227,12 @@ int ds_cli_run(const DsCliOptions *options)
 {
   GError *error = NULL;
   int threads = options->threads > 0 ? options->threads : default_threads();
+  gboolean debug = options->trace_steps || options->breaks != NULL;
+  if (debug && (options->sweep != NULL || options->repeat > 1)) {
+    g_printerr("dynscope: --trace-steps and --break run once: drop --%s\n",
+               options->sweep != NULL ? "sweep" : "repeat");
+    return 2;
+  }
   if (options->sweep != NULL)
     return run_sweep(options, threads);
   g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
@@ -235,14 +241,21 @@ int ds_cli_run(const DsCliOptions *options)
                           ds_backend_find("cpu"), threads, &error))
     return ds_cli_fail(error);
 
+  if (options->timeout_s > 0)
+    ds_session_set_deadline(session, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
+  if (debug) {
+    int status = ds_cli_debug_run(options, session);
+    if (status == 0 && options->save_outputs != NULL &&
+        !save_outputs(session, options->save_outputs, &error))
+      return ds_cli_fail(error);
+    return status;
+  }
+
   DsGraph *graph = ds_session_get_graph(session);
   g_autoptr(DsNodeTimer) timer = ds_node_timer_new(graph->n_nodes);
   gboolean table = options->save_outputs == NULL;
   if (table)
     ds_session_set_hooks(session, ds_node_timer_get_hooks(), timer);
-
-  if (options->timeout_s > 0)
-    ds_session_set_deadline(session, g_get_monotonic_time() + (gint64)(options->timeout_s * 1e6));
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {

@@ -165,6 +165,12 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
      "Refuse plans and tensors over this many bytes (default: 75% of RAM)", "BYTES"},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &options.timeout_s,
      "Stop a run that takes longer than this many seconds", "SECONDS"},
+    {"trace-steps", 0, 0, G_OPTION_ARG_NONE, &options.trace_steps,
+     "With --run: print every executed node (frame path, op, output shape), into loops, "
+     "branches and regions", NULL},
+    {"break", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.breaks,
+     "With --run: stop at SPEC, print the node's inputs and outputs, continue (repeatable; "
+     "SPEC is NODE|OP|* [if COND && ...], COND like iter==3, s1>512, nan>0)", "SPEC"},
     {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
     {NULL},
@@ -232,5 +238,6 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   g_free(options.device);
   g_free(options.max_memory);
   g_strfreev(options.remaining);
+  g_strfreev(options.breaks);
   return status;
 }

@@ -28,6 +28,8 @@ typedef struct {
   gboolean json;
   char *max_memory;    /* bytes, with an optional K/M/G/T suffix (powers of 1024) */
   double timeout_s;
+  gboolean trace_steps; /* --run: print one line per executed node */
+  char **breaks;        /* --run: breakpoint specs */
   gboolean version;
   char **remaining;    /* positional arguments */
 } DsCliOptions;
@@ -42,6 +44,8 @@ int ds_cli_info(const DsCliOptions *options);
 int ds_cli_save(const DsCliOptions *options);
 int ds_cli_shapes(const DsCliOptions *options);
 int ds_cli_partition(const DsCliOptions *options);
+/* --run with --trace-steps or --break: runs the prepared session on the debug cursor. */
+int ds_cli_debug_run(const DsCliOptions *options, DsSession *session);
 
 /* Prints "dynscope: <message>" on stderr and returns the error's exit status. */
 int ds_cli_fail(GError *error);

@@ -32,6 +32,8 @@ struct _DsControlFlow {
   DsBufferPool *scratch;   /* loop-carried states and growing stacks */
   DsTensor *sub_inputs;    /* scratch: one subgraph's inputs for a run */
   guint64 last_count;
+  DsExecutorHooks hooks;   /* for the nested executors, and the frames around them */
+  gpointer hooks_data;
 };
 
 /* ---- nested subgraphs ---- */
@@ -93,6 +95,7 @@ static gboolean sub_bind(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GErr
       return FALSE;
     }
     ds_dynamic_executor_set_thread_pool(s->exec, cf->threads);
+    ds_dynamic_executor_set_hooks(s->exec, &cf->hooks, cf->hooks_data);
     s->n_rebinds++;
   }
   for (guint k = 0; k < s->n_inputs; k++)
@@ -103,15 +106,31 @@ static gboolean sub_bind(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GErr
   return TRUE;
 }
 
-static gboolean sub_run(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GError **error)
+/* Runs the subgraph once: iteration `iteration` of a loop (-1 for a branch). With hooks, the
+ * run is a frame of its own. */
+static gboolean sub_run(DsControlFlow *cf, Sub *s, const DsTensor *inputs, gint64 iteration,
+                        GError **error)
 {
   if (!sub_bind(cf, s, inputs, error))
     return FALSE;
-  if (!ds_dynamic_executor_run(s->exec, error)) {
+  DsFrame frame = {
+      .kind = DS_FRAME_SUBGRAPH,
+      .graph = s->graph,
+      .owner = cf->node,
+      .name = s->role,
+      .iteration = iteration,
+      .inputs = inputs,
+      .n_inputs = s->n_inputs,
+  };
+  if (cf->hooks.frame_enter != NULL)
+    cf->hooks.frame_enter(cf->hooks_data, &frame);
+  gboolean ok = ds_dynamic_executor_run(s->exec, error);
+  if (cf->hooks.frame_exit != NULL)
+    cf->hooks.frame_exit(cf->hooks_data, &frame);
+  /* A cancelled run says so in the caller's words, not wrapped in where it stopped. */
+  if (!ok && !g_error_matches(*error, DS_ERROR, DS_ERROR_CANCELLED))
     prefix_error(cf, s, error);
-    return FALSE;
-  }
-  return TRUE;
+  return ok;
 }
 
 static const DsTensor *sub_output(const Sub *s, guint i)
@@ -257,8 +276,8 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
       in[p->data_locs[j]] = slice_view(&inputs[j], i);
     for (int k = 0; k < p->n_states; k++)
       in[p->state_locs[k]] = states[k].value;
-    ok = sub_run(cf, body, in, error);
-    if (!ok)
+    ok = sub_run(cf, body, in, i, error);
+    if (!ok && !g_error_matches(*error, DS_ERROR, DS_ERROR_CANCELLED))
       g_prefix_error(error, "iteration %" G_GINT64_FORMAT ": ", i);
     /* Per-iteration outputs go into their row of the stacked outputs. */
     for (int o = 0; ok && o < p->num_out_data; o++) {
@@ -408,11 +427,11 @@ static gboolean run_while_loop(DsControlFlow *cf, const DsTensor *inputs, DsTens
   guint64 n = 0;
   while (ok) {
     gather_inputs(in, p->cond_input_locs, p->n_cond_inputs, inputs, var_of_input, vars);
-    ok = sub_run(cf, cond, in, error) && read_condition(cf, sub_output(cond, 0), &go, error);
+    ok = sub_run(cf, cond, in, (gint64)n, error) && read_condition(cf, sub_output(cond, 0), &go, error);
     if (!ok || !go || n >= (guint64)p->max_iterations)
       break;
     gather_inputs(in, p->func_input_locs, p->n_func_inputs, inputs, var_of_input, vars);
-    ok = sub_run(cf, func, in, error);
+    ok = sub_run(cf, func, in, (gint64)n, error);
     for (int o = 0; ok && o < p->num_out_data; o++) {
       const DsTensor *step = sub_output(func, (guint)o);
       ok = (n == 0 || check_like(cf, step, &stacks[o].row, "step output", (guint)o, error)) &&
@@ -423,7 +442,7 @@ static gboolean run_while_loop(DsControlFlow *cf, const DsTensor *inputs, DsTens
       ok = check_like(cf, next, &vars[k].value, "loop variable", (guint)k, error) &&
            carried_store(cf, &vars[k], (guint)k, next, n, error);
     }
-    if (!ok)
+    if (!ok && !g_error_matches(*error, DS_ERROR, DS_ERROR_CANCELLED))
       g_prefix_error(error, "iteration %" G_GUINT64_FORMAT ": ", n);
     n++;
   }
@@ -479,7 +498,7 @@ static gboolean run_cond(DsControlFlow *cf, const DsTensor *inputs, DsTensor *ou
   for (int i = 0; i < p->n_cond_inputs; i++)
     in[i] = inputs[p->cond_input_locs[i]];
   gboolean go;
-  if (!sub_run(cf, &cf->subs[0], in, error) ||
+  if (!sub_run(cf, &cf->subs[0], in, -1, error) ||
       !read_condition(cf, sub_output(&cf->subs[0], 0), &go, error))
     return FALSE;
   Sub *branch = &cf->subs[go ? 1 : 2];
@@ -487,7 +506,7 @@ static gboolean run_cond(DsControlFlow *cf, const DsTensor *inputs, DsTensor *ou
   int n = go ? p->n_then_inputs : p->n_else_inputs;
   for (int i = 0; i < n; i++)
     in[i] = inputs[locs[i]];
-  if (!sub_run(cf, branch, in, error))
+  if (!sub_run(cf, branch, in, -1, error))
     return FALSE;
   for (int o = 0; o < p->num_outputs; o++) {
     const DsTensor *t = sub_output(branch, (guint)o);
@@ -556,6 +575,15 @@ gboolean ds_control_flow_run(DsControlFlow *cf, const DsTensor *inputs, DsTensor
   case DS_OP_WHILE_LOOP: return run_while_loop(cf, inputs, outputs, alloc, alloc_data, error);
   default: return run_cond(cf, inputs, outputs, alloc, alloc_data, error);
   }
+}
+
+void ds_control_flow_set_hooks(DsControlFlow *cf, const DsExecutorHooks *hooks, gpointer data)
+{
+  cf->hooks = hooks != NULL ? *hooks : (DsExecutorHooks){0};
+  cf->hooks_data = data;
+  for (guint s = 0; s < cf->n_subs; s++)
+    if (cf->subs[s].exec != NULL)
+      ds_dynamic_executor_set_hooks(cf->subs[s].exec, hooks, data);
 }
 
 void ds_control_flow_set_thread_pool(DsControlFlow *cf, DsThreadPool *threads)

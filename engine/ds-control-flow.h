@@ -29,6 +29,10 @@ typedef struct _DsControlFlow DsControlFlow;
 DsControlFlow *ds_control_flow_new(const DsNode *node, const DsBackend *backend,
                                    DsThreadPool *threads, GError **error);
 void ds_control_flow_free(DsControlFlow *cf);
+/* Hooks for every node the subgraphs run, and a frame (DS_FRAME_SUBGRAPH) around each run of
+ * a subgraph: one per loop iteration (the condition and the body separately), one per
+ * branch. NULL clears them. */
+void ds_control_flow_set_hooks(DsControlFlow *cf, const DsExecutorHooks *hooks, gpointer data);
 /* Nested kernels share `threads` (borrowed) from now on. */
 void ds_control_flow_set_thread_pool(DsControlFlow *cf, DsThreadPool *threads);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsControlFlow, ds_control_flow_free)

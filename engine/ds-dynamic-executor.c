@@ -67,6 +67,7 @@ struct _DsDynamicExecutor {
 
   DsExecutorHooks hooks;
   gpointer hooks_data;
+  gboolean region_frames; /* the partition came from the caller: its regions are frames */
   gint64 deadline_us;
   guint64 n_replans;
 };
@@ -317,6 +318,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
   if (!check_symbolic(graph, symbolic, error))
     return NULL;
   g_autoptr(DsPartition) own_partition = NULL;
+  gboolean region_frames = partition != NULL;
   if (partition == NULL) {
     own_partition = ds_partition_label(graph, ds_subgraph_property_find("static-dynamic"), error);
     if (own_partition == NULL)
@@ -328,6 +330,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
   dx->graph = ds_graph_ref(graph);
   dx->backend = backend;
   dx->n_threads = n_threads;
+  dx->region_frames = region_frames;
   dx->exprs = exprs;
   dx->symbolic = ds_graph_shapes_copy(symbolic);
   /* Outputs a file lists beyond the op's own (MKL-DNN workspaces) are empty, as the static
@@ -466,6 +469,9 @@ void ds_dynamic_executor_set_hooks(DsDynamicExecutor *dx, const DsExecutorHooks 
   for (guint r = 0; r < dx->n_regions; r++)
     if (dx->regions[r].exec != NULL)
       ds_executor_set_hooks(dx->regions[r].exec, hooks, data);
+  for (guint i = 0; i < dx->graph->n_nodes; i++)
+    if (dx->kernels[i].control != NULL)
+      ds_control_flow_set_hooks(dx->kernels[i].control, hooks, data);
 }
 
 void ds_dynamic_executor_set_thread_pool(DsDynamicExecutor *dx, DsThreadPool *threads)
@@ -569,13 +575,13 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
     }
   }
 
+  if (dx->hooks.node_begin != NULL && !dx->hooks.node_begin(dx->hooks_data, node)) {
+    ds_set_cancelled_error(error, node);
+    return FALSE;
+  }
   if (nk->control != NULL) {
     dx->current_node = node;
-    if (dx->hooks.node_begin != NULL)
-      dx->hooks.node_begin(dx->hooks_data, node);
     gboolean ok = ds_control_flow_run(nk->control, dx->ins, dx->outs, alloc_output, dx, error);
-    if (dx->hooks.node_end != NULL)
-      dx->hooks.node_end(dx->hooks_data, node);
     if (!ok) {
       if (dx->alloc_error != NULL) {
         g_clear_error(error);
@@ -610,11 +616,7 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
   }
   ctx.workspace = workspace;
   dx->current_node = node;
-  if (dx->hooks.node_begin != NULL)
-    dx->hooks.node_begin(dx->hooks_data, node);
   DsStatus status = nk->kernel->run(&ctx);
-  if (dx->hooks.node_end != NULL)
-    dx->hooks.node_end(dx->hooks_data, node);
   ds_buffer_pool_release(dx->pool, workspace);
   if (status != DS_STATUS_OK) {
     if (dx->alloc_error != NULL) {
@@ -645,6 +647,8 @@ static gboolean finish_outputs(DsDynamicExecutor *dx, const DsNode *node, GError
         !learn_symbols(dx, node, k, &dx->symbolic->shapes[base + k], &dx->outs[k], error))
       return FALSE;
   }
+  if (dx->hooks.node_end != NULL)
+    dx->hooks.node_end(dx->hooks_data, node, dx->ins, dx->outs);
   return TRUE;
 }
 
@@ -663,7 +667,7 @@ static gboolean region_inputs_changed(DsDynamicExecutor *dx, Region *region)
   return changed;
 }
 
-static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error)
+static gboolean run_region_plan(DsDynamicExecutor *dx, Region *region, GError **error)
 {
   DsGraph *graph = dx->graph;
   if (region_inputs_changed(dx, region)) {
@@ -701,6 +705,26 @@ static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error
       return FALSE;
   }
   return ds_executor_run(region->exec, error);
+}
+
+/* A region of the caller's partition is a frame for the hooks (the regions made here to
+ * split a graph around its dynamic ops are not: they are how this executor works). */
+static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error)
+{
+  if (!dx->region_frames || dx->hooks.frame_enter == NULL)
+    return run_region_plan(dx, region, error);
+  DsFrame frame = {
+      .kind = DS_FRAME_REGION,
+      .graph = dx->graph,
+      .name = region->name,
+      .iteration = -1,
+      .in_region = region->mask,
+  };
+  dx->hooks.frame_enter(dx->hooks_data, &frame);
+  gboolean ok = run_region_plan(dx, region, error);
+  if (dx->hooks.frame_exit != NULL)
+    dx->hooks.frame_exit(dx->hooks_data, &frame);
+  return ok;
 }
 
 static void release_inputs(DsDynamicExecutor *dx, const DsNode *node)

@@ -1,8 +1,8 @@
 /* ds-error.h: the engine's GError domain.
  *
- * Codes decide the command line's exit status: DS_ERROR_RUNTIME is a failure while running
- * (exit 1); every other code is bad input or usage (exit 2). Messages are one line and name the
- * file, node, op or argument involved.
+ * Codes decide the command line's exit status: DS_ERROR_RUNTIME and DS_ERROR_CANCELLED stop
+ * a run (exit 1); every other code is bad input or usage (exit 2). Messages are one line and
+ * name the file, node, op or argument involved.
  */
 #pragma once
 
@@ -20,6 +20,7 @@ typedef enum {
   DS_ERROR_INPUT,       /* a missing or mismatched input tensor */
   DS_ERROR_LIMIT,       /* a size over a limit (overflow, --max-memory) */
   DS_ERROR_RUNTIME,     /* a kernel failed while running */
+  DS_ERROR_CANCELLED,   /* a run stopped by its caller (Cancel, a debugger letting go) */
 } DsErrorCode;
 
 /* The process exit status for an error: 1 for DS_ERROR_RUNTIME, 2 otherwise. */

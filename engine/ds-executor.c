@@ -284,6 +284,12 @@ gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value
   return TRUE;
 }
 
+void ds_set_cancelled_error(GError **error, const DsNode *node)
+{
+  g_set_error(error, DS_ERROR, DS_ERROR_CANCELLED, "cancelled before node '%s' (%s)", node->name,
+              node->op_name);
+}
+
 void ds_executor_set_hooks(DsExecutor *exec, const DsExecutorHooks *hooks, gpointer data)
 {
   exec->hooks = hooks != NULL ? *hooks : (DsExecutorHooks){0};
@@ -336,16 +342,18 @@ gboolean ds_executor_run(DsExecutor *exec, GError **error)
                   step->node->name, step->node->op_name);
       return FALSE;
     }
-    if (hooks->node_begin != NULL)
-      hooks->node_begin(exec->hooks_data, step->node);
+    if (hooks->node_begin != NULL && !hooks->node_begin(exec->hooks_data, step->node)) {
+      ds_set_cancelled_error(error, step->node);
+      return FALSE;
+    }
     DsStatus status = step->kernel->run(&step->ctx);
-    if (hooks->node_end != NULL)
-      hooks->node_end(exec->hooks_data, step->node);
     if (G_UNLIKELY(status != DS_STATUS_OK)) {
       g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "node '%s' (%s): %s", step->node->name,
                   step->node->op_name, ds_status_message(status));
       return FALSE;
     }
+    if (hooks->node_end != NULL)
+      hooks->node_end(exec->hooks_data, step->node, step->ctx.inputs, step->ctx.outputs);
   }
   return TRUE;
 }

@@ -19,12 +19,43 @@
 
 typedef struct _DsExecutor DsExecutor;
 
-/* Per-node hooks, called around each kernel (the profiler and debug cursor plug in here).
- * NULL members are skipped. */
+/* Where nodes run, below the graph a run was started on: a partition region of it, or one
+ * run of a control-flow node's subgraph (a loop iteration, a condition, a branch). */
+typedef enum {
+  DS_FRAME_GRAPH,    /* the graph itself (a debugger's outermost frame; never entered) */
+  DS_FRAME_REGION,   /* a region of an explicit partition: same graph, its nodes only */
+  DS_FRAME_SUBGRAPH, /* a subgraph of a `_foreach`, `_while_loop` or `_cond` node */
+} DsFrameKind;
+
 typedef struct {
-  void (*node_begin)(gpointer data, const DsNode *node);
-  void (*node_end)(gpointer data, const DsNode *node);
+  DsFrameKind kind;
+  DsGraph *graph;         /* whose nodes run in the frame */
+  const DsNode *owner;    /* the control-flow node (subgraph frames), else NULL */
+  const char *name;       /* the region's name, or the subgraph's role: "body" (_foreach),
+                           * "cond"/"func" (_while_loop), "cond"/"then"/"else" (_cond) */
+  gint64 iteration;       /* the loop iteration, from 0; -1 outside loops */
+  const gboolean *in_region; /* region frames: per graph node; else NULL */
+  const DsTensor *inputs; /* subgraph frames: its variables' values, in node order */
+  guint n_inputs;
+} DsFrame;
+
+/* Hooks around each node and frame (the profiler and the debug cursor plug in here). NULL
+ * members are skipped, and with no hooks a run does nothing extra. Nested executors (regions,
+ * loop bodies) call the same hooks, between their frame's enter and exit.
+ *   node_begin: before the kernel; returning FALSE cancels the run (DS_ERROR_CANCELLED).
+ *   node_end:   after the node succeeded, with its inputs and outputs (node->n_inputs and
+ *               ds_node_n_op_outputs(node) of them), valid until the hook returns.
+ *   frame_enter/frame_exit: always paired, also when the frame fails. */
+typedef struct {
+  gboolean (*node_begin)(gpointer data, const DsNode *node);
+  void (*node_end)(gpointer data, const DsNode *node, const DsTensor *inputs,
+                   const DsTensor *outputs);
+  void (*frame_enter)(gpointer data, const DsFrame *frame);
+  void (*frame_exit)(gpointer data, const DsFrame *frame);
 } DsExecutorHooks;
+
+/* The error of a run that a node_begin hook cancelled before `node`. */
+void ds_set_cancelled_error(GError **error, const DsNode *node);
 
 /* Binds `graph` with fully inferred `shapes` (copied) on `backend`, with `n_threads` threads
  * for kernels and BLAS. Fails if an op has no kernel on the backend or the plan is over the

@@ -927,6 +927,32 @@ const DsTensor *ds_session_get_output(DsSession *session, guint i)
   return ds_executor_get_output(session->exec, i);
 }
 
+const DsTensor *ds_session_get_entry(DsSession *session, guint entry)
+{
+  if (session->dynamic != NULL)
+    return ds_dynamic_executor_get_entry(session->dynamic, entry);
+  g_return_val_if_fail(session->exec != NULL, NULL);
+  return ds_executor_get_entry(session->exec, entry);
+}
+
+gboolean ds_session_lookup_symbol(DsSession *session, const char *name, int64_t *value)
+{
+  if (session->exprs == NULL)
+    return FALSE;
+  for (guint id = 0; id < ds_expr_ctx_get_n_symbols(session->exprs); id++) {
+    if (strcmp(ds_expr_get_symbol_name(ds_expr_ctx_get_symbol(session->exprs, id)), name) != 0)
+      continue;
+    if (session->dynamic != NULL && ds_dynamic_executor_get_symbol(session->dynamic, id, value))
+      return TRUE;
+    grow_bindings(session);
+    if (!g_array_index(session->bound, gboolean, id))
+      return FALSE;
+    *value = g_array_index(session->values, gint64, id);
+    return TRUE;
+  }
+  return FALSE;
+}
+
 const DsGraphShapes *ds_session_get_run_shapes(DsSession *session)
 {
   if (session->dynamic != NULL)

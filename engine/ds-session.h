@@ -82,6 +82,12 @@ gboolean ds_session_run(DsSession *session, GError **error);
 /* Head `i`'s tensor and every entry's shape after the last run. Borrowed. */
 const DsTensor *ds_session_get_output(DsSession *session, guint i);
 const DsGraphShapes *ds_session_get_run_shapes(DsSession *session);
+/* An entry's tensor: a bound variable's at any time after ds_session_prepare(), others as the
+ * executor last left them (ds_executor_get_entry()). Borrowed. */
+const DsTensor *ds_session_get_entry(DsSession *session, guint entry);
+/* Symbol `name`'s value: the one the running or last run bound (input sizes, data-dependent
+ * `u0`), else the session's binding. FALSE if there is no such symbol or it has no value. */
+gboolean ds_session_lookup_symbol(DsSession *session, const char *name, int64_t *value);
 void ds_session_set_hooks(DsSession *session, const DsExecutorHooks *hooks, gpointer data);
 void ds_session_set_deadline(DsSession *session, gint64 deadline_us);
 

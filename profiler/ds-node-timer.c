@@ -8,6 +8,7 @@ struct _DsNodeTimer {
   guint64 *total_ns;
   guint64 *count;
   guint64 started_ns;
+  guint depth; /* subgraph frames entered: their nodes belong to another graph */
 };
 
 guint64 ds_monotonic_ns(void)
@@ -35,21 +36,45 @@ void ds_node_timer_free(DsNodeTimer *timer)
   g_free(timer);
 }
 
-static void node_begin(gpointer data, const DsNode *node)
+/* Only the top graph's nodes are timed: a loop's time is its node's, iterations included. */
+static gboolean node_begin(gpointer data, const DsNode *node)
 {
   DsNodeTimer *timer = data;
   (void)node;
-  timer->started_ns = ds_monotonic_ns();
+  if (timer->depth == 0)
+    timer->started_ns = ds_monotonic_ns();
+  return TRUE;
 }
 
-static void node_end(gpointer data, const DsNode *node)
+static void node_end(gpointer data, const DsNode *node, const DsTensor *inputs,
+                     const DsTensor *outputs)
 {
   DsNodeTimer *timer = data;
+  (void)inputs, (void)outputs;
+  if (timer->depth > 0)
+    return;
   timer->total_ns[node->id] += ds_monotonic_ns() - timer->started_ns;
   timer->count[node->id]++;
 }
 
-static const DsExecutorHooks timer_hooks = {.node_begin = node_begin, .node_end = node_end};
+static void frame_enter(gpointer data, const DsFrame *frame)
+{
+  DsNodeTimer *timer = data;
+  timer->depth += frame->kind == DS_FRAME_SUBGRAPH;
+}
+
+static void frame_exit(gpointer data, const DsFrame *frame)
+{
+  DsNodeTimer *timer = data;
+  timer->depth -= frame->kind == DS_FRAME_SUBGRAPH;
+}
+
+static const DsExecutorHooks timer_hooks = {
+    .node_begin = node_begin,
+    .node_end = node_end,
+    .frame_enter = frame_enter,
+    .frame_exit = frame_exit,
+};
 
 void ds_node_timer_attach(DsNodeTimer *timer, DsExecutor *exec)
 {

@@ -45,3 +45,42 @@ static inline int64_t ds_shape_span(const int64_t *shape, int from, int to)
  * of `elem_bytes`-sized elements would overflow `SIZE_MAX`/`limit_bytes`. */
 bool ds_shape_checked_nbytes(const int64_t *shape, int ndim, size_t elem_bytes,
                              size_t limit_bytes, size_t *nbytes_out);
+
+/* IEEE half-precision bits as a float (float16 is a storage type: nothing computes in it). */
+static inline float ds_half_to_float(uint16_t h)
+{
+  int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0)
+    magnitude = (float)mantissa * (1.0f / 16777216.0f); /* subnormal: m * 2^-24 */
+  else if (exponent == 31)
+    magnitude = mantissa != 0 ? __builtin_nanf("") : __builtin_inff();
+  else
+    magnitude = (float)(1024 + mantissa) * __builtin_ldexpf(1.0f, exponent - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+/* Element `i` of a buffer of dtype `t` as a double (bool as 0/1; unknown dtypes as 0). */
+static inline double ds_tensor_load_f64(DsDType t, const void *base, int64_t i)
+{
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    return ((const float *)base)[i];
+  case DS_DTYPE_FLOAT64:
+    return ((const double *)base)[i];
+  case DS_DTYPE_FLOAT16:
+    return ds_half_to_float(((const uint16_t *)base)[i]);
+  case DS_DTYPE_INT32:
+    return ((const int32_t *)base)[i];
+  case DS_DTYPE_INT64:
+    return (double)((const int64_t *)base)[i];
+  case DS_DTYPE_INT8:
+    return ((const int8_t *)base)[i];
+  case DS_DTYPE_UINT8:
+    return ((const uint8_t *)base)[i];
+  case DS_DTYPE_BOOL:
+    return ((const uint8_t *)base)[i] != 0;
+  default:
+    return 0.0;
+  }
+}

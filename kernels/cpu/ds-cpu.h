@@ -29,24 +29,7 @@ static inline int64_t ds_cpu_saturate_i64(double x)
 /* Element `i` of a computable tensor as a double. */
 static inline double ds_cpu_load_f64(DsDType t, const void *base, int64_t i)
 {
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    return ((const float *)base)[i];
-  case DS_DTYPE_FLOAT64:
-    return ((const double *)base)[i];
-  case DS_DTYPE_INT32:
-    return ((const int32_t *)base)[i];
-  case DS_DTYPE_INT64:
-    return (double)((const int64_t *)base)[i];
-  case DS_DTYPE_INT8:
-    return ((const int8_t *)base)[i];
-  case DS_DTYPE_UINT8:
-    return ((const uint8_t *)base)[i];
-  case DS_DTYPE_BOOL:
-    return ((const uint8_t *)base)[i] != 0;
-  default:
-    return 0.0;
-  }
+  return ds_tensor_load_f64(t, base, i);
 }
 
 /* Writes `value` converted to dtype `t` into `cell`: floats round, integers truncate and
