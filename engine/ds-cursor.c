@@ -383,6 +383,7 @@ static DsCursorStop command(DsCursor *c, Mode mode, GError **error)
     g_cond_broadcast(&c->changed);
   } else {
     g_clear_error(&c->run_error);
+    g_atomic_int_set(&c->abort, FALSE); /* a cancel meant for an earlier command */
     c->mode_depth = 0;
     if (!begin_run(c, error)) {
       g_mutex_unlock(&c->lock);

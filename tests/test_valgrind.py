@@ -16,6 +16,7 @@ DYNSCOPE = os.path.join(BUILD, "app", "dynscope")
 MODELS = os.path.join(SHARED, "models", "mxnet")
 SAMPLE = os.path.join(SOURCE, "data", "sample")
 DYNAMIC = os.path.join(SOURCE, "data", "dynamic")
+CONTROL = os.path.join(SOURCE, "data", "control")
 
 VALGRIND = ["valgrind", "--error-exitcode=99", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
@@ -37,6 +38,9 @@ def cases(tmp):
         ("bad input", ["--run", f"{SAMPLE}/sample-symbol.json", "--params", f"{SAMPLE}/sample.params"]),
         ("dynamic run", ["--run", f"{DYNAMIC}/boolean-mask-symbol.json", "--input-shape",
                          "data=(16,8)", "--random-inputs", "--repeat", "3"]),
+        ("debug cursor in loops", ["--run", f"{CONTROL}/cond-in-loop-symbol.json", "--input-shape",
+                                   "data=(4,3)", "--random-inputs", "--trace-steps",
+                                   "--break", "_cond if iter==2", "--break", "* if nan>0"]),
         ("partition save", ["--partition", f"{DYNAMIC}/boolean-mask-symbol.json",
                             "--save", os.path.join(tmp, "partitioned.json")]),
     ]
