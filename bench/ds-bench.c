@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ds-backend.h"
+#include "ds-cursor.h"
 #include "ds-dynamic-executor.h"
 #include "ds-partition.h"
 #include "ds-config.h"
@@ -93,8 +94,7 @@ static double time_runs(DsExecutor *exec, int reps)
   return median(times, reps);
 }
 
-static void bench_latency(const char *label, const char *file, const char *const *shapes,
-                          int reps)
+static void bench_latency(const char *label, const char *file, const char *const *shapes, int reps)
 {
   g_autofree char *path = shared_model(file);
   double ms[2];
@@ -111,8 +111,8 @@ static void bench_planner(const char *label, const char *file, const char *const
   g_autoptr(DsSession) session = open_model(path, shapes, 1);
   const DsPlan *plan = ds_executor_get_plan(ds_session_get_executor(session));
   double ratio = (double)plan->arena_bytes / (double)plan->max_live_bytes;
-  printf("  %-12s peak %8.2f MiB  bound %8.2f MiB  no-reuse %8.2f MiB  ratio %.3f  %s\n",
-         label, plan->arena_bytes / 1048576.0, plan->max_live_bytes / 1048576.0,
+  printf("  %-12s peak %8.2f MiB  bound %8.2f MiB  no-reuse %8.2f MiB  ratio %.3f  %s\n", label,
+         plan->arena_bytes / 1048576.0, plan->max_live_bytes / 1048576.0,
          plan->total_bytes / 1048576.0, ratio, ratio <= 1.1 ? "ok (<= 1.1)" : "OVER 1.1");
 }
 
@@ -152,8 +152,8 @@ static DsSession *single_op(const char *op, const char *attrs, int n_args, const
 /* Median ms of a raw sgemm C(MxN) = A(MxK) B(KxN). */
 static double time_sgemm(int m, int n, int k, int reps)
 {
-  float *a = g_new0(float, (gsize)m * k), *b = g_new0(float, (gsize)k * n),
-        *c = g_new0(float, (gsize)m * n);
+  float *a = g_new0(float, (gsize)m *k), *b = g_new0(float, (gsize)k *n),
+        *c = g_new0(float, (gsize)m *n);
   for (gsize i = 0; i < (gsize)m * k; i++)
     a[i] = (float)(i % 7) * 0.1f;
   for (gsize i = 0; i < (gsize)k * n; i++)
@@ -161,8 +161,7 @@ static double time_sgemm(int m, int n, int k, int reps)
   double times[reps];
   for (int i = 0; i < WARMUP + reps; i++) {
     double t0 = now_ms();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
-                n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
     if (i >= WARMUP)
       times[i - WARMUP] = now_ms() - t0;
   }
@@ -193,7 +192,7 @@ static void bench_gemm_op(const char *label, const char *op, const char *attrs, 
 
 /* ---- compile once, run many sizes ---- */
 
-#define SWEEP_ROUNDS 5
+#define SWEEP_ROUNDS   5
 #define COMPARE_ROUNDS 7
 
 static char *transformer_model(void)
@@ -227,8 +226,8 @@ static void bind_symbol(DsSession *session, const char *name, int64_t value)
 static double sweep_symbolic(const char *path, const int64_t *lengths, int n, double *compile_ms)
 {
   GError *error = NULL;
-  static const char *const shapes[] = {"data0", "(1, s1)", "data1", "(1, s1)", "data2", "(1,)",
-                                       NULL};
+  static const char *const shapes[] = {"data0", "(1, s1)", "data1", "(1, s1)",
+                                       "data2", "(1,)",    NULL};
   g_autoptr(DsSession) session = ds_session_new(path, &error);
   if (session == NULL)
     die(error);
@@ -323,8 +322,8 @@ static void bench_many_sizes(void)
          "(compile once %.0f µs, then %.1f µs/length)\n",
          "symbolic: bind + resize", t_sym * 1e3, t_sym * us, t_compile * 1e3,
          (t_sym - t_compile) * us);
-  printf("  %-28s %8.0f µs total %7.1f µs/length\n", "afresh: infer + plan + bind",
-         t_fresh * 1e3, t_fresh * us);
+  printf("  %-28s %8.0f µs total %7.1f µs/length\n", "afresh: infer + plan + bind", t_fresh * 1e3,
+         t_fresh * us);
   printf("  %-28s %8.2fx%s\n", "speedup", ratio, ratio >= 5.0 ? "  ok (>= 5x)" : "  BELOW 5x");
   /* Binding afresh analyses lifetimes and conflicts again for every length; the compiled
    * path keeps that analysis (DsPlanner) and only places buffers for the new sizes. */
@@ -384,9 +383,8 @@ static DsSession *open_resized(const char *path, const char *const *shapes, cons
 }
 
 static void bench_symbolic_vs_static(const char *label, const char *path,
-                                     const char *const *sym_shapes, const char *sym,
-                                     int64_t other, int64_t value,
-                                     const char *const *static_shapes, int reps)
+                                     const char *const *sym_shapes, const char *sym, int64_t other,
+                                     int64_t value, const char *const *static_shapes, int reps)
 {
   g_autoptr(DsSession) fixed = open_model(path, static_shapes, 1);
   g_autoptr(DsSession) symbolic = open_resized(path, sym_shapes, sym, other, value, fixed);
@@ -406,8 +404,8 @@ static void bench_symbolic_vs_static(const char *label, const char *path,
   double speed = ms_fix / ms_sym, mem = (double)peak_sym / (double)peak_fix;
   printf("  %-26s %8.2f ms %8.2f ms  speed %.3f%s  peak %7.2f / %7.2f MiB  memory %.3f%s"
          "  (arena %.2f MiB after %s=%" G_GINT64_FORMAT ")\n",
-         label, ms_sym, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)",
-         peak_sym / 1048576.0, peak_fix / 1048576.0, mem, mem <= 1.05 ? "" : " (over 1.05)",
+         label, ms_sym, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)", peak_sym / 1048576.0,
+         peak_fix / 1048576.0, mem, mem <= 1.05 ? "" : " (over 1.05)",
          ds_executor_get_arena_capacity(e_sym) / 1048576.0, sym, other);
 }
 
@@ -433,8 +431,8 @@ static void time_side_by_side(DsSession *a, DsSession *b, int reps, double *ms_a
   *ms_b = median(tb, reps);
 }
 
-static void bench_dynamic_vs_static(const char *label, const char *path,
-                                    const char *const *shapes, int reps)
+static void bench_dynamic_vs_static(const char *label, const char *path, const char *const *shapes,
+                                    int reps)
 {
   g_autoptr(DsSession) dyn = open_model_with(path, shapes, 1, DS_EXECUTOR_DYNAMIC);
   g_autoptr(DsSession) fix = open_model_with(path, shapes, 1, DS_EXECUTOR_STATIC);
@@ -445,8 +443,8 @@ static void bench_dynamic_vs_static(const char *label, const char *path,
   gsize mem_fix = ds_executor_get_reserved_bytes(ds_session_get_executor(fix));
   double speed = ms_fix / ms_dyn, mem = (double)st.memory_bytes / (double)mem_fix;
   printf("  %-24s %9.2f ms %9.2f ms  speed %.3f%s  memory %7.2f / %7.2f MiB = %.3f%s\n", label,
-         ms_dyn, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)",
-         st.memory_bytes / 1048576.0, mem_fix / 1048576.0, mem, mem <= 1.1 ? "" : " (over 1.1)");
+         ms_dyn, ms_fix, speed, speed >= 0.95 ? "" : " (below 0.95)", st.memory_bytes / 1048576.0,
+         mem_fix / 1048576.0, mem, mem <= 1.1 ? "" : " (over 1.1)");
 }
 
 /* A chain of `n` tiny _plus_scalar ops on a (16,) tensor, as a model file in `dir`. */
@@ -490,8 +488,8 @@ static void bench_dynamic_overhead(void)
   if (symbolic == NULL)
     die(error);
   g_autoptr(DsDynamicExecutor) imperative =
-    ds_dynamic_executor_new(graph, &empty, symbolic, ds_session_get_exprs(fix), NULL, NULL, 0,
-                            NULL, ds_backend_find("cpu"), 1, &error);
+      ds_dynamic_executor_new(graph, &empty, symbolic, ds_session_get_exprs(fix), NULL, NULL, 0,
+                              NULL, ds_backend_find("cpu"), 1, &error);
   if (imperative == NULL ||
       !ds_dynamic_executor_bind(imperative, graph->nodes[0],
                                 ds_executor_get_entry(ds_session_get_executor(fix), 0), &error))
@@ -555,77 +553,226 @@ static void bench_foreach_lstm(void)
   }
 }
 
+/* A _foreach over data (N, 16) carrying s (16,): s' = s + x, output s'. */
+static const char tiny_loop_json[] =
+    "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(0, 16)\"}, "
+    "\"inputs\": []}, {\"op\": \"null\", \"name\": \"s0\", \"attrs\": {\"__shape__\": \"(16,)\"}, "
+    "\"inputs\": []}, {\"op\": \"_foreach\", \"name\": \"loop0\", \"attrs\": {\"in_data_locs\": "
+    "\"[0]\", \"in_state_locs\": \"[1]\", \"num_args\": \"3\", \"num_out_data\": \"1\", "
+    "\"num_outputs\": \"2\", \"remain_locs\": \"[]\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]], "
+    "\"subgraphs\": [{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, {\"op\": "
+    "\"null\", \"name\": \"s\", \"inputs\": []}, {\"op\": \"elemwise_add\", \"name\": \"add0\", "
+    "\"inputs\": [[0, 0, 0], [1, 0, 0]]}, {\"op\": \"_copy\", \"name\": \"copy0\", \"inputs\": "
+    "[[2, 0, 0]]}], \"arg_nodes\": [0, 1], \"heads\": [[2, 0, 0], [3, 0, 0]]}]}], "
+    "\"arg_nodes\": [0, 1], \"heads\": [[2, 0, 0], [2, 1, 0]]}";
+
+static double minimum(const double *v, int n)
+{
+  double m = v[0];
+  for (int i = 1; i < n; i++)
+    m = MIN(m, v[i]);
+  return m;
+}
+
+/* A full run through the debug cursor (continue, no breakpoint: every node and frame goes
+ * through its hooks, in its worker thread) against a plain run of the same session,
+ * alternated. The fastest of each: on a shared machine the minimum of a deterministic run
+ * is what noise least disturbs. */
+static guint64 time_cursor(DsSession *session, int reps, double *plain_ms, double *cursor_ms)
+{
+  GError *error = NULL;
+  g_autoptr(DsCursor) cursor = ds_cursor_new(session);
+  double tp[reps], tc[reps];
+  guint64 n_steps = 0;
+  for (int i = 0; i < WARMUP + reps; i++) {
+    double t0 = now_ms();
+    if (!ds_session_run(session, &error))
+      die(error);
+    double t1 = now_ms();
+    if (ds_cursor_continue(cursor, &error) != DS_CURSOR_FINISHED)
+      die(error);
+    double t2 = now_ms();
+    n_steps = ds_cursor_get_n_steps(cursor);
+    if (i >= WARMUP) {
+      tp[i - WARMUP] = t1 - t0;
+      tc[i - WARMUP] = t2 - t1;
+    }
+  }
+  *plain_ms = minimum(tp, reps);
+  *cursor_ms = minimum(tc, reps);
+  return n_steps;
+}
+
+/* What the hooks cost, measured where nodes cost almost nothing themselves. */
+typedef struct {
+  double per_node_us, per_frame_us, per_run_us;
+} HookCost;
+
+/* A realistic model: the overhead measured, and the share the hooks' own cost predicts for
+ * its nodes and loop iterations (what noise cannot hide). */
+static void print_cursor_row(const char *label, double plain, double cursor, guint64 n_steps,
+                             int n_frames, const HookCost *cost)
+{
+  double overhead = cursor / plain - 1.0;
+  double predicted =
+      (cost->per_node_us * (double)n_steps + cost->per_frame_us * n_frames + cost->per_run_us) *
+      1e-3 / plain;
+  printf("  %-30s plain %8.3f ms  cursor %8.3f ms  measured %+6.2f%%  hooks %6.3f%%%s\n", label,
+         plain, cursor, overhead * 100.0, predicted * 100.0, predicted <= 0.02 ? "" : " (over 2%)");
+}
+
+static void bench_cursor(const char *resnet, const char *const *resnet_shapes)
+{
+  double plain, cursor;
+  HookCost cost;
+  GError *error = NULL;
+  g_autofree char *tmp = g_dir_make_tmp("ds-bench-XXXXXX", &error);
+  if (tmp == NULL)
+    die(error);
+  /* One node's hooks: a chain of 400 tiny ops, and of 1 for the cost of a run's hand-over to
+   * the worker thread and back. */
+  g_autofree char *one = chain_model(tmp, 1);
+  g_autoptr(DsSession) single = open_model_with(one, NULL, 1, DS_EXECUTOR_AUTO);
+  time_cursor(single, 200, &plain, &cursor);
+  cost.per_run_us = (cursor - plain) * 1e3;
+  g_unlink(one);
+  g_autofree char *chain = chain_model(tmp, 400);
+  g_autoptr(DsSession) tiny = open_model_with(chain, NULL, 1, DS_EXECUTOR_AUTO);
+  time_cursor(tiny, 200, &plain, &cursor);
+  cost.per_node_us = MAX(0.0, ((cursor - plain) * 1e3 - cost.per_run_us) / 400);
+  printf("  %-30s plain %8.3f ms  cursor %8.3f ms  %+.3f µs/node, %.1f µs/run\n",
+         "400 _plus_scalar on (16,)", plain, cursor, cost.per_node_us, cost.per_run_us);
+  /* One loop iteration: a frame entered and left around a body of two tiny nodes. */
+  g_autofree char *loop_path = g_build_filename(tmp, "tiny-loop-symbol.json", NULL);
+  if (!g_file_set_contents(loop_path, tiny_loop_json, -1, &error))
+    die(error);
+  static const char *const loop_shapes[] = {"data", "4000,16", NULL};
+  g_autoptr(DsSession) tiny_loop = open_model_with(loop_path, loop_shapes, 1, DS_EXECUTOR_AUTO);
+  time_cursor(tiny_loop, 40, &plain, &cursor);
+  double per_iteration = ((cursor - plain) * 1e3 - cost.per_run_us) / 4000;
+  cost.per_frame_us = MAX(0.0, per_iteration - 2 * cost.per_node_us);
+  printf("  %-30s plain %8.3f ms  cursor %8.3f ms  %+.3f µs/iteration (%.3f for its frame)\n",
+         "foreach of 4000 tiny bodies", plain, cursor, per_iteration, cost.per_frame_us);
+  g_unlink(chain);
+  g_unlink(loop_path);
+  g_rmdir(tmp);
+
+  g_autoptr(DsSession) net = open_model_with(resnet, resnet_shapes, 1, DS_EXECUTOR_AUTO);
+  guint64 steps = time_cursor(net, 20, &plain, &cursor);
+  print_cursor_row("resnet18 1x3x224x224 (static)", plain, cursor, steps, 0, &cost);
+  const char *dir = g_getenv("DS_BENCH_MODELS");
+  if (dir == NULL) {
+    printf("  (LSTM skipped: `make bench` writes its model first)\n");
+    return;
+  }
+  g_autofree char *loop = g_build_filename(dir, "lstm-foreach-symbol.json", NULL);
+  static const int lengths[] = {16, 256};
+  for (guint i = 0; i < G_N_ELEMENTS(lengths); i++) {
+    g_autofree char *dims = g_strdup_printf("%d,16,128", lengths[i]);
+    const char *const shapes[] = {"data", dims, NULL};
+    g_autoptr(DsSession) lstm = open_model_with(loop, shapes, 1, DS_EXECUTOR_AUTO);
+    steps = time_cursor(lstm, lengths[i] >= 256 ? 15 : 60, &plain, &cursor);
+    g_autofree char *label = g_strdup_printf("LSTM foreach, length %d", lengths[i]);
+    print_cursor_row(label, plain, cursor, steps, lengths[i], &cost);
+  }
+}
+
+/* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
+ * dynamic, control or cursor. */
 int main(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
+  const char *only = argc > 1 ? argv[1] : NULL;
+#define SECTION(name) (only == NULL || strcmp(only, name) == 0)
   const char *const resnet_shapes[] = {"data", "1,3,224,224", NULL};
   const char *const bert_shapes[] = {"data0", "1,384", "data1", "1,384", "data2", "1", NULL};
 
   printf("dynscope bench: medians after %d warm-up runs; ratios are measured side by side\n\n",
          WARMUP);
-  printf("latency (random weights)          1 thread     2 threads  speedup\n");
-  bench_latency("resnet18 1x3x224x224", "gluoncv_resnet18_v1-symbol.json", resnet_shapes, 20);
-  bench_latency("bert 1x384", "gluonnlp_static_bert_qa-symbol.json", bert_shapes, 5);
-
-  printf("\nthroughput against a raw cblas_sgemm of the same M, N, K (target >= 0.9)\n");
-  for (int t = 1; t <= 2; t++) {
-    openblas_set_num_threads(t);
-    printf(" %d thread%s:\n", t, t == 1 ? "" : "s");
-    bench_gemm_op("FullyConnected 512x1024 -> 1024", "FullyConnected",
-                  "\"num_hidden\": \"1024\", \"no_bias\": \"True\"", 2, "512,1024", 512, 1024,
-                  1024, t);
-    bench_gemm_op("FullyConnected 64x768 -> 3072", "FullyConnected",
-                  "\"num_hidden\": \"3072\", \"no_bias\": \"True\"", 2, "64,768", 64, 3072, 768, t);
-    bench_gemm_op("Convolution 3x3 64->64 @56x56", "Convolution",
-                  "\"kernel\": \"(3, 3)\", \"pad\": \"(1, 1)\", \"num_filter\": \"64\", "
-                  "\"no_bias\": \"True\"",
-                  2, "1,64,56,56", 64, 56 * 56, 64 * 9, t);
-    bench_gemm_op("Convolution 3x3 256->256 @14x14", "Convolution",
-                  "\"kernel\": \"(3, 3)\", \"pad\": \"(1, 1)\", \"num_filter\": \"256\", "
-                  "\"no_bias\": \"True\"",
-                  2, "1,256,14,14", 256, 14 * 14, 256 * 9, t);
-    bench_gemm_op("Convolution 1x1 512->2048 @7x7", "Convolution",
-                  "\"kernel\": \"(1, 1)\", \"num_filter\": \"2048\", \"no_bias\": \"True\"", 2,
-                  "1,512,7,7", 2048, 49, 512, t);
+  g_autofree char *resnet = shared_model("gluoncv_resnet18_v1-symbol.json");
+  if (SECTION("latency")) {
+    printf("latency (random weights)          1 thread     2 threads  speedup\n");
+    bench_latency("resnet18 1x3x224x224", "gluoncv_resnet18_v1-symbol.json", resnet_shapes, 20);
+    bench_latency("bert 1x384", "gluonnlp_static_bert_qa-symbol.json", bert_shapes, 5);
   }
 
-  printf("\nmemory planner: planned peak / max-live lower bound (target <= 1.1)\n");
-  bench_planner("resnet18", "gluoncv_resnet18_v1-symbol.json", resnet_shapes);
-  bench_planner("bert", "gluonnlp_static_bert_qa-symbol.json", bert_shapes);
+  if (SECTION("gemm")) {
+    printf("\nthroughput against a raw cblas_sgemm of the same M, N, K (target >= 0.9)\n");
+    for (int t = 1; t <= 2; t++) {
+      openblas_set_num_threads(t);
+      printf(" %d thread%s:\n", t, t == 1 ? "" : "s");
+      bench_gemm_op("FullyConnected 512x1024 -> 1024", "FullyConnected",
+                    "\"num_hidden\": \"1024\", \"no_bias\": \"True\"", 2, "512,1024", 512, 1024,
+                    1024, t);
+      bench_gemm_op("FullyConnected 64x768 -> 3072", "FullyConnected",
+                    "\"num_hidden\": \"3072\", \"no_bias\": \"True\"", 2, "64,768", 64, 3072, 768,
+                    t);
+      bench_gemm_op("Convolution 3x3 64->64 @56x56", "Convolution",
+                    "\"kernel\": \"(3, 3)\", \"pad\": \"(1, 1)\", \"num_filter\": \"64\", "
+                    "\"no_bias\": \"True\"",
+                    2, "1,64,56,56", 64, 56 * 56, 64 * 9, t);
+      bench_gemm_op("Convolution 3x3 256->256 @14x14", "Convolution",
+                    "\"kernel\": \"(3, 3)\", \"pad\": \"(1, 1)\", \"num_filter\": \"256\", "
+                    "\"no_bias\": \"True\"",
+                    2, "1,256,14,14", 256, 14 * 14, 256 * 9, t);
+      bench_gemm_op("Convolution 1x1 512->2048 @7x7", "Convolution",
+                    "\"kernel\": \"(1, 1)\", \"num_filter\": \"2048\", \"no_bias\": \"True\"", 2,
+                    "1,512,7,7", 2048, 49, 512, t);
+    }
+  }
 
-  printf("\ncompile once, run many sizes: transformer 1xL, L = 16..800 step 16 (50 lengths),\n"
-         "shape evaluation + planning only, medians of %d sweeps (target >= 5x)\n",
-         SWEEP_ROUNDS);
-  bench_many_sizes();
+  if (SECTION("planner")) {
+    printf("\nmemory planner: planned peak / max-live lower bound (target <= 1.1)\n");
+    bench_planner("resnet18", "gluoncv_resnet18_v1-symbol.json", resnet_shapes);
+    bench_planner("bert", "gluonnlp_static_bert_qa-symbol.json", bert_shapes);
+  }
 
-  printf("\nsymbolic path (compiled once, run at another size, resized) against a static\n"
-         "executor bound at this size, 1 thread (targets: speed >= 0.95, memory <= 1.05)\n");
-  printf("  %-26s %11s %11s\n", "", "symbolic", "static");
-  g_autofree char *transformer = transformer_model();
-  g_autofree char *resnet = shared_model("gluoncv_resnet18_v1-symbol.json");
-  static const char *const sym_seq[] = {"data0", "(1, s1)", "data1", "(1, s1)", "data2", "(1,)",
-                                        NULL};
-  static const char *const seq128[] = {"data0", "1,128", "data1", "1,128", "data2", "1", NULL};
-  static const char *const seq384[] = {"data0", "1,384", "data1", "1,384", "data2", "1", NULL};
-  static const char *const sym_image[] = {"data", "(1, 3, s1, s1)", NULL};
-  bench_symbolic_vs_static("transformer 1x128", transformer, sym_seq, "s1", 512, 128, seq128, 10);
-  bench_symbolic_vs_static("transformer 1x384", transformer, sym_seq, "s1", 512, 384, seq384, 5);
-  bench_symbolic_vs_static("resnet18 1x3x224x224", resnet, sym_image, "s1", 320, 224,
-                           resnet_shapes, 10);
+  if (SECTION("sizes")) {
+    printf("\ncompile once, run many sizes: transformer 1xL, L = 16..800 step 16 (50 lengths),\n"
+           "shape evaluation + planning only, medians of %d sweeps (target >= 5x)\n",
+           SWEEP_ROUNDS);
+    bench_many_sizes();
+  }
 
-  printf("\ndynamic executor (static-dynamic regions, pooled buffers) against the static\n"
-         "executor, runs alternated, 1 thread (targets: speed >= 0.95, memory <= 1.1)\n");
-  printf("  %-24s %12s %12s\n", "", "dynamic", "static");
-  g_autofree char *bert = shared_model("gluonnlp_static_bert_qa-symbol.json");
-  bench_dynamic_vs_static("resnet18 1x3x224x224", resnet, resnet_shapes, 20);
-  bench_dynamic_vs_static("bert 1x384", bert, bert_shapes, 5);
+  if (SECTION("symbolic")) {
+    printf("\nsymbolic path (compiled once, run at another size, resized) against a static\n"
+           "executor bound at this size, 1 thread (targets: speed >= 0.95, memory <= 1.05)\n");
+    printf("  %-26s %11s %11s\n", "", "symbolic", "static");
+    g_autofree char *transformer = transformer_model();
+    static const char *const sym_seq[] = {"data0", "(1, s1)", "data1", "(1, s1)",
+                                          "data2", "(1,)",    NULL};
+    static const char *const seq128[] = {"data0", "1,128", "data1", "1,128", "data2", "1", NULL};
+    static const char *const seq384[] = {"data0", "1,384", "data1", "1,384", "data2", "1", NULL};
+    static const char *const sym_image[] = {"data", "(1, 3, s1, s1)", NULL};
+    bench_symbolic_vs_static("transformer 1x128", transformer, sym_seq, "s1", 512, 128, seq128, 10);
+    bench_symbolic_vs_static("transformer 1x384", transformer, sym_seq, "s1", 512, 384, seq384, 5);
+    bench_symbolic_vs_static("resnet18 1x3x224x224", resnet, sym_image, "s1", 320, 224,
+                             resnet_shapes, 10);
+  }
 
-  printf("\ncost of the dynamic path\n");
-  bench_dynamic_overhead();
+  if (SECTION("dynamic")) {
+    printf("\ndynamic executor (static-dynamic regions, pooled buffers) against the static\n"
+           "executor, runs alternated, 1 thread (targets: speed >= 0.95, memory <= 1.1)\n");
+    printf("  %-24s %12s %12s\n", "", "dynamic", "static");
+    g_autofree char *bert = shared_model("gluonnlp_static_bert_qa-symbol.json");
+    bench_dynamic_vs_static("resnet18 1x3x224x224", resnet, resnet_shapes, 20);
+    bench_dynamic_vs_static("bert 1x384", bert, bert_shapes, 5);
 
-  printf("\ncontrol flow: an LSTM (batch 16, input 128, hidden 256) through _foreach against the\n"
-         "same LSTM unrolled into a static graph, runs alternated, 1 thread (target >= 0.9)\n");
-  bench_foreach_lstm();
+    printf("\ncost of the dynamic path\n");
+    bench_dynamic_overhead();
+  }
+
+  if (SECTION("control")) {
+    printf(
+        "\ncontrol flow: an LSTM (batch 16, input 128, hidden 256) through _foreach against the\n"
+        "same LSTM unrolled into a static graph, runs alternated, 1 thread (target >= 0.9)\n");
+    bench_foreach_lstm();
+  }
+
+  if (SECTION("cursor")) {
+    printf("\ndebug cursor: a whole run through its hooks and worker thread (continue, no\n"
+           "breakpoint) against a plain run of the same session, alternated, 1 thread\n"
+           "(target: overhead <= 2%%)\n");
+    bench_cursor(resnet, resnet_shapes);
+  }
   return 0;
 }

@@ -18,7 +18,7 @@ typedef enum {
   PHASE_IDLE,    /* no run */
   PHASE_RUNNING, /* the worker runs; the controller waits */
   PHASE_PAUSED,  /* the worker waits inside a hook; the stop may be read */
-  PHASE_DONE,    /* the worker has finished; the controller joins it */
+  PHASE_DONE,    /* the run has finished; the worker waits for the next */
 } Phase;
 
 /* What the cursor knows of a graph once: who reads each entry, and names. */
@@ -60,7 +60,9 @@ struct _DsCursor {
   GMutex lock;
   GCond changed;
   Phase phase;
-  GThread *worker;
+  GThread *worker;  /* made by the first command, kept for later runs */
+  gboolean start;   /* the worker is to start a run */
+  gboolean quit;    /* the worker is to end */
   gint abort; /* atomic: cancel the run at the next node */
   gboolean run_ok;
   GError *run_error;
@@ -334,19 +336,30 @@ static gboolean begin_run(DsCursor *c, GError **error)
   return TRUE;
 }
 
+/* One thread for all the cursor's runs: starting a thread per run would cost more than a
+ * small model's run. */
 static gpointer worker_main(gpointer data)
 {
   DsCursor *c = data;
-  GError *error = NULL;
-  ds_session_set_hooks(c->session, &cursor_hooks, c);
-  gboolean ok = ds_session_run(c->session, &error);
-  ds_session_set_hooks(c->session, NULL, NULL);
   g_mutex_lock(&c->lock);
-  c->run_ok = ok;
-  c->run_error = error;
-  c->depth = 0;
-  c->phase = PHASE_DONE;
-  g_cond_broadcast(&c->changed);
+  for (;;) {
+    while (!c->start && !c->quit)
+      g_cond_wait(&c->changed, &c->lock);
+    if (c->quit)
+      break;
+    c->start = FALSE;
+    g_mutex_unlock(&c->lock);
+    GError *error = NULL;
+    ds_session_set_hooks(c->session, &cursor_hooks, c);
+    gboolean ok = ds_session_run(c->session, &error);
+    ds_session_set_hooks(c->session, NULL, NULL);
+    g_mutex_lock(&c->lock);
+    c->run_ok = ok;
+    c->run_error = error;
+    c->depth = 0;
+    c->phase = PHASE_DONE;
+    g_cond_broadcast(&c->changed);
+  }
   g_mutex_unlock(&c->lock);
   return NULL;
 }
@@ -358,12 +371,6 @@ static void wait_for_worker(DsCursor *c)
 {
   while (c->phase == PHASE_RUNNING)
     g_cond_wait(&c->changed, &c->lock);
-  if (c->phase == PHASE_DONE) {
-    GThread *worker = g_steal_pointer(&c->worker);
-    g_mutex_unlock(&c->lock);
-    g_thread_join(worker);
-    g_mutex_lock(&c->lock);
-  }
 }
 
 static void remove_once_breakpoints(DsCursor *c)
@@ -390,7 +397,10 @@ static DsCursorStop command(DsCursor *c, Mode mode, GError **error)
       return DS_CURSOR_FAILED;
     }
     c->phase = PHASE_RUNNING;
-    c->worker = g_thread_new("dynscope-cursor", worker_main, c);
+    c->start = TRUE;
+    if (c->worker == NULL)
+      c->worker = g_thread_new("dynscope-cursor", worker_main, c);
+    g_cond_broadcast(&c->changed);
   }
   wait_for_worker(c);
   DsCursorStop stop;
@@ -488,6 +498,13 @@ void ds_cursor_free(DsCursor *c)
   if (c == NULL)
     return;
   ds_cursor_reset(c);
+  if (c->worker != NULL) {
+    g_mutex_lock(&c->lock);
+    c->quit = TRUE;
+    g_cond_broadcast(&c->changed);
+    g_mutex_unlock(&c->lock);
+    g_thread_join(c->worker);
+  }
   g_mutex_clear(&c->lock);
   g_cond_clear(&c->changed);
   g_ptr_array_unref(c->frames);
