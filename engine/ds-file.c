@@ -26,3 +26,26 @@ GMappedFile *ds_file_map(const char *path, GError **error)
   }
   return file;
 }
+
+gboolean ds_file_write_atomic(const char *path, const char *data, gsize length, GError **error)
+{
+  g_return_val_if_fail(path != NULL, FALSE);
+  GError *local = NULL;
+  /* GLib writes a temporary file beside `path`, syncs it and renames it over `path`: a reader
+   * sees the old file or the new one, and a failure removes the temporary file. */
+  if (g_file_set_contents_full(path, data, (gssize)length,
+                               G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_ONLY_EXISTING,
+                               0644, &local))
+    return TRUE;
+  g_autofree char *dir = g_path_get_dirname(path);
+  const char *why = local->message;
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+    why = "its folder does not exist";
+  else if (g_file_test(path, G_FILE_TEST_IS_DIR))
+    why = "it is a folder";
+  else if (local->domain == G_FILE_ERROR && local->code == G_FILE_ERROR_ACCES)
+    why = "permission denied";
+  g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s: cannot write: %s", path, why);
+  g_error_free(local);
+  return FALSE;
+}
