@@ -71,7 +71,8 @@ static void print_executor_summary(DsSession *session, DsGraph *graph, int repea
          st.n_replans);
 }
 
-static void print_table(DsSession *session, const DsNodeTimer *timer, int repeat,
+/* `node_ns[id]`: the time of the model graph's node `id` over all runs. */
+static void print_table(DsSession *session, const guint64 *node_ns, int repeat,
                         const guint64 *run_ns)
 {
   DsGraph *graph = ds_session_get_graph(session);
@@ -88,8 +89,8 @@ static void print_table(DsSession *session, const DsNodeTimer *timer, int repeat
     if (ds_node_is_variable(node))
       continue;
     g_autofree char *shape = ds_shape_to_string(&shapes->shapes[graph->node_row_ptr[i]]);
-    double us = (double)ds_node_timer_get_total_ns(timer, i) / repeat / 1000.0;
-    total_ns += ds_node_timer_get_total_ns(timer, i);
+    double us = (double)node_ns[i] / repeat / 1000.0;
+    total_ns += node_ns[i];
     printf("%-*.*s  %-18s  %-22s  %10.1f\n", name_width, name_width, node->name, node->op_name,
            shape, us);
   }
@@ -252,21 +253,49 @@ int ds_cli_run(const DsCliOptions *options)
   }
 
   DsGraph *graph = ds_session_get_graph(session);
+  if (!ds_cli_check_budget_options(options, &error))
+    return ds_cli_fail(error);
+  /* The full profiler when a report or budget needs it; else the per-node timer for the
+   * table, which costs less. */
+  g_autoptr(DsProfiler) profiler =
+      ds_cli_profiling_wanted(options) ? ds_profiler_new(session) : NULL;
   g_autoptr(DsNodeTimer) timer = ds_node_timer_new(graph->n_nodes);
   gboolean table = options->save_outputs == NULL;
-  if (table)
+  if (profiler != NULL)
+    ds_session_set_hooks(session, ds_profiler_get_hooks(), profiler);
+  else if (table)
     ds_session_set_hooks(session, ds_node_timer_get_hooks(), timer);
+
   guint64 *run_ns = g_new0(guint64, options->repeat);
   gboolean ok = TRUE;
   for (int r = 0; ok && r < options->repeat; r++) {
+    if (profiler != NULL)
+      ds_profiler_begin_run(profiler);
     guint64 start = ds_monotonic_ns();
     ok = ds_session_run(session, &error);
     run_ns[r] = ds_monotonic_ns() - start;
+    if (profiler != NULL && ok)
+      ds_profiler_end_run(profiler);
   }
+  ds_session_set_hooks(session, NULL, NULL);
   if (ok && options->save_outputs != NULL)
     ok = save_outputs(session, options->save_outputs, &error);
-  if (ok && table)
-    print_table(session, timer, options->repeat, run_ns);
+  if (ok && table) {
+    g_autofree guint64 *node_ns = g_new0(guint64, graph->n_nodes + 1);
+    for (guint i = 0; i < graph->n_nodes; i++)
+      node_ns[i] = profiler != NULL ? ds_profiler_get_node_total_ns(profiler, i)
+                                    : ds_node_timer_get_total_ns(timer, i);
+    print_table(session, node_ns, options->repeat, run_ns);
+  }
+  if (ok && profiler != NULL)
+    ok = ds_cli_write_reports(options, profiler, threads, &error);
+  int status = ok ? 0 : ds_cli_fail(error);
+  if (ok && (profiler != NULL || options->max_ms > 0)) {
+    guint64 sorted[options->repeat];
+    memcpy(sorted, run_ns, sizeof sorted);
+    qsort(sorted, (size_t)options->repeat, sizeof(guint64), compare_u64);
+    status = ds_cli_check_budgets(options, profiler, sorted[options->repeat / 2], options->repeat);
+  }
   g_free(run_ns);
-  return ok ? 0 : ds_cli_fail(error);
+  return status;
 }

@@ -1,6 +1,7 @@
 /* ds-cli.c: option parsing and dispatch. */
 #include "ds-cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,6 +110,21 @@ gboolean ds_cli_parse_bytes(const char *text, guint64 *bytes)
   return TRUE;
 }
 
+/* "5", "2.5" or "5%": a finite percentage >= 0. */
+static gboolean parse_percent(const char *text, double *percent)
+{
+  char *end;
+  double value = g_ascii_strtod(text, &end);
+  if (end == text || !isfinite(value) || value < 0)
+    return FALSE;
+  if (*end == '%')
+    end++;
+  if (*end != '\0')
+    return FALSE;
+  *percent = value;
+  return TRUE;
+}
+
 static const char *summary_text =
   "Modes:\n"
   "  --run MODEL       run a model headless and print a per-node table\n"
@@ -117,13 +133,18 @@ static const char *summary_text =
   "  --partition MODEL print the regions a subgraph property makes (--property NAME,\n"
   "                    static-dynamic by default; elementwise) and --save them\n"
   "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
+  "  --summary REPORT  print a profile report (--report FILE.json): runs, memory, top ops\n"
+  "                    and nodes, regions, bodies and loop iterations\n"
+  "  --compare A B     compare two profile reports node by node (B against baseline A);\n"
+  "                    --fail-if-slower PCT exits 1 when B is more than PCT% slower\n"
   "  (none)            open the desktop app\n"
   "\n"
   "Exit status: 0 ok, 1 run-time failure, 2 bad input or usage.";
 
 int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
 {
-  DsCliOptions options = {.repeat = 1, .threads = 0, .seed = 0};
+  DsCliOptions options = {.repeat = 1, .threads = 0, .seed = 0, .fail_if_slower = -1};
+  char *fail_if_slower = NULL; /* parsed below: GOption's doubles take "-5" or "nan" */
   GOptionEntry entries[] = {
     {"run", 0, 0, G_OPTION_ARG_FILENAME, &options.run_model, "Run MODEL headless", "MODEL"},
     {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, "Describe MODEL", "MODEL"},
@@ -171,6 +192,31 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     {"break", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.breaks,
      "With --run: stop at SPEC, print the node's inputs and outputs, continue (repeatable; "
      "SPEC is NODE|OP|* [if COND && ...], COND like iter==3, s1>512, nan>0)", "SPEC"},
+    {"summary", 0, 0, G_OPTION_ARG_FILENAME, &options.summary_path,
+     "Print a profile report written by --report: runs, memory and the top ops and nodes",
+     "FILE.json"},
+    {"compare", 0, 0, G_OPTION_ARG_FILENAME, &options.compare_path,
+     "Compare profile report A (the baseline) with B, given after the options: per-op and "
+     "per-node time deltas matched by node key, grouped by output shapes",
+     "A.json"},
+    {"fail-if-slower", 0, 0, G_OPTION_ARG_STRING, &fail_if_slower,
+     "With --compare: exit 1 when B's total time per run is more than PCT percent over A's",
+     "PCT"},
+    {"report", 0, 0, G_OPTION_ARG_FILENAME, &options.report_path,
+     "With --run: write the profile as JSON (docs/profile-report.md)", "FILE.json"},
+    {"trace", 0, 0, G_OPTION_ARG_FILENAME, &options.trace_path,
+     "With --run: write a Chrome trace (open it in Perfetto)", "FILE.json"},
+    {"html", 0, 0, G_OPTION_ARG_FILENAME, &options.html_path,
+     "With --run: write a self-contained HTML report", "FILE.html"},
+    {"csv", 0, 0, G_OPTION_ARG_FILENAME, &options.csv_path,
+     "With --run: write one CSV row per executed node", "FILE.csv"},
+    {"max-ms", 0, 0, G_OPTION_ARG_DOUBLE, &options.max_ms,
+     "With --run: exit 1 if the median run takes longer", "MS"},
+    {"max-peak-bytes", 0, 0, G_OPTION_ARG_STRING, &options.max_peak_bytes,
+     "With --run: exit 1 if the peak live memory is larger", "BYTES"},
+    {"max-node-ms", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.max_node_ms,
+     "With --run: exit 1 if NODE (a name or path key) takes longer per run (repeatable)",
+     "NODE=MS"},
     {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
     {NULL},
@@ -203,6 +249,20 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     g_printerr("dynscope: --device %s: this build has no such backend (available: cpu)\n",
                options.device);
     status = 2;
+  } else if (fail_if_slower != NULL && !parse_percent(fail_if_slower, &options.fail_if_slower)) {
+    g_printerr("dynscope: --fail-if-slower %s: expected a percentage >= 0, like 5 or 2.5\n",
+               fail_if_slower);
+    status = 2;
+  } else if (fail_if_slower != NULL && options.compare_path == NULL) {
+    g_printerr("dynscope: --fail-if-slower needs --compare A.json B.json\n");
+    status = 2;
+  } else if (options.summary_path != NULL && options.compare_path != NULL) {
+    g_printerr("dynscope: --summary and --compare are separate modes; give one\n");
+    status = 2;
+  } else if (options.summary_path != NULL) {
+    status = ds_cli_summary(&options);
+  } else if (options.compare_path != NULL) {
+    status = ds_cli_compare(&options);
   } else if (options.run_model != NULL) {
     if (max_memory > 0)
       ds_memory_set_limit_bytes((gsize)max_memory);
@@ -238,6 +298,15 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   g_free(options.device);
   g_free(options.max_memory);
   g_strfreev(options.remaining);
+  g_free(options.summary_path);
+  g_free(options.compare_path);
+  g_free(fail_if_slower);
   g_strfreev(options.breaks);
+  g_free(options.report_path);
+  g_free(options.trace_path);
+  g_free(options.html_path);
+  g_free(options.csv_path);
+  g_free(options.max_peak_bytes);
+  g_strfreev(options.max_node_ms);
   return status;
 }

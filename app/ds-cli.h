@@ -3,6 +3,7 @@
 
 #include <glib.h>
 
+#include "ds-profiler.h"
 #include "ds-session.h"
 
 typedef struct {
@@ -30,7 +31,17 @@ typedef struct {
   double timeout_s;
   gboolean trace_steps; /* --run: print one line per executed node */
   char **breaks;        /* --run: breakpoint specs */
+  char *report_path;    /* --run: the profile as JSON (docs/profile-report.md) */
+  char *trace_path;     /* --run: Chrome trace event format */
+  char *html_path;      /* --run: a self-contained HTML report */
+  char *csv_path;       /* --run: one row per executed node */
+  double max_ms;        /* --run budget: median run time; <= 0 off */
+  char *max_peak_bytes; /* --run budget: peak live bytes (512M, 2G...) */
+  char **max_node_ms;   /* --run budgets: NODE=MS, per-run mean time of a node */
   gboolean version;
+  char *summary_path;    /* --summary FILE.json: a profile report */
+  char *compare_path;    /* --compare A.json (B.json is the one positional argument) */
+  double fail_if_slower; /* --compare: exit 1 when B is this many percent slower; < 0 off */
   char **remaining;    /* positional arguments */
 } DsCliOptions;
 
@@ -44,6 +55,16 @@ int ds_cli_info(const DsCliOptions *options);
 int ds_cli_save(const DsCliOptions *options);
 int ds_cli_shapes(const DsCliOptions *options);
 int ds_cli_partition(const DsCliOptions *options);
+int ds_cli_summary(const DsCliOptions *options);
+int ds_cli_compare(const DsCliOptions *options);
+/* --run's profiling: whether an option asks for it, writing the reports it asks for, the
+ * budgets' syntax (checked before running), and the budgets (0 within, 1 over, 2 bad). */
+gboolean ds_cli_profiling_wanted(const DsCliOptions *options);
+gboolean ds_cli_write_reports(const DsCliOptions *options, DsProfiler *profiler, int threads,
+                              GError **error);
+gboolean ds_cli_check_budget_options(const DsCliOptions *options, GError **error);
+int ds_cli_check_budgets(const DsCliOptions *options, DsProfiler *profiler, guint64 median_ns,
+                         int repeat);
 /* --run with --trace-steps or --break: runs the prepared session on the debug cursor. */
 int ds_cli_debug_run(const DsCliOptions *options, DsSession *session);
 

@@ -11,6 +11,7 @@
 
 #include "ds-backend.h"
 #include "ds-cursor.h"
+#include "ds-profiler.h"
 #include "ds-dynamic-executor.h"
 #include "ds-partition.h"
 #include "ds-config.h"
@@ -677,8 +678,64 @@ static void bench_cursor(const char *resnet, const char *const *resnet_shapes)
   }
 }
 
+/* A run recorded by the profiler (every node's times, shapes and memory) against a plain run
+ * of the same session, alternated; the fastest of each, and the profiler's own hook time. */
+static void bench_profiler_on(const char *label, DsSession *session, int reps)
+{
+  GError *error = NULL;
+  double tp[reps], tr[reps];
+  g_autoptr(DsProfiler) profiler = ds_profiler_new(session);
+  for (int i = 0; i < WARMUP + reps; i++) {
+    double t0 = now_ms();
+    if (!ds_session_run(session, &error))
+      die(error);
+    double t1 = now_ms();
+    ds_session_set_hooks(session, ds_profiler_get_hooks(), profiler);
+    ds_profiler_begin_run(profiler);
+    if (!ds_session_run(session, &error))
+      die(error);
+    ds_profiler_end_run(profiler);
+    ds_session_set_hooks(session, NULL, NULL);
+    double t2 = now_ms();
+    if (i >= WARMUP) {
+      tp[i - WARMUP] = t1 - t0;
+      tr[i - WARMUP] = t2 - t1;
+    }
+  }
+  double plain = minimum(tp, reps), profiled = minimum(tr, reps);
+  double overhead = profiled / plain - 1.0;
+  cJSON *report = ds_profiler_build_report(profiler, 1);
+  double hooks_ns =
+      cJSON_GetObjectItem(cJSON_GetObjectItem(report, "run"), "profiler_overhead_ns")->valuedouble;
+  guint runs = ds_profiler_get_n_runs(profiler);
+  double share = hooks_ns / runs / 1e6 / plain;
+  cJSON_Delete(report);
+  printf("  %-30s plain %8.3f ms  profiled %8.3f ms  measured %+6.2f%%  in hooks %5.2f%%%s  "
+         "%u events/run\n",
+         label, plain, profiled, overhead * 100.0, share * 100.0, share <= 0.03 ? "" : " (over 3%)",
+         ds_profiler_get_n_events(profiler) / runs);
+}
+
+static void bench_profiler(const char *resnet, const char *const *resnet_shapes, const char *bert,
+                           const char *const *bert_shapes)
+{
+  g_autoptr(DsSession) net = open_model_with(resnet, resnet_shapes, 1, DS_EXECUTOR_AUTO);
+  bench_profiler_on("resnet18 1x3x224x224", net, 20);
+  g_autoptr(DsSession) nlp = open_model_with(bert, bert_shapes, 1, DS_EXECUTOR_AUTO);
+  bench_profiler_on("bert 1x384", nlp, 5);
+  const char *dir = g_getenv("DS_BENCH_MODELS");
+  if (dir == NULL) {
+    printf("  (LSTM skipped: `make bench` writes its model first)\n");
+    return;
+  }
+  g_autofree char *loop = g_build_filename(dir, "lstm-foreach-symbol.json", NULL);
+  static const char *const shapes[] = {"data", "64,16,128", NULL};
+  g_autoptr(DsSession) lstm = open_model_with(loop, shapes, 1, DS_EXECUTOR_AUTO);
+  bench_profiler_on("LSTM foreach, length 64", lstm, 20);
+}
+
 /* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
- * dynamic, control or cursor. */
+ * dynamic, control, profiler or cursor. */
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -768,6 +825,13 @@ int main(int argc, char **argv)
     bench_foreach_lstm();
   }
 
+  if (SECTION("profiler")) {
+    printf("\nprofiler: a run recorded by the profiler (times, shapes, memory of every node)\n"
+           "against a plain run of the same session, alternated, fastest of each, 1 thread;\n"
+           "'in hooks' is the time the profiler measured inside its own hooks (target <= 3%%)\n");
+    g_autofree char *bert_model = shared_model("gluonnlp_static_bert_qa-symbol.json");
+    bench_profiler(resnet, resnet_shapes, bert_model, bert_shapes);
+  }
   if (SECTION("cursor")) {
     printf("\ndebug cursor: a whole run through its hooks and worker thread (continue, no\n"
            "breakpoint) against a plain run of the same session, alternated, 1 thread\n"

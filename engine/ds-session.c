@@ -927,6 +927,11 @@ const DsTensor *ds_session_get_output(DsSession *session, guint i)
   return ds_executor_get_output(session->exec, i);
 }
 
+const DsGraphShapes *ds_session_get_symbolic_shapes(DsSession *session)
+{
+  return session->symbolic;
+}
+
 const DsTensor *ds_session_get_entry(DsSession *session, guint entry)
 {
   if (session->dynamic != NULL)

@@ -82,6 +82,9 @@ gboolean ds_session_run(DsSession *session, GError **error);
 /* Head `i`'s tensor and every entry's shape after the last run. Borrowed. */
 const DsTensor *ds_session_get_output(DsSession *session, guint i);
 const DsGraphShapes *ds_session_get_run_shapes(DsSession *session);
+/* The shapes of the last symbolic inference (the dynamic executor's, or one asked for), or
+ * NULL. Borrowed. */
+const DsGraphShapes *ds_session_get_symbolic_shapes(DsSession *session);
 /* An entry's tensor: a bound variable's at any time after ds_session_prepare(), others as the
  * executor last left them (ds_executor_get_entry()). Borrowed. */
 const DsTensor *ds_session_get_entry(DsSession *session, guint entry);

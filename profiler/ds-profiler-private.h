@@ -1,0 +1,75 @@
+/* ds-profiler-private.h: the profiler's recording, shared by the report writers. */
+#pragma once
+
+#include "ds-profiler.h"
+
+/* Strings are interned once (frame paths repeat every iteration); index 0 is "". */
+typedef struct {
+  GPtrArray *strings;
+  GHashTable *index; /* string -> index + 1 */
+} Strings;
+
+typedef struct {
+  const DsNode *node;
+  DsGraph *graph;
+  guint run;
+  guint prefix;     /* frame path: "while0/iter3" ("" in the model graph) */
+  guint key_prefix; /* the same without iterations: "while0" */
+  guint region;     /* the region the node ran in directly, or 0 */
+  guint body;       /* the control-flow body it ran in directly ("while0/func"), or 0 */
+  gint64 iteration; /* the innermost loop iteration, or -1 */
+  guint depth;
+  guint64 start_ns, end_ns; /* from the profiler's origin */
+  guint shapes;             /* offset in `shape_pool`: n_in, n_out, then ndim and dims each */
+  gsize fresh_bytes, reused_bytes, live_bytes;
+} Event;
+
+typedef struct {
+  DsGraph *graph;
+  guint entry;
+  guint prefix;
+  gsize bytes;
+  guint first_event, last_event;
+  gint reused_from; /* buffer index, or -1 */
+  guint readers_left;
+  gboolean live;
+} Buffer;
+
+struct _DsProfiler {
+  DsSession *session;
+  Strings strings;
+  GArray *events;     /* Event */
+  GArray *buffers;    /* Buffer */
+  GArray *shape_pool; /* gint64 */
+  GArray *run_ns;     /* guint64 wall time per run */
+  guint64 origin_ns;  /* the first run's start */
+  guint64 run_start_ns;
+  guint64 overhead_ns; /* spent in the hooks */
+  guint n_runs;
+
+  /* While running. */
+  GArray *starts;    /* guint64: begin times of the nodes running (a loop holds its body's) */
+  GPtrArray *frames; /* PFrame*, reused */
+  guint depth;
+  GHashTable *infos; /* DsGraph* -> readers per entry */
+  GArray *segments;  /* Segment: who last held each address range in this run */
+  gsize live_bytes;
+  gsize peak_live_bytes;
+  guint peak_event;
+};
+
+const char *ds_profiler_string(const DsProfiler *p, guint index);
+/* "while0/iter3/fc1" and "while0/fc1" for an event. Caller frees. */
+char *ds_profiler_event_path(const DsProfiler *p, const Event *e);
+char *ds_profiler_event_key(const DsProfiler *p, const Event *e);
+/* An event's input (`outputs` FALSE) or output shapes: count, and the i-th as ndim + dims. */
+guint ds_profiler_event_n_shapes(const DsProfiler *p, const Event *e, gboolean outputs);
+const gint64 *ds_profiler_event_shape(const DsProfiler *p, const Event *e, gboolean outputs,
+                                      guint i, int *ndim);
+/* "(4, 64), (4,)" for an event's output shapes. Caller frees. */
+char *ds_profiler_event_shapes_text(const DsProfiler *p, const Event *e, gboolean outputs);
+/* The symbolic output shapes of a model-graph node ("(s0, 64)"), or NULL. Caller frees the
+ * array. */
+GPtrArray *ds_profiler_event_symbolic(const DsProfiler *p, const Event *e);
+/* "s0 = 8, u0 = 32": the symbols the session has values for, as JSON object members. */
+void ds_profiler_add_bindings(const DsProfiler *p, cJSON *object);

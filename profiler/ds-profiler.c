@@ -1,0 +1,589 @@
+/* ds-profiler.c: recording nodes, frames and memory from the executor's hooks. */
+#include "ds-profiler-private.h"
+
+#include <string.h>
+
+#include "ds-expr.h"
+#include "ds-node-timer.h"
+
+/* An address range and the buffer that last held it in this run. */
+typedef struct {
+  guintptr start, end;
+  guint buffer;
+} Segment;
+
+/* Per graph: how many nodes (and heads) read each entry. */
+typedef struct {
+  guint n_entries;
+  guint *readers;
+} GraphInfo;
+
+/* What the entries of one frame's graph hold: a buffer and the readers it has left. */
+typedef struct {
+  GraphInfo *info;
+  gint *buffer_of;
+  guint *readers_left;
+} Table;
+
+typedef struct {
+  DsFrameKind kind;
+  DsGraph *graph;
+  guint prefix, key_prefix, region, body;
+  gint64 iteration;
+  Table own;
+  Table *table;
+} PFrame;
+
+/* ---- strings ---- */
+
+static guint intern(Strings *s, const char *text)
+{
+  gpointer found = g_hash_table_lookup(s->index, text);
+  if (found != NULL)
+    return GPOINTER_TO_UINT(found) - 1;
+  char *copy = g_strdup(text);
+  g_ptr_array_add(s->strings, copy);
+  g_hash_table_insert(s->index, copy, GUINT_TO_POINTER(s->strings->len));
+  return s->strings->len - 1;
+}
+
+const char *ds_profiler_string(const DsProfiler *p, guint index)
+{
+  return p->strings.strings->pdata[index];
+}
+
+/* ---- setup ---- */
+
+static void graph_info_free(gpointer data)
+{
+  GraphInfo *info = data;
+  g_free(info->readers);
+  g_free(info);
+}
+
+static void frame_free(gpointer data)
+{
+  PFrame *f = data;
+  g_free(f->own.buffer_of);
+  g_free(f->own.readers_left);
+  g_free(f);
+}
+
+DsProfiler *ds_profiler_new(DsSession *session)
+{
+  DsProfiler *p = g_new0(DsProfiler, 1);
+  p->session = session;
+  p->strings.strings = g_ptr_array_new_with_free_func(g_free);
+  p->strings.index = g_hash_table_new(g_str_hash, g_str_equal);
+  intern(&p->strings, "");
+  p->events = g_array_new(FALSE, FALSE, sizeof(Event));
+  p->buffers = g_array_new(FALSE, FALSE, sizeof(Buffer));
+  p->shape_pool = g_array_new(FALSE, FALSE, sizeof(gint64));
+  p->run_ns = g_array_new(FALSE, FALSE, sizeof(guint64));
+  p->starts = g_array_new(FALSE, FALSE, sizeof(guint64));
+  p->frames = g_ptr_array_new_with_free_func(frame_free);
+  p->infos = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, graph_info_free);
+  p->segments = g_array_new(FALSE, FALSE, sizeof(Segment));
+  return p;
+}
+
+void ds_profiler_free(DsProfiler *p)
+{
+  if (p == NULL)
+    return;
+  g_hash_table_unref(p->strings.index);
+  g_ptr_array_unref(p->strings.strings);
+  g_array_unref(p->events);
+  g_array_unref(p->buffers);
+  g_array_unref(p->shape_pool);
+  g_array_unref(p->run_ns);
+  g_array_unref(p->starts);
+  g_ptr_array_unref(p->frames);
+  g_hash_table_unref(p->infos);
+  g_array_unref(p->segments);
+  g_free(p);
+}
+
+static GraphInfo *graph_info(DsProfiler *p, DsGraph *graph)
+{
+  GraphInfo *info = g_hash_table_lookup(p->infos, graph);
+  if (info != NULL)
+    return info;
+  info = g_new0(GraphInfo, 1);
+  info->n_entries = ds_graph_n_entries(graph);
+  info->readers = g_new0(guint, info->n_entries + 1);
+  for (guint i = 0; i < graph->n_nodes; i++)
+    for (guint k = 0; k < graph->nodes[i]->n_inputs; k++)
+      info->readers[ds_graph_entry_id(graph, graph->nodes[i]->inputs[k])]++;
+  for (guint h = 0; h < graph->n_heads; h++)
+    info->readers[ds_graph_entry_id(graph, graph->heads[h])]++;
+  g_hash_table_insert(p->infos, graph, info);
+  return info;
+}
+
+static void table_reset(Table *t, GraphInfo *info)
+{
+  if (t->info == NULL || t->info->n_entries < info->n_entries) {
+    g_free(t->buffer_of);
+    g_free(t->readers_left);
+    t->buffer_of = g_new(gint, info->n_entries + 1);
+    t->readers_left = g_new(guint, info->n_entries + 1);
+  }
+  t->info = info;
+  for (guint e = 0; e < info->n_entries; e++)
+    t->buffer_of[e] = -1;
+  memcpy(t->readers_left, info->readers, sizeof(guint) * info->n_entries);
+}
+
+static PFrame *frame_at(DsProfiler *p, guint depth)
+{
+  while (p->frames->len <= depth)
+    g_ptr_array_add(p->frames, g_new0(PFrame, 1));
+  return p->frames->pdata[depth];
+}
+
+void ds_profiler_begin_run(DsProfiler *p)
+{
+  guint64 now = ds_monotonic_ns();
+  if (p->n_runs == 0)
+    p->origin_ns = now;
+  p->run_start_ns = now;
+  g_array_set_size(p->starts, 0);
+  g_array_set_size(p->segments, 0);
+  p->live_bytes = 0;
+  p->depth = 0;
+  DsGraph *graph = ds_session_get_graph(p->session);
+  PFrame *root = frame_at(p, 0);
+  root->kind = DS_FRAME_GRAPH;
+  root->graph = graph;
+  root->prefix = root->key_prefix = root->region = root->body = 0;
+  root->iteration = -1;
+  table_reset(&root->own, graph_info(p, graph));
+  root->table = &root->own;
+}
+
+static void buffer_die(DsProfiler *p, guint b)
+{
+  Buffer *buf = &g_array_index(p->buffers, Buffer, b);
+  if (!buf->live)
+    return;
+  buf->live = FALSE;
+  p->live_bytes -= buf->bytes;
+}
+
+void ds_profiler_end_run(DsProfiler *p)
+{
+  guint64 wall = ds_monotonic_ns() - p->run_start_ns;
+  g_array_append_val(p->run_ns, wall);
+  /* The graph's outputs live to the end of the run. */
+  for (guint b = 0; b < p->buffers->len; b++)
+    buffer_die(p, b);
+  p->n_runs++;
+}
+
+/* ---- memory from addresses ---- */
+
+/* The first segment that ends after `a` (segments are sorted and disjoint). */
+static guint first_segment_after(const GArray *segments, guintptr a)
+{
+  guint lo = 0, hi = segments->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(segments, Segment, mid).end <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Places an output of `bytes` at `data`: a view of a live buffer (its index, *alias TRUE), or
+ * a new buffer, fresh or taking over the memory of dead ones. */
+static guint place(DsProfiler *p, const void *data, gsize bytes, guint event, gboolean *alias,
+                   gsize *reused)
+{
+  guintptr a = (guintptr)data, b = a + bytes;
+  GArray *segs = p->segments;
+  guint i = first_segment_after(segs, a);
+  if (i < segs->len) {
+    const Segment *s = &g_array_index(segs, Segment, i);
+    if (s->start <= a && b <= s->end && g_array_index(p->buffers, Buffer, s->buffer).live) {
+      *alias = TRUE;
+      return s->buffer;
+    }
+  }
+  *alias = FALSE;
+  gsize best = 0, taken = 0;
+  gint from = -1;
+  guint j = i;
+  for (; j < segs->len && g_array_index(segs, Segment, j).start < b; j++) {
+    const Segment *s = &g_array_index(segs, Segment, j);
+    gsize overlap = MIN(b, s->end) - MAX(a, s->start);
+    taken += overlap;
+    if (overlap > best) {
+      best = overlap;
+      from = (gint)s->buffer;
+    }
+  }
+  Buffer buf = {
+      .bytes = bytes, .first_event = event, .last_event = event, .reused_from = from, .live = TRUE};
+  guint index = p->buffers->len;
+  g_array_append_val(p->buffers, buf);
+  /* Segments [i, j) give way to the new one, keeping what sticks out on either side. */
+  Segment pieces[3];
+  guint n = 0;
+  if (i < j && g_array_index(segs, Segment, i).start < a)
+    pieces[n++] =
+        (Segment){g_array_index(segs, Segment, i).start, a, g_array_index(segs, Segment, i).buffer};
+  pieces[n++] = (Segment){a, b, index};
+  if (i < j && g_array_index(segs, Segment, j - 1).end > b)
+    pieces[n++] = (Segment){b, g_array_index(segs, Segment, j - 1).end,
+                            g_array_index(segs, Segment, j - 1).buffer};
+  g_array_remove_range(segs, i, j - i);
+  g_array_insert_vals(segs, i, pieces, n);
+  *reused = taken;
+  p->live_bytes += bytes;
+  return index;
+}
+
+/* ---- hooks ---- */
+
+static gboolean on_node_begin(gpointer data, const DsNode *node)
+{
+  DsProfiler *p = data;
+  (void)node;
+  guint64 now = ds_monotonic_ns();
+  g_array_append_val(p->starts, now);
+  return TRUE;
+}
+
+static void record_shapes(DsProfiler *p, const DsNode *node, const DsTensor *inputs,
+                          const DsTensor *outputs)
+{
+  guint n_out = ds_node_n_op_outputs(node);
+  gint64 head[2] = {node->n_inputs, n_out};
+  g_array_append_vals(p->shape_pool, head, 2);
+  for (int side = 0; side < 2; side++) {
+    const DsTensor *ts = side == 0 ? inputs : outputs;
+    for (guint k = 0; k < (side == 0 ? node->n_inputs : n_out); k++) {
+      gint64 ndim = ts[k].ndim;
+      g_array_append_val(p->shape_pool, ndim);
+      g_array_append_vals(p->shape_pool, ts[k].shape, (guint)MAX(ts[k].ndim, 0));
+    }
+  }
+}
+
+/* One reader of entry `e` is done: the buffer dies with its last reader. */
+static void read_done(DsProfiler *p, Table *t, guint e)
+{
+  gint b = t->buffer_of[e];
+  if (t->readers_left[e] > 0)
+    t->readers_left[e]--;
+  if (b < 0)
+    return;
+  Buffer *buf = &g_array_index(p->buffers, Buffer, b);
+  if (buf->readers_left > 0 && --buf->readers_left == 0)
+    buffer_die(p, (guint)b);
+}
+
+static void on_node_end(gpointer data, const DsNode *node, const DsTensor *inputs,
+                        const DsTensor *outputs)
+{
+  DsProfiler *p = data;
+  guint64 end = ds_monotonic_ns();
+  guint64 start = end;
+  if (p->starts->len > 0) {
+    start = g_array_index(p->starts, guint64, p->starts->len - 1);
+    g_array_set_size(p->starts, p->starts->len - 1);
+  }
+  PFrame *f = p->frames->pdata[p->depth];
+  Table *t = f->table;
+  DsGraph *graph = f->graph;
+  guint index = p->events->len;
+  Event ev = {
+      .node = node,
+      .graph = graph,
+      .run = p->n_runs,
+      .prefix = f->prefix,
+      .key_prefix = f->key_prefix,
+      .region = f->kind == DS_FRAME_REGION ? f->region : 0,
+      .body = f->kind == DS_FRAME_SUBGRAPH ? f->body : 0,
+      .iteration = f->iteration,
+      .depth = p->depth,
+      .start_ns = start - p->origin_ns,
+      .end_ns = end - p->origin_ns,
+      .shapes = p->shape_pool->len,
+  };
+  record_shapes(p, node, inputs, outputs);
+
+  guint base = graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
+  for (guint k = 0; k < n_out; k++) {
+    gsize bytes = ds_tensor_nbytes(&outputs[k]);
+    guint e = base + k;
+    t->buffer_of[e] = -1;
+    if (bytes == 0 || outputs[k].data == NULL)
+      continue;
+    gboolean alias;
+    gsize reused = 0;
+    guint b = place(p, outputs[k].data, bytes, index, &alias, &reused);
+    Buffer *buf = &g_array_index(p->buffers, Buffer, b);
+    if (!alias) {
+      buf->graph = graph;
+      buf->entry = e;
+      buf->prefix = f->prefix;
+      ev.fresh_bytes += bytes - reused;
+      ev.reused_bytes += reused;
+    }
+    buf->readers_left += t->info->readers[e];
+    buf->last_event = index;
+    t->buffer_of[e] = (gint)b;
+  }
+  for (guint k = 0; k < node->n_inputs; k++) {
+    gint b = t->buffer_of[ds_graph_entry_id(graph, node->inputs[k])];
+    if (b >= 0)
+      g_array_index(p->buffers, Buffer, b).last_event = index;
+  }
+  /* Live while it runs: its inputs and its outputs, as the memory plan counts them. */
+  ev.live_bytes = p->live_bytes;
+  if (p->live_bytes > p->peak_live_bytes) {
+    p->peak_live_bytes = p->live_bytes;
+    p->peak_event = index;
+  }
+  for (guint k = 0; k < node->n_inputs; k++)
+    read_done(p, t, ds_graph_entry_id(graph, node->inputs[k]));
+  for (guint k = 0; k < n_out; k++) {
+    gint b = t->buffer_of[base + k];
+    if (b >= 0 && g_array_index(p->buffers, Buffer, b).readers_left == 0)
+      buffer_die(p, (guint)b);
+  }
+  g_array_append_val(p->events, ev);
+  p->overhead_ns += ds_monotonic_ns() - end;
+}
+
+static void on_frame_enter(gpointer data, const DsFrame *frame)
+{
+  DsProfiler *p = data;
+  guint64 t0 = ds_monotonic_ns();
+  PFrame *parent = p->frames->pdata[p->depth];
+  PFrame *f = frame_at(p, ++p->depth);
+  f->kind = frame->kind;
+  f->graph = frame->graph;
+  const char *up = ds_profiler_string(p, parent->prefix);
+  const char *up_key = ds_profiler_string(p, parent->key_prefix);
+  const char *sep = *up != '\0' ? "/" : "";
+  const char *sep_key = *up_key != '\0' ? "/" : "";
+  g_autofree char *prefix = NULL, *key = NULL;
+  if (frame->kind == DS_FRAME_REGION) {
+    prefix = g_strdup_printf("%s%s%s", up, sep, frame->name);
+    key = g_strdup_printf("%s%s%s", up_key, sep_key, frame->name);
+    f->region = intern(&p->strings, frame->name);
+    f->body = 0;
+    f->iteration = parent->iteration;
+    f->table = parent->table;
+  } else {
+    /* As the cursor writes paths: a loop's body is its iteration; conditions and branches
+     * are named. */
+    gboolean named = strcmp(frame->name, "body") != 0 && strcmp(frame->name, "func") != 0;
+    g_autofree char *iter = frame->iteration >= 0
+                                ? g_strdup_printf("/iter%" G_GINT64_FORMAT, frame->iteration)
+                                : g_strdup("");
+    prefix = g_strdup_printf("%s%s%s%s%s%s", up, sep, frame->owner->name, iter, named ? "/" : "",
+                             named ? frame->name : "");
+    key = g_strdup_printf("%s%s%s%s%s", up_key, sep_key, frame->owner->name, named ? "/" : "",
+                          named ? frame->name : "");
+    g_autofree char *body =
+        g_strdup_printf("%s%s%s/%s", up_key, sep_key, frame->owner->name, frame->name);
+    f->body = intern(&p->strings, body);
+    f->region = 0;
+    f->iteration = frame->iteration;
+    GraphInfo *info = graph_info(p, frame->graph);
+    table_reset(&f->own, info);
+    f->table = &f->own;
+    /* The subgraph's inputs: views of the buffers of the frame above, where they are. */
+    guint v = 0;
+    for (guint i = 0; i < frame->graph->n_nodes && v < frame->n_inputs; i++) {
+      if (!ds_node_is_variable(frame->graph->nodes[i]))
+        continue;
+      const DsTensor *in = &frame->inputs[v++];
+      guintptr a = (guintptr)in->data;
+      guint s = first_segment_after(p->segments, a);
+      if (in->data == NULL || s >= p->segments->len)
+        continue;
+      const Segment *seg = &g_array_index(p->segments, Segment, s);
+      Buffer *buf = &g_array_index(p->buffers, Buffer, seg->buffer);
+      if (seg->start <= a && a + ds_tensor_nbytes(in) <= seg->end && buf->live) {
+        guint e = frame->graph->node_row_ptr[i];
+        f->own.buffer_of[e] = (gint)seg->buffer;
+        buf->readers_left += info->readers[e];
+      }
+    }
+  }
+  f->prefix = intern(&p->strings, prefix);
+  f->key_prefix = intern(&p->strings, key);
+  p->overhead_ns += ds_monotonic_ns() - t0;
+}
+
+static void on_frame_exit(gpointer data, const DsFrame *frame)
+{
+  DsProfiler *p = data;
+  g_return_if_fail(p->depth > 0);
+  PFrame *f = p->frames->pdata[p->depth--];
+  if (frame->kind != DS_FRAME_SUBGRAPH)
+    return;
+  /* What the subgraph still held (its outputs, inputs it did not read) is let go: the loop
+   * has copied what it keeps. */
+  Table *t = &f->own;
+  for (guint e = 0; e < t->info->n_entries; e++) {
+    gint b = t->buffer_of[e];
+    if (b < 0 || t->readers_left[e] == 0)
+      continue;
+    Buffer *buf = &g_array_index(p->buffers, Buffer, b);
+    buf->readers_left -= MIN(buf->readers_left, t->readers_left[e]);
+    t->readers_left[e] = 0;
+    if (buf->readers_left == 0)
+      buffer_die(p, (guint)b);
+  }
+}
+
+static const DsExecutorHooks profiler_hooks = {
+    .node_begin = on_node_begin,
+    .node_end = on_node_end,
+    .frame_enter = on_frame_enter,
+    .frame_exit = on_frame_exit,
+};
+
+const DsExecutorHooks *ds_profiler_get_hooks(void)
+{
+  return &profiler_hooks;
+}
+
+/* ---- queries ---- */
+
+guint ds_profiler_get_n_runs(const DsProfiler *p)
+{
+  return p->n_runs;
+}
+guint ds_profiler_get_n_events(const DsProfiler *p)
+{
+  return p->events->len;
+}
+
+guint64 ds_profiler_get_node_total_ns(const DsProfiler *p, guint id)
+{
+  DsGraph *graph = ds_session_get_graph(p->session);
+  guint64 total = 0;
+  for (guint i = 0; i < p->events->len; i++) {
+    const Event *e = &g_array_index(p->events, Event, i);
+    if (e->graph == graph && e->node->id == id)
+      total += e->end_ns - e->start_ns;
+  }
+  return total;
+}
+
+gsize ds_profiler_get_peak_live_bytes(const DsProfiler *p, char **where)
+{
+  if (where != NULL)
+    *where = p->events->len > 0
+                 ? ds_profiler_event_path(p, &g_array_index(p->events, Event, p->peak_event))
+                 : g_strdup("");
+  return p->peak_live_bytes;
+}
+
+gboolean ds_profiler_get_mean_ns(const DsProfiler *p, const char *name, guint64 *ns)
+{
+  guint64 total = 0;
+  gboolean found = FALSE;
+  for (guint i = 0; i < p->events->len; i++) {
+    const Event *e = &g_array_index(p->events, Event, i);
+    g_autofree char *key = ds_profiler_event_key(p, e);
+    if (strcmp(key, name) == 0 || strcmp(e->node->name, name) == 0) {
+      total += e->end_ns - e->start_ns;
+      found = TRUE;
+    }
+  }
+  *ns = p->n_runs > 0 ? total / p->n_runs : total;
+  return found;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+  return x < y ? -1 : x > y;
+}
+
+guint64 ds_profiler_get_median_run_ns(const DsProfiler *p)
+{
+  if (p->run_ns->len == 0)
+    return 0;
+  g_autofree guint64 *sorted = g_memdup2(p->run_ns->data, sizeof(guint64) * p->run_ns->len);
+  qsort(sorted, p->run_ns->len, sizeof(guint64), compare_u64);
+  return sorted[p->run_ns->len / 2];
+}
+
+/* ---- event details ---- */
+
+char *ds_profiler_event_path(const DsProfiler *p, const Event *e)
+{
+  const char *prefix = ds_profiler_string(p, e->prefix);
+  return g_strdup_printf("%s%s%s", prefix, *prefix != '\0' ? "/" : "", e->node->name);
+}
+
+char *ds_profiler_event_key(const DsProfiler *p, const Event *e)
+{
+  const char *prefix = ds_profiler_string(p, e->key_prefix);
+  return g_strdup_printf("%s%s%s", prefix, *prefix != '\0' ? "/" : "", e->node->name);
+}
+
+guint ds_profiler_event_n_shapes(const DsProfiler *p, const Event *e, gboolean outputs)
+{
+  return (guint)g_array_index(p->shape_pool, gint64, e->shapes + (outputs ? 1 : 0));
+}
+
+const gint64 *ds_profiler_event_shape(const DsProfiler *p, const Event *e, gboolean outputs,
+                                      guint i, int *ndim)
+{
+  const gint64 *pool = (const gint64 *)p->shape_pool->data;
+  guint at = e->shapes + 2;
+  guint skip = (outputs ? (guint)pool[e->shapes] : 0) + i;
+  for (guint k = 0; k < skip; k++)
+    at += 1 + (guint)pool[at];
+  *ndim = (int)pool[at];
+  return pool + at + 1;
+}
+
+char *ds_profiler_event_shapes_text(const DsProfiler *p, const Event *e, gboolean outputs)
+{
+  GString *text = g_string_new(NULL);
+  for (guint i = 0; i < ds_profiler_event_n_shapes(p, e, outputs); i++) {
+    int ndim;
+    const gint64 *dims = ds_profiler_event_shape(p, e, outputs, i, &ndim);
+    g_string_append_printf(text, "%s(", i > 0 ? ", " : "");
+    for (int d = 0; d < ndim; d++)
+      g_string_append_printf(text, "%s%" G_GINT64_FORMAT, d > 0 ? ", " : "", dims[d]);
+    g_string_append(text, ndim == 1 ? ",)" : ")");
+  }
+  return g_string_free(text, FALSE);
+}
+
+GPtrArray *ds_profiler_event_symbolic(const DsProfiler *p, const Event *e)
+{
+  const DsGraphShapes *symbolic = ds_session_get_symbolic_shapes(p->session);
+  if (symbolic == NULL || e->graph != ds_session_get_graph(p->session))
+    return NULL;
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  guint base = e->graph->node_row_ptr[e->node->id];
+  for (guint k = 0; k < ds_node_n_op_outputs(e->node); k++)
+    g_ptr_array_add(out, ds_shape_to_string(&symbolic->shapes[base + k]));
+  return out;
+}
+
+void ds_profiler_add_bindings(const DsProfiler *p, cJSON *object)
+{
+  DsExprCtx *exprs = ds_session_get_exprs(p->session);
+  for (guint id = 0; id < ds_expr_ctx_get_n_symbols(exprs); id++) {
+    const char *name = ds_expr_get_symbol_name(ds_expr_ctx_get_symbol(exprs, id));
+    int64_t value;
+    if (ds_session_lookup_symbol(p->session, name, &value))
+      cJSON_AddNumberToObject(object, name, (double)value);
+  }
+}
