@@ -82,7 +82,10 @@ void ds_node_timer_attach(DsNodeTimer *timer, DsExecutor *exec)
   ds_executor_set_hooks(exec, &timer_hooks, timer);
 }
 
-const DsExecutorHooks *ds_node_timer_get_hooks(void) { return &timer_hooks; }
+const DsExecutorHooks *ds_node_timer_get_hooks(void)
+{
+  return &timer_hooks;
+}
 
 guint64 ds_node_timer_get_total_ns(const DsNodeTimer *timer, guint id)
 {

@@ -9,10 +9,24 @@ typedef struct {
   GHashTable *index; /* string -> index + 1 */
 } Strings;
 
+/* A frame entered while running, recorded as it came (names are made when a report is
+ * written, not at every iteration). Record 0 is the model's graph. */
+typedef struct {
+  gint parent;
+  DsFrameKind kind;
+  const DsNode *owner;
+  const char *name; /* region name or subgraph role; owned by the executor or static */
+  gint64 iteration;
+  gboolean resolved;
+  guint prefix, key_prefix, region, body; /* interned once resolved */
+} FrameRecord;
+
 typedef struct {
   const DsNode *node;
   DsGraph *graph;
   guint run;
+  guint record; /* the frame it ran in (FrameRecord) */
+  /* From the record, filled by ds_profiler_resolve(): */
   guint prefix;     /* frame path: "while0/iter3" ("" in the model graph) */
   guint key_prefix; /* the same without iterations: "while0" */
   guint region;     /* the region the node ran in directly, or 0 */
@@ -27,7 +41,7 @@ typedef struct {
 typedef struct {
   DsGraph *graph;
   guint entry;
-  guint prefix;
+  guint record; /* the frame that wrote it */
   gsize bytes;
   guint first_event, last_event;
   gint reused_from; /* buffer index, or -1 */
@@ -39,6 +53,8 @@ struct _DsProfiler {
   DsSession *session;
   Strings strings;
   GArray *events;     /* Event */
+  GArray *records;    /* FrameRecord */
+  guint n_resolved;   /* events whose names are filled in */
   GArray *buffers;    /* Buffer */
   GArray *shape_pool; /* gint64 */
   GArray *run_ns;     /* guint64 wall time per run */
@@ -59,6 +75,11 @@ struct _DsProfiler {
 };
 
 const char *ds_profiler_string(const DsProfiler *p, guint index);
+/* Names the frames and events recorded so far (paths, keys, regions, bodies). Every report
+ * writer calls it first. */
+void ds_profiler_resolve(DsProfiler *p);
+/* The interned frame path of a record ("while0/iter3"), after ds_profiler_resolve(). */
+guint ds_profiler_record_prefix(const DsProfiler *p, guint record);
 /* "while0/iter3/fc1" and "while0/fc1" for an event. Caller frees. */
 char *ds_profiler_event_path(const DsProfiler *p, const Event *e);
 char *ds_profiler_event_key(const DsProfiler *p, const Event *e);

@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
   DsFrameKind kind;
   DsGraph *graph;
-  guint prefix, key_prefix, region, body;
+  guint record;
   gint64 iteration;
   Table own;
   Table *table;
@@ -77,6 +77,9 @@ DsProfiler *ds_profiler_new(DsSession *session)
   p->strings.index = g_hash_table_new(g_str_hash, g_str_equal);
   intern(&p->strings, "");
   p->events = g_array_new(FALSE, FALSE, sizeof(Event));
+  p->records = g_array_new(FALSE, FALSE, sizeof(FrameRecord));
+  FrameRecord root = {.parent = -1, .kind = DS_FRAME_GRAPH, .iteration = -1, .resolved = TRUE};
+  g_array_append_val(p->records, root);
   p->buffers = g_array_new(FALSE, FALSE, sizeof(Buffer));
   p->shape_pool = g_array_new(FALSE, FALSE, sizeof(gint64));
   p->run_ns = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -94,6 +97,7 @@ void ds_profiler_free(DsProfiler *p)
   g_hash_table_unref(p->strings.index);
   g_ptr_array_unref(p->strings.strings);
   g_array_unref(p->events);
+  g_array_unref(p->records);
   g_array_unref(p->buffers);
   g_array_unref(p->shape_pool);
   g_array_unref(p->run_ns);
@@ -156,7 +160,7 @@ void ds_profiler_begin_run(DsProfiler *p)
   PFrame *root = frame_at(p, 0);
   root->kind = DS_FRAME_GRAPH;
   root->graph = graph;
-  root->prefix = root->key_prefix = root->region = root->body = 0;
+  root->record = 0;
   root->iteration = -1;
   table_reset(&root->own, graph_info(p, graph));
   root->table = &root->own;
@@ -304,10 +308,7 @@ static void on_node_end(gpointer data, const DsNode *node, const DsTensor *input
       .node = node,
       .graph = graph,
       .run = p->n_runs,
-      .prefix = f->prefix,
-      .key_prefix = f->key_prefix,
-      .region = f->kind == DS_FRAME_REGION ? f->region : 0,
-      .body = f->kind == DS_FRAME_SUBGRAPH ? f->body : 0,
+      .record = f->record,
       .iteration = f->iteration,
       .depth = p->depth,
       .start_ns = start - p->origin_ns,
@@ -330,7 +331,7 @@ static void on_node_end(gpointer data, const DsNode *node, const DsTensor *input
     if (!alias) {
       buf->graph = graph;
       buf->entry = e;
-      buf->prefix = f->prefix;
+      buf->record = f->record;
       ev.fresh_bytes += bytes - reused;
       ev.reused_bytes += reused;
     }
@@ -368,59 +369,96 @@ static void on_frame_enter(gpointer data, const DsFrame *frame)
   PFrame *f = frame_at(p, ++p->depth);
   f->kind = frame->kind;
   f->graph = frame->graph;
-  const char *up = ds_profiler_string(p, parent->prefix);
-  const char *up_key = ds_profiler_string(p, parent->key_prefix);
-  const char *sep = *up != '\0' ? "/" : "";
-  const char *sep_key = *up_key != '\0' ? "/" : "";
-  g_autofree char *prefix = NULL, *key = NULL;
+  FrameRecord record = {
+      .parent = (gint)parent->record,
+      .kind = frame->kind,
+      .owner = frame->owner,
+      .name = frame->name,
+      .iteration = frame->iteration,
+  };
+  f->record = p->records->len;
+  g_array_append_val(p->records, record);
   if (frame->kind == DS_FRAME_REGION) {
-    prefix = g_strdup_printf("%s%s%s", up, sep, frame->name);
-    key = g_strdup_printf("%s%s%s", up_key, sep_key, frame->name);
-    f->region = intern(&p->strings, frame->name);
-    f->body = 0;
     f->iteration = parent->iteration;
     f->table = parent->table;
-  } else {
-    /* As the cursor writes paths: a loop's body is its iteration; conditions and branches
-     * are named. */
-    gboolean named = strcmp(frame->name, "body") != 0 && strcmp(frame->name, "func") != 0;
-    g_autofree char *iter = frame->iteration >= 0
-                                ? g_strdup_printf("/iter%" G_GINT64_FORMAT, frame->iteration)
-                                : g_strdup("");
-    prefix = g_strdup_printf("%s%s%s%s%s%s", up, sep, frame->owner->name, iter, named ? "/" : "",
-                             named ? frame->name : "");
-    key = g_strdup_printf("%s%s%s%s%s", up_key, sep_key, frame->owner->name, named ? "/" : "",
-                          named ? frame->name : "");
-    g_autofree char *body =
-        g_strdup_printf("%s%s%s/%s", up_key, sep_key, frame->owner->name, frame->name);
-    f->body = intern(&p->strings, body);
-    f->region = 0;
-    f->iteration = frame->iteration;
-    GraphInfo *info = graph_info(p, frame->graph);
-    table_reset(&f->own, info);
-    f->table = &f->own;
-    /* The subgraph's inputs: views of the buffers of the frame above, where they are. */
-    guint v = 0;
-    for (guint i = 0; i < frame->graph->n_nodes && v < frame->n_inputs; i++) {
-      if (!ds_node_is_variable(frame->graph->nodes[i]))
-        continue;
-      const DsTensor *in = &frame->inputs[v++];
-      guintptr a = (guintptr)in->data;
-      guint s = first_segment_after(p->segments, a);
-      if (in->data == NULL || s >= p->segments->len)
-        continue;
-      const Segment *seg = &g_array_index(p->segments, Segment, s);
-      Buffer *buf = &g_array_index(p->buffers, Buffer, seg->buffer);
-      if (seg->start <= a && a + ds_tensor_nbytes(in) <= seg->end && buf->live) {
-        guint e = frame->graph->node_row_ptr[i];
-        f->own.buffer_of[e] = (gint)seg->buffer;
-        buf->readers_left += info->readers[e];
-      }
+    p->overhead_ns += ds_monotonic_ns() - t0;
+    return;
+  }
+  f->iteration = frame->iteration;
+  GraphInfo *info = graph_info(p, frame->graph);
+  table_reset(&f->own, info);
+  f->table = &f->own;
+  /* The subgraph's inputs: views of the buffers of the frame above, where they are. */
+  guint v = 0;
+  for (guint i = 0; i < frame->graph->n_nodes && v < frame->n_inputs; i++) {
+    if (!ds_node_is_variable(frame->graph->nodes[i]))
+      continue;
+    const DsTensor *in = &frame->inputs[v++];
+    guintptr a = (guintptr)in->data;
+    guint s = first_segment_after(p->segments, a);
+    if (in->data == NULL || s >= p->segments->len)
+      continue;
+    const Segment *seg = &g_array_index(p->segments, Segment, s);
+    Buffer *buf = &g_array_index(p->buffers, Buffer, seg->buffer);
+    if (seg->start <= a && a + ds_tensor_nbytes(in) <= seg->end && buf->live) {
+      guint e = frame->graph->node_row_ptr[i];
+      f->own.buffer_of[e] = (gint)seg->buffer;
+      buf->readers_left += info->readers[e];
     }
   }
-  f->prefix = intern(&p->strings, prefix);
-  f->key_prefix = intern(&p->strings, key);
   p->overhead_ns += ds_monotonic_ns() - t0;
+}
+
+/* Names a frame from its parent's: a region by its name; a subgraph run by its node, the
+ * iteration, and the role where it is not the loop's body (as the cursor writes paths). */
+static void resolve_record(DsProfiler *p, FrameRecord *r)
+{
+  const FrameRecord *up = &g_array_index(p->records, FrameRecord, r->parent);
+  const char *prefix = ds_profiler_string(p, up->prefix);
+  const char *key = ds_profiler_string(p, up->key_prefix);
+  const char *sep = *prefix != '\0' ? "/" : "", *sep_key = *key != '\0' ? "/" : "";
+  g_autofree char *path = NULL, *path_key = NULL;
+  if (r->kind == DS_FRAME_REGION) {
+    path = g_strdup_printf("%s%s%s", prefix, sep, r->name);
+    path_key = g_strdup_printf("%s%s%s", key, sep_key, r->name);
+    r->region = intern(&p->strings, r->name);
+  } else {
+    gboolean named = strcmp(r->name, "body") != 0 && strcmp(r->name, "func") != 0;
+    g_autofree char *iter =
+        r->iteration >= 0 ? g_strdup_printf("/iter%" G_GINT64_FORMAT, r->iteration) : g_strdup("");
+    path = g_strdup_printf("%s%s%s%s%s%s", prefix, sep, r->owner->name, iter, named ? "/" : "",
+                           named ? r->name : "");
+    path_key = g_strdup_printf("%s%s%s%s%s", key, sep_key, r->owner->name, named ? "/" : "",
+                               named ? r->name : "");
+    g_autofree char *body = g_strdup_printf("%s%s%s/%s", key, sep_key, r->owner->name, r->name);
+    r->body = intern(&p->strings, body);
+  }
+  r->prefix = intern(&p->strings, path);
+  r->key_prefix = intern(&p->strings, path_key);
+  r->resolved = TRUE;
+}
+
+void ds_profiler_resolve(DsProfiler *p)
+{
+  /* Parents come before their children. */
+  for (guint i = 0; i < p->records->len; i++) {
+    FrameRecord *r = &g_array_index(p->records, FrameRecord, i);
+    if (!r->resolved)
+      resolve_record(p, r);
+  }
+  for (; p->n_resolved < p->events->len; p->n_resolved++) {
+    Event *e = &g_array_index(p->events, Event, p->n_resolved);
+    const FrameRecord *r = &g_array_index(p->records, FrameRecord, e->record);
+    e->prefix = r->prefix;
+    e->key_prefix = r->key_prefix;
+    e->region = r->kind == DS_FRAME_REGION ? r->region : 0;
+    e->body = r->kind == DS_FRAME_SUBGRAPH ? r->body : 0;
+  }
+}
+
+guint ds_profiler_record_prefix(const DsProfiler *p, guint record)
+{
+  return g_array_index(p->records, FrameRecord, record).prefix;
 }
 
 static void on_frame_exit(gpointer data, const DsFrame *frame)
@@ -480,8 +518,9 @@ guint64 ds_profiler_get_node_total_ns(const DsProfiler *p, guint id)
   return total;
 }
 
-gsize ds_profiler_get_peak_live_bytes(const DsProfiler *p, char **where)
+gsize ds_profiler_get_peak_live_bytes(DsProfiler *p, char **where)
 {
+  ds_profiler_resolve(p);
   if (where != NULL)
     *where = p->events->len > 0
                  ? ds_profiler_event_path(p, &g_array_index(p->events, Event, p->peak_event))
@@ -489,8 +528,9 @@ gsize ds_profiler_get_peak_live_bytes(const DsProfiler *p, char **where)
   return p->peak_live_bytes;
 }
 
-gboolean ds_profiler_get_mean_ns(const DsProfiler *p, const char *name, guint64 *ns)
+gboolean ds_profiler_get_mean_ns(DsProfiler *p, const char *name, guint64 *ns)
 {
+  ds_profiler_resolve(p);
   guint64 total = 0;
   gboolean found = FALSE;
   for (guint i = 0; i < p->events->len; i++) {

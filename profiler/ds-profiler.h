@@ -41,10 +41,10 @@ guint ds_profiler_get_n_events(const DsProfiler *profiler);
 guint64 ds_profiler_get_node_total_ns(const DsProfiler *profiler, guint id);
 /* The most bytes live at once, and the event where that happened (its node path; caller
  * frees). */
-gsize ds_profiler_get_peak_live_bytes(const DsProfiler *profiler, char **where);
+gsize ds_profiler_get_peak_live_bytes(DsProfiler *profiler, char **where);
 /* Per-run mean ns of every event whose key (path without iterations) or node name is
  * `name`; FALSE if no event has it. */
-gboolean ds_profiler_get_mean_ns(const DsProfiler *profiler, const char *name, guint64 *ns);
+gboolean ds_profiler_get_mean_ns(DsProfiler *profiler, const char *name, guint64 *ns);
 /* Median wall time of the runs. */
 guint64 ds_profiler_get_median_run_ns(const DsProfiler *profiler);
 

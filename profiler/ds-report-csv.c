@@ -21,6 +21,7 @@ static void field(GString *row, const char *text, gboolean last)
 
 char *ds_profiler_build_csv(DsProfiler *p)
 {
+  ds_profiler_resolve(p);
   GString *csv = g_string_new("run,event,path,key,node,op,region,body,iteration,depth,backend,"
                               "start_ns,end_ns,dur_ns,input_shapes,output_shapes,fresh_bytes,"
                               "reused_bytes,live_bytes\n");

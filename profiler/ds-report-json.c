@@ -133,7 +133,7 @@ static cJSON *buffer_json(const DsProfiler *p, guint id)
     node++;
   g_autofree char *name = ds_graph_dup_entry_name(
       b->graph, (DsEntry){.node_id = node, .index = b->entry - b->graph->node_row_ptr[node]});
-  const char *prefix = ds_profiler_string(p, b->prefix);
+  const char *prefix = ds_profiler_string(p, ds_profiler_record_prefix(p, b->record));
   g_autofree char *tensor = g_strdup_printf("%s%s%s", prefix, *prefix ? "/" : "", name);
   cJSON_AddStringToObject(j, "tensor", tensor);
   cJSON_AddNumberToObject(j, "bytes", (double)b->bytes);
@@ -355,6 +355,7 @@ static cJSON *memory_json(const DsProfiler *p)
 
 cJSON *ds_profiler_build_report(DsProfiler *p, int threads)
 {
+  ds_profiler_resolve(p);
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "schema", "dynscope-profile");
   cJSON_AddNumberToObject(r, "version", 1);

@@ -69,6 +69,7 @@ static cJSON *counter(const Event *e)
 
 char *ds_profiler_build_trace(DsProfiler *p)
 {
+  ds_profiler_resolve(p);
   cJSON *root = cJSON_CreateObject();
   cJSON *list = cJSON_AddArrayToObject(root, "traceEvents");
   g_autofree char *process = g_strdup_printf("dynscope %s", ds_session_get_model_path(p->session));
