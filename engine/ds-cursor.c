@@ -101,17 +101,11 @@ static GraphInfo *graph_info(DsCursor *c, DsGraph *graph)
   info = g_new0(GraphInfo, 1);
   info->graph = graph;
   info->n_entries = ds_graph_n_entries(graph);
-  info->readers = g_new0(guint, info->n_entries + 1);
+  info->readers = ds_graph_count_readers(graph);
   info->vars = g_new0(guint, graph->n_nodes + 1);
-  for (guint i = 0; i < graph->n_nodes; i++) {
-    const DsNode *node = graph->nodes[i];
-    if (ds_node_is_variable(node))
+  for (guint i = 0; i < graph->n_nodes; i++)
+    if (ds_node_is_variable(graph->nodes[i]))
       info->vars[info->n_vars++] = graph->node_row_ptr[i];
-    for (guint k = 0; k < node->n_inputs; k++)
-      info->readers[ds_graph_entry_id(graph, node->inputs[k])]++;
-  }
-  for (guint h = 0; h < graph->n_heads; h++)
-    info->readers[ds_graph_entry_id(graph, graph->heads[h])]++;
   g_hash_table_insert(c->infos, graph, info);
   return info;
 }

@@ -144,6 +144,17 @@ void ds_graph_update_row_ptr(DsGraph *graph)
     graph->node_row_ptr[i + 1] = graph->node_row_ptr[i] + graph->nodes[i]->n_outputs;
 }
 
+guint *ds_graph_count_readers(const DsGraph *graph)
+{
+  guint *readers = g_new0(guint, ds_graph_n_entries(graph) + 1);
+  for (guint i = 0; i < graph->n_nodes; i++)
+    for (guint k = 0; k < graph->nodes[i]->n_inputs; k++)
+      readers[ds_graph_entry_id(graph, graph->nodes[i]->inputs[k])]++;
+  for (guint h = 0; h < graph->n_heads; h++)
+    readers[ds_graph_entry_id(graph, graph->heads[h])]++;
+  return readers;
+}
+
 guint ds_graph_count_ops(const DsGraph *graph)
 {
   guint n = 0;

@@ -115,12 +115,7 @@ static GraphInfo *graph_info(DsProfiler *p, DsGraph *graph)
     return info;
   info = g_new0(GraphInfo, 1);
   info->n_entries = ds_graph_n_entries(graph);
-  info->readers = g_new0(guint, info->n_entries + 1);
-  for (guint i = 0; i < graph->n_nodes; i++)
-    for (guint k = 0; k < graph->nodes[i]->n_inputs; k++)
-      info->readers[ds_graph_entry_id(graph, graph->nodes[i]->inputs[k])]++;
-  for (guint h = 0; h < graph->n_heads; h++)
-    info->readers[ds_graph_entry_id(graph, graph->heads[h])]++;
+  info->readers = ds_graph_count_readers(graph);
   g_hash_table_insert(p->infos, graph, info);
   return info;
 }
