@@ -130,6 +130,8 @@ static const char *summary_text =
   "  --run MODEL       run a model headless and print a per-node table\n"
   "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
   "  --shapes MODEL    print every tensor's shape as an expression, and the facts\n"
+  "  --render MODEL    draw the graph (--svg/--png/--dot OUT), regions and loops as\n"
+  "                    clusters, shapes on edges, a profile's overlay (--report, --overlay)\n"
   "  --partition MODEL print the regions a subgraph property makes (--property NAME,\n"
   "                    static-dynamic by default; elementwise) and --save them\n"
   "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
@@ -217,6 +219,20 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     {"max-node-ms", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.max_node_ms,
      "With --run: exit 1 if NODE (a name or path key) takes longer per run (repeatable)",
      "NODE=MS"},
+    {"render", 0, 0, G_OPTION_ARG_FILENAME, &options.render_model,
+     "Draw MODEL (with --svg, --png or --dot; --partition PROPERTY draws its regions)", "MODEL"},
+    {"svg", 0, 0, G_OPTION_ARG_FILENAME, &options.svg_path, "With --render: write SVG", "OUT.svg"},
+    {"png", 0, 0, G_OPTION_ARG_FILENAME, &options.png_path, "With --render: write PNG", "OUT.png"},
+    {"dot", 0, 0, G_OPTION_ARG_FILENAME, &options.dot_path,
+     "With --render: write the laid-out graph in Graphviz's dot language", "OUT.dot"},
+    {"overlay", 0, 0, G_OPTION_ARG_STRING, &options.overlay,
+     "With --render and --report: colour nodes by time, memory or dynamic output sizes",
+     "time|memory|dynamic"},
+    {"collapse", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.collapse,
+     "With --render: draw regions and loops as one box: all, none, or an id (repeatable)",
+     "all|none|ID"},
+    {"weights", 0, 0, G_OPTION_ARG_STRING, &options.weights,
+     "With --render: show or hide weights (default: hidden over 200 op nodes)", "show|hide"},
     {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
     {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
     {NULL},
@@ -267,6 +283,8 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     if (max_memory > 0)
       ds_memory_set_limit_bytes((gsize)max_memory);
     status = ds_cli_run(&options);
+  } else if (options.render_model != NULL) {
+    status = ds_cli_render(&options);
   } else if (options.partition_model != NULL) {
     status = ds_cli_partition(&options);
   } else if (options.shapes_model != NULL) {
@@ -303,6 +321,13 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   g_free(fail_if_slower);
   g_strfreev(options.breaks);
   g_free(options.report_path);
+  g_free(options.render_model);
+  g_free(options.svg_path);
+  g_free(options.png_path);
+  g_free(options.dot_path);
+  g_free(options.overlay);
+  g_strfreev(options.collapse);
+  g_free(options.weights);
   g_free(options.trace_path);
   g_free(options.html_path);
   g_free(options.csv_path);

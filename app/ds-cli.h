@@ -38,6 +38,11 @@ typedef struct {
   double max_ms;        /* --run budget: median run time; <= 0 off */
   char *max_peak_bytes; /* --run budget: peak live bytes (512M, 2G...) */
   char **max_node_ms;   /* --run budgets: NODE=MS, per-run mean time of a node */
+  char *render_model;   /* --render MODEL */
+  char *svg_path, *png_path, *dot_path;
+  char *overlay;        /* --render: time, memory, dynamic (with --report) */
+  char **collapse;      /* --render: all, none, or region/loop ids */
+  char *weights;        /* --render: show or hide (default: hidden over 200 op nodes) */
   gboolean version;
   char *summary_path;    /* --summary FILE.json: a profile report */
   char *compare_path;    /* --compare A.json (B.json is the one positional argument) */
@@ -55,6 +60,7 @@ int ds_cli_info(const DsCliOptions *options);
 int ds_cli_save(const DsCliOptions *options);
 int ds_cli_shapes(const DsCliOptions *options);
 int ds_cli_partition(const DsCliOptions *options);
+int ds_cli_render(const DsCliOptions *options);
 int ds_cli_summary(const DsCliOptions *options);
 int ds_cli_compare(const DsCliOptions *options);
 /* --run's profiling: whether an option asks for it, writing the reports it asks for, the

@@ -3,10 +3,10 @@
 # Runs as root (or through sudo when available); does nothing when all are present.
 set -eu
 
-# Build: compiler, meson, libraries. Tests: numpy for the reference, valgrind, and clang with
+# Build: compiler, meson, libraries (Graphviz draws graphs; its text needs a font). Tests: numpy for the reference, valgrind, and clang with
 # its runtime (libFuzzer, sanitizers) for the fuzz targets.
 packages="gcc pkg-config meson ninja-build libglib2.0-dev libcjson-dev libopenblas-dev
-python3 python3-numpy valgrind clang libclang-rt-14-dev"
+libgraphviz-dev fonts-dejavu-core python3 python3-numpy valgrind clang libclang-rt-14-dev"
 
 missing=""
 for p in $packages; do

@@ -1,0 +1,720 @@
+/* ds-viz-scene.c: from a graph, its partition, shapes and a profile to what is drawn. */
+#include "ds-viz.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ds-error.h"
+#include "ds-op.h"
+#include "ds-ops-control.h"
+
+/* ---- colours ---- */
+
+#define FILL_OP             "#ffffff"
+#define FILL_INPUT          "#dbe9f6"
+#define FILL_WEIGHT         "#eeeeee"
+#define FILL_SUBINPUT       "#f3f0e6"
+#define FILL_COLLAPSED      "#fff2cc"
+#define FILL_STATIC         "#eaf3fb"
+#define FILL_DYNAMIC        "#fdf0e2"
+#define FILL_LOOP           "#eef7ea"
+#define FILL_COND           "#f6eefa"
+#define FILL_BODY           "#fbfbf8"
+#define FILL_DATA_DEPENDENT "#cab2d6"
+#define FILL_NO_DATA        "#f4f4f4"
+
+/* Light to dark: readable black text on every step. */
+static const char *const heat[] = {"#fff7ec", "#fee8c8", "#fdd49e", "#fdbb84", "#fc8d59"};
+static const char *const reuse[] = {"#f1a340", "#f7cf8f", "#e8e8e8", "#b8e0b0", "#7fc97f"};
+
+/* ---- the profile, by node key ---- */
+
+typedef struct {
+  guint64 total_ns, count;
+  guint64 fresh, reused;
+  char *last_shapes; /* output shapes of the last execution */
+} NodeProfile;
+
+static void node_profile_free(gpointer data)
+{
+  NodeProfile *np = data;
+  g_free(np->last_shapes);
+  g_free(np);
+}
+
+static char *shapes_text(const cJSON *shapes)
+{
+  GString *out = g_string_new(NULL);
+  const cJSON *shape;
+  cJSON_ArrayForEach(shape, shapes)
+  {
+    g_string_append(out, out->len > 0 ? ", (" : "(");
+    const cJSON *dim;
+    int n = 0;
+    cJSON_ArrayForEach(dim, shape)
+        g_string_append_printf(out, "%s%.0f", n++ > 0 ? ", " : "", dim->valuedouble);
+    g_string_append(out, n == 1 ? ",)" : ")");
+  }
+  return g_string_free(out, FALSE);
+}
+
+/* The profiler's keys, with a saved partition's region stripped: "fc1", "while0/fc1",
+ * "while0/cond/lt0", as this file names nodes. */
+static const char *strip_region(const cJSON *report, const char *key)
+{
+  const cJSON *regions = cJSON_GetObjectItem(cJSON_GetObjectItem(report, "model"), "partition");
+  const cJSON *r;
+  cJSON_ArrayForEach(r, regions)
+  {
+    gsize n = cJSON_IsString(r) ? strlen(r->valuestring) : 0;
+    if (n > 0 && strncmp(key, r->valuestring, n) == 0 && key[n] == '/')
+      return key + n + 1;
+  }
+  return key;
+}
+
+static gboolean index_profile(const cJSON *report, GHashTable *index, GError **error)
+{
+  const cJSON *events = cJSON_GetObjectItem(report, "events");
+  if (!cJSON_IsArray(events)) {
+    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "--report: the profile has no events array");
+    return FALSE;
+  }
+  const cJSON *e;
+  cJSON_ArrayForEach(e, events)
+  {
+    const cJSON *key = cJSON_GetObjectItem(e, "key"), *dur = cJSON_GetObjectItem(e, "dur_ns");
+    if (!cJSON_IsString(key) || !cJSON_IsNumber(dur)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
+                  "--report: an event has no key or dur_ns (not a dynscope profile?)");
+      return FALSE;
+    }
+    const char *k = strip_region(report, key->valuestring);
+    NodeProfile *np = g_hash_table_lookup(index, k);
+    if (np == NULL) {
+      np = g_new0(NodeProfile, 1);
+      g_hash_table_insert(index, g_strdup(k), np);
+    }
+    np->total_ns += (guint64)dur->valuedouble;
+    np->count++;
+    const cJSON *fresh = cJSON_GetObjectItem(e, "fresh_bytes");
+    const cJSON *reused = cJSON_GetObjectItem(e, "reused_bytes");
+    np->fresh += cJSON_IsNumber(fresh) ? (guint64)fresh->valuedouble : 0;
+    np->reused += cJSON_IsNumber(reused) ? (guint64)reused->valuedouble : 0;
+    const cJSON *shapes = cJSON_GetObjectItem(e, "output_shapes");
+    if (cJSON_IsArray(shapes)) {
+      g_free(np->last_shapes);
+      np->last_shapes = shapes_text(shapes);
+    }
+  }
+  return TRUE;
+}
+
+/* ---- building ---- */
+
+typedef struct {
+  DsVizScene *scene;
+  const DsVizOptions *o;
+  GHashTable *collapse;  /* ids to collapse -> (unused) */
+  GHashTable *collapsed; /* id -> scene node index + 1, once made */
+  GHashTable *clusters;  /* id -> cluster index + 1 */
+  GHashTable *profile;   /* key -> NodeProfile */
+  GHashTable *edge_seen; /* "from>to" */
+  guint64 max_ns;
+  gboolean show_weights;
+} Builder;
+
+static guint add_node(Builder *b, DsVizNodeKind kind, char *id, char *label, const char *fill,
+                      gint cluster, const DsNode *node)
+{
+  DsVizNode n = {.kind = kind,
+                 .id = id,
+                 .label = label,
+                 .fill = g_strdup(fill),
+                 .tooltip = g_strdup(label),
+                 .cluster = cluster,
+                 .node = node};
+  g_array_append_val(b->scene->nodes, n);
+  for (gint c = cluster; c >= 0; c = g_array_index(b->scene->clusters, DsVizCluster, c).parent)
+    g_array_index(b->scene->clusters, DsVizCluster, c).n_nodes += node != NULL;
+  return b->scene->nodes->len - 1;
+}
+
+static void add_edge(Builder *b, gint from, guint to, char *label)
+{
+  g_autofree char *key = g_strdup_printf("%d>%u", from, to);
+  if (from < 0 || (guint)from == to || g_hash_table_contains(b->edge_seen, key)) {
+    g_free(label);
+    return;
+  }
+  g_hash_table_add(b->edge_seen, g_steal_pointer(&key));
+  DsVizEdge e = {.from = (guint)from, .to = to, .label = label};
+  g_array_append_val(b->scene->edges, e);
+}
+
+static gint add_cluster(Builder *b, DsVizClusterKind kind, const char *id, char *label,
+                        const char *fill, gint parent)
+{
+  DsVizCluster c = {
+      .kind = kind, .id = g_strdup(id), .label = label, .fill = g_strdup(fill), .parent = parent};
+  g_array_append_val(b->scene->clusters, c);
+  g_hash_table_insert(b->clusters, g_strdup(id), GUINT_TO_POINTER(b->scene->clusters->len));
+  return (gint)b->scene->clusters->len - 1;
+}
+
+/* "(s0, 10*s1) = (4, 320)" for an entry of the model graph. */
+static char *edge_label(Builder *b, DsGraph *graph, gboolean top, DsEntry entry)
+{
+  if (!top)
+    return NULL;
+  guint e = ds_graph_entry_id(graph, entry);
+  const DsShape *sym = b->o->symbolic != NULL ? &b->o->symbolic->shapes[e] : NULL;
+  const DsShape *con = b->o->concrete != NULL ? &b->o->concrete->shapes[e] : NULL;
+  g_autofree char *s = sym != NULL && sym->ndim >= 0 ? ds_shape_to_string(sym) : NULL;
+  g_autofree char *c = con != NULL && con->ndim >= 0 ? ds_shape_to_string(con) : NULL;
+  if (s != NULL && c != NULL && strcmp(s, c) != 0)
+    return g_strdup_printf("%s = %s", s, c);
+  return g_strdup(s != NULL ? s : c);
+}
+
+/* A few attributes worth reading on the node itself. */
+static void append_key_attrs(GString *label, const DsNode *node)
+{
+  static const char *const keys[] = {
+      "kernel", "stride", "num_filter", "num_hidden",     "act_type", "pool_type",  "axis",
+      "axes",   "shape",  "scalar",     "max_iterations", "mode",     "num_outputs"};
+  int shown = 0;
+  for (guint k = 0; k < G_N_ELEMENTS(keys) && shown < 3; k++) {
+    for (guint a = 0; a < node->n_attrs; a++) {
+      if (strcmp(node->attrs[a].key, keys[k]) != 0)
+        continue;
+      g_autofree char *value = g_strndup(node->attrs[a].value, 24);
+      g_string_append_printf(label, "\n%s=%s", keys[k], value);
+      shown++;
+    }
+  }
+}
+
+static const char *heat_fill(guint64 ns, guint64 max)
+{
+  if (max == 0)
+    return heat[0];
+  double t = (double)ns / (double)max;
+  return heat[MIN((int)(t * G_N_ELEMENTS(heat)), (int)G_N_ELEMENTS(heat) - 1)];
+}
+
+static char *format_ns(guint64 ns)
+{
+  if (ns >= 1000000)
+    return g_strdup_printf("%.2f ms", ns / 1e6);
+  if (ns >= 1000)
+    return g_strdup_printf("%.1f µs", ns / 1e3);
+  return g_strdup_printf("%" G_GUINT64_FORMAT " ns", ns);
+}
+
+/* The label and fill of an op node, with the overlay's value. */
+static void op_look(Builder *b, const DsNode *node, const char *key, GString *label,
+                    const char **fill)
+{
+  g_string_append_printf(label, "%s\n%s", node->name, node->op_name);
+  append_key_attrs(label, node);
+  *fill = FILL_OP;
+  if (b->o->overlay == DS_VIZ_OVERLAY_NONE)
+    return;
+  const NodeProfile *np = g_hash_table_lookup(b->profile, key);
+  if (np == NULL) {
+    *fill = FILL_NO_DATA;
+    return;
+  }
+  switch (b->o->overlay) {
+  case DS_VIZ_OVERLAY_TIME: {
+    g_autofree char *t = format_ns(np->total_ns);
+    g_string_append_printf(label, "\n%s", t);
+    *fill = heat_fill(np->total_ns, b->max_ns);
+    break;
+  }
+  case DS_VIZ_OVERLAY_MEMORY: {
+    guint64 all = np->fresh + np->reused;
+    if (all == 0) {
+      g_string_append(label, "\nno new buffer");
+      *fill = reuse[2];
+      break;
+    }
+    double share = (double)np->reused / (double)all;
+    g_autofree char *f = g_format_size(np->fresh), *r = g_format_size(np->reused);
+    g_string_append_printf(label, "\nfresh %s, reused %s", f, r);
+    *fill = reuse[share < 0.2 ? 0 : share < 0.5 ? 1 : share < 0.8 ? 3 : 4];
+    break;
+  }
+  default:
+    if (node->op != NULL && (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE)) {
+      g_string_append_printf(label, "\n→ %s", np->last_shapes != NULL ? np->last_shapes : "?");
+      *fill = FILL_DATA_DEPENDENT;
+    }
+  }
+}
+
+/* The node input feeding variable `v` (node order) of subgraph `s`. */
+static int feeding_input(const DsNode *node, guint s, guint v)
+{
+  switch (node->op->id) {
+  case DS_OP_FOREACH: {
+    const DsForeachParam *p = node->param;
+    for (int j = 0; j < p->n_data; j++)
+      if (p->data_locs[j] == (int)v)
+        return j;
+    for (int k = 0; k < p->n_states; k++)
+      if (p->state_locs[k] == (int)v)
+        return p->n_data + k;
+    for (int r = 0; r < p->n_remain; r++)
+      if (p->remain_locs[r] == (int)v)
+        return p->n_data + p->n_states + r;
+    return -1;
+  }
+  case DS_OP_WHILE_LOOP: {
+    const DsWhileLoopParam *p = node->param;
+    return s == 0 ? (v < (guint)p->n_cond_inputs ? p->cond_input_locs[v] : -1)
+                  : (v < (guint)p->n_func_inputs ? p->func_input_locs[v] : -1);
+  }
+  default: {
+    const DsCondParam *p = node->param;
+    if (s == 0)
+      return v < (guint)p->n_cond_inputs ? p->cond_input_locs[v] : -1;
+    if (s == 1)
+      return v < (guint)p->n_then_inputs ? p->then_input_locs[v] : -1;
+    return v < (guint)p->n_else_inputs ? p->else_input_locs[v] : -1;
+  }
+  }
+}
+
+static const char *subgraph_role(const DsNode *node, guint s)
+{
+  switch (node->op->id) {
+  case DS_OP_FOREACH:
+    return "body";
+  case DS_OP_WHILE_LOOP:
+    return s == 0 ? "cond" : "func";
+  default:
+    return s == 0 ? "cond" : s == 1 ? "then" : "else";
+  }
+}
+
+static gboolean is_control(const DsNode *node)
+{
+  return node->op != NULL && (node->op->traits & DS_OP_TRAIT_CONTROL_FLOW) &&
+         node->n_subgraphs > 0 && node->op->id != DS_OP_CACHED_OP;
+}
+
+static guint collapsed_node(Builder *b, const char *id, const char *text, gint cluster,
+                            const DsNode *node)
+{
+  gpointer known = g_hash_table_lookup(b->collapsed, id);
+  if (known != NULL)
+    return GPOINTER_TO_UINT(known) - 1;
+  guint n = add_node(b, DS_VIZ_NODE_COLLAPSED, g_strdup(id), g_strdup(text), FILL_COLLAPSED,
+                     cluster, node);
+  g_hash_table_insert(b->collapsed, g_strdup(id), GUINT_TO_POINTER(n + 1));
+  g_ptr_array_add(b->scene->collapsed, g_strdup(id));
+  return n;
+}
+
+static guint count_nodes(const DsGraph *graph)
+{
+  guint n = 0;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    n += !ds_node_is_variable(graph->nodes[i]);
+    for (guint s = 0; s < graph->nodes[i]->n_subgraphs; s++)
+      n += count_nodes(graph->nodes[i]->subgraphs[s]);
+  }
+  return n;
+}
+
+static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char *key_path,
+                       gint cluster, const gint *feeds, gboolean top);
+
+/* A loop or branch: a cluster holding its subgraphs, and the node itself where its outputs
+ * leave. Returns the scene node standing for its outputs. */
+static guint add_control(Builder *b, const DsNode *node, const char *path, const char *key_path,
+                         gint parent, const gint *producers, DsGraph *graph, gboolean top)
+{
+  g_autofree char *id = g_strdup_printf("%s%s", path, node->name);
+  gboolean loop = node->op->id != DS_OP_COND;
+  const char *word = node->op->id == DS_OP_FOREACH ? "foreach" : loop ? "while" : "cond";
+  if (g_hash_table_contains(b->collapse, id)) {
+    guint inside = 0;
+    for (guint s = 0; s < node->n_subgraphs; s++)
+      inside += count_nodes(node->subgraphs[s]);
+    g_autofree char *text =
+        g_strdup_printf("%s\n%s (collapsed)\n%u nodes inside", node->name, word, inside);
+    guint n = collapsed_node(b, id, text, parent, node);
+    for (guint k = 0; k < node->n_inputs; k++)
+      add_edge(b, producers[node->inputs[k].node_id], n,
+               edge_label(b, graph, top, node->inputs[k]));
+    return n;
+  }
+  gint c = add_cluster(b, loop ? DS_VIZ_CLUSTER_LOOP : DS_VIZ_CLUSTER_COND, id,
+                       g_strdup_printf("%s  %s", word, node->name), loop ? FILL_LOOP : FILL_COND,
+                       parent);
+  g_autoptr(GString) label = g_string_new(NULL);
+  const char *fill;
+  g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
+  op_look(b, node, key, label, &fill);
+  guint out = add_node(b, DS_VIZ_NODE_OP, g_strdup(id),
+                       g_string_free(g_steal_pointer(&label), FALSE), fill, c, node);
+  for (guint s = 0; s < node->n_subgraphs; s++) {
+    DsGraph *sub = node->subgraphs[s];
+    const char *role = subgraph_role(node, s);
+    g_autofree char *sub_id = g_strdup_printf("%s/%s", id, role);
+    gint body = add_cluster(b, DS_VIZ_CLUSTER_BODY, sub_id, g_strdup(role), FILL_BODY, c);
+    /* What the node feeds each variable of the subgraph. */
+    g_autofree gint *feeds = g_new(gint, sub->n_nodes + 1);
+    g_autofree DsEntry *feed_entries = g_new0(DsEntry, sub->n_nodes + 1);
+    guint v = 0;
+    for (guint i = 0; i < sub->n_nodes; i++) {
+      feeds[i] = -1;
+      if (!ds_node_is_variable(sub->nodes[i]))
+        continue;
+      int input = feeding_input(node, s, v++);
+      if (input >= 0 && (guint)input < node->n_inputs) {
+        feeds[i] = producers[node->inputs[input].node_id];
+        feed_entries[i] = node->inputs[input];
+      }
+    }
+    g_autofree char *sub_path = g_strdup_printf("%s/", sub_id);
+    /* Profile keys: a loop body is its iterations; conditions and branches are named. */
+    gboolean named = strcmp(role, "body") != 0 && strcmp(role, "func") != 0;
+    g_autofree char *sub_key =
+        g_strdup_printf("%s%s/%s%s", key_path, node->name, named ? role : "", named ? "/" : "");
+    g_autofree gint *inner = add_graph(b, sub, sub_path, sub_key, body, feeds, FALSE);
+    for (guint i = 0; i < sub->n_nodes; i++)
+      if (ds_node_is_variable(sub->nodes[i]) && feeds[i] >= 0 && inner[i] >= 0)
+        add_edge(b, feeds[i], (guint)inner[i], edge_label(b, graph, top, feed_entries[i]));
+    for (guint h = 0; h < sub->n_heads; h++)
+      add_edge(b, inner[sub->heads[h].node_id], out, NULL);
+  }
+  return out;
+}
+
+/* Adds one graph level. Returns, per node, the scene node that stands for its outputs (-1:
+ * not drawn). `feeds` (bodies) are what feeds each variable from outside. */
+static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char *key_path,
+                       gint cluster, const gint *feeds, gboolean top)
+{
+  gint *scene_of = g_new(gint, graph->n_nodes + 1);
+  const DsPartition *partition = top ? b->o->partition : NULL;
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    scene_of[i] = -1;
+    if (ds_node_is_variable(node)) {
+      gboolean weight = top && b->o->is_weight != NULL && b->o->is_weight[i];
+      if (weight && !b->show_weights)
+        continue;
+      DsVizNodeKind kind = !top     ? DS_VIZ_NODE_SUBINPUT
+                           : weight ? DS_VIZ_NODE_WEIGHT
+                                    : DS_VIZ_NODE_INPUT;
+      const char *fill = kind == DS_VIZ_NODE_SUBINPUT ? FILL_SUBINPUT
+                         : weight                     ? FILL_WEIGHT
+                                                      : FILL_INPUT;
+      scene_of[i] = (gint)add_node(b, kind, g_strdup_printf("%s%s", path, node->name),
+                                   g_strdup(node->name), fill, cluster, node);
+      continue;
+    }
+    gint container = cluster;
+    int r = partition != NULL ? partition->region_of_node[i] : -1;
+    if (r >= 0) {
+      const DsRegion *region = &partition->regions[r];
+      if (g_hash_table_contains(b->collapse, region->name)) {
+        g_autofree char *text = g_strdup_printf(
+            "%s\n%s region (collapsed)\n%u nodes", region->name,
+            region->kind == DS_REGION_STATIC ? "static" : "dynamic", region->n_nodes);
+        guint n = collapsed_node(b, region->name, text, cluster, NULL);
+        for (guint k = 0; k < node->n_inputs; k++)
+          add_edge(b, scene_of[node->inputs[k].node_id], n,
+                   edge_label(b, graph, top, node->inputs[k]));
+        scene_of[i] = (gint)n;
+        continue;
+      }
+      gpointer known = g_hash_table_lookup(b->clusters, region->name);
+      container =
+          known != NULL
+              ? (gint)GPOINTER_TO_UINT(known) - 1
+              : add_cluster(
+                    b,
+                    region->kind == DS_REGION_STATIC ? DS_VIZ_CLUSTER_STATIC
+                                                     : DS_VIZ_CLUSTER_DYNAMIC,
+                    region->name,
+                    g_strdup_printf("%s (%s)", region->name,
+                                    region->kind == DS_REGION_STATIC ? "static" : "dynamic"),
+                    region->kind == DS_REGION_STATIC ? FILL_STATIC : FILL_DYNAMIC, cluster);
+    }
+    if (is_control(node)) {
+      scene_of[i] = (gint)add_control(b, node, path, key_path, container, scene_of, graph, top);
+      continue;
+    }
+    g_autoptr(GString) label = g_string_new(NULL);
+    const char *fill;
+    g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
+    op_look(b, node, key, label, &fill);
+    scene_of[i] =
+        (gint)add_node(b, DS_VIZ_NODE_OP, g_strdup_printf("%s%s", path, node->name),
+                       g_string_free(g_steal_pointer(&label), FALSE), fill, container, node);
+    for (guint k = 0; k < node->n_inputs; k++)
+      add_edge(b, scene_of[node->inputs[k].node_id], (guint)scene_of[i],
+               edge_label(b, graph, top, node->inputs[k]));
+  }
+  return scene_of;
+}
+
+/* ---- what to collapse ---- */
+
+typedef struct {
+  char *id;
+  guint size;
+} Collapsible;
+
+static int by_size_desc(const void *a, const void *b)
+{
+  const Collapsible *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size < y->size ? 1 : -1;
+  return strcmp(x->id, y->id);
+}
+
+/* Every region and control-flow node with the graph nodes it holds. */
+static void list_collapsible(DsGraph *graph, const DsPartition *partition, const char *path,
+                             GArray *out)
+{
+  for (guint r = 0; partition != NULL && r < partition->n_regions; r++) {
+    guint size = 0;
+    for (guint j = 0; j < partition->regions[r].n_nodes; j++) {
+      const DsNode *node = graph->nodes[partition->regions[r].nodes[j]];
+      size++;
+      for (guint s = 0; s < node->n_subgraphs; s++)
+        size += count_nodes(node->subgraphs[s]);
+    }
+    Collapsible c = {g_strdup(partition->regions[r].name), size};
+    g_array_append_val(out, c);
+  }
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (!is_control(node))
+      continue;
+    Collapsible c = {g_strdup_printf("%s%s", path, node->name), 1};
+    for (guint s = 0; s < node->n_subgraphs; s++)
+      c.size += count_nodes(node->subgraphs[s]);
+    g_array_append_val(out, c);
+    for (guint s = 0; s < node->n_subgraphs; s++) {
+      g_autofree char *sub = g_strdup_printf("%s/%s/", c.id, subgraph_role(node, s));
+      list_collapsible(node->subgraphs[s], NULL, sub, out);
+    }
+  }
+}
+
+static gboolean choose_collapsed(Builder *b, DsGraph *graph, GError **error)
+{
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(Collapsible));
+  list_collapsible(graph, b->o->partition, "", all);
+  gboolean ok = TRUE;
+  for (const char *const *name = b->o->collapse; name != NULL && *name != NULL; name++) {
+    gboolean found = FALSE;
+    for (guint i = 0; i < all->len && !found; i++)
+      found = strcmp(g_array_index(all, Collapsible, i).id, *name) == 0;
+    if (!found && ok) {
+      g_autoptr(GString) known = g_string_new(NULL);
+      for (guint i = 0; i < all->len; i++)
+        g_string_append_printf(known, "%s%s", i > 0 ? ", " : "",
+                               g_array_index(all, Collapsible, i).id);
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "--collapse %s: no region or loop is called so (there are: %s)", *name,
+                  known->len > 0 ? known->str : "none");
+      ok = FALSE;
+    }
+    g_hash_table_add(b->collapse, g_strdup(*name));
+  }
+  if (ok && b->o->focus != NULL) {
+    /* One region or loop laid out alone: every other one is a box around it. */
+    gboolean found = FALSE;
+    g_autofree char *outer = g_strndup(b->o->focus, strcspn(b->o->focus, "/"));
+    for (guint i = 0; i < all->len; i++) {
+      const char *id = g_array_index(all, Collapsible, i).id;
+      found |= strcmp(id, b->o->focus) == 0;
+      if (strchr(id, '/') == NULL && strcmp(id, outer) != 0)
+        g_hash_table_add(b->collapse, g_strdup(id));
+    }
+    if (!found) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "focus %s: no region or loop is called so",
+                  b->o->focus);
+      ok = FALSE;
+    }
+  } else if (ok && !b->o->collapse_none) {
+    guint drawn = count_nodes(graph);
+    qsort(all->data, all->len, sizeof(Collapsible), by_size_desc);
+    for (guint i = 0; i < all->len; i++) {
+      Collapsible *c = &g_array_index(all, Collapsible, i);
+      if (b->o->collapse_all) {
+        /* Only the outermost: what is inside a collapsed box is not drawn anyway. */
+        if (strchr(c->id, '/') == NULL)
+          g_hash_table_add(b->collapse, g_strdup(c->id));
+      } else if (drawn > DS_VIZ_AUTO_COLLAPSE_NODES && strchr(c->id, '/') == NULL &&
+                 !g_hash_table_contains(b->collapse, c->id)) {
+        g_hash_table_add(b->collapse, g_strdup(c->id));
+        drawn -= c->size - 1;
+      }
+    }
+  }
+  for (guint i = 0; i < all->len; i++)
+    g_free(g_array_index(all, Collapsible, i).id);
+  return ok;
+}
+
+/* ---- legend ---- */
+
+static void add_legend(DsVizScene *scene, const char *fill, char *text)
+{
+  DsVizLegendEntry e = {g_strdup(fill), text};
+  g_array_append_val(scene->legend, e);
+}
+
+static void build_legend(Builder *b)
+{
+  DsVizScene *scene = b->scene;
+  switch (b->o->overlay) {
+  case DS_VIZ_OVERLAY_TIME:
+    for (guint i = 0; i < G_N_ELEMENTS(heat); i++) {
+      g_autofree char *lo = format_ns(b->max_ns * i / G_N_ELEMENTS(heat));
+      g_autofree char *hi = format_ns(b->max_ns * (i + 1) / G_N_ELEMENTS(heat));
+      add_legend(scene, heat[i], g_strdup_printf("total time %s - %s", lo, hi));
+    }
+    add_legend(scene, FILL_NO_DATA, g_strdup("did not run"));
+    break;
+  case DS_VIZ_OVERLAY_MEMORY:
+    add_legend(scene, reuse[0], g_strdup("outputs mostly in fresh memory (< 20% reused)"));
+    add_legend(scene, reuse[1], g_strdup("20-50% reused"));
+    add_legend(scene, reuse[3], g_strdup("50-80% reused"));
+    add_legend(scene, reuse[4], g_strdup("outputs mostly in reused memory (>= 80%)"));
+    add_legend(scene, reuse[2], g_strdup("no new buffer (a view)"));
+    break;
+  case DS_VIZ_OVERLAY_DYNAMIC:
+    add_legend(scene, FILL_DATA_DEPENDENT,
+               g_strdup("data-dependent op, with the output shapes it produced"));
+    break;
+  default:
+    break;
+  }
+  gboolean kinds[DS_VIZ_NODE_COLLAPSED + 1] = {FALSE};
+  gboolean regions[DS_VIZ_CLUSTER_DYNAMIC + 1] = {FALSE};
+  for (guint i = 0; i < scene->nodes->len; i++)
+    kinds[g_array_index(scene->nodes, DsVizNode, i).kind] = TRUE;
+  for (guint i = 0; i < scene->clusters->len; i++) {
+    DsVizClusterKind k = g_array_index(scene->clusters, DsVizCluster, i).kind;
+    if (k <= DS_VIZ_CLUSTER_DYNAMIC)
+      regions[k] = TRUE;
+  }
+  if (regions[DS_VIZ_CLUSTER_STATIC])
+    add_legend(scene, FILL_STATIC, g_strdup("static region (one cached plan)"));
+  if (regions[DS_VIZ_CLUSTER_DYNAMIC])
+    add_legend(scene, FILL_DYNAMIC, g_strdup("dynamic region (run imperatively)"));
+  if (kinds[DS_VIZ_NODE_INPUT])
+    add_legend(scene, FILL_INPUT, g_strdup("model input"));
+  if (kinds[DS_VIZ_NODE_WEIGHT])
+    add_legend(scene, FILL_WEIGHT, g_strdup("weight"));
+  if (kinds[DS_VIZ_NODE_SUBINPUT])
+    add_legend(scene, FILL_SUBINPUT, g_strdup("what a loop or branch feeds its subgraph"));
+  if (kinds[DS_VIZ_NODE_COLLAPSED])
+    add_legend(scene, FILL_COLLAPSED, g_strdup("collapsed region or loop"));
+}
+
+/* ---- the scene ---- */
+
+void ds_viz_scene_free(DsVizScene *scene)
+{
+  if (scene == NULL)
+    return;
+  for (guint i = 0; scene->nodes != NULL && i < scene->nodes->len; i++) {
+    DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, i);
+    g_free(n->id);
+    g_free(n->label);
+    g_free(n->fill);
+    g_free(n->tooltip);
+  }
+  for (guint i = 0; scene->edges != NULL && i < scene->edges->len; i++)
+    g_free(g_array_index(scene->edges, DsVizEdge, i).label);
+  for (guint i = 0; scene->clusters != NULL && i < scene->clusters->len; i++) {
+    DsVizCluster *c = &g_array_index(scene->clusters, DsVizCluster, i);
+    g_free(c->id);
+    g_free(c->label);
+    g_free(c->fill);
+  }
+  for (guint i = 0; scene->legend != NULL && i < scene->legend->len; i++) {
+    g_free(g_array_index(scene->legend, DsVizLegendEntry, i).fill);
+    g_free(g_array_index(scene->legend, DsVizLegendEntry, i).text);
+  }
+  if (scene->nodes != NULL)
+    g_array_unref(scene->nodes);
+  if (scene->edges != NULL)
+    g_array_unref(scene->edges);
+  if (scene->clusters != NULL)
+    g_array_unref(scene->clusters);
+  if (scene->legend != NULL)
+    g_array_unref(scene->legend);
+  if (scene->collapsed != NULL)
+    g_ptr_array_unref(scene->collapsed);
+  g_free(scene->title);
+  g_free(scene);
+}
+
+gint ds_viz_scene_find_cluster(const DsVizScene *scene, const char *id)
+{
+  for (guint i = 0; i < scene->clusters->len; i++)
+    if (strcmp(g_array_index(scene->clusters, DsVizCluster, i).id, id) == 0)
+      return (gint)i;
+  return -1;
+}
+
+DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **error)
+{
+  g_autoptr(DsVizScene) scene = g_new0(DsVizScene, 1);
+  scene->title = g_strdup(o->title != NULL ? o->title : "");
+  scene->nodes = g_array_new(FALSE, FALSE, sizeof(DsVizNode));
+  scene->edges = g_array_new(FALSE, FALSE, sizeof(DsVizEdge));
+  scene->clusters = g_array_new(FALSE, FALSE, sizeof(DsVizCluster));
+  scene->legend = g_array_new(FALSE, FALSE, sizeof(DsVizLegendEntry));
+  scene->collapsed = g_ptr_array_new_with_free_func(g_free);
+  Builder b = {
+      .scene = scene,
+      .o = o,
+      .collapse = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .collapsed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .clusters = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .profile = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, node_profile_free),
+      .edge_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+  };
+  guint n_ops = count_nodes(graph);
+  b.show_weights = o->show_weights >= 0 ? o->show_weights != 0 : n_ops <= 200;
+  gboolean ok = TRUE;
+  if (o->overlay != DS_VIZ_OVERLAY_NONE && o->report == NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "--overlay needs a profile: give --report FILE.json");
+    ok = FALSE;
+  }
+  if (ok && o->report != NULL)
+    ok = index_profile(o->report, b.profile, error);
+  if (ok) {
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, b.profile);
+    while (g_hash_table_iter_next(&iter, NULL, &value))
+      b.max_ns = MAX(b.max_ns, ((NodeProfile *)value)->total_ns);
+  }
+  ok = ok && choose_collapsed(&b, graph, error);
+  if (ok) {
+    g_autofree gint *top = add_graph(&b, graph, "", "", -1, NULL, TRUE);
+    build_legend(&b);
+  }
+  g_hash_table_unref(b.collapse);
+  g_hash_table_unref(b.collapsed);
+  g_hash_table_unref(b.clusters);
+  g_hash_table_unref(b.profile);
+  g_hash_table_unref(b.edge_seen);
+  return ok ? g_steal_pointer(&scene) : NULL;
+}
