@@ -12,6 +12,7 @@
 #include "ds-backend.h"
 #include "ds-cursor.h"
 #include "ds-profiler.h"
+#include "ds-viz-layout.h"
 #include "ds-dynamic-executor.h"
 #include "ds-partition.h"
 #include "ds-config.h"
@@ -205,7 +206,7 @@ static char *transformer_model(void)
 static void declare_shapes(DsSession *session, const char *const *shapes)
 {
   GError *error = NULL;
-  for (int i = 0; shapes[i] != NULL; i += 2) {
+  for (int i = 0; shapes != NULL && shapes[i] != NULL; i += 2) {
     DsShape shape;
     if (!ds_session_parse_shape(session, shapes[i + 1], &shape, &error) ||
         !ds_session_declare_shape(session, shapes[i], &shape, &error))
@@ -734,8 +735,115 @@ static void bench_profiler(const char *resnet, const char *const *resnet_shapes,
   bench_profiler_on("LSTM foreach, length 64", lstm, 20);
 }
 
+/* A model of `n_blocks` blocks, each a FullyConnected followed by nine elementwise ops (so
+ * the elementwise property makes one region per block), with a skip connection every block:
+ * 10 nodes a block. */
+static char *blocks_model(const char *dir, int n_blocks)
+{
+  static const char *const ops[] = {"relu",        "_plus_scalar", "_mul_scalar",
+                                    "sigmoid",     "_plus_scalar", "tanh",
+                                    "_mul_scalar", "relu",         "_plus_scalar"};
+  g_autoptr(GString) json = g_string_new("{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", "
+                                         "\"attrs\": {\"__shape__\": \"(4, 16)\"}, "
+                                         "\"inputs\": []}");
+  int prev = 0, id = 1;
+  for (int b = 0; b < n_blocks; b++) {
+    g_string_append_printf(json,
+                           ", {\"op\": \"null\", \"name\": \"fc%d_weight\", \"inputs\": []}, "
+                           "{\"op\": \"FullyConnected\", \"name\": \"fc%d\", \"attrs\": "
+                           "{\"num_hidden\": \"16\", \"no_bias\": \"True\"}, \"inputs\": "
+                           "[[%d, 0, 0], [%d, 0, 0]]}",
+                           b, b, prev, id);
+    int fc = id + 1;
+    id += 2;
+    int last = fc;
+    for (int k = 0; k < 9; k++) {
+      const char *attrs = strcmp(ops[k], "relu") == 0 || strcmp(ops[k], "sigmoid") == 0 ||
+                                  strcmp(ops[k], "tanh") == 0
+                              ? "{}"
+                              : "{\"scalar\": \"0.5\"}";
+      if (k == 8) /* the skip connection closes the block */
+        g_string_append_printf(json,
+                               ", {\"op\": \"elemwise_add\", \"name\": \"add%d\", \"attrs\": {}, "
+                               "\"inputs\": [[%d, 0, 0], [%d, 0, 0]]}",
+                               b, last, prev);
+      else
+        g_string_append_printf(json,
+                               ", {\"op\": \"%s\", \"name\": \"b%d_%d\", \"attrs\": %s, "
+                               "\"inputs\": [[%d, 0, 0]]}",
+                               ops[k], b, k, attrs, last);
+      last = id++;
+    }
+    prev = last;
+  }
+  g_string_append_printf(json, "], \"arg_nodes\": [0], \"heads\": [[%d, 0, 0]]}", prev);
+  char *path = g_build_filename(dir, "blocks-symbol.json", NULL);
+  GError *error = NULL;
+  if (!g_file_set_contents(path, json->str, -1, &error))
+    die(error);
+  return path;
+}
+
+/* Scene building and dot layout of one model, as `--render` does it; ms and what was drawn. */
+static void bench_layout_one(const char *label, const char *path, const char *const *shapes,
+                             const char *property, gboolean collapse_none)
+{
+  GError *error = NULL;
+  g_autoptr(DsSession) session = ds_session_new(path, &error);
+  if (session == NULL)
+    die(error);
+  declare_shapes(session, shapes);
+  const DsGraphShapes *symbolic = ds_session_infer_symbolic(session, &error);
+  if (symbolic == NULL)
+    die(error);
+  DsGraph *graph = ds_session_get_graph(session);
+  g_autoptr(DsPartition) partition = NULL;
+  if (property != NULL &&
+      (partition = ds_partition_label(graph, ds_subgraph_property_find(property), &error)) == NULL)
+    die(error);
+  g_autofree gboolean *is_weight = g_new0(gboolean, graph->n_nodes + 1);
+  for (guint i = 0; i < graph->n_nodes; i++)
+    is_weight[i] = ds_node_is_variable(graph->nodes[i]) &&
+                   ds_session_classify_variable(session, graph->nodes[i]) != DS_VARIABLE_DATA;
+  DsVizOptions options = {.partition = partition,
+                          .symbolic = symbolic,
+                          .is_weight = is_weight,
+                          .show_weights = -1,
+                          .collapse_none = collapse_none};
+  double t0 = now_ms();
+  g_autoptr(DsVizScene) scene = ds_viz_scene_build(graph, &options, &error);
+  g_autoptr(DsVizLayout) layout = scene != NULL ? ds_viz_layout(scene, &error) : NULL;
+  if (layout == NULL)
+    die(error);
+  double ms = now_ms() - t0;
+  printf("  %-34s %5u graph nodes  %5u drawn  %3u clusters (%u collapsed)  %8.0f ms%s\n", label,
+         graph->n_nodes, scene->nodes->len, scene->clusters->len, scene->collapsed->len, ms,
+         ms <= 2000 ? "" : " (over 2 s)");
+}
+
+static void bench_layout(const char *resnet, const char *const *resnet_shapes, const char *bert,
+                         const char *const *bert_shapes)
+{
+  g_autofree char *mlp = shared_model("djl_mlp-symbol.json");
+  g_autofree char *ssd = shared_model("gluoncv_ssd_512_resnet50_v1-symbol.json");
+  static const char *const mlp_shapes[] = {"data", "1,784", NULL};
+  static const char *const ssd_shapes[] = {"data", "1,3,512,512", NULL};
+  bench_layout_one("mlp", mlp, mlp_shapes, NULL, FALSE);
+  bench_layout_one("resnet18", resnet, resnet_shapes, NULL, FALSE);
+  bench_layout_one("bert", bert, bert_shapes, NULL, FALSE);
+  bench_layout_one("ssd", ssd, ssd_shapes, NULL, FALSE);
+  GError *error = NULL;
+  g_autofree char *dir = g_dir_make_tmp("ds-bench-XXXXXX", &error);
+  if (dir == NULL)
+    die(error);
+  g_autofree char *blocks = blocks_model(dir, 455); /* 5,006 nodes */
+  bench_layout_one("generated, elementwise regions", blocks, NULL, "elementwise", FALSE);
+  g_unlink(blocks);
+  g_rmdir(dir);
+}
+
 /* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
- * dynamic, control, profiler or cursor. */
+ * dynamic, control, profiler, layout or cursor. */
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -831,6 +939,14 @@ int main(int argc, char **argv)
            "'in hooks' is the time the profiler measured inside its own hooks (target <= 3%%)\n");
     g_autofree char *bert_model = shared_model("gluonnlp_static_bert_qa-symbol.json");
     bench_profiler(resnet, resnet_shapes, bert_model, bert_shapes);
+  }
+  if (SECTION("layout")) {
+    printf("\nlayout: building the picture and laying it out with dot, as --render does\n"
+           "(weights hidden over 200 op nodes; regions collapsed over %d drawn nodes; target:\n"
+           "the 5,000-node graph under 2 s)\n",
+           DS_VIZ_AUTO_COLLAPSE_NODES);
+    g_autofree char *bert_model = shared_model("gluonnlp_static_bert_qa-symbol.json");
+    bench_layout(resnet, resnet_shapes, bert_model, bert_shapes);
   }
   if (SECTION("cursor")) {
     printf("\ndebug cursor: a whole run through its hooks and worker thread (continue, no\n"
