@@ -127,11 +127,14 @@ typedef struct {
 static guint add_node(Builder *b, DsVizNodeKind kind, char *id, char *label, const char *fill,
                       gint cluster, const DsNode *node)
 {
+  char *tooltip = node != NULL && node->op != NULL
+                      ? g_strdup_printf("%s (%s)", node->name, node->op_name)
+                      : g_strdup(label);
   DsVizNode n = {.kind = kind,
                  .id = id,
                  .label = label,
                  .fill = g_strdup(fill),
-                 .tooltip = g_strdup(label),
+                 .tooltip = tooltip,
                  .cluster = cluster,
                  .node = node};
   g_array_append_val(b->scene->nodes, n);
@@ -212,11 +215,24 @@ static char *format_ns(guint64 ns)
   return g_strdup_printf("%" G_GUINT64_FORMAT " ns", ns);
 }
 
+/* Long generated names ("staticbertencoder0_transformer1_..._transpose3") keep their end,
+ * which tells nodes apart; the tooltip keeps the whole name. */
+#define LABEL_NAME_CHARS 36
+
+static char *short_name(const char *name)
+{
+  glong n = g_utf8_strlen(name, -1);
+  if (n <= LABEL_NAME_CHARS)
+    return g_strdup(name);
+  return g_strconcat("…", g_utf8_offset_to_pointer(name, n - (LABEL_NAME_CHARS - 1)), NULL);
+}
+
 /* The label and fill of an op node, with the overlay's value. */
 static void op_look(Builder *b, const DsNode *node, const char *key, GString *label,
                     const char **fill)
 {
-  g_string_append_printf(label, "%s\n%s", node->name, node->op_name);
+  g_autofree char *name = short_name(node->name);
+  g_string_append_printf(label, "%s\n%s", name, node->op_name);
   append_key_attrs(label, node);
   *fill = FILL_OP;
   if (b->o->overlay == DS_VIZ_OVERLAY_NONE)
