@@ -20,7 +20,9 @@ CONTROL = os.path.join(SOURCE, "data", "control")
 
 VALGRIND = ["valgrind", "--error-exitcode=99", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
-            "--track-origins=yes", "--quiet"]
+            "--track-origins=yes", "--quiet",
+            # Leaks inside Graphviz and the font stack are theirs.
+            "--suppressions=" + os.path.join(SOURCE, "tests", "valgrind.supp")]
 
 
 def cases(tmp):
@@ -50,6 +52,14 @@ def cases(tmp):
         ("report summary", ["--summary", os.path.join(tmp, "r.json")]),
         ("report compare", ["--compare", os.path.join(tmp, "r.json"), os.path.join(tmp, "r.json"),
                             "--fail-if-slower", "1000"]),
+        ("render loops", ["--render", f"{CONTROL}/greedy-decoder-symbol.json", "--svg",
+                          os.path.join(tmp, "decoder.svg")]),
+        ("render partition", ["--render", f"{DYNAMIC}/boolean-mask-symbol.json",
+                              "--partition", "static-dynamic", "--png",
+                              os.path.join(tmp, "mask.png")]),
+        ("render overlay", ["--render", f"{CONTROL}/lstm-foreach-symbol.json", "--report",
+                            os.path.join(tmp, "r.json"), "--overlay", "time", "--svg",
+                            os.path.join(tmp, "lstm.svg")]),
         ("partition save", ["--partition", f"{DYNAMIC}/boolean-mask-symbol.json",
                             "--save", os.path.join(tmp, "partitioned.json")]),
     ]
