@@ -564,7 +564,8 @@ static gboolean choose_collapsed(Builder *b, DsGraph *graph, GError **error)
     }
   } else if (ok && !b->o->collapse_none) {
     guint drawn = count_nodes(graph);
-    qsort(all->data, all->len, sizeof(Collapsible), by_size_desc);
+    if (all->len > 0)
+      qsort(all->data, all->len, sizeof(Collapsible), by_size_desc);
     for (guint i = 0; i < all->len; i++) {
       Collapsible *c = &g_array_index(all, Collapsible, i);
       if (b->o->collapse_all) {

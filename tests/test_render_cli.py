@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""`dynscope --render` end to end.
+
+Prints TAP. Every model of ../shared/models/mxnet and every sample under data/
+renders to SVG that parses, with one node group per drawn node (and the legend),
+one cluster group per cluster, and no node without text; PNG and dot outputs;
+a time overlay from a profile the same binary wrote; --collapse all; the same
+model twice gives the same bytes; a write into a missing folder leaves nothing.
+
+Environment: DS_SOURCE_DIR, DS_BUILD_DIR, DS_SHARED_DIR (set by meson).
+"""
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
+BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
+SHARED = os.environ.get("DS_SHARED_DIR") or os.path.join(SRC, "..", "shared")
+EXE = os.path.join(BUILD, "app", "dynscope")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class Failure(Exception):
+    """A test failed; the message is the TAP reason."""
+
+
+def dynscope(args, expect=0):
+    proc = subprocess.run([EXE] + args, capture_output=True, text=True, timeout=600)
+    if proc.returncode != expect:
+        raise Failure("exit %d, expected %d: %s" % (proc.returncode, expect,
+                                                    (proc.stderr or proc.stdout).strip()[:300]))
+    return proc
+
+
+def check_svg(path, out):
+    m = re.search(r": (\d+) nodes, (\d+) edges, (\d+) clusters", out)
+    if not m:
+        raise Failure("no summary line: %s" % out)
+    nodes, edges, clusters = (int(g) for g in m.groups())
+    root = ET.parse(path).getroot()
+    groups = {}
+    for g in root.iter(SVG + "g"):
+        groups.setdefault(g.get("class"), []).append(g)
+    drawn = [g for g in groups.get("node", [])]
+    legend = 1 if any(g.find(SVG + "title").text == "legend" for g in drawn) else 0
+    if len(drawn) != nodes + legend:
+        raise Failure("%d node groups for %d nodes" % (len(drawn), nodes))
+    if len(groups.get("edge", [])) != edges:
+        raise Failure("%d edge groups for %d edges" % (len(groups.get("edge", [])), edges))
+    if len(groups.get("cluster", [])) != clusters:
+        raise Failure("%d cluster groups for %d clusters" % (len(groups.get("cluster", [])),
+                                                            clusters))
+    for g in drawn:
+        if not "".join(t.text or "" for t in g.iter(SVG + "text")).strip():
+            raise Failure("node %s has no text" % g.find(SVG + "title").text)
+    return nodes, edges, clusters
+
+
+def test_every_model(tmp):
+    models = sorted(glob.glob(os.path.join(SHARED, "models", "mxnet", "*.json")))
+    models += sorted(glob.glob(os.path.join(SRC, "data", "*", "*-symbol.json")))
+    if len(models) < 10:
+        raise Failure("only %d models found" % len(models))
+    slowest = (0.0, "")
+    for model in models:
+        out = os.path.join(tmp, "m.svg")
+        start = time.monotonic()
+        proc = dynscope(["--render", model, "--svg", out])
+        took = time.monotonic() - start
+        slowest = max(slowest, (took, os.path.basename(model)))
+        try:
+            check_svg(out, proc.stdout)
+        except Failure as e:
+            raise Failure("%s: %s" % (os.path.basename(model), e))
+    return "%d models; slowest %s in %.2f s" % (len(models), slowest[1], slowest[0])
+
+
+def test_outputs(tmp):
+    model = os.path.join(SRC, "data", "control", "greedy-decoder-symbol.json")
+    png = os.path.join(tmp, "g.png")
+    dot = os.path.join(tmp, "g.dot")
+    dynscope(["--render", model, "--png", png])
+    with open(png, "rb") as f:
+        if f.read(8) != b"\x89PNG\r\n\x1a\n":
+            raise Failure("not a PNG")
+    dynscope(["--render", model, "--dot", dot])
+    with open(dot) as f:
+        text = f.read()
+    if "pos=" not in text or "cluster" not in text:
+        raise Failure("the dot output is not laid out")
+    a, b = os.path.join(tmp, "a.svg"), os.path.join(tmp, "b.svg")
+    dynscope(["--render", model, "--svg", a])
+    dynscope(["--render", model, "--svg", b])
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        if fa.read() != fb.read():
+            raise Failure("the same model gave two different pictures")
+    return "PNG, laid-out dot, the same SVG twice"
+
+
+def test_overlay_and_collapse(tmp):
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    report = os.path.join(tmp, "r.json")
+    dynscope(["--run", model, "--input-shape", "data=(6,4,16)", "--random-inputs",
+              "--report", report])
+    out = os.path.join(tmp, "t.svg")
+    proc = dynscope(["--render", model, "--report", report, "--overlay", "time", "--svg", out])
+    check_svg(out, proc.stdout)
+    with open(out) as f:
+        svg = f.read()
+    if "total time" not in svg or "µs" not in svg:
+        raise Failure("no time legend or times in the labels")
+    fills = set(re.findall(r'fill="(#f[0-9a-f]{5})"', svg))
+    if len(fills) < 3:
+        raise Failure("nodes are not coloured by time: %s" % sorted(fills))
+    folded = os.path.join(tmp, "c.svg")
+    proc2 = dynscope(["--render", model, "--collapse", "all", "--svg", folded])
+    n_full = check_svg(out, proc.stdout)[0]
+    n_folded, _, clusters = check_svg(folded, proc2.stdout)
+    if not n_folded < n_full or clusters != 0:
+        raise Failure("--collapse all: %d nodes (from %d), %d clusters" % (n_folded, n_full,
+                                                                           clusters))
+    return "time overlay in %d colours; --collapse all: %d -> %d nodes" % (len(fills), n_full,
+                                                                         n_folded)
+
+
+def test_missing_folder(tmp):
+    target = os.path.join(tmp, "missing", "g.svg")
+    err = dynscope(["--render", os.path.join(SRC, "data", "sample", "sample-symbol.json"),
+                    "--svg", target], expect=2).stderr
+    if target not in err or os.listdir(tmp):
+        raise Failure("message %r, left %s" % (err.strip(), os.listdir(tmp)))
+    return "exit 2 naming the file; nothing left"
+
+
+TESTS = [
+    ("every model renders to a well-formed SVG", test_every_model),
+    ("PNG, dot, and the same picture twice", test_outputs),
+    ("a time overlay from a profile, and --collapse all", test_overlay_and_collapse),
+    ("a render into a missing folder", test_missing_folder),
+]
+
+
+def main():
+    print("1..%d" % len(TESTS))
+    failed = 0
+    for i, (title, fn) in enumerate(TESTS, 1):
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                print("ok %d - %s # %s" % (i, title, fn(tmp)))
+            except Failure as e:
+                failed += 1
+                print("not ok %d - %s # %s" % (i, title, e))
+            sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
