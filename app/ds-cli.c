@@ -143,7 +143,7 @@ static const char *summary_text =
   "\n"
   "Exit status: 0 ok, 1 run-time failure, 2 bad input or usage.";
 
-int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
+int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
 {
   DsCliOptions options = {.repeat = 1, .threads = 0, .seed = 0, .fail_if_slower = -1};
   char *fail_if_slower = NULL; /* parsed below: GOption's doubles take "-5" or "nan" */
@@ -245,6 +245,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
   int status = 0;
   guint64 max_memory = 0;
   *wants_gui = FALSE;
+  *gui_model = NULL;
   if (!g_option_context_parse(context, &argc, &argv, &error)) {
     g_printerr("dynscope: %s (see --help)\n", error->message);
     g_error_free(error);
@@ -297,6 +298,8 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui)
     status = ds_cli_save(&options);
   } else {
     *wants_gui = TRUE;
+    if (options.remaining != NULL && options.remaining[0] != NULL)
+      *gui_model = g_strdup(options.remaining[0]);
   }
 
   g_free(options.run_model);

@@ -51,8 +51,9 @@ typedef struct {
 } DsCliOptions;
 
 /* Runs the command line. Returns the exit status: 0 ok, 1 run-time failure, 2 bad input or
- * usage. Sets *wants_gui when no headless mode was asked for (the caller opens the window). */
-int ds_cli_main(int argc, char **argv, gboolean *wants_gui);
+ * usage. Sets *wants_gui when no headless mode was asked for (the caller opens the window),
+ * and *gui_model (caller frees) to the model named on the command line, if any. */
+int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model);
 
 /* Modes, each returning an exit status. */
 int ds_cli_run(const DsCliOptions *options);

@@ -2,6 +2,7 @@
 #include <glib.h>
 #include <locale.h>
 
+#include "ds-app.h"
 #include "ds-cli.h"
 
 int main(int argc, char **argv)
@@ -10,11 +11,9 @@ int main(int argc, char **argv)
   /* Numbers in files and tables are always written the C way ("0.5", never "0,5"). */
   setlocale(LC_NUMERIC, "C");
   gboolean wants_gui = FALSE;
-  int status = ds_cli_main(argc, argv, &wants_gui);
-  if (wants_gui) {
-    g_printerr("dynscope: this build has no desktop app; use --run, --info or --save "
-               "(see --help)\n");
-    return 2;
-  }
+  g_autofree char *model = NULL;
+  int status = ds_cli_main(argc, argv, &wants_gui, &model);
+  if (wants_gui)
+    status = ds_app_run(argv[0], model);
   return status;
 }

@@ -3,10 +3,12 @@
 # Runs as root (or through sudo when available); does nothing when all are present.
 set -eu
 
-# Build: compiler, meson, libraries (Graphviz draws graphs; its text needs a font). Tests: numpy for the reference, valgrind, and clang with
-# its runtime (libFuzzer, sanitizers) for the fuzz targets.
+# Build: compiler, meson, libraries (Graphviz draws graphs; its text needs a font; GTK 4 for
+# the desktop app, tested under Xvfb). Tests: numpy for the reference, valgrind, and clang
+# with its runtime (libFuzzer, sanitizers) for the fuzz targets.
 packages="gcc pkg-config meson ninja-build libglib2.0-dev libcjson-dev libopenblas-dev
-libgraphviz-dev fonts-dejavu-core python3 python3-numpy valgrind clang libclang-rt-14-dev"
+libgraphviz-dev fonts-dejavu-core libgtk-4-dev xvfb xauth python3 python3-numpy valgrind clang
+libclang-rt-14-dev"
 
 missing=""
 for p in $packages; do

@@ -197,7 +197,8 @@ DsVizLayout *ds_viz_layout(const DsVizScene *scene, GError **error)
     Agnode_t *n = g.nodes[i];
     DsVizPoint c = flip(ND_coord(n), h);
     layout->nodes[i].box = (DsVizBox){c.x, c.y, ND_width(n) * 72.0, ND_height(n) * 72.0};
-    layout->nodes[i].label = ND_label(n) != NULL ? flip(ND_label(n)->pos, h) : c;
+    /* dot leaves a node's label position to the renderer: it is the node's centre. */
+    layout->nodes[i].label = c;
   }
   layout->n_edges = scene->edges->len;
   layout->edges = g_new0(DsVizEdgeGeometry, layout->n_edges + 1);
@@ -216,9 +217,11 @@ DsVizLayout *ds_viz_layout(const DsVizScene *scene, GError **error)
         eg->arrow_tip = flip(bz->ep, h);
       }
     }
-    if (ED_label(e) != NULL && ED_label(e)->set) {
+    /* Shapes are external labels (xlabel), placed after the layout. */
+    const textlabel_t *label = ED_xlabel(e) != NULL ? ED_xlabel(e) : ED_label(e);
+    if (label != NULL && label->set) {
       eg->has_label = TRUE;
-      eg->label = flip(ED_label(e)->pos, h);
+      eg->label = flip(label->pos, h);
     }
   }
   layout->n_clusters = scene->clusters->len;

@@ -564,10 +564,15 @@ static gboolean choose_collapsed(Builder *b, DsGraph *graph, GError **error)
     }
   } else if (ok && !b->o->collapse_none) {
     guint drawn = count_nodes(graph);
+    g_autoptr(GHashTable) expand = g_hash_table_new(g_str_hash, g_str_equal);
+    for (const char *const *e = b->o->expand; e != NULL && *e != NULL; e++)
+      g_hash_table_add(expand, (gpointer)*e);
     if (all->len > 0)
       qsort(all->data, all->len, sizeof(Collapsible), by_size_desc);
     for (guint i = 0; i < all->len; i++) {
       Collapsible *c = &g_array_index(all, Collapsible, i);
+      if (g_hash_table_contains(expand, c->id))
+        continue;
       if (b->o->collapse_all) {
         /* Only the outermost: what is inside a collapsed box is not drawn anyway. */
         if (strchr(c->id, '/') == NULL)

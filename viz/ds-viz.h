@@ -93,6 +93,7 @@ typedef struct {
   gboolean collapse_all;
   gboolean collapse_none;      /* also turns automatic collapsing off */
   const char *const *collapse; /* ids of regions or bodies to collapse, NULL-terminated */
+  const char *const *expand;   /* ids never collapsed automatically (the user opened them) */
   const char *focus;           /* lay out only this region or body's inside, or NULL */
   const char *title;
 } DsVizOptions;

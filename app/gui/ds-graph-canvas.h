@@ -1,0 +1,46 @@
+/* ds-graph-canvas.h: the graph, drawn from viz's geometry, to pan, zoom and pick from.
+ *
+ * The canvas draws a laid-out scene itself (clusters, edges, nodes, labels) so that it can
+ * highlight what the pointer is over and hit-test clicks without asking Graphviz again.
+ * Dragging pans; the scroll wheel, a pinch or the + and - keys zoom around the pointer; 0 or
+ * ds_graph_canvas_fit() fits the graph to the widget. Hovering a node highlights it and its
+ * edges; a click selects it ("node-selected"); a double click on a collapsed region or loop
+ * asks for it to be expanded ("expand-requested"). Big graphs get a minimap in a corner.
+ *
+ * Memory policy: the canvas takes ownership of the scene and layout it is given.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "ds-viz-layout.h"
+
+G_BEGIN_DECLS
+
+#define DS_TYPE_GRAPH_CANVAS (ds_graph_canvas_get_type())
+G_DECLARE_FINAL_TYPE(DsGraphCanvas, ds_graph_canvas, DS, GRAPH_CANVAS, GtkWidget)
+
+GtkWidget *ds_graph_canvas_new(void);
+
+/* Shows `scene` laid out as `layout` (both taken), fitted to the widget; NULL clears. */
+void ds_graph_canvas_set_graph(DsGraphCanvas *canvas, DsVizScene *scene, DsVizLayout *layout);
+const DsVizScene *ds_graph_canvas_get_scene(DsGraphCanvas *canvas);
+const DsVizLayout *ds_graph_canvas_get_layout(DsGraphCanvas *canvas);
+
+void ds_graph_canvas_fit(DsGraphCanvas *canvas);
+/* Zooms by `factor` around the widget's centre. */
+void ds_graph_canvas_zoom(DsGraphCanvas *canvas, double factor);
+double ds_graph_canvas_get_zoom(DsGraphCanvas *canvas);
+
+/* Selects scene node `index` (-1: none) and, with `reveal`, scrolls it into view. Emits
+ * "node-selected". */
+void ds_graph_canvas_select(DsGraphCanvas *canvas, gint index, gboolean reveal);
+gint ds_graph_canvas_get_selected(DsGraphCanvas *canvas);
+/* Where graph point (gx, gy) is on the widget now. */
+void ds_graph_canvas_to_widget(DsGraphCanvas *canvas, double gx, double gy, double *x, double *y);
+/* The scene node under widget point (x, y), or -1. */
+gint ds_graph_canvas_pick(DsGraphCanvas *canvas, double x, double y);
+/* Marks node `index` as where execution stands (drawn with a thick outline); -1 clears. */
+void ds_graph_canvas_set_current(DsGraphCanvas *canvas, gint index);
+
+G_END_DECLS
