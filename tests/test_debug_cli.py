@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -25,12 +24,12 @@ SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
 BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
 EXE = os.path.join(BUILD, "app", "dynscope")
 
+sys.path.insert(0, HERE)
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
+
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import control_flow_cases as cases  # noqa: E402
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 def write_inputs(inputs, tmp):
@@ -202,19 +201,5 @@ TESTS = [
 ]
 
 
-def main():
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for i, (title, fn) in enumerate(TESTS, 1):
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                detail = fn(tmp)
-                print("ok %d - %s # %s" % (i, title, detail))
-            except Failure as e:
-                failed += 1
-                print("not ok %d - %s # %s" % (i, title, e))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tap.run(TESTS))

@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 
@@ -24,11 +23,11 @@ SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
 BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
 SHARED = os.environ.get("DS_SHARED_DIR") or os.path.join(SRC, "..", "shared")
 EXE = os.path.join(BUILD, "app", "dynscope")
+
+sys.path.insert(0, HERE)
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 def dynscope(args, expect=0):
@@ -147,19 +146,5 @@ TESTS = [
 ]
 
 
-def main():
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for i, (title, fn) in enumerate(TESTS, 1):
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                print("ok %d - %s # %s" % (i, title, fn(tmp)))
-            except Failure as e:
-                failed += 1
-                print("not ok %d - %s # %s" % (i, title, e))
-            sys.stdout.flush()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tap.run(TESTS))
