@@ -62,6 +62,17 @@ static void test_open_and_inspect(void)
   g_assert_nonnull(strstr(text, "(u0, 16)")); /* its input, a data-dependent size */
   g_assert_nonnull(strstr(text, "(u0, 4)"));
 
+  /* Finding nodes: by op, any case, then the next match, wrapping around. */
+  gint softmax = ds_window_search(window, "SOFTMAX", FALSE);
+  g_assert_cmpint(softmax, ==, find(scene, "softmax0"));
+  g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "softmax0"));
+  gint first = ds_window_search(window, "FullyConnected", FALSE);
+  gint second = ds_window_search(window, "FullyConnected", TRUE);
+  g_assert_cmpint(first, >=, 0);
+  g_assert_cmpint(second, !=, first);
+  g_assert_cmpint(ds_window_search(window, "FullyConnected", TRUE), ==, first);
+  g_assert_cmpint(ds_window_search(window, "no such node", FALSE), ==, -1);
+
   double zoom = ds_graph_canvas_get_zoom(canvas);
   ds_graph_canvas_zoom(canvas, 2.0);
   g_assert_cmpfloat(ds_graph_canvas_get_zoom(canvas), >, zoom * 1.9);

@@ -2,6 +2,7 @@
 #include "ds-window.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "ds-session.h"
 
@@ -15,6 +16,7 @@ struct _DsWindow {
   const DsGraphShapes *shapes; /* the session's symbolic shapes, or partial ones */
   gboolean *weights;           /* per graph node: a weight (hidden in big graphs) */
   GPtrArray *expanded;         /* ids of regions and loops the user opened */
+  GtkWidget *search_bar, *search_entry;
 };
 
 G_DEFINE_FINAL_TYPE(DsWindow, ds_window, GTK_TYPE_APPLICATION_WINDOW)
@@ -190,7 +192,7 @@ static void on_open_response(GtkNativeDialog *dialog, int response, DsWindow *w)
 
 static void on_open_clicked(GtkButton *button, DsWindow *w)
 {
-  (void)button;
+  (void)button; /* NULL from the Ctrl+O action */
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new(
       _("Open a model"), GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   GtkFileFilter *filter = gtk_file_filter_new();
@@ -221,6 +223,68 @@ static void on_expand(DsGraphCanvas *canvas, const char *id, DsWindow *w)
     show_banner(w, error->message);
     g_error_free(error);
   }
+}
+
+/* ---- finding nodes (Ctrl+F) ---- */
+
+static gboolean node_matches(const DsVizNode *n, const char *needle)
+{
+  g_autofree char *id = g_utf8_casefold(n->id, -1);
+  if (strstr(id, needle) != NULL)
+    return TRUE;
+  if (n->node == NULL || n->node->op_name == NULL)
+    return FALSE;
+  g_autofree char *op = g_utf8_casefold(n->node->op_name, -1);
+  return strstr(op, needle) != NULL;
+}
+
+gint ds_window_search(DsWindow *w, const char *text, gboolean next)
+{
+  DsGraphCanvas *canvas = DS_GRAPH_CANVAS(w->canvas);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  if (scene == NULL || text == NULL || text[0] == '\0')
+    return -1;
+  g_autofree char *needle = g_utf8_casefold(text, -1);
+  guint n = scene->nodes->len;
+  gint from = ds_graph_canvas_get_selected(canvas);
+  /* From the selection on (after it for "next"), wrapping around. */
+  guint start = from < 0 ? 0 : (guint)from + (next ? 1 : 0);
+  for (guint k = 0; k < n; k++) {
+    guint i = (start + k) % n;
+    if (node_matches(&g_array_index(scene->nodes, DsVizNode, i), needle)) {
+      ds_graph_canvas_select(canvas, (gint)i, TRUE);
+      return (gint)i;
+    }
+  }
+  return -1;
+}
+
+static void on_search_changed(GtkSearchEntry *entry, DsWindow *w)
+{
+  gint found = ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), FALSE);
+  if (found < 0)
+    gtk_widget_add_css_class(GTK_WIDGET(entry), "error");
+  else
+    gtk_widget_remove_css_class(GTK_WIDGET(entry), "error");
+}
+
+static void on_search_next(GtkSearchEntry *entry, DsWindow *w)
+{
+  ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), TRUE);
+}
+
+static void on_find(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  DsWindow *w = data;
+  gtk_search_bar_set_search_mode(GTK_SEARCH_BAR(w->search_bar), TRUE);
+  gtk_widget_grab_focus(w->search_entry);
+}
+
+static void on_open_action(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  on_open_clicked(NULL, data);
 }
 
 /* ---- the window ---- */
@@ -281,6 +345,17 @@ static void ds_window_init(DsWindow *w)
   gtk_revealer_set_child(GTK_REVEALER(w->banner), bar);
   gtk_box_append(GTK_BOX(box), w->banner);
 
+  w->search_entry = gtk_search_entry_new();
+  gtk_widget_set_tooltip_text(w->search_entry, _("Find a node by name or op (Enter: next)"));
+  gtk_widget_set_size_request(w->search_entry, 360, -1);
+  g_signal_connect(w->search_entry, "search-changed", G_CALLBACK(on_search_changed), w);
+  g_signal_connect(w->search_entry, "activate", G_CALLBACK(on_search_next), w);
+  w->search_bar = gtk_search_bar_new();
+  gtk_search_bar_set_child(GTK_SEARCH_BAR(w->search_bar), w->search_entry);
+  gtk_search_bar_connect_entry(GTK_SEARCH_BAR(w->search_bar), GTK_EDITABLE(w->search_entry));
+  gtk_search_bar_set_show_close_button(GTK_SEARCH_BAR(w->search_bar), TRUE);
+  gtk_box_append(GTK_BOX(box), w->search_bar);
+
   GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
   w->canvas = ds_graph_canvas_new();
   g_signal_connect(w->canvas, "node-selected", G_CALLBACK(on_node_selected), w);
@@ -305,6 +380,21 @@ static void ds_window_init(DsWindow *w)
   gtk_box_append(GTK_BOX(box), paned);
   gtk_window_set_child(GTK_WINDOW(w), box);
   inspect(w, -1);
+
+  static const GActionEntry actions[] = {{.name = "find", .activate = on_find},
+                                         {.name = "open", .activate = on_open_action}};
+  g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
+  GtkEventController *shortcuts = gtk_shortcut_controller_new();
+  gtk_shortcut_controller_add_shortcut(
+      GTK_SHORTCUT_CONTROLLER(shortcuts),
+      gtk_shortcut_new(gtk_shortcut_trigger_parse_string("<Control>f"),
+                       gtk_named_action_new("win.find")));
+  gtk_shortcut_controller_add_shortcut(
+      GTK_SHORTCUT_CONTROLLER(shortcuts),
+      gtk_shortcut_new(gtk_shortcut_trigger_parse_string("<Control>o"),
+                       gtk_named_action_new("win.open")));
+  gtk_shortcut_controller_set_scope(GTK_SHORTCUT_CONTROLLER(shortcuts), GTK_SHORTCUT_SCOPE_MANAGED);
+  gtk_widget_add_controller(GTK_WIDGET(w), shortcuts);
 
   GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect(drop, "drop", G_CALLBACK(on_drop), w);

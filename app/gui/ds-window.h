@@ -21,6 +21,10 @@ DsWindow *ds_window_new(GtkApplication *app);
 /* Opens a model file; on failure the banner shows the loader's message. */
 gboolean ds_window_open(DsWindow *window, const char *path, GError **error);
 
+/* Selects and reveals the first node whose id or op contains `text` (any case), from the
+ * selection on (after it with `next`), wrapping; its index, or -1. Ctrl+F types into it. */
+gint ds_window_search(DsWindow *window, const char *text, gboolean next);
+
 DsGraphCanvas *ds_window_get_canvas(DsWindow *window);
 /* The inspector's text and the banner's message (NULL when hidden), for tests. */
 const char *ds_window_get_inspector_text(DsWindow *window);
