@@ -3,6 +3,7 @@
  * node shows its op, attributes and shapes in the inspector; zoom and fit; a file that does
  * not load leaves the graph and says why in the banner. */
 #include <gtk/gtk.h>
+#include <math.h>
 #include <string.h>
 
 #include "ds-window.h"
@@ -109,6 +110,18 @@ static void test_pick_in_loops(void)
     ds_graph_canvas_to_widget(canvas, layout->nodes[i].box.x, layout->nodes[i].box.y, &x, &y);
     g_assert_cmpint(ds_graph_canvas_pick(canvas, x, y), ==, (gint)i);
   }
+  /* The regions tree: the loop and its two subgraphs; picking one focuses the canvas on it. */
+  g_assert_cmpuint(ds_window_get_n_regions(window), ==, 3);
+  double before = ds_graph_canvas_get_zoom(canvas);
+  ds_window_select_region(window, 1); /* decoder0/cond, a narrow column */
+  settle();
+  g_assert_cmpfloat(ds_graph_canvas_get_zoom(canvas), >, before);
+  const DsVizBox *cond = &layout->clusters[1].box;
+  double x, y;
+  ds_graph_canvas_to_widget(canvas, cond->x, cond->y, &x, &y);
+  g_assert_cmpfloat(fabs(x - gtk_widget_get_width(GTK_WIDGET(canvas)) / 2.0), <, 1.0);
+  g_assert_cmpfloat(fabs(y - gtk_widget_get_height(GTK_WIDGET(canvas)) / 2.0), <, 1.0);
+
   gint hh = find(scene, "decoder0/func/step_hh");
   ds_graph_canvas_select(canvas, hh, TRUE);
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "num_hidden = 8"));

@@ -70,6 +70,20 @@ void ds_graph_canvas_fit(DsGraphCanvas *c)
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
+void ds_graph_canvas_focus_box(DsGraphCanvas *c, const DsVizBox *box)
+{
+  double w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
+  if (w <= 0 || h <= 0 || box->width <= 0 || box->height <= 0)
+    return;
+  const double margin = 24.0;
+  c->zoom =
+      CLAMP(MIN((w - 2 * margin) / box->width, (h - 2 * margin) / box->height), MIN_ZOOM, 2.0);
+  c->offset_x = w / 2 - box->x * c->zoom;
+  c->offset_y = h / 2 - box->y * c->zoom;
+  c->fitted = TRUE;
+  gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
 void ds_graph_canvas_zoom(DsGraphCanvas *c, double factor)
 {
   zoom_at(c, factor, gtk_widget_get_width(GTK_WIDGET(c)) / 2.0,

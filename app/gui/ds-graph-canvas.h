@@ -28,6 +28,8 @@ const DsVizScene *ds_graph_canvas_get_scene(DsGraphCanvas *canvas);
 const DsVizLayout *ds_graph_canvas_get_layout(DsGraphCanvas *canvas);
 
 void ds_graph_canvas_fit(DsGraphCanvas *canvas);
+/* Zooms and scrolls so that `box` (graph coordinates) fills the widget, with a margin. */
+void ds_graph_canvas_focus_box(DsGraphCanvas *canvas, const DsVizBox *box);
 /* Zooms by `factor` around the widget's centre. */
 void ds_graph_canvas_zoom(DsGraphCanvas *canvas, double factor);
 double ds_graph_canvas_get_zoom(DsGraphCanvas *canvas);

@@ -17,6 +17,7 @@ struct _DsWindow {
   gboolean *weights;           /* per graph node: a weight (hidden in big graphs) */
   GPtrArray *expanded;         /* ids of regions and loops the user opened */
   GtkWidget *search_bar, *search_entry;
+  GtkWidget *regions; /* GtkListBox: one row per region, loop and body */
 };
 
 G_DEFINE_FINAL_TYPE(DsWindow, ds_window, GTK_TYPE_APPLICATION_WINDOW)
@@ -117,6 +118,74 @@ const char *ds_window_get_inspector_text(DsWindow *w)
 
 /* ---- opening ---- */
 
+/* ---- the regions tree ---- */
+
+/* One row per cluster, indented by nesting, and one per collapsed box. */
+static void fill_regions(DsWindow *w)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child(w->regions)) != NULL)
+    gtk_list_box_remove(GTK_LIST_BOX(w->regions), child);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(DS_GRAPH_CANVAS(w->canvas));
+  if (scene == NULL)
+    return;
+  for (guint i = 0; i < scene->clusters->len; i++) {
+    const DsVizCluster *c = &g_array_index(scene->clusters, DsVizCluster, i);
+    int depth = 0;
+    for (gint p = c->parent; p >= 0; p = g_array_index(scene->clusters, DsVizCluster, p).parent)
+      depth++;
+    g_autofree char *text = g_strdup_printf(_("%s — %u nodes"), c->label, c->n_nodes);
+    GtkWidget *label = gtk_label_new(text);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_widget_set_margin_start(label, 6 + 16 * depth);
+    g_object_set_data(G_OBJECT(label), "cluster", GINT_TO_POINTER(i + 1));
+    gtk_list_box_append(GTK_LIST_BOX(w->regions), label);
+  }
+  for (guint i = 0; i < scene->nodes->len; i++) {
+    const DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, i);
+    if (n->kind != DS_VIZ_NODE_COLLAPSED)
+      continue;
+    g_autofree char *text = g_strdup_printf(_("%s (collapsed)"), n->id);
+    GtkWidget *label = gtk_label_new(text);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_widget_set_margin_start(label, 6);
+    g_object_set_data(G_OBJECT(label), "node", GINT_TO_POINTER(i + 1));
+    gtk_list_box_append(GTK_LIST_BOX(w->regions), label);
+  }
+}
+
+static void on_region_selected(GtkListBox *list, GtkListBoxRow *row, DsWindow *w)
+{
+  (void)list;
+  if (row == NULL)
+    return;
+  GtkWidget *label = gtk_list_box_row_get_child(row);
+  gint cluster = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(label), "cluster")) - 1;
+  gint node = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(label), "node")) - 1;
+  DsGraphCanvas *canvas = DS_GRAPH_CANVAS(w->canvas);
+  const DsVizLayout *layout = ds_graph_canvas_get_layout(canvas);
+  if (cluster >= 0)
+    ds_graph_canvas_focus_box(canvas, &layout->clusters[cluster].box);
+  else if (node >= 0)
+    ds_graph_canvas_select(canvas, node, TRUE);
+}
+
+guint ds_window_get_n_regions(DsWindow *w)
+{
+  guint n = 0;
+  for (GtkWidget *c = gtk_widget_get_first_child(w->regions); c != NULL;
+       c = gtk_widget_get_next_sibling(c))
+    n++;
+  return n;
+}
+
+void ds_window_select_region(DsWindow *w, guint index)
+{
+  GtkListBoxRow *row = gtk_list_box_get_row_at_index(GTK_LIST_BOX(w->regions), (int)index);
+  if (row != NULL)
+    gtk_list_box_select_row(GTK_LIST_BOX(w->regions), row);
+}
+
 /* The scene of the open model, laid out, with what the user expanded. */
 static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shapes,
                      const gboolean *weights, GError **error)
@@ -134,6 +203,7 @@ static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shape
     return FALSE;
   ds_graph_canvas_set_graph(DS_GRAPH_CANVAS(w->canvas), g_steal_pointer(&scene),
                             g_steal_pointer(&layout));
+  fill_regions(w);
   return TRUE;
 }
 
@@ -372,8 +442,24 @@ static void ds_window_init(DsWindow *w)
   gtk_widget_set_margin_top(w->inspector, 12);
   GtkWidget *scroll = gtk_scrolled_window_new();
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), w->inspector);
-  gtk_widget_set_size_request(scroll, 320, -1);
-  gtk_paned_set_end_child(GTK_PANED(paned), scroll);
+  w->regions = gtk_list_box_new();
+  gtk_list_box_set_selection_mode(GTK_LIST_BOX(w->regions), GTK_SELECTION_SINGLE);
+  g_signal_connect(w->regions, "row-selected", G_CALLBACK(on_region_selected), w);
+  GtkWidget *regions_scroll = gtk_scrolled_window_new();
+  gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(regions_scroll), w->regions);
+  GtkWidget *stack = gtk_stack_new();
+  gtk_stack_add_titled(GTK_STACK(stack), scroll, "inspector", _("Node"));
+  gtk_stack_add_titled(GTK_STACK(stack), regions_scroll, "regions", _("Regions"));
+  gtk_widget_set_vexpand(stack, TRUE);
+  GtkWidget *switcher = gtk_stack_switcher_new();
+  gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(stack));
+  gtk_widget_set_halign(switcher, GTK_ALIGN_CENTER);
+  gtk_widget_set_margin_top(switcher, 6);
+  GtkWidget *sidebar = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+  gtk_box_append(GTK_BOX(sidebar), switcher);
+  gtk_box_append(GTK_BOX(sidebar), stack);
+  gtk_widget_set_size_request(sidebar, 320, -1);
+  gtk_paned_set_end_child(GTK_PANED(paned), sidebar);
   gtk_paned_set_resize_end_child(GTK_PANED(paned), FALSE);
   gtk_paned_set_position(GTK_PANED(paned), 860);
   gtk_widget_set_vexpand(paned, TRUE);
