@@ -2,8 +2,10 @@
 """`dynscope --render` end to end.
 
 Prints TAP. Every model of ../shared/models/mxnet and every sample under data/
-renders to SVG that parses, with one node group per drawn node (and the legend),
-one cluster group per cluster, and no node without text; PNG and dot outputs;
+renders to SVG with its --input-shape, without it (from partial shapes) and with
+the static-dynamic partition, each time an SVG that parses, with one node group
+per drawn node (and the legend), one cluster group per cluster, and no node
+without text; a comment line per model gives the counts and the times; PNG and dot outputs;
 a time overlay from a profile the same binary wrote; --collapse all; the same
 model twice gives the same bytes; a write into a missing folder leaves nothing.
 
@@ -62,23 +64,85 @@ def check_svg(path, out):
     return nodes, edges, clusters
 
 
+# The --input-shape each model is given by tests/test_models.py (the detection graphs at the
+# small sizes it runs them at) and the samples' own sizes; without them every model must still
+# render, from what partial inference reaches.
+SHAPES = {
+    "djl_mlp-symbol.json": {"data": "(2,784)"},
+    "gluoncv_resnet18_v1-symbol.json": {"data": "(1,3,224,224)"},
+    "gluoncv_squeezenet1.0-symbol.json": {"data": "(1,3,224,224)"},
+    "mxnet_test_dnnl_model1.json": {"data": "(1,3,84,84)"},
+    "mxnet_legacy_save_000800.json": {"data": "(4,100)"},
+    "gluonnlp_static_bert_qa-symbol.json": {"data0": "(1,384)", "data1": "(1,384)",
+                                            "data2": "(1,)"},
+    "mms_lstm_ptb-symbol.json": {"data": "(35,2)", "softmax_label": "(35,2)"},
+    "gluoncv_ssd_512_resnet50_v1-symbol.json": {"data": "(1,3,128,128)"},
+    "gluoncv_mask_rcnn_resnet18_v1b_coco-symbol.json": {"data": "(1,3,160,160)"},
+    "transformer-symbol.json": {"data0": "(2,16)", "data1": "(2,16)", "data2": "(2,)"},
+    "lstm-foreach-symbol.json": {"data": "(6,4,16)"},
+    "cond-in-loop-symbol.json": {"data": "(5,3)"},
+    "greedy-decoder-symbol.json": {"h0": "(1,8)"},
+    "boolean-mask-symbol.json": {"data": "(6,8)"},
+    "sample-symbol.json": {"data": "(1,1,28,28)"},
+}
+
+
+def shape_args(model):
+    shapes = SHAPES.get(os.path.basename(model))
+    if shapes is None:
+        raise Failure("%s: no --input-shape known; add it to SHAPES" % os.path.basename(model))
+    return [a for name, shape in shapes.items() for a in ("--input-shape", "%s=%s" % (name, shape))]
+
+
+def edge_labels(path):
+    root = ET.parse(path).getroot()
+    return ["".join(t.text or "" for t in g.iter(SVG + "text"))
+            for g in root.iter(SVG + "g") if g.get("class") == "edge"]
+
+
 def test_every_model(tmp):
     models = sorted(glob.glob(os.path.join(SHARED, "models", "mxnet", "*.json")))
     models += sorted(glob.glob(os.path.join(SRC, "data", "*", "*-symbol.json")))
-    if len(models) < 10:
+    if len(models) < 15:
         raise Failure("only %d models found" % len(models))
     slowest = (0.0, "")
+    total = 0.0
     for model in models:
-        out = os.path.join(tmp, "m.svg")
-        start = time.monotonic()
-        proc = dynscope(["--render", model, "--svg", out])
-        took = time.monotonic() - start
-        slowest = max(slowest, (took, os.path.basename(model)))
-        try:
-            check_svg(out, proc.stdout)
-        except Failure as e:
-            raise Failure("%s: %s" % (os.path.basename(model), e))
-    return "%d models; slowest %s in %.2f s" % (len(models), slowest[1], slowest[0])
+        name = os.path.basename(model)
+        times = []
+        counts = None
+        # With shapes (edges labelled with sizes), without (partial shapes), and with the
+        # static-dynamic partition's regions as clusters.
+        for variant, extra in (("shapes", shape_args(model)), ("no shapes", []),
+                               ("partition", shape_args(model) +
+                                ["--partition", "static-dynamic"])):
+            out = os.path.join(tmp, "m.svg")
+            start = time.monotonic()
+            proc = dynscope(["--render", model, "--svg", out] + extra)
+            took = time.monotonic() - start
+            times.append(took)
+            total += took
+            slowest = max(slowest, (took, "%s (%s)" % (name, variant)))
+            try:
+                n, e, c = check_svg(out, proc.stdout)
+            except Failure as err:
+                raise Failure("%s (%s): %s" % (name, variant, err))
+            if variant == "shapes":
+                counts = (n, e, c)
+                labels = edge_labels(out)
+                if not any(re.search(r"\(\d", label) for label in labels):
+                    raise Failure("%s: no edge carries a shape: %s" % (name, labels[:5]))
+            elif variant == "partition":
+                regions = c
+                if c < 1 or n < counts[0]:
+                    raise Failure("%s: the partition gave %d clusters, %d nodes (from %d)"
+                                  % (name, c, n, counts[0]))
+        print("# %-48s %4d nodes %4d edges %2d clusters (%2d partitioned)  "
+              "%.2f s / %.2f s / %.2f s" % (name, counts[0], counts[1], counts[2], regions,
+                                            times[0], times[1], times[2]))
+        sys.stdout.flush()
+    return "%d models (with shapes / without / partitioned) in %.1f s; slowest %s in %.2f s" % (
+        len(models), total, slowest[1], slowest[0])
 
 
 def test_outputs(tmp):
