@@ -93,23 +93,17 @@ static const cJSON *check_member(Check *c, const cJSON *object, const char *wher
   return item;
 }
 
-#define REQUIRE(var, object, where, key, kind)                                                     \
+/* `var` = member `key` of `object`, of `kind`; a missing one is an error unless optional. */
+#define MEMBER(var, object, where, key, kind, optional)                                           \
   const cJSON *var;                                                                                \
   do {                                                                                             \
     gboolean ok_;                                                                                  \
-    var = check_member(c, object, where, key, kind, FALSE, &ok_);                                  \
+    var = check_member(c, object, where, key, kind, optional, &ok_);                               \
     if (!ok_)                                                                                      \
       return FALSE;                                                                                \
   } while (0)
-
-#define OPTIONAL(var, object, where, key, kind)                                                    \
-  const cJSON *var;                                                                                \
-  do {                                                                                             \
-    gboolean ok_;                                                                                  \
-    var = check_member(c, object, where, key, kind, TRUE, &ok_);                                   \
-    if (!ok_)                                                                                      \
-      return FALSE;                                                                                \
-  } while (0)
+#define REQUIRE(var, object, where, key, kind) MEMBER(var, object, where, key, kind, FALSE)
+#define OPTIONAL(var, object, where, key, kind) MEMBER(var, object, where, key, kind, TRUE)
 
 /* An array of shapes, each an array of integers. */
 static gboolean check_shapes(Check *c, const cJSON *shapes, const char *where)

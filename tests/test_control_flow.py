@@ -25,14 +25,13 @@ SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
 BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
 EXE = os.path.join(BUILD, "app", "dynscope")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import control_flow_cases as cases  # noqa: E402
 
 RTOL = 1e-4
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 def run_engine(graph, inputs, tmp, extra=()):
@@ -153,24 +152,7 @@ def main():
                   test_unbounded_while_loop))
     tests.append(("--run names the dynamic executor; the static one refuses loops",
                   test_summary_line))
-    print("1..%d" % len(tests), flush=True)
-    failed = 0
-    for number, (name, fn) in enumerate(tests, 1):
-        notes = []
-        try:
-            fn(notes)
-            status, reason = "ok", ""
-        except Failure as exc:
-            status, reason = "not ok", str(exc)
-        except Exception as exc:  # a crash in a test is a failure of that test
-            status, reason = "not ok", "%s: %s" % (type(exc).__name__, exc)
-        failed += status != "ok"
-        print("%s %d - %s%s" % (status, number, name, (" # " + " ".join(reason.split()))
-                                if reason else ""))
-        for line in notes:
-            print("# " + line)
-        sys.stdout.flush()
-    return 1 if failed else 0
+    return tap.run_with_notes(tests)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
 CONTROL = os.path.join(SRC, "data", "control")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import control_flow_cases as cases  # noqa: E402
 import make_control_flow_models as models  # noqa: E402
@@ -31,10 +34,6 @@ import mxnet_reference as ref  # noqa: E402
 
 RTOL = 1e-9
 ATOL = 1e-12
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 def check_outputs(label, got, want):
@@ -145,25 +144,7 @@ def main():
         ("foreach: a 1-D array's rows are (1,)", test_one_dim_rows),
         ("refusals", test_refusals),
     ]
-    print("1..%d" % len(tests), flush=True)
-    failed = 0
-    for number, (name, fn) in enumerate(tests, 1):
-        notes = []
-        try:
-            fn(notes)
-            status, reason = "ok", ""
-        except Failure as exc:
-            status, reason = "not ok", str(exc)
-        except Exception as exc:  # a crash in a test is a failure of that test
-            status, reason = "not ok", "%s: %s" % (type(exc).__name__, exc)
-        if status != "ok":
-            failed += 1
-        reason = " ".join(reason.split())
-        print("%s %d - %s%s" % (status, number, name, (" # " + reason) if reason else ""))
-        for line in notes:
-            print("# " + line)
-        sys.stdout.flush()
-    return 1 if failed else 0
+    return tap.run_with_notes(tests)
 
 
 if __name__ == "__main__":

@@ -29,16 +29,15 @@ MODELS = os.path.join(SHARED, "models", "mxnet")
 SAMPLE = os.path.join(SRC, "data", "sample")
 EXE = os.path.join(BUILD, "app", "dynscope")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import mxnet_reference as ref  # noqa: E402
 
 RTOL = 1e-3
 ATOL_SCALE = 1e-4   # absolute tolerance: ATOL_SCALE * max|reference|
 RUN_TIMEOUT = 600
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 # ---------------------------------------------------------------------------
@@ -946,25 +945,7 @@ def main():
     tests.append(("cli: missing input exits 2 naming it", test_cli_missing_input))
     tests.append(("cli: wrongly shaped input exits 2 naming it", test_cli_wrong_shape))
 
-    print("1..%d" % len(tests), flush=True)
-    failed = 0
-    for number, (name, fn) in enumerate(tests, 1):
-        notes = []
-        try:
-            fn(notes)
-            status, reason = "ok", ""
-        except Failure as exc:
-            status, reason = "not ok", str(exc)
-        except Exception as exc:  # a crash in a test is a failure of that test
-            status, reason = "not ok", "%s: %s" % (type(exc).__name__, exc)
-        if status != "ok":
-            failed += 1
-        reason = " ".join(reason.split())
-        print("%s %d - %s%s" % (status, number, name, (" # " + reason) if reason else ""))
-        for line in notes:
-            print("# " + line)
-        sys.stdout.flush()
-    return 1 if failed else 0
+    return tap.run_with_notes(tests)
 
 
 if __name__ == "__main__":

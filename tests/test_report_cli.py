@@ -18,17 +18,16 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
 BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
 EXE = os.path.join(BUILD, "app", "dynscope")
 TIMEOUT_S = 60
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 # ---- Writing reports ------------------------------------------------------------------------
@@ -418,18 +417,7 @@ TESTS = [
 
 
 def main():
-    print(f"1..{len(TESTS)}")
-    failures = 0
-    for number, (name, fn) in enumerate(TESTS, 1):
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                fn(tmp)
-        except Exception as e:  # any error is this test failing, not the run stopping
-            failures += 1
-            print(f"not ok {number} - {name} # {str(e).splitlines()[0] if str(e) else e!r}")
-        else:
-            print(f"ok {number} - {name}")
-    return 1 if failures else 0
+    return tap.run(TESTS)
 
 
 if __name__ == "__main__":

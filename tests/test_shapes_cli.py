@@ -17,9 +17,12 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
@@ -62,10 +65,6 @@ TWO_INPUT_GRAPH = {
     "heads": [[2, 0, 0]],
     "attrs": {"mxnet_version": ["int", 10500]},
 }
-
-
-class Failure(Exception):
-    """A test failed; the message is the TAP reason."""
 
 
 def run_cli(args):
@@ -383,22 +382,8 @@ TESTS = [
 
 
 def main():
-    print(f"1..{len(TESTS)}")
     print(f"# seed {SEED}")
-    failures = 0
-    for number, (name, fn) in enumerate(TESTS, 1):
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                if fn.__code__.co_argcount:
-                    fn(tmp)
-                else:
-                    fn()
-        except Exception as e:  # any error is this test failing, not the run stopping
-            failures += 1
-            print(f"not ok {number} - {name} # {str(e).splitlines()[0] if str(e) else e!r}")
-        else:
-            print(f"ok {number} - {name}")
-    return 1 if failures else 0
+    return tap.run(TESTS)
 
 
 if __name__ == "__main__":
