@@ -7,6 +7,7 @@
  * sizes in B: node rows are grouped by their output shapes in A and in B, and a bindings line
  * says when the sizes differ, so a user can tell a slower kernel from a bigger tensor.
  */
+#include <glib/gi18n.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -396,7 +397,7 @@ int ds_cli_compare(const DsCliOptions *options)
         g_printerr("dynscope: %s is %.1f%% slower than %s (limit %g%%)\n", path_b, slower,
                    options->compare_path, options->fail_if_slower);
       else
-        g_printerr("dynscope: %s takes %.3f ms, %s none (limit %g%%)\n", path_b, total_b,
+        g_printerr(_("dynscope: %s takes %.3f ms, %s none (limit %g%%)\n"), path_b, total_b,
                    options->compare_path, options->fail_if_slower);
       status = 1;
     }

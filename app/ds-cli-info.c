@@ -1,5 +1,6 @@
 /* ds-cli-info.c: --info (what a model holds) and --save (write it back). */
 #include <cjson/cJSON.h>
+#include <glib/gi18n.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -164,7 +165,7 @@ int ds_cli_save(const DsCliOptions *options)
   GError *error = NULL;
   if (options->remaining == NULL || options->remaining[0] == NULL ||
       options->remaining[1] != NULL) {
-    g_printerr("dynscope: --save OUT.json needs exactly one MODEL argument\n");
+    g_printerr(_("dynscope: --save OUT.json needs exactly one MODEL argument\n"));
     return 2;
   }
   g_autoptr(DsGraph) graph = ds_mxnet_json_load(options->remaining[0], &error);

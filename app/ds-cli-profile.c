@@ -1,5 +1,6 @@
 /* ds-cli-profile.c: --run's reports (--report, --trace, --html, --csv) and budgets (--max-ms,
  * --max-peak-bytes, --max-node-ms). */
+#include <glib/gi18n.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,7 +58,7 @@ gboolean ds_cli_check_budget_options(const DsCliOptions *options, GError **error
 {
   guint64 bytes;
   if (options->max_ms < 0) {
-    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--max-ms %g: expected milliseconds > 0",
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, _("--max-ms %g: expected milliseconds > 0"),
                 options->max_ms);
     return FALSE;
   }
@@ -107,8 +108,8 @@ int ds_cli_check_budgets(const DsCliOptions *options, DsProfiler *profiler, guin
     double ms = g_ascii_strtod(eq + 1, NULL);
     guint64 ns;
     if (!ds_profiler_get_mean_ns(profiler, name, &ns)) {
-      g_printerr("dynscope: --max-node-ms %s: no executed node is called '%s' (give a node name "
-                 "or a path like while0/fc1)\n",
+      g_printerr(_("dynscope: --max-node-ms %s: no executed node is called '%s' (give a node "
+                   "name or a path like while0/fc1)\n"),
                  *b, name);
       return 2;
     }

@@ -1,6 +1,7 @@
 /* ds-cli.c: option parsing and dispatch. */
 #include "ds-cli.h"
 
+#include <glib/gi18n.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static gboolean split_assignment(const char *arg, const char *option, char **nam
 {
   const char *eq = strchr(arg, '=');
   if (eq == NULL || eq == arg || eq[1] == '\0') {
-    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "%s '%s': expected NAME=VALUE", option, arg);
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, _("%s '%s': expected NAME=VALUE"), option, arg);
     return FALSE;
   }
   *name = g_strndup(arg, (gsize)(eq - arg));
@@ -125,119 +126,142 @@ static gboolean parse_percent(const char *text, double *percent)
   return TRUE;
 }
 
+/* Translated where --help prints it (g_option_context_set_translation_domain). */
 static const char *summary_text =
-  "Modes:\n"
-  "  --run MODEL       run a model headless and print a per-node table\n"
-  "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
-  "  --shapes MODEL    print every tensor's shape as an expression, and the facts\n"
-  "  --render MODEL    draw the graph (--svg/--png/--dot OUT), regions and loops as\n"
-  "                    clusters, shapes on edges, a profile's overlay (--report, --overlay)\n"
-  "  --partition MODEL print the regions a subgraph property makes (--property NAME,\n"
-  "                    static-dynamic by default; elementwise) and --save them\n"
-  "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
-  "  --summary REPORT  print a profile report (--report FILE.json): runs, memory, top ops\n"
-  "                    and nodes, regions, bodies and loop iterations\n"
-  "  --compare A B     compare two profile reports node by node (B against baseline A);\n"
-  "                    --fail-if-slower PCT exits 1 when B is more than PCT% slower\n"
-  "  (none)            open the desktop app\n"
-  "\n"
-  "Exit status: 0 ok, 1 run-time failure, 2 bad input or usage.";
+    /* xgettext:no-c-format */
+    N_("Modes:\n"
+       "  --run MODEL       run a model headless and print a per-node table\n"
+       "  --info MODEL      print nodes, ops, inputs, outputs and parameter count\n"
+       "  --shapes MODEL    print every tensor's shape as an expression, and the facts\n"
+       "  --render MODEL    draw the graph (--svg/--png/--dot OUT), regions and loops as\n"
+       "                    clusters, shapes on edges, a profile's overlay (--report, --overlay)\n"
+       "  --partition MODEL print the regions a subgraph property makes (--property NAME,\n"
+       "                    static-dynamic by default; elementwise) and --save them\n"
+       "  --save OUT MODEL  load MODEL and write it back as MXNet JSON\n"
+       "  --summary REPORT  print a profile report (--report FILE.json): runs, memory, top ops\n"
+       "                    and nodes, regions, bodies and loop iterations\n"
+       "  --compare A B     compare two profile reports node by node (B against baseline A);\n"
+       "                    --fail-if-slower PCT exits 1 when B is more than PCT% slower\n"
+       "  (none)            open the desktop app\n"
+       "\n"
+       "Exit status: 0 ok, 1 run-time failure, 2 bad input or usage.");
 
 int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
 {
   DsCliOptions options = {.repeat = 1, .threads = 0, .seed = 0, .fail_if_slower = -1};
   char *fail_if_slower = NULL; /* parsed below: GOption's doubles take "-5" or "nan" */
   GOptionEntry entries[] = {
-    {"run", 0, 0, G_OPTION_ARG_FILENAME, &options.run_model, "Run MODEL headless", "MODEL"},
-    {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, "Describe MODEL", "MODEL"},
+    {"run", 0, 0, G_OPTION_ARG_FILENAME, &options.run_model, N_("Run MODEL headless"),
+     N_("MODEL")},
+    {"info", 0, 0, G_OPTION_ARG_FILENAME, &options.info_model, N_("Describe MODEL"), N_("MODEL")},
     {"shapes", 0, 0, G_OPTION_ARG_FILENAME, &options.shapes_model,
-     "Print every node's output shapes as symbolic expressions, and the facts learned", "MODEL"},
+     N_("Print every node's output shapes as symbolic expressions, and the facts learned"),
+     N_("MODEL")},
     {"partition", 0, 0, G_OPTION_ARG_FILENAME, &options.partition_model,
-     "Partition MODEL into regions and print them (with --save OUT: write the partitioned "
-     "graph)", "MODEL"},
+     N_("Partition MODEL into regions and print them (with --save OUT: write the partitioned "
+        "graph)"),
+     N_("MODEL")},
     {"property", 0, 0, G_OPTION_ARG_STRING, &options.property,
-     "Subgraph property for --partition: static-dynamic (default) or elementwise", "NAME"},
+     N_("Subgraph property for --partition: static-dynamic (default) or elementwise"),
+     N_("NAME")},
     {"executor", 0, 0, G_OPTION_ARG_STRING, &options.executor,
-     "With --run: auto (default: dynamic when an op decides shapes from data), static or "
-     "dynamic", "KIND"},
+     N_("With --run: auto (default: dynamic when an op decides shapes from data), static or "
+        "dynamic"),
+     N_("KIND")},
     {"assume", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.assumes,
-     "Add a fact about symbols: 's1>=8', 's1 in [1, 4096]' (repeatable)", "FACT"},
+     N_("Add a fact about symbols: 's1>=8', 's1 in [1, 4096]' (repeatable)"), N_("FACT")},
     {"bind", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.binds,
-     "Give a symbol a value (repeatable)", "SYM=INT"},
+     N_("Give a symbol a value (repeatable)"), N_("SYM=INT")},
     {"sweep", 0, 0, G_OPTION_ARG_STRING, &options.sweep,
-     "With --run: bind once, then run every size of SYM in one process", "SYM=START:STOP[:STEP]"},
+     N_("With --run: bind once, then run every size of SYM in one process"),
+     N_("SYM=START:STOP[:STEP]")},
     {"save", 0, 0, G_OPTION_ARG_FILENAME, &options.save_path,
-     "Write the model given after the options to OUT as MXNet JSON", "OUT"},
+     N_("Write the model given after the options to OUT as MXNet JSON"), N_("OUT")},
     {"input", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.inputs,
-     "Feed variable NAME from a .npy file (repeatable)", "NAME=FILE"},
-    {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params, "Feed weights from an MXNet .params file",
-     "FILE"},
+     N_("Feed variable NAME from a .npy file (repeatable)"), N_("NAME=FILE")},
+    {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params,
+     N_("Feed weights from an MXNet .params file"), N_("FILE")},
     {"input-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.input_shapes,
-     "Declare a variable's shape (repeatable)", "NAME=(D0,D1,...)"},
+     N_("Declare a variable's shape (repeatable)"), N_("NAME=(D0,D1,...)")},
     {"random-inputs", 0, 0, G_OPTION_ARG_NONE, &options.random_inputs,
-     "Fill every unfed variable with random data of its inferred shape", NULL},
-    {"seed", 0, 0, G_OPTION_ARG_INT64, &options.seed, "Seed for --random-inputs (default 0)", "N"},
+     N_("Fill every unfed variable with random data of its inferred shape"), NULL},
+    {"seed", 0, 0, G_OPTION_ARG_INT64, &options.seed, N_("Seed for --random-inputs (default 0)"),
+     N_("N")},
     {"save-outputs", 0, 0, G_OPTION_ARG_FILENAME, &options.save_outputs,
-     "Write each output as .npy plus outputs.json into DIR", "DIR"},
-    {"repeat", 0, 0, G_OPTION_ARG_INT, &options.repeat, "Run N times; times are averaged", "N"},
+     N_("Write each output as .npy plus outputs.json into DIR"), N_("DIR")},
+    {"repeat", 0, 0, G_OPTION_ARG_INT, &options.repeat, N_("Run N times; times are averaged"),
+     N_("N")},
     {"threads", 0, 0, G_OPTION_ARG_INT, &options.threads,
-     "Threads for kernels and BLAS (default: all cores)", "N"},
-    {"device", 0, 0, G_OPTION_ARG_STRING, &options.device, "cpu (default) or cuda", "DEVICE"},
-    {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, "Print --info as JSON", NULL},
+     N_("Threads for kernels and BLAS (default: all cores)"), N_("N")},
+    {"device", 0, 0, G_OPTION_ARG_STRING, &options.device, N_("cpu (default) or cuda"),
+     N_("DEVICE")},
+    {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, N_("Print --info as JSON"), NULL},
     {"max-memory", 0, 0, G_OPTION_ARG_STRING, &options.max_memory,
-     "Refuse plans and tensors over this many bytes (default: 75% of RAM)", "BYTES"},
+     /* xgettext:no-c-format */
+     N_("Refuse plans and tensors over this many bytes (default: 75% of RAM)"), N_("BYTES")},
     {"timeout", 0, 0, G_OPTION_ARG_DOUBLE, &options.timeout_s,
-     "Stop a run that takes longer than this many seconds", "SECONDS"},
+     N_("Stop a run that takes longer than this many seconds"), N_("SECONDS")},
     {"trace-steps", 0, 0, G_OPTION_ARG_NONE, &options.trace_steps,
-     "With --run: print every executed node (frame path, op, output shape), into loops, "
-     "branches and regions", NULL},
+     N_("With --run: print every executed node (frame path, op, output shape), into loops, "
+        "branches and regions"),
+     NULL},
     {"break", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.breaks,
-     "With --run: stop at SPEC, print the node's inputs and outputs, continue (repeatable; "
-     "SPEC is NODE|OP|* [if COND && ...], COND like iter==3, s1>512, nan>0)", "SPEC"},
+     N_("With --run: stop at SPEC, print the node's inputs and outputs, continue (repeatable; "
+        "SPEC is NODE|OP|* [if COND && ...], COND like iter==3, s1>512, nan>0)"),
+     N_("SPEC")},
     {"summary", 0, 0, G_OPTION_ARG_FILENAME, &options.summary_path,
-     "Print a profile report written by --report: runs, memory and the top ops and nodes",
-     "FILE.json"},
+     N_("Print a profile report written by --report: runs, memory and the top ops and nodes"),
+     N_("FILE.json")},
     {"compare", 0, 0, G_OPTION_ARG_FILENAME, &options.compare_path,
-     "Compare profile report A (the baseline) with B, given after the options: per-op and "
-     "per-node time deltas matched by node key, grouped by output shapes",
-     "A.json"},
+     N_("Compare profile report A (the baseline) with B, given after the options: per-op and "
+        "per-node time deltas matched by node key, grouped by output shapes"),
+     N_("A.json")},
     {"fail-if-slower", 0, 0, G_OPTION_ARG_STRING, &fail_if_slower,
-     "With --compare: exit 1 when B's total time per run is more than PCT percent over A's",
-     "PCT"},
+     N_("With --compare: exit 1 when B's total time per run is more than PCT percent over A's"),
+     N_("PCT")},
     {"report", 0, 0, G_OPTION_ARG_FILENAME, &options.report_path,
-     "With --run: write the profile as JSON (docs/profile-report.md)", "FILE.json"},
+     N_("With --run: write the profile as JSON (docs/profile-report.md)"), N_("FILE.json")},
     {"trace", 0, 0, G_OPTION_ARG_FILENAME, &options.trace_path,
-     "With --run: write a Chrome trace (open it in Perfetto)", "FILE.json"},
+     N_("With --run: write a Chrome trace (open it in Perfetto)"), N_("FILE.json")},
     {"html", 0, 0, G_OPTION_ARG_FILENAME, &options.html_path,
-     "With --run: write a self-contained HTML report", "FILE.html"},
+     N_("With --run: write a self-contained HTML report"), N_("FILE.html")},
     {"csv", 0, 0, G_OPTION_ARG_FILENAME, &options.csv_path,
-     "With --run: write one CSV row per executed node", "FILE.csv"},
+     N_("With --run: write one CSV row per executed node"), N_("FILE.csv")},
     {"max-ms", 0, 0, G_OPTION_ARG_DOUBLE, &options.max_ms,
-     "With --run: exit 1 if the median run takes longer", "MS"},
+     N_("With --run: exit 1 if the median run takes longer"), N_("MS")},
     {"max-peak-bytes", 0, 0, G_OPTION_ARG_STRING, &options.max_peak_bytes,
-     "With --run: exit 1 if the peak live memory is larger", "BYTES"},
+     N_("With --run: exit 1 if the peak live memory is larger"), N_("BYTES")},
     {"max-node-ms", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.max_node_ms,
-     "With --run: exit 1 if NODE (a name or path key) takes longer per run (repeatable)",
-     "NODE=MS"},
+     N_("With --run: exit 1 if NODE (a name or path key) takes longer per run (repeatable)"),
+     N_("NODE=MS")},
     {"render", 0, 0, G_OPTION_ARG_FILENAME, &options.render_model,
-     "Draw MODEL (with --svg, --png or --dot; --partition PROPERTY draws its regions)", "MODEL"},
-    {"svg", 0, 0, G_OPTION_ARG_FILENAME, &options.svg_path, "With --render: write SVG", "OUT.svg"},
-    {"png", 0, 0, G_OPTION_ARG_FILENAME, &options.png_path, "With --render: write PNG", "OUT.png"},
+     N_("Draw MODEL (with --svg, --png or --dot; --partition PROPERTY draws its regions)"),
+     N_("MODEL")},
+    {"svg", 0, 0, G_OPTION_ARG_FILENAME, &options.svg_path, N_("With --render: write SVG"),
+     N_("OUT.svg")},
+    {"png", 0, 0, G_OPTION_ARG_FILENAME, &options.png_path, N_("With --render: write PNG"),
+     N_("OUT.png")},
     {"dot", 0, 0, G_OPTION_ARG_FILENAME, &options.dot_path,
-     "With --render: write the laid-out graph in Graphviz's dot language", "OUT.dot"},
+     N_("With --render: write the laid-out graph in Graphviz's dot language"), N_("OUT.dot")},
     {"overlay", 0, 0, G_OPTION_ARG_STRING, &options.overlay,
-     "With --render and --report: colour nodes by time, memory or dynamic output sizes",
-     "time|memory|dynamic"},
+     N_("With --render and --report: colour nodes by time, memory or dynamic output sizes"),
+     N_("time|memory|dynamic")},
     {"collapse", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.collapse,
-     "With --render: draw regions and loops as one box: all, none, or an id (repeatable)",
-     "all|none|ID"},
+     N_("With --render: draw regions and loops as one box: all, none, or an id (repeatable)"),
+     N_("all|none|ID")},
     {"weights", 0, 0, G_OPTION_ARG_STRING, &options.weights,
-     "With --render: show or hide weights (default: hidden over 200 op nodes)", "show|hide"},
-    {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, "Print the version", NULL},
-    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL, "[MODEL]"},
+     N_("With --render: show or hide weights (default: hidden over 200 op nodes)"),
+     N_("show|hide")},
+    {"version", 0, 0, G_OPTION_ARG_NONE, &options.version, N_("Print the version"), NULL},
+    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.remaining, NULL,
+     N_("[MODEL]")},
     {NULL},
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("- debug and profile dynamic graphs");
+  g_autoptr(GOptionContext) context =
+      g_option_context_new(N_("- debug and profile dynamic graphs"));
+  /* Descriptions, placeholders, the summary and the parameter string above are all looked up
+   * in our catalogue when --help prints them. */
+  g_option_context_set_translation_domain(context, GETTEXT_PACKAGE);
   g_option_context_add_main_entries(context, entries, NULL);
   g_option_context_set_summary(context, summary_text);
 
@@ -247,7 +271,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   *wants_gui = FALSE;
   *gui_model = NULL;
   if (!g_option_context_parse(context, &argc, &argv, &error)) {
-    g_printerr("dynscope: %s (see --help)\n", error->message);
+    g_printerr(_("dynscope: %s (see --help)\n"), error->message);
     g_error_free(error);
     status = 2;
   } else if (options.version) {
@@ -260,10 +284,10 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
     g_printerr("dynscope: --timeout %g: expected a number of seconds > 0\n", options.timeout_s);
     status = 2;
   } else if (options.repeat < 1 || options.threads < 0 || options.threads > 256) {
-    g_printerr("dynscope: --repeat must be >= 1 and --threads between 0 and 256\n");
+    g_printerr(_("dynscope: --repeat must be >= 1 and --threads between 0 and 256\n"));
     status = 2;
   } else if (options.device != NULL && strcmp(options.device, "cpu") != 0) {
-    g_printerr("dynscope: --device %s: this build has no such backend (available: cpu)\n",
+    g_printerr(_("dynscope: --device %s: this build has no such backend (available: cpu)\n"),
                options.device);
     status = 2;
   } else if (fail_if_slower != NULL && !parse_percent(fail_if_slower, &options.fail_if_slower)) {
@@ -274,7 +298,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
     g_printerr("dynscope: --fail-if-slower needs --compare A.json B.json\n");
     status = 2;
   } else if (options.summary_path != NULL && options.compare_path != NULL) {
-    g_printerr("dynscope: --summary and --compare are separate modes; give one\n");
+    g_printerr(_("dynscope: --summary and --compare are separate modes; give one\n"));
     status = 2;
   } else if (options.summary_path != NULL) {
     status = ds_cli_summary(&options);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ds-backend.h"
+#include "ds-canvas-painter.h"
 #include "ds-cursor.h"
 #include "ds-profiler.h"
 #include "ds-viz-layout.h"
@@ -784,19 +785,34 @@ static char *blocks_model(const char *dir, int n_blocks)
   return path;
 }
 
-/* Scene building and dot layout of one model, as `--render` does it; ms and what was drawn. */
-static void bench_layout_one(const char *label, const char *path, const char *const *shapes,
-                             const char *property, gboolean collapse_none)
+/* A model's picture as `--render` and the window build it: its session (which the scene
+ * refers to), scene and layout, and the ms building and laying out took. */
+typedef struct {
+  DsSession *session;
+  DsVizScene *scene;
+  DsVizLayout *layout;
+  double ms;
+} Picture;
+
+static void picture_clear(Picture *p)
+{
+  g_clear_pointer(&p->layout, ds_viz_layout_free);
+  g_clear_pointer(&p->scene, ds_viz_scene_free);
+  g_clear_pointer(&p->session, ds_session_free);
+}
+
+static Picture lay_out(const char *path, const char *const *shapes, const char *property,
+                       gboolean collapse_none)
 {
   GError *error = NULL;
-  g_autoptr(DsSession) session = ds_session_new(path, &error);
-  if (session == NULL)
+  Picture p = {.session = ds_session_new(path, &error)};
+  if (p.session == NULL)
     die(error);
-  declare_shapes(session, shapes);
-  const DsGraphShapes *symbolic = ds_session_infer_symbolic(session, &error);
+  declare_shapes(p.session, shapes);
+  const DsGraphShapes *symbolic = ds_session_infer_symbolic(p.session, &error);
   if (symbolic == NULL)
     die(error);
-  DsGraph *graph = ds_session_get_graph(session);
+  DsGraph *graph = ds_session_get_graph(p.session);
   g_autoptr(DsPartition) partition = NULL;
   if (property != NULL &&
       (partition = ds_partition_label(graph, ds_subgraph_property_find(property), &error)) == NULL)
@@ -804,21 +820,105 @@ static void bench_layout_one(const char *label, const char *path, const char *co
   g_autofree gboolean *is_weight = g_new0(gboolean, graph->n_nodes + 1);
   for (guint i = 0; i < graph->n_nodes; i++)
     is_weight[i] = ds_node_is_variable(graph->nodes[i]) &&
-                   ds_session_classify_variable(session, graph->nodes[i]) != DS_VARIABLE_DATA;
+                   ds_session_classify_variable(p.session, graph->nodes[i]) != DS_VARIABLE_DATA;
   DsVizOptions options = {.partition = partition,
                           .symbolic = symbolic,
                           .is_weight = is_weight,
                           .show_weights = -1,
                           .collapse_none = collapse_none};
   double t0 = now_ms();
-  g_autoptr(DsVizScene) scene = ds_viz_scene_build(graph, &options, &error);
-  g_autoptr(DsVizLayout) layout = scene != NULL ? ds_viz_layout(scene, &error) : NULL;
-  if (layout == NULL)
+  p.scene = ds_viz_scene_build(graph, &options, &error);
+  p.layout = p.scene != NULL ? ds_viz_layout(p.scene, &error) : NULL;
+  if (p.layout == NULL)
     die(error);
-  double ms = now_ms() - t0;
+  p.ms = now_ms() - t0;
+  return p;
+}
+
+/* Scene building and dot layout of one model, as `--render` does it; ms and what was drawn. */
+static void bench_layout_one(const char *label, const char *path, const char *const *shapes,
+                             const char *property, gboolean collapse_none)
+{
+  Picture p = lay_out(path, shapes, property, collapse_none);
   printf("  %-34s %5u graph nodes  %5u drawn  %3u clusters (%u collapsed)  %8.0f ms%s\n", label,
-         graph->n_nodes, scene->nodes->len, scene->clusters->len, scene->collapsed->len, ms,
-         ms <= 2000 ? "" : " (over 2 s)");
+         ds_session_get_graph(p.session)->n_nodes, p.scene->nodes->len, p.scene->clusters->len,
+         p.scene->collapsed->len, p.ms, p.ms <= 2000 ? "" : " (over 2 s)");
+  picture_clear(&p);
+}
+
+/* ---- the desktop canvas: what one frame costs ---- */
+
+#define CANVAS_W 900
+#define CANVAS_H 760
+#define FRAME_BUDGET_MS (1000.0 / 60)
+
+/* Median ms of painting `frames` frames, the view moved by `pan` pixels between frames (a
+ * drag) and the hovered node changing, as the window's canvas paints them. */
+static double paint_frames(DsCanvasPainter *painter, const Picture *p, double zoom,
+                           double pan, int frames)
+{
+  cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, CANVAS_W, CANVAS_H);
+  double *ms = g_new(double, frames);
+  DsCanvasView view = {.scene = p->scene,
+                       .layout = p->layout,
+                       .width = CANVAS_W,
+                       .height = CANVAS_H,
+                       .zoom = zoom,
+                       .selected = -1,
+                       .current = 0,
+                       .fg = {0.2, 0.2, 0.2},
+                       .minimap = p->scene->nodes->len > 150};
+  /* Start on the middle node of the graph, where it is dense, and drag down from there. */
+  const DsVizBox *middle = &p->layout->nodes[p->layout->n_nodes / 2].box;
+  double x0 = CANVAS_W / 2.0 - middle->x * zoom, y0 = CANVAS_H / 2.0 - middle->y * zoom;
+  if (zoom * p->layout->width <= CANVAS_W)
+    x0 = (CANVAS_W - p->layout->width * zoom) / 2;
+  for (int f = 0; f < frames; f++) {
+    view.offset_x = x0;
+    view.offset_y = y0 - f * pan;
+    view.hover = (gint)(f % p->layout->n_nodes);
+    cairo_t *cr = cairo_create(surface);
+    double t0 = now_ms();
+    cairo_set_source_rgb(cr, 0.98, 0.98, 0.98);
+    cairo_paint(cr);
+    ds_canvas_painter_paint(painter, cr, &view);
+    cairo_surface_flush(surface);
+    ms[f] = now_ms() - t0;
+    cairo_destroy(cr);
+  }
+  double m = median(ms, frames);
+  g_free(ms);
+  cairo_surface_destroy(surface);
+  return m;
+}
+
+static void bench_canvas_one(const char *label, const char *path, const char *const *shapes)
+{
+  Picture p = lay_out(path, shapes, NULL, FALSE);
+  g_autoptr(DsCanvasPainter) painter = ds_canvas_painter_new();
+  /* The window's fit for a tall graph: its width fills the canvas. */
+  double fit = MIN((CANVAS_W - 48) / MAX(p.layout->width, 1.0), 1.5);
+  static const struct {
+    const char *name;
+    double zoom; /* 0: fitted */
+  } views[] = {{"fitted", 0}, {"100%", 1.0}, {"200%", 2.0}};
+  for (guint v = 0; v < G_N_ELEMENTS(views); v++) {
+    double zoom = views[v].zoom > 0 ? views[v].zoom : fit;
+    double ms = paint_frames(painter, &p, zoom, 12, 60);
+    printf("  %-10s %-7s zoom %4.2f  %7.2f ms a frame  %6.1f frames/s  %5.1fx the 60 Hz budget\n",
+           label, views[v].name, zoom, ms, 1000 / ms, FRAME_BUDGET_MS / ms);
+  }
+  picture_clear(&p);
+}
+
+static void bench_canvas(const char *bert, const char *const *bert_shapes)
+{
+  g_autofree char *ssd = shared_model("gluoncv_ssd_512_resnet50_v1-symbol.json");
+  static const char *const ssd_shapes[] = {"data", "1,3,512,512", NULL};
+  printf("desktop canvas: %dx%d, a drag of 60 frames with the hover moving (target: 60 Hz)\n",
+         CANVAS_W, CANVAS_H);
+  bench_canvas_one("bert", bert, bert_shapes);
+  bench_canvas_one("ssd", ssd, ssd_shapes);
 }
 
 static void bench_layout(const char *resnet, const char *const *resnet_shapes, const char *bert,
@@ -843,7 +943,7 @@ static void bench_layout(const char *resnet, const char *const *resnet_shapes, c
 }
 
 /* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
- * dynamic, control, profiler, layout or cursor. */
+ * dynamic, control, profiler, layout, canvas or cursor. */
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -939,6 +1039,11 @@ int main(int argc, char **argv)
            "'in hooks' is the time the profiler measured inside its own hooks (target <= 3%%)\n");
     g_autofree char *bert_model = shared_model("gluonnlp_static_bert_qa-symbol.json");
     bench_profiler(resnet, resnet_shapes, bert_model, bert_shapes);
+  }
+  if (SECTION("canvas")) {
+    g_autofree char *bert = shared_model("gluonnlp_static_bert_qa-symbol.json");
+    bench_canvas(bert, bert_shapes);
+    printf("\n");
   }
   if (SECTION("layout")) {
     printf("\nlayout: building the picture and laying it out with dot, as --render does\n"

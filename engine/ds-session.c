@@ -172,6 +172,14 @@ gboolean ds_session_feed_params(DsSession *session, const char *path, GError **e
   return TRUE;
 }
 
+void ds_session_unfeed(DsSession *session, const char *name)
+{
+  if (g_hash_table_remove(session->fed, name))
+    invalidate(session);
+  g_hash_table_remove(session->declared, name);
+  g_hash_table_remove(session->random, name);
+}
+
 gboolean ds_session_declare_shape(DsSession *session, const char *name, const DsShape *shape,
                                   GError **error)
 {

@@ -40,6 +40,10 @@ gboolean ds_session_feed_npy(DsSession *session, const char *name, const char *p
 /* Feeds variable `name`, taking ownership of `array`. */
 gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
                          GError **error);
+/* Forgets what feeds variable `name` (a file or an earlier random fill) and any shape declared
+ * for it: the next ds_session_prepare() goes by the file's shape and the bindings again.
+ * Unknown names are ignored. */
+void ds_session_unfeed(DsSession *session, const char *name);
 /* Feeds every array of a .params file to the variable of the same name; an array that
  * matches no variable is an error naming it. */
 gboolean ds_session_feed_params(DsSession *session, const char *path, GError **error);

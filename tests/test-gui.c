@@ -1,11 +1,24 @@
-/* test-gui.c: the desktop window under Xvfb. Opening a model fills the canvas with its scene;
- * the canvas picks the node drawn under a point, including inside loop bodies; selecting a
- * node shows its op, attributes and shapes in the inspector; zoom and fit; a file that does
- * not load leaves the graph and says why in the banner. */
+/* test-gui.c: the desktop window under Xvfb, driven as a user would and checked after each
+ * step. Opening a model fills the canvas with its scene; the canvas picks the node drawn
+ * under a point, including inside loop bodies; selecting a node shows its op, attributes and
+ * shapes in the inspector; zoom and fit; a file that does not load leaves the graph and says
+ * why in the banner. Bindings are applied or refused; stepping goes into a loop with the
+ * current node marked and the frame path shown; a conditional breakpoint stops where it
+ * should; a run makes the overlays live and the exports write real files; a long run is
+ * cancelled; the window's size and folder are remembered; the German catalogue is used.
+ *
+ * With DS_GUI_SCREENSHOTS=DIR, the window is also saved as PNG files at the interesting
+ * moments (for looking at, not for checking). */
+#include <cjson/cJSON.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
+#include <locale.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ds-config.h"
 #include "ds-window.h"
 
 static char *data_path(const char *dir, const char *name)
@@ -19,6 +32,52 @@ static void settle(void)
 {
   for (int i = 0; i < 50; i++)
     g_main_context_iteration(NULL, FALSE);
+}
+
+/* Waits for the command in flight to finish. */
+static void wait_idle(DsWindow *window)
+{
+  while (ds_window_is_busy(window))
+    g_main_context_iteration(NULL, TRUE);
+  settle();
+}
+
+static void screenshot(DsWindow *window, const char *name)
+{
+  const char *dir = g_getenv("DS_GUI_SCREENSHOTS");
+  if (dir == NULL)
+    return;
+  GtkWidget *widget = GTK_WIDGET(window);
+  GdkPaintable *paintable = gtk_widget_paintable_new(widget);
+  GskRenderNode *node = NULL;
+  /* The paintable is empty until the window has drawn itself once since it changed. */
+  for (int i = 0; i < 100 && node == NULL; i++) {
+    settle();
+    g_usleep(10000);
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, gtk_widget_get_width(widget),
+                           gtk_widget_get_height(widget));
+    node = gtk_snapshot_free_to_node(snapshot);
+  }
+  if (node != NULL) {
+    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
+    GdkTexture *texture = gsk_renderer_render_texture(renderer, node, NULL);
+    g_autofree char *file = g_strdup_printf("%s.png", name);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    gdk_texture_save_to_png(texture, path);
+    g_object_unref(texture);
+    gsk_render_node_unref(node);
+  }
+  g_object_unref(paintable);
+}
+
+static DsWindow *new_window(void)
+{
+  DsWindow *window = ds_window_new(NULL);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1280, 820);
+  gtk_window_present(GTK_WINDOW(window));
+  settle();
+  return window;
 }
 
 static gint find(const DsVizScene *scene, const char *id)
@@ -129,8 +188,373 @@ static void test_pick_in_loops(void)
   settle();
 }
 
+
+/* A real model from the shared set: select a node; then a control-flow sample replaces it. */
+static void test_real_model_then_control(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *resnet = g_build_filename(g_getenv("DS_SHARED_DIR"), "models", "mxnet",
+                                             "gluoncv_resnet18_v1-symbol.json", NULL);
+  if (!g_file_test(resnet, G_FILE_TEST_EXISTS)) {
+    g_test_skip("no shared models");
+    gtk_window_destroy(GTK_WINDOW(window));
+    return;
+  }
+  GError *error = NULL;
+  g_assert_true(ds_window_open(window, resnet, &error));
+  g_assert_no_error(error);
+  settle();
+  gint conv = ds_window_search(window, "Convolution", FALSE);
+  g_assert_cmpint(conv, >=, 0);
+  const char *text = ds_window_get_inspector_text(window);
+  g_assert_nonnull(strstr(text, "Convolution"));
+  g_assert_nonnull(strstr(text, "kernel = (7, 7)"));
+  /* The file gives no input shape: declared in the bindings panel, it flows everywhere. */
+  g_assert_nonnull(strstr(text, "in 0  data  ?"));
+  DsBindingsPanel *bindings = ds_window_get_bindings(window);
+  g_assert_true(ds_bindings_panel_set_input_shape(bindings, "data", "(1, 3, s1, s1)"));
+  g_assert_true(ds_window_apply_bindings(window, &error));
+  g_assert_no_error(error);
+  g_assert_cmpint(ds_bindings_panel_get_value(bindings, "s1"), ==, 8);
+  g_assert_true(ds_bindings_panel_set_value(bindings, "s1", "224"));
+  g_assert_true(ds_window_apply_bindings(window, &error));
+  conv = ds_window_search(window, "Convolution", FALSE);
+  text = ds_window_get_inspector_text(window);
+  g_assert_nonnull(strstr(text, "(1, 3, s1, s1)"));
+  g_assert_nonnull(strstr(text, "out 0  resnetv10_conv0_fwd_output  (1, 64, "));
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_true(ds_window_set_overlay(window, DS_VIZ_OVERLAY_TIME, NULL));
+  ds_window_search(window, "Convolution", FALSE);
+  text = ds_window_get_inspector_text(window);
+  g_assert_nonnull(strstr(text, "= (1, 3, 224, 224)"));
+  g_assert_nonnull(strstr(text, "last run"));
+  screenshot(window, "resnet18");
+
+  g_autofree char *decoder = data_path("control", "greedy-decoder-symbol.json");
+  g_assert_true(ds_window_open(window, decoder, &error));
+  g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "greedy-decoder-symbol.json");
+  g_assert_cmpint(ds_graph_canvas_get_selected(ds_window_get_canvas(window)), ==, -1);
+  g_assert_cmpuint(ds_window_get_n_regions(window), ==, 3);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+/* The LSTM over a sequence of free length s0: bindings, stepping into the loop, a
+ * conditional breakpoint. */
+static void test_bindings_steps_breakpoint(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("control", "lstm-foreach-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  settle();
+  DsBindingsPanel *bindings = ds_window_get_bindings(window);
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  GError *error = NULL;
+
+  /* Invalid values are refused with a message naming the symbol. */
+  g_assert_true(ds_bindings_panel_set_value(bindings, "s0", "abc"));
+  g_assert_false(ds_window_apply_bindings(window, &error));
+  g_assert_nonnull(strstr(error->message, "s0"));
+  g_assert_nonnull(strstr(ds_window_get_banner_text(window), "'abc' is not a size"));
+  g_clear_error(&error);
+  g_assert_true(ds_bindings_panel_set_value(bindings, "s0", "0"));
+  g_assert_false(ds_window_apply_bindings(window, &error));
+  g_assert_nonnull(strstr(error->message, "outside its range"));
+  g_clear_error(&error);
+  g_assert_false(ds_bindings_panel_set_value(bindings, "no_such_symbol", "3"));
+
+  g_assert_true(ds_bindings_panel_set_value(bindings, "s0", "5"));
+  g_assert_true(ds_window_apply_bindings(window, &error));
+  g_assert_no_error(error);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_cmpint(ds_bindings_panel_get_value(bindings, "s0"), ==, 5);
+
+  /* Step into: the loop node's body, node by node (the body's variables are not nodes
+   * that run). */
+  for (int i = 0; i < 5; i++) {
+    g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
+    g_assert_true(ds_window_is_busy(window));
+    wait_idle(window);
+    g_assert_null(ds_window_get_banner_text(window));
+  }
+  const char *status = ds_window_get_status_text(window);
+  g_assert_nonnull(strstr(status, "lstm_foreach0 › iter 0 › "));
+  g_assert_nonnull(strstr(status, "step 5"));
+  gint current = ds_graph_canvas_get_current(canvas);
+  g_assert_cmpint(current, >=, 0);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  const char *id = g_array_index(scene->nodes, DsVizNode, current).id;
+  g_assert_true(g_str_has_prefix(id, "lstm_foreach0/body/"));
+  /* The status names the node the canvas marks. */
+  g_assert_true(g_str_has_suffix(status, "step 5") || strstr(status, strrchr(id, '/') + 1));
+  /* The inspector shows the stopped node's tensors with their statistics. */
+  const char *text = ds_window_get_inspector_text(window);
+  g_assert_nonnull(strstr(text, "at this stop"));
+  g_assert_nonnull(strstr(text, "min "));
+  g_assert_nonnull(strstr(text, "nan 0"));
+  screenshot(window, "lstm-step-into");
+
+  /* A breakpoint with a condition: stops in iteration 3 only. */
+  g_assert_cmpuint(ds_window_add_breakpoint(window, "lstm_h2h if iter==3", &error), >, 0);
+  g_assert_no_error(error);
+  g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
+  g_assert_cmpuint(ds_window_add_breakpoint(window, "no_such_node", &error), ==, 0);
+  g_assert_nonnull(strstr(error->message, "no_such_node"));
+  g_clear_error(&error);
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  status = ds_window_get_status_text(window);
+  g_assert_nonnull(strstr(status, "lstm_foreach0 › iter 3 › lstm_h2h"));
+  g_assert_nonnull(strstr(status, "breakpoint lstm_h2h if iter==3"));
+  current = ds_graph_canvas_get_current(canvas);
+  scene = ds_graph_canvas_get_scene(canvas);
+  g_assert_cmpstr(g_array_index(scene->nodes, DsVizNode, current).id, ==,
+                  "lstm_foreach0/body/lstm_h2h");
+  text = ds_window_get_inspector_text(window);
+  g_assert_nonnull(strstr(text, "num_hidden = 128"));
+  g_assert_nonnull(strstr(text, "float32 (4, 128)"));
+  screenshot(window, "lstm-breakpoint");
+
+  /* The canvas toggles it off again on its node; then the run goes to its end. */
+  g_assert_true(ds_window_toggle_breakpoint(window, current, NULL));
+  g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 0);
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
+  g_assert_cmpint(ds_graph_canvas_get_current(canvas), ==, -1);
+
+  /* Toggling from the node sets one with the inspector's condition. */
+  gint h2h = find(scene, "lstm_foreach0/body/lstm_h2h");
+  g_assert_true(ds_window_toggle_breakpoint(window, h2h, NULL));
+  g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+static gboolean file_starts_with(const char *path, const char *magic, gsize n)
+{
+  g_autofree char *data = NULL;
+  gsize length;
+  return g_file_get_contents(path, &data, &length, NULL) && length > n &&
+         memcmp(data, magic, n) == 0;
+}
+
+/* A run makes the overlays live; export writes each kind of file. */
+static void test_overlay_and_export(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("control", "cond-in-loop-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  settle();
+  g_autofree char *dir = g_dir_make_tmp("ds-gui-XXXXXX", NULL);
+  g_autofree char *report = g_build_filename(dir, "report.json", NULL);
+  GError *error = NULL;
+
+  /* Before a run: no overlay, no report; the graph itself exports. */
+  g_assert_false(ds_window_set_overlay(window, DS_VIZ_OVERLAY_TIME, &error));
+  g_assert_nonnull(strstr(error->message, "run the model first"));
+  g_clear_error(&error);
+  g_assert_false(ds_window_export(window, DS_WINDOW_EXPORT_REPORT, report, &error));
+  g_clear_error(&error);
+  g_assert_false(g_file_test(report, G_FILE_TEST_EXISTS));
+
+  g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "6"));
+  g_assert_true(ds_window_apply_bindings(window, NULL));
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Ran in"));
+
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  g_assert_true(ds_window_set_overlay(window, DS_VIZ_OVERLAY_TIME, &error));
+  g_assert_no_error(error);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  g_assert_cmpuint(scene->legend->len, >, 0);
+  /* After the run, edges carry the concrete shapes next to the symbolic ones. */
+  gboolean concrete = FALSE;
+  for (guint i = 0; i < scene->edges->len; i++) {
+    const char *label = g_array_index(scene->edges, DsVizEdge, i).label;
+    concrete |= label != NULL && strstr(label, "(s0, 3) = (6, 3)") != NULL;
+  }
+  g_assert_true(concrete);
+  /* The inspector has the node's time and memory from the run. */
+  gint loop = find(scene, "loop0");
+  g_assert_cmpint(loop, >=, 0);
+  ds_graph_canvas_select(canvas, loop, TRUE);
+  g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "last run"));
+  screenshot(window, "overlay-time");
+  g_assert_true(ds_window_set_overlay(window, DS_VIZ_OVERLAY_MEMORY, NULL));
+  g_assert_cmpuint(ds_graph_canvas_get_scene(canvas)->legend->len, >, 0);
+  screenshot(window, "overlay-memory");
+
+  g_assert_true(ds_window_export(window, DS_WINDOW_EXPORT_REPORT, report, &error));
+  g_assert_no_error(error);
+  g_autofree char *json = NULL;
+  g_assert_true(g_file_get_contents(report, &json, NULL, NULL));
+  cJSON *parsed = cJSON_Parse(json);
+  g_assert_nonnull(parsed);
+  g_assert_cmpstr(cJSON_GetObjectItem(parsed, "schema")->valuestring, ==, "dynscope-profile");
+  g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItem(parsed, "events")), >, 6);
+  cJSON_Delete(parsed);
+  static const struct {
+    DsWindowExport what;
+    const char *file, *magic;
+  } kinds[] = {{DS_WINDOW_EXPORT_TRACE, "trace.json", "{"},
+               {DS_WINDOW_EXPORT_HTML, "report.html", "<!DOCTYPE html>"},
+               {DS_WINDOW_EXPORT_SVG, "graph.svg", "<?xml"},
+               {DS_WINDOW_EXPORT_PNG, "graph.png", "\x89PNG"}};
+  for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
+    g_autofree char *out = g_build_filename(dir, kinds[i].file, NULL);
+    g_assert_true(ds_window_export(window, kinds[i].what, out, &error));
+    g_assert_no_error(error);
+    g_assert_true(file_starts_with(out, kinds[i].magic, strlen(kinds[i].magic)));
+    g_unlink(out);
+  }
+  /* An unwritable path: a message in the window, no file. */
+  g_autofree char *nowhere = g_build_filename(dir, "missing", "report.json", NULL);
+  g_assert_false(ds_window_export(window, DS_WINDOW_EXPORT_REPORT, nowhere, &error));
+  g_clear_error(&error);
+  g_assert_nonnull(ds_window_get_banner_text(window));
+  g_unlink(report);
+  g_rmdir(dir);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+/* A long run is cancelled from the UI thread; the window stays usable. */
+static void test_cancel(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("control", "lstm-foreach-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "200000"));
+  g_assert_true(ds_window_apply_bindings(window, NULL));
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  /* A second command while one runs is refused. */
+  g_assert_false(ds_window_command(window, DS_DEBUG_STEP));
+  /* Let it get going, then cancel. */
+  for (int i = 0; i < 20 && ds_window_is_busy(window); i++)
+    g_main_context_iteration(NULL, TRUE);
+  ds_window_cancel(window);
+  wait_idle(window);
+  g_assert_cmpstr(ds_window_get_status_text(window), ==, "Cancelled");
+  g_assert_nonnull(strstr(ds_window_get_banner_text(window), "cancel"));
+  /* And the next command works. */
+  g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "2"));
+  g_assert_true(ds_window_apply_bindings(window, NULL));
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Ran in"));
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+/* The empty window offers recent models; size and folder are remembered. */
+static void test_recent_and_state(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  /* The recent-files store is written in the background. */
+  gboolean listed = FALSE;
+  for (int i = 0; i < 200 && !listed; i++) {
+    g_main_context_iteration(NULL, FALSE);
+    g_usleep(10000);
+    g_autoptr(GPtrArray) recent = ds_window_list_recent(window);
+    listed = recent->len > 0 && g_str_has_suffix(recent->pdata[0], "greedy-decoder-symbol.json");
+  }
+  g_assert_true(listed);
+  gtk_window_set_default_size(GTK_WINDOW(window), 1000, 700);
+  gtk_window_close(GTK_WINDOW(window)); /* saves the state */
+  settle();
+
+  DsWindow *again = ds_window_new(NULL);
+  int width, height;
+  gtk_window_get_default_size(GTK_WINDOW(again), &width, &height);
+  g_assert_cmpint(width, ==, 1000);
+  g_assert_cmpint(height, ==, 700);
+  gtk_window_present(GTK_WINDOW(again));
+  screenshot(again, "empty-window");
+  gtk_window_destroy(GTK_WINDOW(again));
+  settle();
+}
+
+/* The dark style: the canvas draws edges in the theme's light text colour. */
+static void test_dark_style(void)
+{
+  GtkSettings *settings = gtk_settings_get_default();
+  g_object_set(settings, "gtk-application-prefer-dark-theme", TRUE, NULL);
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  settle();
+  GdkRGBA fg;
+  gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(ds_window_get_canvas(window))),
+                              &fg);
+  g_assert_cmpfloat(0.3 * fg.red + 0.6 * fg.green + 0.1 * fg.blue, >, 0.6);
+  screenshot(window, "dark");
+  gtk_window_destroy(GTK_WINDOW(window));
+  g_object_set(settings, "gtk-application-prefer-dark-theme", FALSE, NULL);
+  settle();
+  window = new_window();
+  gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(ds_window_get_canvas(window))),
+                              &fg);
+  g_assert_cmpfloat(0.3 * fg.red + 0.6 * fg.green + 0.1 * fg.blue, <, 0.4);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+/* LANGUAGE=de: the window speaks German (run in a child with the catalogue of the build). */
+static void test_german(void)
+{
+  if (g_test_subprocess()) {
+    bindtextdomain(GETTEXT_PACKAGE, DS_BUILD_LOCALEDIR);
+    bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+    textdomain(GETTEXT_PACKAGE);
+    DsWindow *window = new_window();
+    g_print("status=%s\n", ds_window_get_status_text(window));
+    g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+    g_assert_true(ds_window_open(window, path, NULL));
+    g_print("status=%s\n", ds_window_get_status_text(window));
+    screenshot(window, "german");
+    gtk_window_destroy(GTK_WINDOW(window));
+    settle();
+    return;
+  }
+  /* The child inherits the environment (GLib 2.74 has no per-child environment). */
+  g_autofree char *language = g_strdup(g_getenv("LANGUAGE"));
+  g_autofree char *lc_all = g_strdup(g_getenv("LC_ALL"));
+  g_setenv("LANGUAGE", "de", TRUE);
+  g_setenv("LC_ALL", "C.UTF-8", TRUE);
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  if (language != NULL)
+    g_setenv("LANGUAGE", language, TRUE);
+  else
+    g_unsetenv("LANGUAGE");
+  if (lc_all != NULL)
+    g_setenv("LC_ALL", lc_all, TRUE);
+  else
+    g_unsetenv("LC_ALL");
+  g_test_trap_assert_passed();
+  /* The German status lines, not the English ones. */
+  g_test_trap_assert_stdout_unmatched("*Open a model to see its graph*");
+  g_test_trap_assert_stdout_unmatched("*Ready: step through it*");
+  g_test_trap_assert_stdout("*status=*Modell*");
+}
+
 int main(int argc, char **argv)
 {
+  /* Tests read their own state and recent files, never the user's. */
+  g_autofree char *home = g_dir_make_tmp("ds-gui-home-XXXXXX", NULL);
+  g_autofree char *config = g_build_filename(home, "config", NULL);
+  g_autofree char *data = g_build_filename(home, "data", NULL);
+  if (g_getenv("DS_GUI_KEEP_HOME") == NULL) {
+    g_setenv("XDG_CONFIG_HOME", config, TRUE);
+    g_setenv("XDG_DATA_HOME", data, TRUE);
+  }
+  setlocale(LC_ALL, "");
   g_test_init(&argc, &argv, NULL);
   if (!gtk_init_check()) {
     g_test_skip("no display");
@@ -138,5 +562,18 @@ int main(int argc, char **argv)
   }
   g_test_add_func("/gui/open-and-inspect", test_open_and_inspect);
   g_test_add_func("/gui/pick-in-loops", test_pick_in_loops);
-  return g_test_run();
+  g_test_add_func("/gui/real-model-then-control", test_real_model_then_control);
+  g_test_add_func("/gui/bindings-steps-breakpoint", test_bindings_steps_breakpoint);
+  g_test_add_func("/gui/overlay-and-export", test_overlay_and_export);
+  g_test_add_func("/gui/cancel", test_cancel);
+  g_test_add_func("/gui/recent-and-state", test_recent_and_state);
+  g_test_add_func("/gui/dark-style", test_dark_style);
+  g_test_add_func("/gui/german", test_german);
+  int status = g_test_run();
+  if (!g_test_subprocess()) {
+    g_autofree char *command = g_strdup_printf("rm -rf '%s'", home);
+    if (system(command) != 0)
+      g_printerr("could not remove %s\n", home);
+  }
+  return status;
 }

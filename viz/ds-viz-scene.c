@@ -29,15 +29,9 @@ static const char *const reuse[] = {"#f1a340", "#f7cf8f", "#e8e8e8", "#b8e0b0", 
 
 /* ---- the profile, by node key ---- */
 
-typedef struct {
-  guint64 total_ns, count;
-  guint64 fresh, reused;
-  char *last_shapes; /* output shapes of the last execution */
-} NodeProfile;
-
 static void node_profile_free(gpointer data)
 {
-  NodeProfile *np = data;
+  DsVizNodeProfile *np = data;
   g_free(np->last_shapes);
   g_free(np);
 }
@@ -90,9 +84,9 @@ static gboolean index_profile(const cJSON *report, GHashTable *index, GError **e
       return FALSE;
     }
     const char *k = strip_region(report, key->valuestring);
-    NodeProfile *np = g_hash_table_lookup(index, k);
+    DsVizNodeProfile *np = g_hash_table_lookup(index, k);
     if (np == NULL) {
-      np = g_new0(NodeProfile, 1);
+      np = g_new0(DsVizNodeProfile, 1);
       g_hash_table_insert(index, g_strdup(k), np);
     }
     np->total_ns += (guint64)dur->valuedouble;
@@ -110,6 +104,14 @@ static gboolean index_profile(const cJSON *report, GHashTable *index, GError **e
   return TRUE;
 }
 
+GHashTable *ds_viz_index_profile(const cJSON *report, GError **error)
+{
+  GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, node_profile_free);
+  if (!index_profile(report, index, error))
+    g_clear_pointer(&index, g_hash_table_unref);
+  return index;
+}
+
 /* ---- building ---- */
 
 typedef struct {
@@ -118,7 +120,7 @@ typedef struct {
   GHashTable *collapse;  /* ids to collapse -> (unused) */
   GHashTable *collapsed; /* id -> scene node index + 1, once made */
   GHashTable *clusters;  /* id -> cluster index + 1 */
-  GHashTable *profile;   /* key -> NodeProfile */
+  GHashTable *profile;   /* key -> DsVizNodeProfile */
   GHashTable *edge_seen; /* "from>to" */
   guint64 max_ns;
   gboolean show_weights;
@@ -206,7 +208,7 @@ static const char *heat_fill(guint64 ns, guint64 max)
   return heat[MIN((int)(t * G_N_ELEMENTS(heat)), (int)G_N_ELEMENTS(heat) - 1)];
 }
 
-static char *format_ns(guint64 ns)
+char *ds_viz_format_ns(guint64 ns)
 {
   if (ns >= 1000000)
     return g_strdup_printf("%.2f ms", ns / 1e6);
@@ -237,14 +239,14 @@ static void op_look(Builder *b, const DsNode *node, const char *key, GString *la
   *fill = FILL_OP;
   if (b->o->overlay == DS_VIZ_OVERLAY_NONE)
     return;
-  const NodeProfile *np = g_hash_table_lookup(b->profile, key);
+  const DsVizNodeProfile *np = g_hash_table_lookup(b->profile, key);
   if (np == NULL) {
     *fill = FILL_NO_DATA;
     return;
   }
   switch (b->o->overlay) {
   case DS_VIZ_OVERLAY_TIME: {
-    g_autofree char *t = format_ns(np->total_ns);
+    g_autofree char *t = ds_viz_format_ns(np->total_ns);
     g_string_append_printf(label, "\n%s", t);
     *fill = heat_fill(np->total_ns, b->max_ns);
     break;
@@ -377,6 +379,7 @@ static guint add_control(Builder *b, const DsNode *node, const char *path, const
   op_look(b, node, key, label, &fill);
   guint out = add_node(b, DS_VIZ_NODE_OP, g_strdup(id),
                        g_string_free(g_steal_pointer(&label), FALSE), fill, c, node);
+  g_array_index(b->scene->nodes, DsVizNode, out).key = g_strdup(key);
   for (guint s = 0; s < node->n_subgraphs; s++) {
     DsGraph *sub = node->subgraphs[s];
     const char *role = subgraph_role(node, s);
@@ -474,6 +477,7 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
     scene_of[i] =
         (gint)add_node(b, DS_VIZ_NODE_OP, g_strdup_printf("%s%s", path, node->name),
                        g_string_free(g_steal_pointer(&label), FALSE), fill, container, node);
+    g_array_index(b->scene->nodes, DsVizNode, scene_of[i]).key = g_strdup(key);
     for (guint k = 0; k < node->n_inputs; k++)
       add_edge(b, scene_of[node->inputs[k].node_id], (guint)scene_of[i],
                edge_label(b, graph, top, node->inputs[k]));
@@ -603,8 +607,8 @@ static void build_legend(Builder *b)
   switch (b->o->overlay) {
   case DS_VIZ_OVERLAY_TIME:
     for (guint i = 0; i < G_N_ELEMENTS(heat); i++) {
-      g_autofree char *lo = format_ns(b->max_ns * i / G_N_ELEMENTS(heat));
-      g_autofree char *hi = format_ns(b->max_ns * (i + 1) / G_N_ELEMENTS(heat));
+      g_autofree char *lo = ds_viz_format_ns(b->max_ns * i / G_N_ELEMENTS(heat));
+      g_autofree char *hi = ds_viz_format_ns(b->max_ns * (i + 1) / G_N_ELEMENTS(heat));
       add_legend(scene, heat[i], g_strdup_printf("total time %s - %s", lo, hi));
     }
     add_legend(scene, FILL_NO_DATA, g_strdup("did not run"));
@@ -658,6 +662,7 @@ void ds_viz_scene_free(DsVizScene *scene)
     g_free(n->label);
     g_free(n->fill);
     g_free(n->tooltip);
+    g_free(n->key);
   }
   for (guint i = 0; scene->edges != NULL && i < scene->edges->len; i++)
     g_free(g_array_index(scene->edges, DsVizEdge, i).label);
@@ -726,7 +731,7 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
     gpointer value;
     g_hash_table_iter_init(&iter, b.profile);
     while (g_hash_table_iter_next(&iter, NULL, &value))
-      b.max_ns = MAX(b.max_ns, ((NodeProfile *)value)->total_ns);
+      b.max_ns = MAX(b.max_ns, ((DsVizNodeProfile *)value)->total_ns);
   }
   ok = ok && choose_collapsed(&b, graph, error);
   if (ok) {

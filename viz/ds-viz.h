@@ -46,6 +46,7 @@ typedef struct {
   char *label; /* lines separated by '\n': name, op, key attributes, overlay value */
   char *fill;  /* "#rrggbb" */
   char *tooltip;
+  char *key;          /* an op node's profile key ("while0/fc1", docs/profile-report.md) */
   gint cluster;       /* innermost cluster holding it, or -1 */
   const DsNode *node; /* NULL for a collapsed cluster */
 } DsVizNode;
@@ -104,6 +105,20 @@ typedef struct {
 DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *options, GError **error);
 void ds_viz_scene_free(DsVizScene *scene);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsVizScene, ds_viz_scene_free)
+
+/* A profile's events summed by node key (DsVizNode.key): every instance of the node in every
+ * loop iteration and run. */
+typedef struct {
+  guint64 total_ns, count;
+  guint64 fresh, reused; /* output bytes, docs/profile-report.md */
+  char *last_shapes;     /* output shapes of the last execution: "(4, 32), (4,)" */
+} DsVizNodeProfile;
+
+/* key -> DsVizNodeProfile, or NULL with an error if the report has no events. Caller unrefs. */
+GHashTable *ds_viz_index_profile(const cJSON *report, GError **error);
+
+/* A duration as the overlay writes it: "1.25 ms", "830.0 µs", "120 ns" (caller frees). */
+char *ds_viz_format_ns(guint64 ns);
 
 /* The cluster with this id, or -1. */
 gint ds_viz_scene_find_cluster(const DsVizScene *scene, const char *id);

@@ -1,9 +1,10 @@
-/* ds-app.c: the GtkApplication: one window per activation, keyboard shortcuts. */
+/* ds-app.c: the GtkApplication: one window per activation, keyboard shortcuts, About. */
 #include "ds-app.h"
 
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
 
+#include "ds-config.h"
 #include "ds-window.h"
 
 #define DS_APP_ID "org.dynscope.Dynscope"
@@ -23,17 +24,55 @@ static void on_quit(GSimpleAction *action, GVariant *parameter, gpointer app)
   g_application_quit(G_APPLICATION(app));
 }
 
+static void on_about(GSimpleAction *action, GVariant *parameter, gpointer app)
+{
+  (void)action, (void)parameter;
+  static const char *const authors[] = {"The dynscope developers", NULL};
+  gtk_show_about_dialog(gtk_application_get_active_window(GTK_APPLICATION(app)),
+                        "program-name", "dynscope",
+                        "logo-icon-name", DS_APP_ID,
+                        "version", DS_VERSION,
+                        "comments", _("Debug and profile neural-network graphs with dynamic "
+                                      "shapes and control flow"),
+                        "license-type", GTK_LICENSE_APACHE_2_0,
+                        "authors", authors,
+                        /* TRANSLATORS: your names, one per line */
+                        "translator-credits", _("translator-credits"),
+                        NULL);
+}
+
+/* Debugger keys as IDEs have them: F5 continue, F10 over, F11 into, Shift+F11 out. */
+static void set_accels(GtkApplication *app)
+{
+  static const struct {
+    const char *action;
+    const char *keys[3];
+  } accels[] = {
+      {"app.quit", {"<Control>q", NULL}},
+      {"win.open", {"<Control>o", NULL}},
+      {"win.find", {"<Control>f", NULL}},
+      {"win.run", {"<Control>r", NULL}},
+      {"win.continue", {"F5", NULL}},
+      {"win.step", {"F10", NULL}},
+      {"win.step-into", {"F11", NULL}},
+      {"win.step-out", {"<Shift>F11", NULL}},
+      {"win.reset", {"<Shift>F5", NULL}},
+      {"win.cancel", {"Escape", NULL}},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(accels); i++)
+    gtk_application_set_accels_for_action(app, accels[i].action, accels[i].keys);
+}
+
 int ds_app_run(const char *argv0, const char *model)
 {
   /* Windows are independent: a second `dynscope MODEL` opens its own process. */
   g_autoptr(GtkApplication) app = gtk_application_new(DS_APP_ID, G_APPLICATION_NON_UNIQUE);
+  g_set_application_name("dynscope");
   g_signal_connect(app, "activate", G_CALLBACK(on_activate), (gpointer)model);
-  GSimpleAction *quit = g_simple_action_new("quit", NULL);
-  g_signal_connect(quit, "activate", G_CALLBACK(on_quit), app);
-  g_action_map_add_action(G_ACTION_MAP(app), G_ACTION(quit));
-  g_object_unref(quit);
-  const char *quit_keys[] = {"<Control>q", NULL};
-  gtk_application_set_accels_for_action(app, "app.quit", quit_keys);
+  static const GActionEntry actions[] = {{.name = "quit", .activate = on_quit},
+                                         {.name = "about", .activate = on_about}};
+  g_action_map_add_action_entries(G_ACTION_MAP(app), actions, G_N_ELEMENTS(actions), app);
+  set_accels(app);
   char *args[] = {(char *)argv0, NULL};
   return g_application_run(G_APPLICATION(app), 1, args);
 }

@@ -1,12 +1,13 @@
 /* ds-graph-canvas.c: drawing, panning, zooming and picking. */
 #include "ds-graph-canvas.h"
 
+#include "ds-canvas-painter.h"
+
 #include <math.h>
 
 #define MIN_ZOOM      0.02
 #define MAX_ZOOM      8.0
 #define MINIMAP_NODES 150 /* graphs bigger than this get a minimap */
-#define MINIMAP_SIZE  180.0
 
 struct _DsGraphCanvas {
   GtkWidget parent;
@@ -17,12 +18,20 @@ struct _DsGraphCanvas {
   double drag_x, drag_y;     /* offset when a drag began */
   double pinch_zoom;         /* zoom when a pinch began */
   gint hover, selected, current;
+  gboolean *marks; /* per scene node: a breakpoint is set */
   gboolean fitted; /* fit again on the first allocation */
+  DsCanvasPainter *painter;
 };
 
 G_DEFINE_FINAL_TYPE(DsGraphCanvas, ds_graph_canvas, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_NODE_SELECTED, SIGNAL_EXPAND_REQUESTED, N_SIGNALS };
+enum {
+  SIGNAL_NODE_SELECTED,
+  SIGNAL_EXPAND_REQUESTED,
+  SIGNAL_TOGGLE_BREAKPOINT,
+  SIGNAL_CONTEXT_MENU,
+  N_SIGNALS
+};
 static guint signals[N_SIGNALS];
 
 /* ---- coordinates ---- */
@@ -110,20 +119,27 @@ gint ds_graph_canvas_pick(DsGraphCanvas *c, double x, double y)
   return -1;
 }
 
-void ds_graph_canvas_select(DsGraphCanvas *c, gint index, gboolean reveal)
+/* Scrolls node `index` to the middle if it is not inside the widget. */
+static void reveal(DsGraphCanvas *c, gint index)
+{
+  const DsVizBox *b = &c->layout->nodes[index].box;
+  double w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
+  double x0 = c->offset_x + (b->x - b->width / 2) * c->zoom;
+  double y0 = c->offset_y + (b->y - b->height / 2) * c->zoom;
+  double x1 = x0 + b->width * c->zoom, y1 = y0 + b->height * c->zoom;
+  if (x0 < 0 || x1 > w || y0 < 0 || y1 > h) {
+    c->offset_x += w / 2 - (x0 + x1) / 2;
+    c->offset_y += h / 2 - (y0 + y1) / 2;
+  }
+}
+
+void ds_graph_canvas_select(DsGraphCanvas *c, gint index, gboolean reveal_it)
 {
   if (c->scene == NULL || index >= (gint)c->scene->nodes->len)
     index = -1;
   c->selected = index;
-  if (reveal && index >= 0) {
-    const DsVizBox *b = &c->layout->nodes[index].box;
-    double w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
-    double x = c->offset_x + b->x * c->zoom, y = c->offset_y + b->y * c->zoom;
-    if (x < 0 || x > w || y < 0 || y > h) {
-      c->offset_x += w / 2 - x;
-      c->offset_y += h / 2 - y;
-    }
-  }
+  if (reveal_it && index >= 0)
+    reveal(c, index);
   g_signal_emit(c, signals[SIGNAL_NODE_SELECTED], 0, index);
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
@@ -135,160 +151,25 @@ gint ds_graph_canvas_get_selected(DsGraphCanvas *c)
 
 void ds_graph_canvas_set_current(DsGraphCanvas *c, gint index)
 {
+  if (c->scene == NULL || index >= (gint)c->scene->nodes->len)
+    index = -1;
   c->current = index;
+  if (index >= 0)
+    reveal(c, index);
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
-/* ---- drawing ---- */
-
-static void set_hex(cairo_t *cr, const char *hex, double alpha)
+gint ds_graph_canvas_get_current(DsGraphCanvas *c)
 {
-  GdkRGBA rgba;
-  if (hex == NULL || !gdk_rgba_parse(&rgba, hex))
-    rgba = (GdkRGBA){1, 1, 1, 1};
-  cairo_set_source_rgba(cr, rgba.red, rgba.green, rgba.blue, alpha);
+  return c->current;
 }
 
-static void rounded_box(cairo_t *cr, const DsVizBox *b, double r)
+void ds_graph_canvas_set_marks(DsGraphCanvas *c, const gboolean *marks)
 {
-  double x0 = b->x - b->width / 2, y0 = b->y - b->height / 2;
-  double x1 = x0 + b->width, y1 = y0 + b->height;
-  r = MIN(r, MIN(b->width, b->height) / 2);
-  cairo_new_sub_path(cr);
-  cairo_arc(cr, x1 - r, y0 + r, r, -G_PI / 2, 0);
-  cairo_arc(cr, x1 - r, y1 - r, r, 0, G_PI / 2);
-  cairo_arc(cr, x0 + r, y1 - r, r, G_PI / 2, G_PI);
-  cairo_arc(cr, x0 + r, y0 + r, r, G_PI, 3 * G_PI / 2);
-  cairo_close_path(cr);
-}
-
-/* Centred lines of text at (x, y), in the widget's font. */
-static void draw_text(GtkWidget *widget, cairo_t *cr, const char *text, double x, double y,
-                      double size, gboolean bold)
-{
-  PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
-  PangoFontDescription *font = pango_font_description_from_string("Sans");
-  pango_font_description_set_absolute_size(font, size * PANGO_SCALE);
-  if (bold)
-    pango_font_description_set_weight(font, PANGO_WEIGHT_BOLD);
-  pango_layout_set_font_description(layout, font);
-  pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER);
-  int w, h;
-  pango_layout_get_pixel_size(layout, &w, &h);
-  cairo_move_to(cr, x - w / 2.0, y - h / 2.0);
-  pango_cairo_show_layout(cr, layout);
-  pango_font_description_free(font);
-  g_object_unref(layout);
-}
-
-static gboolean touches(const DsVizEdge *e, gint node)
-{
-  return node >= 0 && ((gint)e->from == node || (gint)e->to == node);
-}
-
-static void draw_edges(DsGraphCanvas *c, cairo_t *cr, const GdkRGBA *fg)
-{
-  for (guint i = 0; i < c->layout->n_edges; i++) {
-    const DsVizEdge *e = &g_array_index(c->scene->edges, DsVizEdge, i);
-    const DsVizEdgeGeometry *g = &c->layout->edges[i];
-    if (g->n_points < 4)
-      continue;
-    gboolean lit = touches(e, c->hover) || touches(e, c->selected);
-    cairo_set_source_rgba(cr, lit ? 0.1 : fg->red, lit ? 0.45 : fg->green, lit ? 0.9 : fg->blue,
-                          lit ? 1.0 : 0.55);
-    cairo_set_line_width(cr, lit ? 2.0 : 1.0);
-    cairo_move_to(cr, g->points[0].x, g->points[0].y);
-    for (guint k = 1; k + 2 < g->n_points; k += 3)
-      cairo_curve_to(cr, g->points[k].x, g->points[k].y, g->points[k + 1].x, g->points[k + 1].y,
-                     g->points[k + 2].x, g->points[k + 2].y);
-    if (g->has_arrow)
-      cairo_line_to(cr, g->arrow_tip.x, g->arrow_tip.y);
-    cairo_stroke(cr);
-    if (g->has_arrow) {
-      /* A small head along the last segment. */
-      DsVizPoint a = g->points[g->n_points - 1], t = g->arrow_tip;
-      double dx = t.x - a.x, dy = t.y - a.y, len = hypot(dx, dy);
-      if (len > 0.01) {
-        dx /= len, dy /= len;
-        cairo_move_to(cr, t.x, t.y);
-        cairo_line_to(cr, t.x - 7 * dx + 3.5 * dy, t.y - 7 * dy - 3.5 * dx);
-        cairo_line_to(cr, t.x - 7 * dx - 3.5 * dy, t.y - 7 * dy + 3.5 * dx);
-        cairo_close_path(cr);
-        cairo_fill(cr);
-      }
-    }
-    if (g->has_label && e->label != NULL && c->zoom >= 0.5)
-      draw_text(GTK_WIDGET(c), cr, e->label, g->label.x, g->label.y, 8, FALSE);
-  }
-}
-
-static void draw_graph(DsGraphCanvas *c, cairo_t *cr, gboolean details)
-{
-  GdkRGBA fg;
-  /* The theme's text colour (light or dark style) for edges. GTK 4.8 has no
-   * gtk_widget_get_color(). */
-  gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(c)), &fg);
-  /* Clusters first, outermost first (they were made in that order). */
-  for (guint i = 0; i < c->layout->n_clusters; i++) {
-    const DsVizCluster *cl = &g_array_index(c->scene->clusters, DsVizCluster, i);
-    const DsVizClusterGeometry *g = &c->layout->clusters[i];
-    if (g->box.width <= 0)
-      continue;
-    rounded_box(cr, &g->box, 8);
-    set_hex(cr, cl->fill, 0.85);
-    cairo_fill_preserve(cr);
-    cairo_set_source_rgba(cr, 0.5, 0.55, 0.6, 0.9);
-    cairo_set_line_width(cr, 1.0);
-    cairo_stroke(cr);
-    if (details)
-      draw_text(GTK_WIDGET(c), cr, cl->label, g->label.x, g->label.y, 11, TRUE);
-  }
-  if (details)
-    draw_edges(c, cr, &fg);
-  for (guint i = 0; i < c->layout->n_nodes; i++) {
-    const DsVizNode *n = &g_array_index(c->scene->nodes, DsVizNode, i);
-    const DsVizNodeGeometry *g = &c->layout->nodes[i];
-    rounded_box(cr, &g->box, n->kind == DS_VIZ_NODE_OP ? 6 : 2);
-    set_hex(cr, n->fill, 1.0);
-    cairo_fill_preserve(cr);
-    gboolean lit = (gint)i == c->hover || (gint)i == c->selected;
-    if ((gint)i == c->current) {
-      cairo_set_source_rgb(cr, 0.9, 0.3, 0.1);
-      cairo_set_line_width(cr, 4.0);
-    } else {
-      cairo_set_source_rgb(cr, lit ? 0.1 : 0.2, lit ? 0.45 : 0.2, lit ? 0.9 : 0.2);
-      cairo_set_line_width(cr, (gint)i == c->selected ? 3.0 : lit ? 2.0 : 1.0);
-    }
-    cairo_stroke(cr);
-    if (details) {
-      /* Node text is dark on the light fills every kind and overlay uses. */
-      cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-      draw_text(GTK_WIDGET(c), cr, n->label, g->label.x, g->label.y, 10, FALSE);
-    }
-  }
-}
-
-static void draw_minimap(DsGraphCanvas *c, cairo_t *cr, double w, double h)
-{
-  double scale = MINIMAP_SIZE / MAX(c->layout->width, c->layout->height);
-  double mw = c->layout->width * scale, mh = c->layout->height * scale;
-  double x0 = w - mw - 12, y0 = h - mh - 12;
-  cairo_save(cr);
-  cairo_rectangle(cr, x0 - 4, y0 - 4, mw + 8, mh + 8);
-  cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.25);
-  cairo_fill(cr);
-  cairo_translate(cr, x0, y0);
-  cairo_scale(cr, scale, scale);
-  draw_graph(c, cr, FALSE);
-  /* The part the widget shows. */
-  double gx0, gy0, gx1, gy1;
-  to_graph(c, 0, 0, &gx0, &gy0);
-  to_graph(c, w, h, &gx1, &gy1);
-  cairo_rectangle(cr, gx0, gy0, gx1 - gx0, gy1 - gy0);
-  cairo_set_source_rgba(cr, 0.1, 0.45, 0.9, 0.9);
-  cairo_set_line_width(cr, 2.0 / scale);
-  cairo_stroke(cr);
-  cairo_restore(cr);
+  g_clear_pointer(&c->marks, g_free);
+  if (marks != NULL && c->scene != NULL)
+    c->marks = g_memdup2(marks, sizeof(gboolean) * c->scene->nodes->len);
+  gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
 static void canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
@@ -299,14 +180,27 @@ static void canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     return;
   if (!c->fitted)
     ds_graph_canvas_fit(c);
+  GdkRGBA fg;
+  /* The theme's text colour (light or dark style) for edges. GTK 4.8 has no
+   * gtk_widget_get_color(). */
+  gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
+  DsCanvasView view = {
+      .scene = c->scene,
+      .layout = c->layout,
+      .width = w,
+      .height = h,
+      .zoom = c->zoom,
+      .offset_x = c->offset_x,
+      .offset_y = c->offset_y,
+      .hover = c->hover,
+      .selected = c->selected,
+      .current = c->current,
+      .marks = c->marks,
+      .fg = {fg.red, fg.green, fg.blue},
+      .minimap = c->scene->nodes->len > MINIMAP_NODES,
+  };
   cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
-  cairo_save(cr);
-  cairo_translate(cr, c->offset_x, c->offset_y);
-  cairo_scale(cr, c->zoom, c->zoom);
-  draw_graph(c, cr, TRUE);
-  cairo_restore(cr);
-  if (c->scene->nodes->len > MINIMAP_NODES)
-    draw_minimap(c, cr, w, h);
+  ds_canvas_painter_paint(c->painter, cr, &view);
   cairo_destroy(cr);
 }
 
@@ -386,6 +280,17 @@ static void on_click(GtkGestureClick *g, int n_press, double x, double y, DsGrap
   ds_graph_canvas_select(c, node, FALSE);
 }
 
+static void on_secondary_click(GtkGestureClick *g, int n_press, double x, double y,
+                               DsGraphCanvas *c)
+{
+  (void)g, (void)n_press;
+  gint node = ds_graph_canvas_pick(c, x, y);
+  if (node < 0)
+    return;
+  ds_graph_canvas_select(c, node, FALSE);
+  g_signal_emit(c, signals[SIGNAL_CONTEXT_MENU], 0, node, x, y);
+}
+
 static gboolean on_key(GtkEventControllerKey *k, guint keyval, guint code, GdkModifierType mods,
                        DsGraphCanvas *c)
 {
@@ -404,6 +309,11 @@ static gboolean on_key(GtkEventControllerKey *k, guint keyval, guint code, GdkMo
   case GDK_KEY_KP_0:
     ds_graph_canvas_fit(c);
     return TRUE;
+  case GDK_KEY_F9:
+    if (c->selected < 0)
+      return FALSE;
+    g_signal_emit(c, signals[SIGNAL_TOGGLE_BREAKPOINT], 0, c->selected);
+    return TRUE;
   default:
     return FALSE;
   }
@@ -411,10 +321,23 @@ static gboolean on_key(GtkEventControllerKey *k, guint keyval, guint code, GdkMo
 
 /* ---- the widget ---- */
 
+void ds_graph_canvas_replace_graph(DsGraphCanvas *c, DsVizScene *scene, DsVizLayout *layout)
+{
+  double zoom = c->zoom, x = c->offset_x, y = c->offset_y;
+  gboolean fitted = c->fitted;
+  ds_graph_canvas_set_graph(c, scene, layout);
+  if (fitted) {
+    c->zoom = zoom, c->offset_x = x, c->offset_y = y;
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+  }
+}
+
 void ds_graph_canvas_set_graph(DsGraphCanvas *c, DsVizScene *scene, DsVizLayout *layout)
 {
+  ds_canvas_painter_reset(c->painter);
   ds_viz_scene_free(c->scene);
   ds_viz_layout_free(c->layout);
+  g_clear_pointer(&c->marks, g_free);
   c->scene = scene;
   c->layout = layout;
   c->hover = c->selected = c->current = -1;
@@ -437,6 +360,8 @@ static void canvas_dispose(GObject *object)
   DsGraphCanvas *c = DS_GRAPH_CANVAS(object);
   g_clear_pointer(&c->scene, ds_viz_scene_free);
   g_clear_pointer(&c->layout, ds_viz_layout_free);
+  g_clear_pointer(&c->marks, g_free);
+  g_clear_pointer(&c->painter, ds_canvas_painter_free);
   G_OBJECT_CLASS(ds_graph_canvas_parent_class)->dispose(object);
 }
 
@@ -452,6 +377,14 @@ static void ds_graph_canvas_class_init(DsGraphCanvasClass *klass)
   signals[SIGNAL_EXPAND_REQUESTED] =
       g_signal_new("expand-requested", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                    NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  /* F9 on the selected node. */
+  signals[SIGNAL_TOGGLE_BREAKPOINT] =
+      g_signal_new("toggle-breakpoint", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                   NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+  /* A right click on a node (selected first), at widget point (x, y). */
+  signals[SIGNAL_CONTEXT_MENU] =
+      g_signal_new("context-menu", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                   NULL, G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
   gtk_widget_class_set_css_name(widget_class, "graphcanvas");
 }
 
@@ -459,6 +392,7 @@ static void ds_graph_canvas_init(DsGraphCanvas *c)
 {
   GtkWidget *widget = GTK_WIDGET(c);
   c->zoom = 1.0;
+  c->painter = ds_canvas_painter_new();
   c->hover = c->selected = c->current = -1;
   gtk_widget_set_focusable(widget, TRUE);
   gtk_widget_set_hexpand(widget, TRUE);
@@ -488,6 +422,11 @@ static void ds_graph_canvas_init(DsGraphCanvas *c)
   GtkGesture *click = gtk_gesture_click_new();
   g_signal_connect(click, "pressed", G_CALLBACK(on_click), c);
   gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(click));
+
+  GtkGesture *secondary = gtk_gesture_click_new();
+  gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(secondary), GDK_BUTTON_SECONDARY);
+  g_signal_connect(secondary, "pressed", G_CALLBACK(on_secondary_click), c);
+  gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(secondary));
 
   GtkEventController *keys = gtk_event_controller_key_new();
   g_signal_connect(keys, "key-pressed", G_CALLBACK(on_key), c);

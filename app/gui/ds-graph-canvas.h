@@ -5,7 +5,9 @@
  * Dragging pans; the scroll wheel, a pinch or the + and - keys zoom around the pointer; 0 or
  * ds_graph_canvas_fit() fits the graph to the widget. Hovering a node highlights it and its
  * edges; a click selects it ("node-selected"); a double click on a collapsed region or loop
- * asks for it to be expanded ("expand-requested"). Big graphs get a minimap in a corner.
+ * asks for it to be expanded ("expand-requested"); F9 asks to toggle a breakpoint on the
+ * selected node ("toggle-breakpoint") and a right click asks for a node's menu
+ * ("context-menu"). Big graphs get a minimap in a corner.
  *
  * Memory policy: the canvas takes ownership of the scene and layout it is given.
  */
@@ -24,6 +26,9 @@ GtkWidget *ds_graph_canvas_new(void);
 
 /* Shows `scene` laid out as `layout` (both taken), fitted to the widget; NULL clears. */
 void ds_graph_canvas_set_graph(DsGraphCanvas *canvas, DsVizScene *scene, DsVizLayout *layout);
+/* The same, keeping the zoom and position: the same graph drawn again (an overlay, a box
+ * expanded). */
+void ds_graph_canvas_replace_graph(DsGraphCanvas *canvas, DsVizScene *scene, DsVizLayout *layout);
 const DsVizScene *ds_graph_canvas_get_scene(DsGraphCanvas *canvas);
 const DsVizLayout *ds_graph_canvas_get_layout(DsGraphCanvas *canvas);
 
@@ -42,7 +47,12 @@ gint ds_graph_canvas_get_selected(DsGraphCanvas *canvas);
 void ds_graph_canvas_to_widget(DsGraphCanvas *canvas, double gx, double gy, double *x, double *y);
 /* The scene node under widget point (x, y), or -1. */
 gint ds_graph_canvas_pick(DsGraphCanvas *canvas, double x, double y);
-/* Marks node `index` as where execution stands (drawn with a thick outline); -1 clears. */
+/* Marks node `index` as where execution stands (drawn with an orange halo) and scrolls it
+ * into view; -1 clears. */
 void ds_graph_canvas_set_current(DsGraphCanvas *canvas, gint index);
+gint ds_graph_canvas_get_current(DsGraphCanvas *canvas);
+/* Per scene node: a breakpoint is set there (a red dot); copied; NULL clears. Cleared when
+ * the graph changes. */
+void ds_graph_canvas_set_marks(DsGraphCanvas *canvas, const gboolean *marks);
 
 G_END_DECLS

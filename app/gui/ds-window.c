@@ -1,30 +1,14 @@
-/* ds-window.c: opening a model into the canvas, the inspector and the error banner. */
-#include "ds-window.h"
+/* ds-window.c: building the window, opening a model, the regions tree and finding nodes. */
+#include "ds-window-private.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
-
-#include "ds-session.h"
-
-struct _DsWindow {
-  GtkApplicationWindow parent;
-  GtkWidget *canvas;
-  GtkWidget *inspector;
-  GtkWidget *banner, *banner_label;
-  GtkWidget *title;
-  DsSession *session;
-  const DsGraphShapes *shapes; /* the session's symbolic shapes, or partial ones */
-  gboolean *weights;           /* per graph node: a weight (hidden in big graphs) */
-  GPtrArray *expanded;         /* ids of regions and loops the user opened */
-  GtkWidget *search_bar, *search_entry;
-  GtkWidget *regions; /* GtkListBox: one row per region, loop and body */
-};
 
 G_DEFINE_FINAL_TYPE(DsWindow, ds_window, GTK_TYPE_APPLICATION_WINDOW)
 
 /* ---- the banner ---- */
 
-static void show_banner(DsWindow *w, const char *message)
+void ds_window_show_banner(DsWindow *w, const char *message)
 {
   gtk_label_set_text(GTK_LABEL(w->banner_label), message);
   gtk_revealer_set_reveal_child(GTK_REVEALER(w->banner), message != NULL);
@@ -33,7 +17,7 @@ static void show_banner(DsWindow *w, const char *message)
 static void on_banner_close(GtkButton *button, DsWindow *w)
 {
   (void)button;
-  show_banner(w, NULL);
+  ds_window_show_banner(w, NULL);
 }
 
 const char *ds_window_get_banner_text(DsWindow *w)
@@ -42,81 +26,6 @@ const char *ds_window_get_banner_text(DsWindow *w)
              ? gtk_label_get_text(GTK_LABEL(w->banner_label))
              : NULL;
 }
-
-/* ---- the inspector ---- */
-
-static void append_entry(GString *text, DsGraph *graph, const DsGraphShapes *shapes,
-                         const char *role, guint k, DsEntry entry)
-{
-  g_autofree char *name = ds_graph_dup_entry_name(graph, entry);
-  g_autofree char *shape = NULL;
-  if (shapes != NULL) {
-    const DsShape *s = &shapes->shapes[ds_graph_entry_id(graph, entry)];
-    if (s->ndim >= 0)
-      shape = ds_shape_to_string(s);
-  }
-  g_autofree char *escaped = g_markup_escape_text(name, -1);
-  g_string_append_printf(text, "  %s %u  <tt>%s</tt>  %s\n", role, k, escaped,
-                         shape != NULL ? shape : "?");
-}
-
-static void inspect(DsWindow *w, gint index)
-{
-  const DsVizScene *scene = ds_graph_canvas_get_scene(DS_GRAPH_CANVAS(w->canvas));
-  if (scene == NULL || index < 0) {
-    gtk_label_set_markup(GTK_LABEL(w->inspector),
-                         _("<i>Select a node to see its op, attributes and shapes.</i>"));
-    return;
-  }
-  const DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, index);
-  g_autoptr(GString) text = g_string_new(NULL);
-  g_autofree char *id = g_markup_escape_text(n->id, -1);
-  g_string_append_printf(text, "<b>%s</b>\n", id);
-  const DsNode *node = n->node;
-  DsGraph *graph = ds_session_get_graph(w->session);
-  /* Shapes are the model graph's: nodes inside loop bodies have none here. */
-  gboolean top = node != NULL && node->id < graph->n_nodes && graph->nodes[node->id] == node;
-  if (node == NULL) {
-    g_string_append(text, _("A collapsed region or loop: double-click it to expand it.\n"));
-  } else if (ds_node_is_variable(node)) {
-    g_string_append(text, _("input\n"));
-    if (top)
-      append_entry(text, graph, w->shapes, _("shape"), 0, (DsEntry){.node_id = node->id});
-  } else {
-    g_autofree char *op = g_markup_escape_text(node->op_name, -1);
-    g_string_append_printf(text, "%s <tt>%s</tt>\n\n<b>%s</b>\n", _("op"), op, _("attributes"));
-    for (guint a = 0; a < node->n_attrs; a++) {
-      if (g_str_has_prefix(node->attrs[a].key, "__"))
-        continue;
-      g_autofree char *key = g_markup_escape_text(node->attrs[a].key, -1);
-      g_autofree char *value = g_markup_escape_text(node->attrs[a].value, -1);
-      g_string_append_printf(text, "  %s = <tt>%s</tt>\n", key, value);
-    }
-    if (top) {
-      g_string_append_printf(text, "\n<b>%s</b>\n", _("inputs"));
-      for (guint k = 0; k < node->n_inputs; k++)
-        append_entry(text, graph, w->shapes, _("in"), k, node->inputs[k]);
-      g_string_append_printf(text, "\n<b>%s</b>\n", _("outputs"));
-      for (guint k = 0; k < ds_node_n_op_outputs(node); k++)
-        append_entry(text, graph, w->shapes, _("out"), k,
-                     (DsEntry){.node_id = node->id, .index = k});
-    }
-  }
-  gtk_label_set_markup(GTK_LABEL(w->inspector), text->str);
-}
-
-static void on_node_selected(DsGraphCanvas *canvas, gint index, DsWindow *w)
-{
-  (void)canvas;
-  inspect(w, index);
-}
-
-const char *ds_window_get_inspector_text(DsWindow *w)
-{
-  return gtk_label_get_text(GTK_LABEL(w->inspector));
-}
-
-/* ---- opening ---- */
 
 /* ---- the regions tree ---- */
 
@@ -186,14 +95,19 @@ void ds_window_select_region(DsWindow *w, guint index)
     gtk_list_box_select_row(GTK_LIST_BOX(w->regions), row);
 }
 
-/* The scene of the open model, laid out, with what the user expanded. */
+/* The scene of the open model, laid out, with what the user expanded, the overlay and, after
+ * a run, the concrete shapes next to the symbolic ones. */
 static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shapes,
-                     const gboolean *weights, GError **error)
+                     const gboolean *weights, gboolean keep_view, GError **error)
 {
   g_ptr_array_add(w->expanded, NULL);
+  const cJSON *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
   DsVizOptions options = {.partition = ds_session_get_file_partition(session),
                           .symbolic = shapes,
+                          .concrete = report != NULL ? ds_session_get_run_shapes(session) : NULL,
                           .is_weight = weights,
+                          .report = report,
+                          .overlay = report != NULL ? w->overlay : DS_VIZ_OVERLAY_NONE,
                           .show_weights = -1,
                           .expand = (const char *const *)w->expanded->pdata};
   g_autoptr(DsVizScene) scene = ds_viz_scene_build(ds_session_get_graph(session), &options, error);
@@ -201,22 +115,73 @@ static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shape
   g_autoptr(DsVizLayout) layout = scene != NULL ? ds_viz_layout(scene, error) : NULL;
   if (layout == NULL)
     return FALSE;
-  ds_graph_canvas_set_graph(DS_GRAPH_CANVAS(w->canvas), g_steal_pointer(&scene),
-                            g_steal_pointer(&layout));
+  g_hash_table_remove_all(w->scene_index);
+  for (guint i = 0; i < scene->nodes->len; i++)
+    g_hash_table_insert(w->scene_index, g_strdup(g_array_index(scene->nodes, DsVizNode, i).id),
+                        GUINT_TO_POINTER(i + 1));
+  if (keep_view)
+    ds_graph_canvas_replace_graph(DS_GRAPH_CANVAS(w->canvas), g_steal_pointer(&scene),
+                                  g_steal_pointer(&layout));
+  else
+    ds_graph_canvas_set_graph(DS_GRAPH_CANVAS(w->canvas), g_steal_pointer(&scene),
+                              g_steal_pointer(&layout));
   fill_regions(w);
   return TRUE;
 }
 
+gboolean ds_window_redraw(DsWindow *w, GError **error)
+{
+  if (w->session == NULL)
+    return TRUE;
+  DsGraphCanvas *canvas = DS_GRAPH_CANVAS(w->canvas);
+  /* Keep the view where it was: same zoom, same point under the middle. */
+  const DsVizScene *old = ds_graph_canvas_get_scene(canvas);
+  gint selected = ds_graph_canvas_get_selected(canvas);
+  g_autofree char *selected_id =
+      selected >= 0 ? g_strdup(g_array_index(old->nodes, DsVizNode, selected).id) : NULL;
+  if (!draw(w, w->session, w->shapes, w->weights, TRUE, error))
+    return FALSE;
+  if (selected_id != NULL)
+    ds_graph_canvas_select(canvas, ds_window_find_scene_node(w, selected_id), FALSE);
+  ds_window_update_marks(w);
+  if (w->stopped)
+    ds_window_show_stop(w);
+  return TRUE;
+}
+
+gint ds_window_find_scene_node(DsWindow *w, const char *id)
+{
+  return GPOINTER_TO_INT(g_hash_table_lookup(w->scene_index, id)) - 1;
+}
+
+static void set_subtitle(DsWindow *w)
+{
+  DsGraph *graph = ds_session_get_graph(w->session);
+  guint ops = 0;
+  for (guint i = 0; i < graph->n_nodes; i++)
+    ops += !ds_node_is_variable(graph->nodes[i]);
+  g_autofree char *text = g_strdup_printf(ngettext("%u op", "%u ops", ops), ops);
+  gtk_label_set_text(GTK_LABEL(w->subtitle), text);
+}
+
 gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
 {
+  /* A command in flight reads the session being replaced: stop it first (it stops before
+   * its next node). */
+  if (w->debugger != NULL && ds_debugger_is_busy(w->debugger)) {
+    ds_debugger_cancel(w->debugger);
+    while (ds_debugger_is_busy(w->debugger))
+      g_main_context_iteration(NULL, TRUE);
+  }
   GError *local = NULL;
   g_autoptr(DsSession) session = ds_session_new(path, &local);
-  const DsGraphShapes *shapes = NULL;
+  g_autoptr(DsGraphShapes) shapes = NULL;
   g_autofree gboolean *weights = NULL;
   if (session != NULL) {
-    shapes = ds_session_infer_symbolic(session, NULL);
-    if (shapes == NULL)
-      shapes = ds_session_infer_partial(session, &local);
+    const DsGraphShapes *some = ds_session_infer_symbolic(session, NULL);
+    if (some == NULL)
+      some = ds_session_infer_partial(session, &local);
+    shapes = some != NULL ? ds_graph_shapes_copy(some) : NULL;
   }
   if (local == NULL) {
     DsGraph *graph = ds_session_get_graph(session);
@@ -224,25 +189,34 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
     for (guint i = 0; i < graph->n_nodes; i++)
       weights[i] = ds_node_is_variable(graph->nodes[i]) &&
                    ds_session_classify_variable(session, graph->nodes[i]) != DS_VARIABLE_DATA;
+    ds_window_debug_detach(w);
     g_ptr_array_set_size(w->expanded, 0);
-    draw(w, session, shapes, weights, &local);
+    draw(w, session, shapes, weights, FALSE, &local);
   }
   if (local != NULL) {
-    show_banner(w, local->message);
+    ds_window_show_banner(w, local->message);
     g_propagate_error(error, local);
+    if (w->session != NULL)
+      ds_window_debug_attach(w);
     return FALSE;
   }
-  show_banner(w, NULL);
-  if (w->session != NULL)
-    ds_session_free(w->session);
+  ds_window_show_banner(w, NULL);
+  g_clear_pointer(&w->session, ds_session_free);
+  g_clear_pointer(&w->shapes, ds_graph_shapes_free);
   w->session = g_steal_pointer(&session);
-  w->shapes = shapes;
+  w->shapes = g_steal_pointer(&shapes);
   g_free(w->weights);
   w->weights = g_steal_pointer(&weights);
+  g_free(w->path);
+  w->path = g_strdup(path);
   g_autofree char *base = g_path_get_basename(path);
   gtk_window_set_title(GTK_WINDOW(w), base);
   gtk_label_set_text(GTK_LABEL(w->title), base);
-  inspect(w, -1);
+  set_subtitle(w);
+  ds_window_debug_attach(w);
+  ds_window_inspect(w, -1);
+  gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "graph");
+  ds_window_state_set_folder(path);
   g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
   if (uri != NULL)
     gtk_recent_manager_add_item(gtk_recent_manager_get_default(), uri);
@@ -260,15 +234,25 @@ static void on_open_response(GtkNativeDialog *dialog, int response, DsWindow *w)
   g_object_unref(dialog);
 }
 
-static void on_open_clicked(GtkButton *button, DsWindow *w)
+static void on_open(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
-  (void)button; /* NULL from the Ctrl+O action */
+  (void)action, (void)parameter;
+  DsWindow *w = data;
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new(
       _("Open a model"), GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   GtkFileFilter *filter = gtk_file_filter_new();
   gtk_file_filter_set_name(filter, _("Model graphs (JSON)"));
   gtk_file_filter_add_pattern(filter, "*.json");
   gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
+  GtkFileFilter *all = gtk_file_filter_new();
+  gtk_file_filter_set_name(all, _("All files"));
+  gtk_file_filter_add_pattern(all, "*");
+  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), all);
+  g_autofree char *folder = ds_window_state_get_folder();
+  if (folder != NULL) {
+    g_autoptr(GFile) dir = g_file_new_for_path(folder);
+    gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(dialog), dir, NULL);
+  }
   g_signal_connect(dialog, "response", G_CALLBACK(on_open_response), w);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
 }
@@ -289,10 +273,16 @@ static void on_expand(DsGraphCanvas *canvas, const char *id, DsWindow *w)
     return;
   g_ptr_array_add(w->expanded, g_strdup(id));
   GError *error = NULL;
-  if (!draw(w, w->session, w->shapes, w->weights, &error)) {
-    show_banner(w, error->message);
+  if (!ds_window_redraw(w, &error)) {
+    ds_window_show_banner(w, error->message);
     g_error_free(error);
   }
+}
+
+static void on_node_selected(DsGraphCanvas *canvas, gint index, DsWindow *w)
+{
+  (void)canvas;
+  ds_window_inspect(w, index);
 }
 
 /* ---- finding nodes (Ctrl+F) ---- */
@@ -351,12 +341,6 @@ static void on_find(GSimpleAction *action, GVariant *parameter, gpointer data)
   gtk_widget_grab_focus(w->search_entry);
 }
 
-static void on_open_action(GSimpleAction *action, GVariant *parameter, gpointer data)
-{
-  (void)action, (void)parameter;
-  on_open_clicked(NULL, data);
-}
-
 /* ---- the window ---- */
 
 DsGraphCanvas *ds_window_get_canvas(DsWindow *w)
@@ -364,12 +348,36 @@ DsGraphCanvas *ds_window_get_canvas(DsWindow *w)
   return DS_GRAPH_CANVAS(w->canvas);
 }
 
+DsBindingsPanel *ds_window_get_bindings(DsWindow *w)
+{
+  return DS_BINDINGS_PANEL(w->bindings);
+}
+
+DsDebugger *ds_window_get_debugger(DsWindow *w)
+{
+  return w->debugger;
+}
+
+static gboolean on_close_request(GtkWindow *window, gpointer data)
+{
+  (void)data;
+  ds_window_state_save(window);
+  return FALSE;
+}
+
 static void window_dispose(GObject *object)
 {
   DsWindow *w = DS_WINDOW(object);
-  g_clear_pointer(&w->session, ds_session_free);
+  if (w->expanded != NULL) {
+    ds_window_debug_detach(w);
+    g_clear_pointer(&w->session, ds_session_free);
+  }
+  g_clear_pointer(&w->shapes, ds_graph_shapes_free);
   g_clear_pointer(&w->weights, g_free);
   g_clear_pointer(&w->expanded, g_ptr_array_unref);
+  g_clear_pointer(&w->scene_index, g_hash_table_unref);
+  g_clear_pointer(&w->breakpoints, g_ptr_array_unref);
+  g_clear_pointer(&w->path, g_free);
   G_OBJECT_CLASS(ds_window_parent_class)->dispose(object);
 }
 
@@ -378,43 +386,35 @@ static void ds_window_class_init(DsWindowClass *klass)
   G_OBJECT_CLASS(klass)->dispose = window_dispose;
 }
 
-static void ds_window_init(DsWindow *w)
+static GtkWidget *build_banner(DsWindow *w)
 {
-  w->expanded = g_ptr_array_new_with_free_func(g_free);
-  gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
-  gtk_window_set_title(GTK_WINDOW(w), "dynscope");
-
-  GtkWidget *header = gtk_header_bar_new();
-  GtkWidget *open = gtk_button_new_with_mnemonic(_("_Open"));
-  gtk_widget_set_tooltip_text(open, _("Open a model (Ctrl+O)"));
-  g_signal_connect(open, "clicked", G_CALLBACK(on_open_clicked), w);
-  gtk_header_bar_pack_start(GTK_HEADER_BAR(header), open);
-  w->title = gtk_label_new("dynscope");
-  gtk_widget_add_css_class(w->title, "title");
-  gtk_header_bar_set_title_widget(GTK_HEADER_BAR(header), w->title);
-  gtk_window_set_titlebar(GTK_WINDOW(w), header);
-
-  GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
   w->banner = gtk_revealer_new();
   GtkWidget *bar = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_add_css_class(bar, "error");
+  gtk_widget_add_css_class(bar, "banner");
   gtk_widget_set_margin_start(bar, 12);
   gtk_widget_set_margin_end(bar, 6);
   gtk_widget_set_margin_top(bar, 6);
   gtk_widget_set_margin_bottom(bar, 6);
+  GtkWidget *icon = gtk_image_new_from_icon_name("dialog-error-symbolic");
   w->banner_label = gtk_label_new(NULL);
   gtk_label_set_wrap(GTK_LABEL(w->banner_label), TRUE);
   gtk_label_set_selectable(GTK_LABEL(w->banner_label), TRUE);
   gtk_label_set_xalign(GTK_LABEL(w->banner_label), 0);
   gtk_widget_set_hexpand(w->banner_label, TRUE);
   GtkWidget *close = gtk_button_new_from_icon_name("window-close-symbolic");
+  gtk_widget_add_css_class(close, "flat");
   gtk_widget_set_tooltip_text(close, _("Dismiss"));
   g_signal_connect(close, "clicked", G_CALLBACK(on_banner_close), w);
+  gtk_box_append(GTK_BOX(bar), icon);
   gtk_box_append(GTK_BOX(bar), w->banner_label);
   gtk_box_append(GTK_BOX(bar), close);
   gtk_revealer_set_child(GTK_REVEALER(w->banner), bar);
-  gtk_box_append(GTK_BOX(box), w->banner);
+  return w->banner;
+}
 
+static GtkWidget *build_search(DsWindow *w)
+{
   w->search_entry = gtk_search_entry_new();
   gtk_widget_set_tooltip_text(w->search_entry, _("Find a node by name or op (Enter: next)"));
   gtk_widget_set_size_request(w->search_entry, 360, -1);
@@ -424,32 +424,130 @@ static void ds_window_init(DsWindow *w)
   gtk_search_bar_set_child(GTK_SEARCH_BAR(w->search_bar), w->search_entry);
   gtk_search_bar_connect_entry(GTK_SEARCH_BAR(w->search_bar), GTK_EDITABLE(w->search_entry));
   gtk_search_bar_set_show_close_button(GTK_SEARCH_BAR(w->search_bar), TRUE);
-  gtk_box_append(GTK_BOX(box), w->search_bar);
+  return w->search_bar;
+}
 
-  GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
-  w->canvas = ds_graph_canvas_new();
-  g_signal_connect(w->canvas, "node-selected", G_CALLBACK(on_node_selected), w);
-  g_signal_connect(w->canvas, "expand-requested", G_CALLBACK(on_expand), w);
-  gtk_paned_set_start_child(GTK_PANED(paned), w->canvas);
-  gtk_paned_set_resize_start_child(GTK_PANED(paned), TRUE);
-  w->inspector = gtk_label_new(NULL);
-  gtk_label_set_wrap(GTK_LABEL(w->inspector), TRUE);
-  gtk_label_set_selectable(GTK_LABEL(w->inspector), TRUE);
-  gtk_label_set_xalign(GTK_LABEL(w->inspector), 0);
-  gtk_label_set_yalign(GTK_LABEL(w->inspector), 0);
-  gtk_widget_set_margin_start(w->inspector, 12);
-  gtk_widget_set_margin_end(w->inspector, 12);
-  gtk_widget_set_margin_top(w->inspector, 12);
+static GtkWidget *icon_button(const char *icon, const char *tooltip, const char *action)
+{
+  GtkWidget *button = gtk_button_new_from_icon_name(icon);
+  gtk_widget_set_tooltip_text(button, tooltip);
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(button), action);
+  return button;
+}
+
+static GMenuModel *primary_menu(void)
+{
+  GMenu *menu = g_menu_new();
+  GMenu *section = g_menu_new();
+  g_menu_append(section, _("_Find Node"), "win.find");
+  g_menu_append(section, _("Fit Graph to Window"), "win.fit");
+  g_menu_append_section(menu, NULL, G_MENU_MODEL(section));
+  g_object_unref(section);
+  section = g_menu_new();
+  g_menu_append(section, _("_Keyboard Shortcuts"), "win.show-help-overlay");
+  g_menu_append(section, _("_About dynscope"), "app.about");
+  g_menu_append_section(menu, NULL, G_MENU_MODEL(section));
+  g_object_unref(section);
+  return G_MENU_MODEL(menu);
+}
+
+static GtkWidget *build_header(DsWindow *w)
+{
+  GtkWidget *header = gtk_header_bar_new();
+  GtkWidget *open_box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class(open_box, "linked");
+  GtkWidget *open = gtk_button_new_with_mnemonic(_("_Open"));
+  gtk_widget_set_tooltip_text(open, _("Open a model (Ctrl+O)"));
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(open), "win.open");
+  gtk_box_append(GTK_BOX(open_box), open);
+  gtk_box_append(GTK_BOX(open_box), ds_window_build_recent_button(w));
+  gtk_header_bar_pack_start(GTK_HEADER_BAR(header), open_box);
+
+  GtkWidget *run = icon_button("media-playback-start-symbolic",
+                               _("Run the whole model and profile it (Ctrl+R)"), "win.run");
+  gtk_header_bar_pack_start(GTK_HEADER_BAR(header), run);
+  GtkWidget *steps = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class(steps, "linked");
+  gtk_box_append(GTK_BOX(steps), icon_button("media-seek-forward-symbolic",
+                                             _("Continue to the next breakpoint (F5)"),
+                                             "win.continue"));
+  gtk_box_append(GTK_BOX(steps),
+                 icon_button("go-next-symbolic", _("Step over the next node (F10)"), "win.step"));
+  gtk_box_append(GTK_BOX(steps), icon_button("go-bottom-symbolic",
+                                             _("Step into loops, branches and regions (F11)"),
+                                             "win.step-into"));
+  gtk_box_append(GTK_BOX(steps), icon_button("go-top-symbolic",
+                                             _("Step out of this loop, branch or region "
+                                               "(Shift+F11)"),
+                                             "win.step-out"));
+  gtk_box_append(GTK_BOX(steps), icon_button("view-refresh-symbolic",
+                                             _("Reset: abandon the paused run (Shift+F5)"),
+                                             "win.reset"));
+  gtk_header_bar_pack_start(GTK_HEADER_BAR(header), steps);
+
+  GtkWidget *titles = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_valign(titles, GTK_ALIGN_CENTER);
+  w->title = gtk_label_new("dynscope");
+  gtk_widget_add_css_class(w->title, "title");
+  gtk_label_set_ellipsize(GTK_LABEL(w->title), PANGO_ELLIPSIZE_MIDDLE);
+  w->subtitle = gtk_label_new(NULL);
+  gtk_widget_add_css_class(w->subtitle, "subtitle");
+  gtk_box_append(GTK_BOX(titles), w->title);
+  gtk_box_append(GTK_BOX(titles), w->subtitle);
+  gtk_header_bar_set_title_widget(GTK_HEADER_BAR(header), titles);
+
+  GtkWidget *menu = gtk_menu_button_new();
+  gtk_menu_button_set_icon_name(GTK_MENU_BUTTON(menu), "open-menu-symbolic");
+  gtk_widget_set_tooltip_text(menu, _("Main menu"));
+  g_autoptr(GMenuModel) primary = primary_menu();
+  gtk_menu_button_set_menu_model(GTK_MENU_BUTTON(menu), primary);
+  gtk_header_bar_pack_end(GTK_HEADER_BAR(header), menu);
+
+  GtkWidget *export = gtk_menu_button_new();
+  gtk_menu_button_set_icon_name(GTK_MENU_BUTTON(export), "document-save-as-symbolic");
+  gtk_widget_set_tooltip_text(export, _("Export the report, trace or graph"));
+  g_autoptr(GMenuModel) export_menu = ds_window_export_menu();
+  gtk_menu_button_set_menu_model(GTK_MENU_BUTTON(export), export_menu);
+  gtk_header_bar_pack_end(GTK_HEADER_BAR(header), export);
+
+  GtkWidget *overlay = gtk_menu_button_new();
+  gtk_menu_button_set_icon_name(GTK_MENU_BUTTON(overlay), "view-paged-symbolic");
+  gtk_widget_set_tooltip_text(overlay, _("Colour the graph by the last run"));
+  g_autoptr(GMenuModel) overlay_menu = ds_window_overlay_menu();
+  gtk_menu_button_set_menu_model(GTK_MENU_BUTTON(overlay), overlay_menu);
+  gtk_header_bar_pack_end(GTK_HEADER_BAR(header), overlay);
+  return header;
+}
+
+static GtkWidget *scrolled(GtkWidget *child)
+{
   GtkWidget *scroll = gtk_scrolled_window_new();
-  gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), w->inspector);
+  gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER,
+                                 GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), child);
+  return scroll;
+}
+
+static void on_apply_requested(DsBindingsPanel *panel, DsWindow *w)
+{
+  (void)panel;
+  ds_window_apply_bindings(w, NULL);
+}
+
+static GtkWidget *build_sidebar(DsWindow *w)
+{
   w->regions = gtk_list_box_new();
   gtk_list_box_set_selection_mode(GTK_LIST_BOX(w->regions), GTK_SELECTION_SINGLE);
   g_signal_connect(w->regions, "row-selected", G_CALLBACK(on_region_selected), w);
-  GtkWidget *regions_scroll = gtk_scrolled_window_new();
-  gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(regions_scroll), w->regions);
+  w->bindings = ds_bindings_panel_new();
+  g_signal_connect(w->bindings, "apply-requested", G_CALLBACK(on_apply_requested), w);
   GtkWidget *stack = gtk_stack_new();
-  gtk_stack_add_titled(GTK_STACK(stack), scroll, "inspector", _("Node"));
-  gtk_stack_add_titled(GTK_STACK(stack), regions_scroll, "regions", _("Regions"));
+  gtk_stack_add_titled(GTK_STACK(stack), scrolled(ds_window_build_inspector(w)), "inspector",
+                       _("Node"));
+  gtk_stack_add_titled(GTK_STACK(stack), scrolled(w->regions), "regions", _("Regions"));
+  gtk_stack_add_titled(GTK_STACK(stack), scrolled(w->bindings), "bindings", _("Bindings"));
+  gtk_stack_add_titled(GTK_STACK(stack), scrolled(ds_window_build_breakpoints(w)),
+                       "breakpoints", _("Breakpoints"));
   gtk_widget_set_vexpand(stack, TRUE);
   GtkWidget *switcher = gtk_stack_switcher_new();
   gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(stack));
@@ -458,33 +556,66 @@ static void ds_window_init(DsWindow *w)
   GtkWidget *sidebar = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
   gtk_box_append(GTK_BOX(sidebar), switcher);
   gtk_box_append(GTK_BOX(sidebar), stack);
-  gtk_widget_set_size_request(sidebar, 320, -1);
-  gtk_paned_set_end_child(GTK_PANED(paned), sidebar);
+  gtk_widget_set_size_request(sidebar, 340, -1);
+  return sidebar;
+}
+
+static void on_fit(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  ds_graph_canvas_fit(DS_GRAPH_CANVAS(DS_WINDOW(data)->canvas));
+}
+
+static void ds_window_init(DsWindow *w)
+{
+  w->expanded = g_ptr_array_new_with_free_func(g_free);
+  w->scene_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  w->breakpoints = g_ptr_array_new_with_free_func(ds_window_breakpoint_free);
+  gtk_window_set_default_size(GTK_WINDOW(w), 1280, 820);
+  gtk_window_set_title(GTK_WINDOW(w), "dynscope");
+  gtk_window_set_titlebar(GTK_WINDOW(w), build_header(w));
+
+  GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append(GTK_BOX(box), build_banner(w));
+  gtk_box_append(GTK_BOX(box), build_search(w));
+
+  w->canvas = ds_graph_canvas_new();
+  g_signal_connect(w->canvas, "node-selected", G_CALLBACK(on_node_selected), w);
+  g_signal_connect(w->canvas, "expand-requested", G_CALLBACK(on_expand), w);
+  GtkWidget *graph_page = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append(GTK_BOX(graph_page), w->canvas);
+  gtk_box_append(GTK_BOX(graph_page), ds_window_build_status(w));
+  w->main_stack = gtk_stack_new();
+  gtk_stack_add_named(GTK_STACK(w->main_stack), ds_window_build_empty_page(w), "empty");
+  gtk_stack_add_named(GTK_STACK(w->main_stack), graph_page, "graph");
+  gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "empty");
+
+  GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+  gtk_paned_set_start_child(GTK_PANED(paned), w->main_stack);
+  gtk_paned_set_resize_start_child(GTK_PANED(paned), TRUE);
+  gtk_paned_set_shrink_start_child(GTK_PANED(paned), FALSE);
+  gtk_paned_set_end_child(GTK_PANED(paned), build_sidebar(w));
   gtk_paned_set_resize_end_child(GTK_PANED(paned), FALSE);
-  gtk_paned_set_position(GTK_PANED(paned), 860);
+  gtk_paned_set_shrink_end_child(GTK_PANED(paned), FALSE);
+  gtk_paned_set_position(GTK_PANED(paned), 900);
   gtk_widget_set_vexpand(paned, TRUE);
   gtk_box_append(GTK_BOX(box), paned);
   gtk_window_set_child(GTK_WINDOW(w), box);
-  inspect(w, -1);
+  ds_window_inspect(w, -1);
 
   static const GActionEntry actions[] = {{.name = "find", .activate = on_find},
-                                         {.name = "open", .activate = on_open_action}};
+                                         {.name = "open", .activate = on_open},
+                                         {.name = "fit", .activate = on_fit}};
   g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
-  GtkEventController *shortcuts = gtk_shortcut_controller_new();
-  gtk_shortcut_controller_add_shortcut(
-      GTK_SHORTCUT_CONTROLLER(shortcuts),
-      gtk_shortcut_new(gtk_shortcut_trigger_parse_string("<Control>f"),
-                       gtk_named_action_new("win.find")));
-  gtk_shortcut_controller_add_shortcut(
-      GTK_SHORTCUT_CONTROLLER(shortcuts),
-      gtk_shortcut_new(gtk_shortcut_trigger_parse_string("<Control>o"),
-                       gtk_named_action_new("win.open")));
-  gtk_shortcut_controller_set_scope(GTK_SHORTCUT_CONTROLLER(shortcuts), GTK_SHORTCUT_SCOPE_MANAGED);
-  gtk_widget_add_controller(GTK_WIDGET(w), shortcuts);
+  ds_window_add_debug_actions(w);
+  ds_window_add_export_actions(w);
+  ds_window_update_actions(w);
 
   GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect(drop, "drop", G_CALLBACK(on_drop), w);
   gtk_widget_add_controller(GTK_WIDGET(w), GTK_EVENT_CONTROLLER(drop));
+  g_signal_connect(w, "close-request", G_CALLBACK(on_close_request), NULL);
+  ds_window_state_restore(GTK_WINDOW(w));
 }
 
 DsWindow *ds_window_new(GtkApplication *app)

@@ -1,16 +1,22 @@
-/* ds-window.h: the main window: a model's graph, and what the selected node is.
+/* ds-window.h: the main window: a model's graph, how it runs, and what each node does.
  *
- * The header bar opens models (and a model can be dropped on the window); the canvas shows
- * the graph with its partition regions and control-flow bodies; the sidebar inspects the
- * selected node (op, attributes, inputs and outputs with symbolic shapes) and lists the
- * regions and bodies. A model that
- * does not load leaves the window as it was and says why in a banner.
+ * The header bar opens models (a model can also be dropped on the window, and recent ones
+ * are a click away), runs and steps them, picks an overlay and exports. The canvas shows the
+ * graph with its partition regions and control-flow bodies, the node where execution stands
+ * and the breakpoints; the sidebar inspects the selected node (op, attributes, shapes, the
+ * last run's time and memory, and its tensors at a stop), lists the regions and bodies, the
+ * bindings a run uses and the breakpoints. Runs and steps go on in a worker thread with
+ * progress and Cancel. Anything that fails says why in a banner and leaves the window as it
+ * was.
  */
 #pragma once
 
 #include <gtk/gtk.h>
 
+#include "ds-bindings-panel.h"
+#include "ds-debugger.h"
 #include "ds-graph-canvas.h"
+#include "ds-viz.h"
 
 G_BEGIN_DECLS
 
@@ -31,9 +37,51 @@ gint ds_window_search(DsWindow *window, const char *text, gboolean next);
 guint ds_window_get_n_regions(DsWindow *window);
 void ds_window_select_region(DsWindow *window, guint index);
 
+/* ---- running and stepping ---- */
+
+/* Starts a command (the header's buttons); FALSE if one is running or no model is open. */
+gboolean ds_window_command(DsWindow *window, DsDebugCommand command);
+gboolean ds_window_is_busy(DsWindow *window);
+void ds_window_cancel(DsWindow *window);
+/* Abandons a paused run. */
+void ds_window_reset(DsWindow *window);
+/* Applies the bindings panel (ds_bindings_panel_apply()); errors also go to the banner. */
+gboolean ds_window_apply_bindings(DsWindow *window, GError **error);
+
+/* Adds a breakpoint (ds-breakpoint.h syntax); its id, or 0 with the error in the banner. */
+guint ds_window_add_breakpoint(DsWindow *window, const char *spec, GError **error);
+/* Sets or clears the breakpoint on scene node `index` (with the inspector's condition). */
+gboolean ds_window_toggle_breakpoint(DsWindow *window, gint index, GError **error);
+guint ds_window_get_n_breakpoints(DsWindow *window);
+
+/* ---- overlays and export ---- */
+
+/* Colours the graph by the last run's profile; NONE always works, the others need a run. */
+gboolean ds_window_set_overlay(DsWindow *window, DsVizOverlay overlay, GError **error);
+
+typedef enum {
+  DS_WINDOW_EXPORT_REPORT, /* the profile report, JSON */
+  DS_WINDOW_EXPORT_TRACE,  /* Chrome trace JSON */
+  DS_WINDOW_EXPORT_HTML,   /* the HTML report, with the graph */
+  DS_WINDOW_EXPORT_SVG,    /* the graph as drawn, overlay included */
+  DS_WINDOW_EXPORT_PNG,
+} DsWindowExport;
+
+/* Writes `what` to `path` (atomically); the header's Export menu asks for the path. */
+gboolean ds_window_export(DsWindow *window, DsWindowExport what, const char *path,
+                          GError **error);
+
+/* ---- for tests ---- */
+
 DsGraphCanvas *ds_window_get_canvas(DsWindow *window);
-/* The inspector's text and the banner's message (NULL when hidden), for tests. */
+DsBindingsPanel *ds_window_get_bindings(DsWindow *window);
+DsDebugger *ds_window_get_debugger(DsWindow *window); /* NULL before a model is open */
+/* The inspector's text, the banner's message (NULL when hidden) and the status line (the
+ * frame path at a stop: "while0 › iter 3 › fc1"). */
 const char *ds_window_get_inspector_text(DsWindow *window);
 const char *ds_window_get_banner_text(DsWindow *window);
+const char *ds_window_get_status_text(DsWindow *window);
+/* The recent models the window offers, newest first (paths; caller frees). */
+GPtrArray *ds_window_list_recent(DsWindow *window);
 
 G_END_DECLS

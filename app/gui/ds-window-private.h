@@ -1,0 +1,94 @@
+/* ds-window-private.h: the window's state, shared by the files that each handle one part of
+ * it (ds-window.c: building and opening; ds-window-inspector.c; ds-window-debug.c: runs,
+ * steps and breakpoints; ds-window-export.c: overlays and export; ds-window-recent.c;
+ * ds-window-state.c: what is remembered between sessions). */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#include "ds-bindings-panel.h"
+#include "ds-debugger.h"
+#include "ds-error.h"
+#include "ds-session.h"
+#include "ds-window.h"
+
+/* A breakpoint as the window lists it. */
+typedef struct {
+  guint id; /* the cursor's */
+  char *spec;
+} DsWindowBreakpoint;
+
+struct _DsWindow {
+  GtkApplicationWindow parent;
+
+  /* The model. */
+  DsSession *session;
+  /* The symbolic shapes, or partial ones when symbolic inference fails: a copy, as the
+   * session replaces its own when it prepares. */
+  DsGraphShapes *shapes;
+  gboolean *weights;           /* per graph node: a weight (hidden in big graphs) */
+  GPtrArray *expanded;         /* ids of regions and loops the user opened */
+  GHashTable *scene_index;     /* scene node id -> index + 1 */
+  char *path;
+
+  /* Running it. */
+  DsDebugger *debugger;
+  GPtrArray *breakpoints; /* DsWindowBreakpoint */
+  GHashTable *profile;    /* the last run's DsVizNodeProfile by key, or NULL */
+  DsVizOverlay overlay;
+  guint progress_source;
+  gboolean stopped; /* the cursor is paused: the inspector shows tensors */
+
+  /* Widgets. */
+  GtkWidget *main_stack; /* "empty" (recent files) or "graph" */
+  GtkWidget *canvas;
+  GtkWidget *inspector;
+  GtkWidget *breakpoint_button, *condition_entry;
+  GtkWidget *banner, *banner_label;
+  GtkWidget *title, *subtitle;
+  GtkWidget *search_bar, *search_entry;
+  GtkWidget *regions;          /* GtkListBox: one row per region, loop and body */
+  GtkWidget *bindings;         /* DsBindingsPanel */
+  GtkWidget *breakpoint_list;  /* GtkListBox */
+  GtkWidget *breakpoint_entry; /* a new breakpoint's spec */
+  GtkWidget *status_label, *progress, *cancel_button;
+  GtkWidget *recent_list, *empty_recent; /* header menu and empty page */
+};
+
+/* ds-window.c */
+void ds_window_show_banner(DsWindow *window, const char *message);
+/* Draws the open model again (after expanding, an overlay or a run). */
+gboolean ds_window_redraw(DsWindow *window, GError **error);
+/* The scene node drawing graph node `node` of a frame path "while0/func/", or -1. */
+gint ds_window_find_scene_node(DsWindow *window, const char *id);
+
+/* ds-window-inspector.c */
+GtkWidget *ds_window_build_inspector(DsWindow *window);
+void ds_window_inspect(DsWindow *window, gint index);
+
+/* ds-window-debug.c */
+void ds_window_breakpoint_free(gpointer breakpoint);
+GtkWidget *ds_window_build_status(DsWindow *window);
+GtkWidget *ds_window_build_breakpoints(DsWindow *window);
+void ds_window_debug_attach(DsWindow *window); /* a model was opened */
+void ds_window_debug_detach(DsWindow *window); /* before the model goes */
+void ds_window_update_marks(DsWindow *window);
+void ds_window_show_stop(DsWindow *window);
+void ds_window_add_debug_actions(DsWindow *window);
+void ds_window_update_actions(DsWindow *window);
+
+/* ds-window-export.c */
+void ds_window_add_export_actions(DsWindow *window);
+GMenuModel *ds_window_export_menu(void);
+GMenuModel *ds_window_overlay_menu(void);
+
+/* ds-window-recent.c */
+GtkWidget *ds_window_build_empty_page(DsWindow *window);
+GtkWidget *ds_window_build_recent_button(DsWindow *window);
+void ds_window_refresh_recent(DsWindow *window);
+
+/* ds-window-state.c: window size and the last folder, in a key file. */
+void ds_window_state_restore(GtkWindow *window);
+void ds_window_state_save(GtkWindow *window);
+char *ds_window_state_get_folder(void);
+void ds_window_state_set_folder(const char *path_in_folder);

@@ -1,0 +1,132 @@
+/* ds-window-recent.c: recent models, in the header's menu and on the empty window. */
+#include "ds-window-private.h"
+
+#include <glib/gi18n.h>
+
+#define MAX_RECENT 10
+
+static gint newest_first(gconstpointer a, gconstpointer b)
+{
+  GDateTime *ta = gtk_recent_info_get_modified(*(GtkRecentInfo **)a);
+  GDateTime *tb = gtk_recent_info_get_modified(*(GtkRecentInfo **)b);
+  return g_date_time_compare(tb, ta);
+}
+
+GPtrArray *ds_window_list_recent(DsWindow *w)
+{
+  (void)w;
+  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+  GList *items = gtk_recent_manager_get_items(gtk_recent_manager_get_default());
+  g_autoptr(GPtrArray) ours = g_ptr_array_new();
+  /* Only what this app opened, still on disk. */
+  for (GList *l = items; l != NULL; l = l->next) {
+    GtkRecentInfo *info = l->data;
+    if (gtk_recent_info_has_application(info, g_get_application_name()) &&
+        gtk_recent_info_is_local(info) && gtk_recent_info_exists(info))
+      g_ptr_array_add(ours, info);
+  }
+  g_ptr_array_sort(ours, newest_first);
+  for (guint i = 0; i < ours->len && paths->len < MAX_RECENT; i++) {
+    char *path = g_filename_from_uri(gtk_recent_info_get_uri(ours->pdata[i]), NULL, NULL);
+    if (path != NULL)
+      g_ptr_array_add(paths, path);
+  }
+  g_list_free_full(items, (GDestroyNotify)gtk_recent_info_unref);
+  return paths;
+}
+
+static void on_recent_clicked(GtkButton *button, DsWindow *w)
+{
+  const char *path = g_object_get_data(G_OBJECT(button), "path");
+  GtkWidget *popover = gtk_widget_get_ancestor(GTK_WIDGET(button), GTK_TYPE_POPOVER);
+  if (popover != NULL)
+    gtk_popover_popdown(GTK_POPOVER(popover));
+  ds_window_open(w, path, NULL);
+}
+
+static void fill(DsWindow *w, GtkWidget *list, GPtrArray *paths)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child(list)) != NULL)
+    gtk_box_remove(GTK_BOX(list), child);
+  if (paths->len == 0) {
+    GtkWidget *none = gtk_label_new(_("No recent models"));
+    gtk_widget_add_css_class(none, "dim-label");
+    gtk_box_append(GTK_BOX(list), none);
+  }
+  for (guint i = 0; i < paths->len; i++) {
+    const char *path = paths->pdata[i];
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *dir = g_path_get_dirname(path);
+    GtkWidget *labels = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    GtkWidget *name = gtk_label_new(base);
+    gtk_label_set_xalign(GTK_LABEL(name), 0);
+    GtkWidget *where = gtk_label_new(dir);
+    gtk_label_set_xalign(GTK_LABEL(where), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(where), PANGO_ELLIPSIZE_START);
+    gtk_widget_add_css_class(where, "dim-label");
+    gtk_widget_add_css_class(where, "caption");
+    gtk_box_append(GTK_BOX(labels), name);
+    gtk_box_append(GTK_BOX(labels), where);
+    GtkWidget *button = gtk_button_new();
+    gtk_button_set_child(GTK_BUTTON(button), labels);
+    gtk_widget_add_css_class(button, "flat");
+    gtk_widget_set_tooltip_text(button, path);
+    g_object_set_data_full(G_OBJECT(button), "path", g_strdup(path), g_free);
+    g_signal_connect(button, "clicked", G_CALLBACK(on_recent_clicked), w);
+    gtk_box_append(GTK_BOX(list), button);
+  }
+}
+
+void ds_window_refresh_recent(DsWindow *w)
+{
+  g_autoptr(GPtrArray) paths = ds_window_list_recent(w);
+  fill(w, w->recent_list, paths);
+  fill(w, w->empty_recent, paths);
+}
+
+static void on_recent_changed(GtkRecentManager *manager, DsWindow *w)
+{
+  (void)manager;
+  ds_window_refresh_recent(w);
+}
+
+GtkWidget *ds_window_build_recent_button(DsWindow *w)
+{
+  GtkWidget *button = gtk_menu_button_new();
+  gtk_widget_set_tooltip_text(button, _("Recent models"));
+  w->recent_list = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *popover = gtk_popover_new();
+  gtk_popover_set_child(GTK_POPOVER(popover), w->recent_list);
+  gtk_menu_button_set_popover(GTK_MENU_BUTTON(button), popover);
+  return button;
+}
+
+GtkWidget *ds_window_build_empty_page(DsWindow *w)
+{
+  GtkWidget *page = gtk_box_new(GTK_ORIENTATION_VERTICAL, 12);
+  gtk_widget_set_valign(page, GTK_ALIGN_CENTER);
+  gtk_widget_set_halign(page, GTK_ALIGN_CENTER);
+  GtkWidget *icon = gtk_image_new_from_icon_name("org.dynscope.Dynscope");
+  gtk_image_set_pixel_size(GTK_IMAGE(icon), 128);
+  GtkWidget *title = gtk_label_new(_("Open a Model"));
+  gtk_widget_add_css_class(title, "title-1");
+  GtkWidget *hint =
+      gtk_label_new(_("Open a model graph (Ctrl+O) or drop one here. Recent models:"));
+  gtk_widget_add_css_class(hint, "dim-label");
+  w->empty_recent = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *open = gtk_button_new_with_mnemonic(_("_Open…"));
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(open), "win.open");
+  gtk_widget_add_css_class(open, "suggested-action");
+  gtk_widget_add_css_class(open, "pill");
+  gtk_widget_set_halign(open, GTK_ALIGN_CENTER);
+  gtk_box_append(GTK_BOX(page), icon);
+  gtk_box_append(GTK_BOX(page), title);
+  gtk_box_append(GTK_BOX(page), hint);
+  gtk_box_append(GTK_BOX(page), w->empty_recent);
+  gtk_box_append(GTK_BOX(page), open);
+  ds_window_refresh_recent(w);
+  g_signal_connect_object(gtk_recent_manager_get_default(), "changed",
+                          G_CALLBACK(on_recent_changed), w, 0);
+  return page;
+}
