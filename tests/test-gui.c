@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ds-config.h"
+#include "ds-npy.h"
 #include "ds-window.h"
 
 static char *data_path(const char *dir, const char *name)
@@ -417,6 +418,30 @@ static void test_overlay_and_export(void)
   g_assert_false(ds_window_export(window, DS_WINDOW_EXPORT_REPORT, nowhere, &error));
   g_clear_error(&error);
   g_assert_nonnull(ds_window_get_banner_text(window));
+
+  /* An input from an .npy file: its rows set the loop's length (s0 follows the file). */
+  float rows[4 * 3];
+  for (int i = 0; i < 12; i++)
+    rows[i] = (float)(i % 5) - 2.0f;
+  DsTensor t = {.dtype = DS_DTYPE_FLOAT32, .ndim = 2, .shape = {4, 3}, .data = rows};
+  g_autofree char *npy = g_build_filename(dir, "data.npy", NULL);
+  g_assert_true(ds_npy_save(npy, &t, NULL));
+  DsBindingsPanel *bindings = ds_window_get_bindings(window);
+  g_assert_true(ds_bindings_panel_set_value(bindings, "s0", ""));
+  g_assert_true(ds_bindings_panel_set_input_file(bindings, "data", npy));
+  g_assert_true(ds_window_apply_bindings(window, &error));
+  g_assert_no_error(error);
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  ds_graph_canvas_select(canvas, find(ds_graph_canvas_get_scene(canvas), "loop0"), TRUE);
+  g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "(s0, 3) = (4, 3)"));
+  /* A file that is not an array: refused, naming it. */
+  g_assert_true(ds_bindings_panel_set_input_file(bindings, "data", report));
+  g_assert_false(ds_window_apply_bindings(window, &error));
+  g_assert_nonnull(strstr(error->message, "report.json"));
+  g_clear_error(&error);
+  g_unlink(npy);
   g_unlink(report);
   g_rmdir(dir);
   gtk_window_destroy(GTK_WINDOW(window));
