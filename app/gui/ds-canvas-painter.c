@@ -192,6 +192,7 @@ static void draw_mark(cairo_t *cr, const DsVizBox *b)
 static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, const Rect *r,
                        TextStyle *text)
 {
+  gboolean dark = 0.3 * v->fg[0] + 0.6 * v->fg[1] + 0.1 * v->fg[2] > 0.5;
   /* Clusters first, outermost first (they were made in that order). */
   for (guint i = 0; i < v->layout->n_clusters; i++) {
     const DsVizCluster *cl = &g_array_index(v->scene->clusters, DsVizCluster, i);
@@ -199,14 +200,18 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
     if (g->box.width <= 0 || (r != NULL && !box_visible(r, &g->box)))
       continue;
     rounded_box(cr, &g->box, 8);
-    set_hex(cr, cl->fill, 0.85);
+    /* In the dark style a cluster is a tint of the background, so that edges and labels in
+     * the theme's light colour stay visible on it; nodes stay light cards with dark text. */
+    set_hex(cr, cl->fill, dark ? 0.16 : 0.85);
     cairo_fill_preserve(cr);
     cairo_set_source_rgba(cr, 0.5, 0.55, 0.6, 0.9);
     cairo_set_line_width(cr, 1.0);
     cairo_stroke(cr);
     if (text != NULL && v->zoom * CLUSTER_FONT >= MIN_TEXT_PX) {
-      /* Cluster fills are light in both styles: dark text. */
-      cairo_set_source_rgb(cr, 0.2, 0.22, 0.25);
+      if (dark)
+        cairo_set_source_rgb(cr, v->fg[0], v->fg[1], v->fg[2]);
+      else
+        cairo_set_source_rgb(cr, 0.2, 0.22, 0.25);
       text_style(text, p->bold, CLUSTER_FONT);
       draw_text(cr, text, cl->label, g->label.x, g->label.y);
     }

@@ -384,6 +384,11 @@ static void window_dispose(GObject *object)
 static void ds_window_class_init(DsWindowClass *klass)
 {
   G_OBJECT_CLASS(klass)->dispose = window_dispose;
+  /* The app icon is built in (GtkApplication adds this path too, but only once it runs). */
+  GdkDisplay *display = gdk_display_get_default();
+  if (display != NULL)
+    gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display),
+                                     "/org/dynscope/Dynscope/icons");
 }
 
 static GtkWidget *build_banner(DsWindow *w)
