@@ -501,6 +501,14 @@ static void test_recent_and_state(void)
   g_assert_cmpint(width, ==, 1000);
   g_assert_cmpint(height, ==, 700);
   gtk_window_present(GTK_WINDOW(again));
+  /* The built-in resources: the app icon by name, and the shortcuts window. */
+  GtkIconTheme *theme = gtk_icon_theme_get_for_display(gtk_widget_get_display(GTK_WIDGET(again)));
+  g_assert_true(gtk_icon_theme_has_icon(theme, "org.dynscope.Dynscope"));
+  GtkBuilder *builder = gtk_builder_new_from_resource("/org/dynscope/Dynscope/gtk/help-overlay.ui");
+  GObject *shortcuts = gtk_builder_get_object(builder, "help_overlay");
+  g_assert_true(GTK_IS_SHORTCUTS_WINDOW(shortcuts));
+  gtk_window_destroy(GTK_WINDOW(shortcuts));
+  g_object_unref(builder);
   screenshot(again, "empty-window");
   gtk_window_destroy(GTK_WINDOW(again));
   settle();

@@ -4,6 +4,8 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include "ds-gui-resources.h"
+
 G_DEFINE_FINAL_TYPE(DsWindow, ds_window, GTK_TYPE_APPLICATION_WINDOW)
 
 /* ---- the banner ---- */
@@ -384,7 +386,9 @@ static void window_dispose(GObject *object)
 static void ds_window_class_init(DsWindowClass *klass)
 {
   G_OBJECT_CLASS(klass)->dispose = window_dispose;
-  /* The app icon is built in (GtkApplication adds this path too, but only once it runs). */
+  /* The shortcuts window and the app icon are built in (GtkApplication adds the icon path
+   * too, but only once it runs). */
+  ds_gui_register_resource();
   GdkDisplay *display = gdk_display_get_default();
   if (display != NULL)
     gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display),
