@@ -4,34 +4,11 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "ds-test-tmpdir.h"
 #include "ds-error.h"
 #include "ds-npy.h"
 
 #define PYTHON "/usr/bin/python3"
-
-/* A temporary folder for the test's files, removed with its contents by tmpdir_free(). */
-static char *tmpdir_new(void)
-{
-  GError *error = NULL;
-  char *dir = g_dir_make_tmp("ds-test-npy-XXXXXX", &error);
-  g_assert_no_error(error);
-  return dir;
-}
-
-static void tmpdir_free(char *dir)
-{
-  GDir *d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
-    char *path = g_build_filename(dir, name, NULL);
-    g_unlink(path);
-    g_free(path);
-  }
-  if (d != NULL)
-    g_dir_close(d);
-  g_rmdir(dir);
-  g_free(dir);
-}
 
 /* TRUE if `needle` occurs in the first `len` bytes of `bytes`, which may hold NULs. */
 static gboolean bytes_contain(const guint8 *bytes, gsize len, const char *needle)
@@ -72,7 +49,7 @@ static void test_roundtrip(void)
       {0}, {0}, {7}, {2, 3}, {2, 0, 4}, {1, 2, 3, 1, 2, 1, 2, 1},
   };
   static const int ndims[] = {0, 1, 1, 2, 3, 8};
-  char *dir = tmpdir_new();
+  char *dir = ds_test_tmpdir_new("ds-test-npy");
   for (int d = 0; d < DS_DTYPE_COUNT; d++) {
     for (guint s = 0; s < G_N_ELEMENTS(ndims); s++) {
       GError *error = NULL;
@@ -101,7 +78,7 @@ static void test_roundtrip(void)
       g_assert_cmpmem(contents, file_len, bytes, len);
     }
   }
-  tmpdir_free(dir);
+  ds_test_tmpdir_free(dir);
 }
 
 /* The exact bytes numpy 1.24's numpy.save writes for np.zeros((2, 3), '<f4'). */
@@ -300,7 +277,7 @@ static void test_save_errors(void)
   g_clear_error(&error);
 
   /* A failed save leaves neither a partial file nor a temporary one behind. */
-  char *dir = tmpdir_new();
+  char *dir = ds_test_tmpdir_new("ds-test-npy");
   g_autofree char *sub = g_build_filename(dir, "sub", NULL);
   g_assert_cmpint(g_mkdir(sub, 0700), ==, 0);
   g_assert_false(ds_npy_save(sub, &array->view, &error));
@@ -313,7 +290,7 @@ static void test_save_errors(void)
   g_dir_close(d);
   g_assert_cmpuint(n_entries, ==, 1);
   g_rmdir(sub);
-  tmpdir_free(dir);
+  ds_test_tmpdir_free(dir);
 }
 
 static gboolean python_has_numpy(void)
@@ -349,7 +326,7 @@ static void test_numpy_interop(void)
     g_test_skip("/usr/bin/python3 cannot import numpy");
     return;
   }
-  char *dir = tmpdir_new();
+  char *dir = ds_test_tmpdir_new("ds-test-npy");
   GError *error = NULL;
 
   /* numpy writes, we read. */
@@ -412,7 +389,7 @@ static void test_numpy_interop(void)
              "assert open(os.path.join(d, 'theirs.npy'), 'rb').read() == "
              "open(os.path.join(d, 'ours.npy'), 'rb').read()\n",
              dir);
-  tmpdir_free(dir);
+  ds_test_tmpdir_free(dir);
 }
 
 int main(int argc, char **argv)

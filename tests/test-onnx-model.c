@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "ds-test-tmpdir.h"
 #include "ds-config.h"
 #include "ds-error.h"
 #include "ds-onnx-model.h"
@@ -935,33 +936,10 @@ static void test_sniff(void)
   g_assert_false(ds_onnx_is_model_file(NULL, 0));
 }
 
-/* A temporary folder, removed with its (flat) contents by tmpdir_free(). */
-static char *tmpdir_new(void)
-{
-  GError *error = NULL;
-  char *dir = g_dir_make_tmp("ds-test-onnx-XXXXXX", &error);
-  g_assert_no_error(error);
-  return dir;
-}
-
-static void tmpdir_free(char *dir)
-{
-  GDir *d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
-    g_autofree char *path = g_build_filename(dir, name, NULL);
-    g_unlink(path);
-  }
-  if (d != NULL)
-    g_dir_close(d);
-  g_rmdir(dir);
-  g_free(dir);
-}
-
 static void test_load(void)
 {
   GError *error = NULL;
-  char *dir = tmpdir_new();
+  char *dir = ds_test_tmpdir_new("ds-test-onnx");
   g_autofree char *path = g_build_filename(dir, "conv.onnx", NULL);
   GByteArray *bytes = conv_model();
   g_assert_true(g_file_set_contents(path, (const char *)bytes->data, bytes->len, &error));
@@ -985,7 +963,7 @@ static void test_load(void)
   g_assert_true(g_str_has_prefix(error->message, empty));
   g_assert_nonnull(strstr(error->message, "no graph"));
   g_clear_error(&error);
-  tmpdir_free(dir);
+  ds_test_tmpdir_free(dir);
 }
 
 /* ---- Files written by the onnx package ------------------------------------------------------ */
@@ -1224,7 +1202,7 @@ static void test_onnx_package_files(void)
   const char *source = g_getenv("DS_SOURCE_DIR");
   g_autofree char *script = g_build_filename(source != NULL ? source : DS_SOURCE_DIR, "tests",
                                              "make_onnx_cases.py", NULL);
-  char *dir = tmpdir_new();
+  char *dir = ds_test_tmpdir_new("ds-test-onnx");
   const char *argv[] = {PYTHON, script, dir, NULL};
   g_autofree char *out = NULL, *err = NULL;
   int status = -1;
@@ -1267,7 +1245,7 @@ static void test_onnx_package_files(void)
 
   /* The generated JSON is not mistaken for a model. */
   g_assert_false(ds_onnx_is_model_file((const guint8 *)text, strlen(text)));
-  tmpdir_free(dir);
+  ds_test_tmpdir_free(dir);
 }
 
 int main(int argc, char **argv)
