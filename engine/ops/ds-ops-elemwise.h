@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ds-dtype.h"
+#include "ds-tensor.h"
 
 #define DS_OPS_ELEMWISE(X)                                                                    \
   X(ELEMWISE_ADD, "elemwise_add")                                                             \
@@ -55,7 +56,65 @@
   X(ONES_LIKE, "ones_like")                                                                   \
   X(WHERE, "where")                                                                           \
   X(ADD_N, "add_n")                                                                           \
-  X(DIV_SQRT_DIM, "_contrib_div_sqrt_dim")
+  X(DIV_SQRT_DIM, "_contrib_div_sqrt_dim")                                                   \
+  X(BROADCAST_MOD, "broadcast_mod")                                                           \
+  X(BROADCAST_FMOD, "_npi_fmod")                                                              \
+  X(BROADCAST_LOGICAL_AND, "broadcast_logical_and")                                           \
+  X(BROADCAST_LOGICAL_OR, "broadcast_logical_or")                                             \
+  X(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor")                                           \
+  X(BROADCAST_PRELU, "broadcast_prelu")                                                       \
+  X(BITWISE_LEFT_SHIFT, "_npi_bitwise_left_shift")                                            \
+  X(BITWISE_RIGHT_SHIFT, "_npi_bitwise_right_shift")                                          \
+  X(NP_EQUAL, "_npi_equal")                                                                   \
+  X(NP_NOT_EQUAL, "_npi_not_equal")                                                           \
+  X(NP_GREATER, "_npi_greater")                                                               \
+  X(NP_GREATER_EQUAL, "_npi_greater_equal")                                                   \
+  X(NP_LESS, "_npi_less")                                                                     \
+  X(NP_LESS_EQUAL, "_npi_less_equal")                                                         \
+  X(NP_WHERE, "_npi_where")                                                                   \
+  X(FLOOR, "floor")                                                                           \
+  X(CEIL, "ceil")                                                                             \
+  X(RINT, "rint")                                                                             \
+  X(SIGN, "sign")                                                                             \
+  X(SIN, "sin")                                                                               \
+  X(COS, "cos")                                                                               \
+  X(TAN, "tan")                                                                               \
+  X(ARCSIN, "arcsin")                                                                         \
+  X(ARCCOS, "arccos")                                                                         \
+  X(ARCTAN, "arctan")                                                                         \
+  X(SINH, "sinh")                                                                             \
+  X(COSH, "cosh")                                                                             \
+  X(ARCSINH, "arcsinh")                                                                       \
+  X(ARCCOSH, "arccosh")                                                                       \
+  X(ARCTANH, "arctanh")                                                                       \
+  X(SOFTSIGN, "softsign")                                                                     \
+  X(LOGICAL_NOT, "logical_not")                                                               \
+  X(HARD_SIGMOID, "hard_sigmoid")                                                             \
+  X(HARD_SWISH, "hard_swish")                                                                 \
+  X(SELU, "selu")                                                                             \
+  X(CELU, "celu")                                                                             \
+  X(THRESHOLDED_RELU, "thresholded_relu")                                                     \
+  X(SHRINK, "shrink")                                                                         \
+  X(ISNAN, "_npi_isnan")                                                                      \
+  X(ISINF, "_npi_isinf")                                                                      \
+  X(ISPOSINF, "_npi_isposinf")                                                                \
+  X(ISNEGINF, "_npi_isneginf")                                                                \
+  X(NP_SUM, "_npi_sum")                                                                       \
+  X(NP_MEAN, "_npi_mean")                                                                     \
+  X(NP_MAX, "_npi_max")                                                                       \
+  X(NP_MIN, "_npi_min")                                                                       \
+  X(NP_PROD, "_npi_prod")                                                                     \
+  X(SUM_SQUARE, "sum_square")                                                                 \
+  X(L1_NORM, "l1_norm")                                                                       \
+  X(L2_NORM, "l2_norm")                                                                       \
+  X(LOG_SUM, "log_sum")                                                                       \
+  X(LOG_SUM_EXP, "log_sum_exp")                                                               \
+  X(NP_ARGMAX, "_npi_argmax")                                                                 \
+  X(NP_ARGMIN, "_npi_argmin")                                                                 \
+  X(DYNAMIC_SUM, "_contrib_dynamic_sum")                                                      \
+  X(QUANTIZE_LINEAR, "quantize_linear")                                                       \
+  X(DEQUANTIZE_LINEAR, "dequantize_linear")                                                   \
+  X(DYNAMIC_QUANTIZE_LINEAR, "dynamic_quantize_linear")
 
 /* Parsed attribute structs for these ops follow. */
 
@@ -77,3 +136,59 @@ typedef struct {
 typedef struct {
   int num_args;
 } DsAddNParam;
+
+/* The activations with parameters (hard_sigmoid, selu, celu, thresholded_relu, shrink): two
+ * coefficients whose meaning and defaults depend on the op (ds-ops-elemwise.c says which). */
+typedef struct {
+  double alpha;
+  double beta;
+} DsActParam;
+
+/* The NumPy-style reductions (_npi_sum, _npi_prod, l2_norm, log_sum_exp...): `n_axes` -1 (the
+ * attribute missing or None) reduces every axis, 0 ("()") none. Unlike MXNet's sum, reducing
+ * every axis without keepdims gives a 0-dim result, as NumPy and ONNX do. */
+typedef struct {
+  int n_axes;
+  int64_t axes[DS_MAX_NDIM];
+  bool keepdims;
+} DsNpReduceParam;
+
+/* _contrib_dynamic_sum: a sum over axes given as a tensor (ONNX's ReduceSum-13 with axes
+ * computed at run time). An empty axes tensor reduces every axis, or none with
+ * noop_with_empty_axes. */
+typedef struct {
+  bool keepdims;
+  bool noop_with_empty_axes;
+} DsDynamicSumParam;
+
+/* quantize_linear (data, scale, zero_point): saturate(rint(data / scale) + zero_point) in the
+ * zero point's dtype (uint8 or int8); dequantize_linear: (data - zero_point) * scale in the
+ * scale's dtype. A scale (and zero point) of one value applies to every element, a 1-D one of
+ * length C to the slices along `axis` (ONNX's per-axis quantization, default axis 1). */
+typedef struct {
+  int axis;
+} DsQuantizeLinearParam;
+
+/* _npi_argmax, _npi_argmin: the int64 index of the first extreme along `axis` (the last one with
+ * select_last_index); without an axis, of the flattened input. NaN counts as the extreme. */
+typedef struct {
+  bool has_axis;
+  int axis;
+  bool keepdims;
+  bool select_last_index;
+} DsArgReduceParam;
+
+/* Marks the axes a DsNpReduceParam reduces for a rank-`ndim` input; false if an axis is out of
+ * range or repeated. */
+static inline bool ds_np_reduce_axes_mask(const DsNpReduceParam *p, int ndim, bool *reduced)
+{
+  for (int d = 0; d < ndim; d++)
+    reduced[d] = p->n_axes < 0;
+  for (int i = 0; i < p->n_axes; i++) {
+    int64_t a = p->axes[i] < 0 ? p->axes[i] + ndim : p->axes[i];
+    if (a < 0 || a >= ndim || reduced[a])
+      return false;
+    reduced[a] = true;
+  }
+  return true;
+}

@@ -12,19 +12,24 @@
  * blocks converted to double on the stack, then the float64 loops: slower, but exact for
  * those types and never allocating.
  */
+
+/* Under GCC's default -ftrapping-math a select that guards float arithmetic (the clamps and
+ * range blends of ds_vmath_exp, ds_vmath_erf, ds_vmath_tanh) stays a branch, and a loop with a
+ * branch does not vectorise. Nothing here enables floating-point traps, so let GCC assume there are
+ * none (Clang already does by default). The pragma comes before the includes: GCC does not inline
+ * a function whose optimisation options differ from its caller's, and ds-cpu-vmath.h's math
+ * must be inlined into the loops for them to vectorise. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include <math.h>
 #include <string.h>
 
 #include "ds-cpu.h"
+#include "ds-cpu-copy.h"
 #include "ds-cpu-vmath.h"
 
-/* Under GCC's default -ftrapping-math a select that guards float arithmetic (the clamps and
- * range blends of ds_vmath_exp, ds_vmath_erf, ds_vmath_tanh) stays a branch, and a loop with a branch
- * does not vectorise. Nothing here enables floating-point traps, so let GCC assume there are
- * none (Clang already does by default). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
 
 /* Elements converted per block on the generic (through-double) path: 3 x 2 KiB of stack. */
 #define BLOCK 256
@@ -39,8 +44,13 @@ static void load_f64(DsDType t, const void *base, int64_t offset, int64_t stride
 #define LOAD_CASE(DT, T)                                                                           \
   case DT: {                                                                                       \
     const T *s = (const T *)base + offset;                                                         \
-    for (int64_t i = 0; i < n; i++)                                                                \
-      dst[i] = (double)s[i * stride];                                                              \
+    if (stride == 1) { /* the common case, as a loop GCC vectorises */                             \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        dst[i] = (double)s[i];                                                                     \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        dst[i] = (double)s[i * stride];                                                            \
+    }                                                                                              \
     break;                                                                                         \
   }
   switch (t) {
@@ -68,7 +78,7 @@ static void store_f64(DsDType t, void *base, int64_t offset, int64_t n, const do
   case DT: {                                                                                       \
     T *d = (T *)base + offset;                                                                     \
     for (int64_t i = 0; i < n; i++)                                                                \
-      d[i] = (T)ds_cpu_saturate_i64(src[i]);                                                                   \
+      d[i] = (T)ds_cpu_saturate_i64(src[i]);                                                       \
     break;                                                                                         \
   }
   switch (t) {
@@ -150,8 +160,21 @@ typedef enum {
   BIN_GE,
   BIN_LT,
   BIN_LE,
+  BIN_MOD,
+  BIN_FMOD,
+  BIN_AND,
+  BIN_OR,
+  BIN_XOR,
+  BIN_PRELU,
+  BIN_SHL,
+  BIN_SHR,
   BIN_COUNT
 } BinOp;
+
+static bool bin_is_compare(BinOp op)
+{
+  return op >= BIN_EQ && op <= BIN_LE;
+}
 
 typedef void (*BinLoop)(int64_t n, const void *a, const void *b, void *out);
 
@@ -176,6 +199,72 @@ static inline int64_t div_i64(int64_t x, int64_t y)
   if (y == -1)
     return (int64_t)(0u - (uint64_t)x);
   return x / y;
+}
+
+/* Python's modulo (the result takes the divisor's sign; NumPy's np.mod) and C's remainder, for
+ * floats and integers. An integer division by 0 gives 0 as NumPy does; x % -1 is 0 without
+ * the MIN % -1 trap. */
+static inline double mod_f64(double x, double y)
+{
+  double r = fmod(x, y);
+  return (r != 0.0 && ((r < 0.0) != (y < 0.0))) ? r + y : r;
+}
+
+static inline float mod_f32(float x, float y)
+{
+  float r = fmodf(x, y);
+  return (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r;
+}
+
+#define DEFINE_INT_MOD(P, T)                                                                       \
+  static inline T P##_fmod(T x, T y)                                                               \
+  {                                                                                                \
+    return (y == 0 || y == -1) ? (T)0 : (T)(x % y);                                                \
+  }                                                                                                \
+  static inline T P##_mod(T x, T y)                                                                \
+  {                                                                                                \
+    T r = P##_fmod(x, y);                                                                          \
+    return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r;                                      \
+  }
+DEFINE_INT_MOD(i32, int32_t)
+DEFINE_INT_MOD(i64, int64_t)
+#undef DEFINE_INT_MOD
+
+/* Shifts by a count outside [0, 64) give 0 (NumPy's unsigned rule); the result then wraps to
+ * the dtype's width when stored. The right shift of a negative number is arithmetic. */
+static inline int64_t shl_i64(int64_t x, int64_t y)
+{
+  return (y < 0 || y >= 64) ? 0 : (int64_t)((uint64_t)x << y);
+}
+
+static inline int64_t shr_i64(int64_t x, int64_t y)
+{
+  if (y < 0 || y >= 64)
+    return x < 0 ? -1 : 0;
+  return x >> y;
+}
+
+static inline int32_t shl_i32(int32_t x, int32_t y)
+{
+  return (y < 0 || y >= 32) ? 0 : (int32_t)((uint32_t)x << y);
+}
+
+static inline int32_t shr_i32(int32_t x, int32_t y)
+{
+  if (y < 0 || y >= 32)
+    return x < 0 ? -1 : 0;
+  return x >> y;
+}
+
+/* Through double (the generic path, floats never reach it: the kernels refuse them). */
+static inline double shl_f64(double x, double y)
+{
+  return (double)shl_i64(ds_cpu_saturate_i64(x), ds_cpu_saturate_i64(y));
+}
+
+static inline double shr_f64(double x, double y)
+{
+  return (double)shr_i64(ds_cpu_saturate_i64(x), ds_cpu_saturate_i64(y));
 }
 
 #define DEFINE_BIN_LOOPS(NAME, T, EXPR)                                                            \
@@ -214,7 +303,7 @@ static inline int64_t div_i64(int64_t x, int64_t y)
 #define MAX_EXPR ((x > y || x != x) ? x : y)
 #define MIN_EXPR ((x < y || x != x) ? x : y)
 
-#define DEFINE_BIN_TYPE(P, T, DIV_EXPR, POW_EXPR)                                                  \
+#define DEFINE_BIN_TYPE(P, T, DIV_EXPR, POW_EXPR, MOD_EXPR, FMOD_EXPR)                             \
   DEFINE_BIN_LOOPS(P##_add, T, x + y)                                                              \
   DEFINE_BIN_LOOPS(P##_sub, T, x - y)                                                              \
   DEFINE_BIN_LOOPS(P##_mul, T, x *y)                                                               \
@@ -227,11 +316,19 @@ static inline int64_t div_i64(int64_t x, int64_t y)
   DEFINE_BIN_LOOPS(P##_gt, T, (T)(x > y))                                                          \
   DEFINE_BIN_LOOPS(P##_ge, T, (T)(x >= y))                                                         \
   DEFINE_BIN_LOOPS(P##_lt, T, (T)(x < y))                                                          \
-  DEFINE_BIN_LOOPS(P##_le, T, (T)(x <= y))
+  DEFINE_BIN_LOOPS(P##_le, T, (T)(x <= y))                                                         \
+  DEFINE_BIN_LOOPS(P##_mod, T, MOD_EXPR)                                                           \
+  DEFINE_BIN_LOOPS(P##_fmod, T, FMOD_EXPR)                                                         \
+  DEFINE_BIN_LOOPS(P##_and, T, (T)(x != 0 && y != 0))                                              \
+  DEFINE_BIN_LOOPS(P##_or, T, (T)(x != 0 || y != 0))                                               \
+  DEFINE_BIN_LOOPS(P##_xor, T, (T)((x != 0) != (y != 0)))                                          \
+  DEFINE_BIN_LOOPS(P##_prelu, T, x < 0 ? x * y : x)                                                \
+  DEFINE_BIN_LOOPS(P##_shl, T, (T)shl_f64(x, y))                                                   \
+  DEFINE_BIN_LOOPS(P##_shr, T, (T)shr_f64(x, y))
 
 /* Integer adds and multiplies wrap through unsigned arithmetic, as the hardware does. */
-DEFINE_BIN_TYPE(f32, float, x / y, powf(x, y))
-DEFINE_BIN_TYPE(f64, double, x / y, pow(x, y))
+DEFINE_BIN_TYPE(f32, float, x / y, powf(x, y), mod_f32(x, y), fmodf(x, y))
+DEFINE_BIN_TYPE(f64, double, x / y, pow(x, y), mod_f64(x, y), fmod(x, y))
 #undef MAX_EXPR
 #undef MIN_EXPR
 #define MAX_EXPR (x > y ? x : y)
@@ -249,6 +346,14 @@ DEFINE_BIN_LOOPS(i32_gt, int32_t, (int32_t)(x > y))
 DEFINE_BIN_LOOPS(i32_ge, int32_t, (int32_t)(x >= y))
 DEFINE_BIN_LOOPS(i32_lt, int32_t, (int32_t)(x < y))
 DEFINE_BIN_LOOPS(i32_le, int32_t, (int32_t)(x <= y))
+DEFINE_BIN_LOOPS(i32_mod, int32_t, i32_mod(x, y))
+DEFINE_BIN_LOOPS(i32_fmod, int32_t, i32_fmod(x, y))
+DEFINE_BIN_LOOPS(i32_and, int32_t, (int32_t)(x != 0 && y != 0))
+DEFINE_BIN_LOOPS(i32_or, int32_t, (int32_t)(x != 0 || y != 0))
+DEFINE_BIN_LOOPS(i32_xor, int32_t, (int32_t)((x != 0) != (y != 0)))
+DEFINE_BIN_LOOPS(i32_prelu, int32_t, x < 0 ? (int32_t)((uint32_t)x * (uint32_t)y) : x)
+DEFINE_BIN_LOOPS(i32_shl, int32_t, shl_i32(x, y))
+DEFINE_BIN_LOOPS(i32_shr, int32_t, shr_i32(x, y))
 DEFINE_BIN_LOOPS(i64_add, int64_t, (int64_t)((uint64_t)x + (uint64_t)y))
 DEFINE_BIN_LOOPS(i64_sub, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
 DEFINE_BIN_LOOPS(i64_mul, int64_t, (int64_t)((uint64_t)x *(uint64_t)y))
@@ -262,6 +367,14 @@ DEFINE_BIN_LOOPS(i64_gt, int64_t, (int64_t)(x > y))
 DEFINE_BIN_LOOPS(i64_ge, int64_t, (int64_t)(x >= y))
 DEFINE_BIN_LOOPS(i64_lt, int64_t, (int64_t)(x < y))
 DEFINE_BIN_LOOPS(i64_le, int64_t, (int64_t)(x <= y))
+DEFINE_BIN_LOOPS(i64_mod, int64_t, i64_mod(x, y))
+DEFINE_BIN_LOOPS(i64_fmod, int64_t, i64_fmod(x, y))
+DEFINE_BIN_LOOPS(i64_and, int64_t, (int64_t)(x != 0 && y != 0))
+DEFINE_BIN_LOOPS(i64_or, int64_t, (int64_t)(x != 0 || y != 0))
+DEFINE_BIN_LOOPS(i64_xor, int64_t, (int64_t)((x != 0) != (y != 0)))
+DEFINE_BIN_LOOPS(i64_prelu, int64_t, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)y) : x)
+DEFINE_BIN_LOOPS(i64_shl, int64_t, shl_i64(x, y))
+DEFINE_BIN_LOOPS(i64_shr, int64_t, shr_i64(x, y))
 #undef MAX_EXPR
 #undef MIN_EXPR
 
@@ -273,7 +386,8 @@ DEFINE_BIN_LOOPS(i64_le, int64_t, (int64_t)(x <= y))
   {                                                                                                \
     LOOPS(P, add), LOOPS(P, sub), LOOPS(P, mul), LOOPS(P, div), LOOPS(P, max), LOOPS(P, min),      \
         LOOPS(P, pow), LOOPS(P, eq), LOOPS(P, ne), LOOPS(P, gt), LOOPS(P, ge), LOOPS(P, lt),       \
-        LOOPS(P, le)                                                                               \
+        LOOPS(P, le), LOOPS(P, mod), LOOPS(P, fmod), LOOPS(P, and), LOOPS(P, or), LOOPS(P, xor),   \
+        LOOPS(P, prelu), LOOPS(P, shl), LOOPS(P, shr)                                              \
   }
 
 static const BinLoops bin_loops[TY_COUNT][BIN_COUNT] = {
@@ -282,8 +396,69 @@ static const BinLoops bin_loops[TY_COUNT][BIN_COUNT] = {
     [TY_I32] = TYPE_LOOPS(i32),
     [TY_I64] = TYPE_LOOPS(i64),
 };
-#undef LOOPS
 #undef TYPE_LOOPS
+
+/* Comparisons with bool (0/1 byte) results, for the NumPy-style ops: operands of type T. */
+#define DEFINE_CMP_LOOPS(NAME, T, EXPR)                                                            \
+  static void NAME##_vv(int64_t n, const void *pa, const void *pb, void *po)                       \
+  {                                                                                                \
+    const T *restrict a = pa;                                                                      \
+    const T *restrict b = pb;                                                                      \
+    uint8_t *restrict o = po;                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T x = a[i], y = b[i];                                                                        \
+      o[i] = (uint8_t)(EXPR);                                                                      \
+    }                                                                                              \
+  }                                                                                                \
+  static void NAME##_vs(int64_t n, const void *pa, const void *pb, void *po)                       \
+  {                                                                                                \
+    const T *restrict a = pa;                                                                      \
+    const T y = *(const T *)pb;                                                                    \
+    uint8_t *restrict o = po;                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T x = a[i];                                                                                  \
+      o[i] = (uint8_t)(EXPR);                                                                      \
+    }                                                                                              \
+  }                                                                                                \
+  static void NAME##_sv(int64_t n, const void *pa, const void *pb, void *po)                       \
+  {                                                                                                \
+    const T x = *(const T *)pa;                                                                    \
+    const T *restrict b = pb;                                                                      \
+    uint8_t *restrict o = po;                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T y = b[i];                                                                                  \
+      o[i] = (uint8_t)(EXPR);                                                                      \
+    }                                                                                              \
+  }
+
+#define DEFINE_CMP_TYPE(P, T)                                                                      \
+  DEFINE_CMP_LOOPS(P##_ceq, T, x == y)                                                             \
+  DEFINE_CMP_LOOPS(P##_cne, T, x != y)                                                             \
+  DEFINE_CMP_LOOPS(P##_cgt, T, x > y)                                                              \
+  DEFINE_CMP_LOOPS(P##_cge, T, x >= y)                                                             \
+  DEFINE_CMP_LOOPS(P##_clt, T, x < y)                                                              \
+  DEFINE_CMP_LOOPS(P##_cle, T, x <= y)
+
+DEFINE_CMP_TYPE(f32, float)
+DEFINE_CMP_TYPE(f64, double)
+DEFINE_CMP_TYPE(i32, int32_t)
+DEFINE_CMP_TYPE(i64, int64_t)
+DEFINE_CMP_TYPE(u8, uint8_t)
+DEFINE_CMP_TYPE(i8, int8_t)
+
+/* Indexed by the operand dtype's code, then BIN_EQ..BIN_LE. Bool compares as its bytes. */
+#define CMP_LOOPS(P)                                                                               \
+  {                                                                                                \
+    LOOPS(P, ceq), LOOPS(P, cne), LOOPS(P, cgt), LOOPS(P, cge), LOOPS(P, clt), LOOPS(P, cle)       \
+  }
+static const BinLoops cmp_loops[DS_DTYPE_COUNT][BIN_LE - BIN_EQ + 1] = {
+    [DS_DTYPE_FLOAT32] = CMP_LOOPS(f32), [DS_DTYPE_FLOAT64] = CMP_LOOPS(f64),
+    [DS_DTYPE_INT32] = CMP_LOOPS(i32),   [DS_DTYPE_INT64] = CMP_LOOPS(i64),
+    [DS_DTYPE_UINT8] = CMP_LOOPS(u8),    [DS_DTYPE_INT8] = CMP_LOOPS(i8),
+    [DS_DTYPE_BOOL] = CMP_LOOPS(u8),
+};
+#undef CMP_LOOPS
+#undef LOOPS
 
 /* ------------------------------------------------------------------------------------------ */
 /* Broadcast plans */
@@ -442,6 +617,8 @@ static DsStatus bin_select(BinJob *job, BinOp op, DsDType ta, DsDType tb, DsDTyp
     return DS_STATUS_UNSUPPORTED;
   int ty = typed_index(to);
   job->typed = (ty >= 0 && ta == to && tb == to) ? &bin_loops[ty][op] : NULL;
+  if (bin_is_compare(op) && to == DS_DTYPE_BOOL && ta == tb && ta != DS_DTYPE_FLOAT16)
+    job->typed = &cmp_loops[ta][op - BIN_EQ];
   job->f64 = &bin_loops[TY_F64][op];
   job->ta = ta;
   job->tb = tb;
@@ -452,14 +629,36 @@ static DsStatus bin_select(BinJob *job, BinOp op, DsDType ta, DsDType tb, DsDTyp
   return DS_STATUS_OK;
 }
 
-static DsStatus run_binary(const DsKernelCtx *ctx, BinOp op)
+/* What a binary op allows of its dtypes. */
+typedef enum {
+  DT_SAME,     /* operands and result share one dtype */
+  DT_LHS,      /* the result has lhs's dtype, rhs any (broadcast_power) */
+  DT_BOOL_OUT, /* the operands share a dtype, the result is bool (_npi_equal...) */
+  DT_INTEGER,  /* DT_SAME, integer dtypes only (the shifts) */
+} DtRule;
+
+static DsStatus run_binary_rule(const DsKernelCtx *ctx, BinOp op, DtRule rule)
 {
   if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
-  if (a->dtype != out->dtype || b->dtype != out->dtype)
+  bool ok;
+  switch (rule) {
+  case DT_LHS:
+    ok = a->dtype == out->dtype;
+    break;
+  case DT_BOOL_OUT:
+    ok = a->dtype == b->dtype && out->dtype == DS_DTYPE_BOOL;
+    break;
+  default:
+    ok = a->dtype == out->dtype && b->dtype == out->dtype;
+    break;
+  }
+  if (!ok)
     return DS_STATUS_INVALID_ARGUMENT;
+  if (rule == DT_INTEGER && (ds_dtype_is_float(out->dtype) || out->dtype == DS_DTYPE_BOOL))
+    return DS_STATUS_UNSUPPORTED;
   BinJob job;
   DsStatus st = bin_select(&job, op, a->dtype, b->dtype, out->dtype);
   if (st != DS_STATUS_OK)
@@ -471,6 +670,11 @@ static DsStatus run_binary(const DsKernelCtx *ctx, BinOp op)
   job.o = out->data;
   bin_execute(&job, ds_tensor_numel(out), ctx->pool);
   return DS_STATUS_OK;
+}
+
+static DsStatus run_binary(const DsKernelCtx *ctx, BinOp op)
+{
+  return run_binary_rule(ctx, op, DT_SAME);
 }
 
 /* out = x (op) scalar, or scalar (op) x when `reverse`. The scalar takes the input's dtype
@@ -541,13 +745,37 @@ BINARY_KERNEL(k_mul, BIN_MUL)
 BINARY_KERNEL(k_div, BIN_DIV)
 BINARY_KERNEL(k_maximum, BIN_MAX)
 BINARY_KERNEL(k_minimum, BIN_MIN)
-BINARY_KERNEL(k_power, BIN_POW)
+static DsStatus k_power(const DsKernelCtx *ctx)
+{
+  return run_binary_rule(ctx, BIN_POW, DT_LHS);
+}
 BINARY_KERNEL(k_equal, BIN_EQ)
 BINARY_KERNEL(k_not_equal, BIN_NE)
 BINARY_KERNEL(k_greater, BIN_GT)
 BINARY_KERNEL(k_greater_equal, BIN_GE)
 BINARY_KERNEL(k_lesser, BIN_LT)
 BINARY_KERNEL(k_lesser_equal, BIN_LE)
+BINARY_KERNEL(k_mod, BIN_MOD)
+BINARY_KERNEL(k_fmod, BIN_FMOD)
+BINARY_KERNEL(k_logical_and, BIN_AND)
+BINARY_KERNEL(k_logical_or, BIN_OR)
+BINARY_KERNEL(k_logical_xor, BIN_XOR)
+BINARY_KERNEL(k_prelu, BIN_PRELU)
+
+#define RULE_KERNEL(NAME, OP, RULE)                                                                \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_binary_rule(ctx, OP, RULE);                                                         \
+  }
+RULE_KERNEL(k_left_shift, BIN_SHL, DT_INTEGER)
+RULE_KERNEL(k_right_shift, BIN_SHR, DT_INTEGER)
+RULE_KERNEL(k_np_equal, BIN_EQ, DT_BOOL_OUT)
+RULE_KERNEL(k_np_not_equal, BIN_NE, DT_BOOL_OUT)
+RULE_KERNEL(k_np_greater, BIN_GT, DT_BOOL_OUT)
+RULE_KERNEL(k_np_greater_equal, BIN_GE, DT_BOOL_OUT)
+RULE_KERNEL(k_np_less, BIN_LT, DT_BOOL_OUT)
+RULE_KERNEL(k_np_less_equal, BIN_LE, DT_BOOL_OUT)
+#undef RULE_KERNEL
 SCALAR_KERNEL(k_plus_scalar, BIN_ADD, false)
 SCALAR_KERNEL(k_minus_scalar, BIN_SUB, false)
 SCALAR_KERNEL(k_rminus_scalar, BIN_SUB, true)
@@ -587,6 +815,29 @@ typedef enum {
   UN_RECIPROCAL,
   UN_ERF,
   UN_CLIP,
+  UN_FLOOR,
+  UN_CEIL,
+  UN_RINT,
+  UN_SIGN,
+  UN_SIN,
+  UN_COS,
+  UN_TAN,
+  UN_ASIN,
+  UN_ACOS,
+  UN_ATAN,
+  UN_SINH,
+  UN_COSH,
+  UN_ASINH,
+  UN_ACOSH,
+  UN_ATANH,
+  UN_SOFTSIGN,
+  UN_LOGICAL_NOT,
+  UN_HARD_SWISH,
+  UN_HARD_SIGMOID,
+  UN_SELU,
+  UN_CELU,
+  UN_THRESHOLDED_RELU,
+  UN_SHRINK,
   UN_COUNT
 } UnOp;
 
@@ -598,7 +849,7 @@ typedef struct {
   DsDType ti, to;
   const char *in;
   char *out;
-  double lo, hi; /* clip bounds */
+  double lo, hi; /* clip's bounds, or an activation's two coefficients (alpha, beta) */
 } UnJob;
 
 #define DEFINE_UNARY(NAME, T, EXPR)                                                                \
@@ -632,13 +883,56 @@ DEFINE_UNARY_TYPE(f32, float, ds_vmath_exp, logf, sqrtf, ds_vmath_tanh, ds_vmath
                   ds_vmath_sigmoid)
 DEFINE_UNARY_TYPE(f64, double, exp, log, sqrt, tanh, erf, fabs, SIGMOID_F64)
 
+/* The NumPy-named math (libm's, so the float versions take the f-suffixed functions) and the
+ * ONNX activations. Where a formula compares, NaN falls through to a branch that keeps it.
+ * The activations read their coefficients as lo = alpha, hi = beta. */
+#define DEFINE_UNARY_MATH(P, T, FLOOR, CEIL, RINT, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH,    \
+                          ASINH, ACOSH, ATANH, FABS, EXPM1)                                        \
+  DEFINE_UNARY(P##_floor, T, FLOOR(x))                                                             \
+  DEFINE_UNARY(P##_ceil, T, CEIL(x))                                                               \
+  DEFINE_UNARY(P##_rint, T, RINT(x))                                                               \
+  DEFINE_UNARY(P##_sign, T, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x))                                    \
+  DEFINE_UNARY(P##_sin, T, SIN(x))                                                                 \
+  DEFINE_UNARY(P##_cos, T, COS(x))                                                                 \
+  DEFINE_UNARY(P##_tan, T, TAN(x))                                                                 \
+  DEFINE_UNARY(P##_asin, T, ASIN(x))                                                               \
+  DEFINE_UNARY(P##_acos, T, ACOS(x))                                                               \
+  DEFINE_UNARY(P##_atan, T, ATAN(x))                                                               \
+  DEFINE_UNARY(P##_sinh, T, SINH(x))                                                               \
+  DEFINE_UNARY(P##_cosh, T, COSH(x))                                                               \
+  DEFINE_UNARY(P##_asinh, T, ASINH(x))                                                             \
+  DEFINE_UNARY(P##_acosh, T, ACOSH(x))                                                             \
+  DEFINE_UNARY(P##_atanh, T, ATANH(x))                                                             \
+  DEFINE_UNARY(P##_softsign, T, x / ((T)1 + FABS(x)))                                              \
+  DEFINE_UNARY(P##_logical_not, T, (T)(x == 0))                                                    \
+  DEFINE_UNARY(P##_hard_swish, T, x *HARD_SIGMOID(x + (T)3, (T)1 / (T)6, (T)0))                    \
+  DEFINE_UNARY(P##_hard_sigmoid, T, HARD_SIGMOID(x, lo, hi))                                       \
+  DEFINE_UNARY(P##_selu, T, x > 0 ? hi * x : hi * lo * EXPM1(x))                                   \
+  DEFINE_UNARY(P##_celu, T, x > 0 ? x : lo * EXPM1(x / lo))                                        \
+  DEFINE_UNARY(P##_thresholded_relu, T, x > lo ? x : (T)0)                                         \
+  DEFINE_UNARY(P##_shrink, T, x < -lo ? x + hi : (x > lo ? x - hi : (T)0))
+
+/* max(0, min(1, alpha * x + beta)), NaN kept. hard_swish's x * hard_sigmoid(x) (alpha 1/6, beta
+ * 1/2) takes it as (x + 3) / 6, exact near -3 where x / 6 + 1/2 would cancel. */
+#define HARD_SIGMOID(x, alpha, beta)                                                               \
+  ((alpha) * (x) + (beta) > 1 ? 1 : ((alpha) * (x) + (beta) < 0 ? 0 : (alpha) * (x) + (beta)))
+
+DEFINE_UNARY_MATH(f32, float, floorf, ceilf, rintf, sinf, cosf, tanf, asinf, acosf, atanf, sinhf,
+                  coshf, asinhf, acoshf, atanhf, fabsf, ds_vmath_expm1)
+DEFINE_UNARY_MATH(f64, double, floor, ceil, rint, sin, cos, tan, asin, acos, atan, sinh, cosh,
+                  asinh, acosh, atanh, fabs, expm1)
+#undef HARD_SIGMOID
+
 typedef void (*UnLoopF32)(int64_t, const float *restrict, float *restrict, float, float);
 typedef void (*UnLoopF64)(int64_t, const double *restrict, double *restrict, double, double);
 
 #define UNARY_TABLE(P)                                                                             \
   {                                                                                                \
     P##_relu, P##_sigmoid, P##_tanh, P##_exp, P##_log, P##_sqrt, P##_rsqrt, P##_square, P##_abs,   \
-        P##_negative, P##_reciprocal, P##_erf, P##_clip                                            \
+        P##_negative, P##_reciprocal, P##_erf, P##_clip, P##_floor, P##_ceil, P##_rint, P##_sign,  \
+        P##_sin, P##_cos, P##_tan, P##_asin, P##_acos, P##_atan, P##_sinh, P##_cosh, P##_asinh,    \
+        P##_acosh, P##_atanh, P##_softsign, P##_logical_not, P##_hard_swish, P##_hard_sigmoid,     \
+        P##_selu, P##_celu, P##_thresholded_relu, P##_shrink                                       \
   }
 
 static const UnLoopF32 unary_f32[UN_COUNT] = UNARY_TABLE(f32);
@@ -713,6 +1007,133 @@ static DsStatus k_clip(const DsKernelCtx *ctx)
   if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
   return run_unary_bounds(ctx, UN_CLIP, p->a_min, p->a_max);
+}
+
+UNARY_KERNEL(k_floor, UN_FLOOR)
+UNARY_KERNEL(k_ceil, UN_CEIL)
+UNARY_KERNEL(k_rint, UN_RINT)
+UNARY_KERNEL(k_sign, UN_SIGN)
+UNARY_KERNEL(k_sin, UN_SIN)
+UNARY_KERNEL(k_cos, UN_COS)
+UNARY_KERNEL(k_tan, UN_TAN)
+UNARY_KERNEL(k_arcsin, UN_ASIN)
+UNARY_KERNEL(k_arccos, UN_ACOS)
+UNARY_KERNEL(k_arctan, UN_ATAN)
+UNARY_KERNEL(k_sinh, UN_SINH)
+UNARY_KERNEL(k_cosh, UN_COSH)
+UNARY_KERNEL(k_arcsinh, UN_ASINH)
+UNARY_KERNEL(k_arccosh, UN_ACOSH)
+UNARY_KERNEL(k_arctanh, UN_ATANH)
+UNARY_KERNEL(k_softsign, UN_SOFTSIGN)
+UNARY_KERNEL(k_logical_not, UN_LOGICAL_NOT)
+UNARY_KERNEL(k_hard_swish, UN_HARD_SWISH)
+
+/* The activations with coefficients: float dtypes only (their formulas mean nothing in
+ * integers). */
+static DsStatus run_activation(const DsKernelCtx *ctx, UnOp op)
+{
+  const DsActParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsDType t = ctx->inputs[0].dtype;
+  if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64)
+    return DS_STATUS_UNSUPPORTED;
+  return run_unary_bounds(ctx, op, p->alpha, p->beta);
+}
+
+#define ACTIVATION_KERNEL(NAME, OP)                                                                \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_activation(ctx, OP);                                                                \
+  }
+ACTIVATION_KERNEL(k_hard_sigmoid, UN_HARD_SIGMOID)
+ACTIVATION_KERNEL(k_selu, UN_SELU)
+ACTIVATION_KERNEL(k_celu, UN_CELU)
+ACTIVATION_KERNEL(k_thresholded_relu, UN_THRESHOLDED_RELU)
+ACTIVATION_KERNEL(k_shrink, UN_SHRINK)
+#undef ACTIVATION_KERNEL
+
+/* ------------------------------------------------------------------------------------------ */
+/* isnan, isinf, isposinf, isneginf: bool results */
+
+typedef enum { PRED_NAN, PRED_INF, PRED_POSINF, PRED_NEGINF } Pred;
+
+typedef struct {
+  Pred pred;
+  DsDType t;
+  const char *in;
+  uint8_t *out;
+} PredJob;
+
+#define PRED_LOOP(T)                                                                               \
+  {                                                                                                \
+    const T *restrict x = (const T *)job->in + begin;                                              \
+    uint8_t *restrict o = job->out + begin;                                                        \
+    int64_t n = end - begin;                                                                       \
+    const T inf = (T)INFINITY;                                                                     \
+    switch (job->pred) {                                                                           \
+    case PRED_NAN:                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = x[i] != x[i];                                                                       \
+      break;                                                                                       \
+    case PRED_INF:                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = x[i] == inf || x[i] == -inf;                                                        \
+      break;                                                                                       \
+    case PRED_POSINF:                                                                              \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = x[i] == inf;                                                                        \
+      break;                                                                                       \
+    case PRED_NEGINF:                                                                              \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = x[i] == -inf;                                                                       \
+      break;                                                                                       \
+    }                                                                                              \
+  }
+
+static void pred_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const PredJob *job = ctx;
+  if (job->t == DS_DTYPE_FLOAT32)
+    PRED_LOOP(float)
+  else if (job->t == DS_DTYPE_FLOAT64)
+    PRED_LOOP(double)
+  else /* integers are never NaN or infinite */
+    memset(job->out + begin, 0, (size_t)(end - begin));
+}
+#undef PRED_LOOP
+
+static DsStatus run_predicate(const DsKernelCtx *ctx, Pred pred)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(in);
+  if (out->dtype != DS_DTYPE_BOOL || ds_tensor_numel(out) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  PredJob job = {pred, in->dtype, in->data, out->data};
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, pred_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_isnan(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, PRED_NAN);
+}
+static DsStatus k_isinf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, PRED_INF);
+}
+static DsStatus k_isposinf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, PRED_POSINF);
+}
+static DsStatus k_isneginf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, PRED_NEGINF);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -913,6 +1334,1069 @@ static DsStatus k_where(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* _npi_where: condition, x and y broadcast together */
+
+typedef struct {
+  int ndim;                   /* collapsed rank, >= 1 */
+  int64_t shape[DS_MAX_NDIM]; /* output dims */
+  int64_t st[3][DS_MAX_NDIM]; /* element strides of condition, x, y; 0 where broadcast */
+} Plan3;
+
+/* The plan for `out` from three operands broadcasting to it; false if they do not. Size-1 dims
+ * go and neighbours every operand walks alike merge, as in bcast_plan. */
+static bool plan3_build(const DsTensor *const *ops, const DsTensor *out, Plan3 *p)
+{
+  int nd = out->ndim;
+  int64_t shape[DS_MAX_NDIM], st[3][DS_MAX_NDIM], stride[3] = {1, 1, 1};
+  for (int k = 0; k < 3; k++)
+    if (ops[k]->ndim > nd)
+      return false;
+  for (int i = nd - 1; i >= 0; i--) {
+    shape[i] = out->shape[i];
+    for (int k = 0; k < 3; k++) {
+      int ik = i - (nd - ops[k]->ndim);
+      int64_t d = ik >= 0 ? ops[k]->shape[ik] : 1;
+      if (d != shape[i] && d != 1)
+        return false;
+      st[k][i] = d == 1 ? 0 : stride[k];
+      stride[k] *= d;
+    }
+  }
+  int n = 0;
+  for (int i = 0; i < nd; i++) {
+    if (shape[i] == 1)
+      continue;
+    bool merge = n > 0;
+    for (int k = 0; k < 3 && merge; k++)
+      merge = p->st[k][n - 1] == st[k][i] * shape[i];
+    if (merge) {
+      p->shape[n - 1] *= shape[i];
+      for (int k = 0; k < 3; k++)
+        p->st[k][n - 1] = st[k][i];
+      continue;
+    }
+    p->shape[n] = shape[i];
+    for (int k = 0; k < 3; k++)
+      p->st[k][n] = st[k][i];
+    n++;
+  }
+  if (n == 0) {
+    p->shape[0] = 1;
+    for (int k = 0; k < 3; k++)
+      p->st[k][0] = 0;
+    n = 1;
+  }
+  p->ndim = n;
+  return true;
+}
+
+typedef struct {
+  Plan3 plan;
+  DsDType tc;
+  size_t es;
+  const char *cond, *x, *y;
+  char *out;
+  int64_t inner, chunk; /* the innermost dim's length; elements per work unit */
+} NpWhereJob;
+
+/* x and y each walk (stride 1) or stay (stride 0): four loops with the strides known, so each
+ * vectorises. */
+#define DEFINE_SELECT_STRIDED(NAME, T)                                                             \
+  static void NAME(int64_t n, const uint8_t *restrict m, const void *px, int64_t sx,               \
+                   const void *py, int64_t sy, void *po)                                           \
+  {                                                                                                \
+    const T *restrict x = px;                                                                      \
+    const T *restrict y = py;                                                                      \
+    T *restrict o = po;                                                                            \
+    if (sx != 0 && sy != 0) {                                                                      \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = m[i] ? x[i] : y[i];                                                                 \
+    } else if (sx != 0) {                                                                          \
+      const T yv = y[0];                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = m[i] ? x[i] : yv;                                                                   \
+    } else if (sy != 0) {                                                                          \
+      const T xv = x[0];                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = m[i] ? xv : y[i];                                                                   \
+    } else {                                                                                       \
+      const T xv = x[0], yv = y[0];                                                                \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        o[i] = m[i] ? xv : yv;                                                                     \
+    }                                                                                              \
+  }
+DEFINE_SELECT_STRIDED(select_strided_1, uint8_t)
+DEFINE_SELECT_STRIDED(select_strided_2, uint16_t)
+DEFINE_SELECT_STRIDED(select_strided_4, uint32_t)
+DEFINE_SELECT_STRIDED(select_strided_8, uint64_t)
+#undef DEFINE_SELECT_STRIDED
+
+/* Work units [begin, end): `chunk` consecutive output elements inside one row. */
+static void np_where_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const NpWhereJob *job = ctx;
+  const Plan3 *p = &job->plan;
+  int last = p->ndim - 1;
+  int64_t per_row = (job->inner + job->chunk - 1) / job->chunk;
+  void (*sel)(int64_t, const uint8_t *restrict, const void *, int64_t, const void *, int64_t,
+              void *) = job->es == 1   ? select_strided_1
+                        : job->es == 2 ? select_strided_2
+                        : job->es == 4 ? select_strided_4
+                                       : select_strided_8;
+  uint8_t mask[BLOCK];
+  for (int64_t u = begin; u < end; u++) {
+    int64_t row = u / per_row, col = (u % per_row) * job->chunk;
+    int64_t n = MIN(job->chunk, job->inner - col);
+    int64_t off[3];
+    for (int k = 0; k < 3; k++)
+      off[k] = col * p->st[k][last];
+    int64_t rest = row;
+    for (int d = last - 1; d >= 0; d--) {
+      int64_t c = rest % p->shape[d];
+      rest /= p->shape[d];
+      for (int k = 0; k < 3; k++)
+        off[k] += c * p->st[k][d];
+    }
+    int64_t sc = p->st[0][last], sx = p->st[1][last], sy = p->st[2][last];
+    int64_t oo = row * job->inner + col;
+    for (int64_t done = 0; done < n; done += BLOCK) {
+      int64_t m = MIN(BLOCK, n - done);
+      if (sc != 0) {
+        cond_mask(job->tc, job->cond, off[0] + done, m, mask);
+      } else {
+        cond_mask(job->tc, job->cond, off[0], 1, mask);
+        memset(mask + 1, mask[0], (size_t)(m - 1));
+      }
+      sel(m, mask, job->x + (size_t)(off[1] + done * sx) * job->es, sx,
+          job->y + (size_t)(off[2] + done * sy) * job->es, sy,
+          job->out + (size_t)(oo + done) * job->es);
+    }
+  }
+}
+
+static DsStatus k_np_where(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *c = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (x->dtype != out->dtype || y->dtype != out->dtype || !ds_dtype_is_valid(c->dtype))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (c->dtype == DS_DTYPE_FLOAT16)
+    return DS_STATUS_UNSUPPORTED;
+  NpWhereJob job = {.tc = c->dtype,
+                    .es = ds_dtype_size(out->dtype),
+                    .cond = c->data,
+                    .x = x->data,
+                    .y = y->data,
+                    .out = out->data};
+  const DsTensor *ops[3] = {c, x, y};
+  if (!plan3_build(ops, out, &job.plan))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t numel = ds_tensor_numel(out);
+  if (numel == 0)
+    return DS_STATUS_OK;
+  job.inner = job.plan.shape[job.plan.ndim - 1];
+  job.chunk = MAX(1, MIN(job.inner, (int64_t)DS_CPU_PARALLEL_GRAIN / 4));
+  int64_t per_row = (job.inner + job.chunk - 1) / job.chunk;
+  ds_parallel_for(ctx->pool, (numel / job.inner) * per_row,
+                  MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / job.chunk), np_where_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* NumPy-style reductions: _npi_sum, _npi_mean, _npi_max, _npi_min, _npi_prod, sum_square,
+ * l1_norm, l2_norm, log_sum, log_sum_exp
+ *
+ * The input's dims are collapsed (size-1 dims dropped, neighbours of the same role merged) into
+ * kept and reduced dims. When the innermost dim is kept, a work unit is a block of output
+ * columns folded over every reduced position, contiguous loads both ways; when it is reduced,
+ * a unit is one output element folding contiguous runs. Floats (and the integer norms and logs)
+ * accumulate in double, integer sums, products and extremes in int64 (wrapping as the hardware
+ * does), so every dtype is exact where NumPy's own result is. */
+
+typedef enum {
+  RK_SUM,
+  RK_MEAN,
+  RK_MAX,
+  RK_MIN,
+  RK_PROD,
+  RK_SUMSQ,
+  RK_L1,
+  RK_L2,
+  RK_LOGSUM,
+  RK_LOGSUMEXP,
+} RedKind;
+
+typedef struct {
+  RedKind kind;
+  RedKind pass; /* the fold being run: log_sum_exp first finds the maximum (RK_MAX) */
+  DsDType t;
+  bool int_acc;
+  const char *in;
+  char *out;
+  int nk, nr; /* kept and reduced collapsed dims, outermost first */
+  int64_t kshape[DS_MAX_NDIM], kstride[DS_MAX_NDIM];
+  int64_t rshape[DS_MAX_NDIM], rstride[DS_MAX_NDIM];
+  int64_t count; /* reduced elements per output */
+  int64_t n_out;
+  bool columns;  /* the innermost input dim is kept */
+  int64_t cols;  /* its length when `columns`, else 1 */
+  int64_t chunk; /* output columns per work unit when `columns` */
+  double *acc;   /* one accumulator per output (workspace), or NULL */
+  double *shift; /* log_sum_exp: each output's maximum (workspace) */
+} NpRedJob;
+
+static void load_i64(DsDType t, const void *base, int64_t offset, int64_t n, int64_t *restrict dst)
+{
+#define LOAD_I64_CASE(DT, T)                                                                       \
+  case DT: {                                                                                       \
+    const T *s = (const T *)base + offset;                                                         \
+    for (int64_t i = 0; i < n; i++)                                                                \
+      dst[i] = (int64_t)s[i];                                                                      \
+    break;                                                                                         \
+  }
+  switch (t) {
+    LOAD_I64_CASE(DS_DTYPE_INT32, int32_t)
+    LOAD_I64_CASE(DS_DTYPE_INT64, int64_t)
+    LOAD_I64_CASE(DS_DTYPE_INT8, int8_t)
+    LOAD_I64_CASE(DS_DTYPE_UINT8, uint8_t)
+  case DS_DTYPE_BOOL: {
+    const uint8_t *s = (const uint8_t *)base + offset;
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = s[i] != 0;
+    break;
+  }
+  default:
+    break;
+  }
+#undef LOAD_I64_CASE
+}
+
+static double red_identity_f64(RedKind k)
+{
+  switch (k) {
+  case RK_PROD:
+    return 1.0;
+  case RK_MAX:
+    return -INFINITY;
+  case RK_MIN:
+    return INFINITY;
+  default:
+    return 0.0;
+  }
+}
+
+static int64_t red_identity_i64(RedKind k)
+{
+  return k == RK_PROD ? 1 : k == RK_MAX ? INT64_MIN : k == RK_MIN ? INT64_MAX : 0;
+}
+
+/* The folds in double, read straight from float32 or float64 data (or from a block of any
+ * dtype converted to double): acc[i] (op)= x[i] over n columns, and one accumulator over a
+ * contiguous run. Eight independent lanes keep a run's adds from waiting on each other (and let
+ * GCC vectorise them) without reassociation flags; they are combined in a fixed order, so
+ * results do not depend on threads. `shift` is log_sum_exp's maximum (per column, or the run's). */
+#define STEP_SUM(a, v)   ((a) + (v))
+#define STEP_SUMSQ(a, v) ((a) + (v) * (v))
+#define STEP_L1(a, v)    ((a) + fabs(v))
+#define STEP_PROD(a, v)  ((a) * (v))
+#define STEP_MAX(a, v)   (((v) > (a) || (v) != (v)) ? (v) : (a))
+#define STEP_MIN(a, v)   (((v) < (a) || (v) != (v)) ? (v) : (a))
+
+#define FOLD_COLS(STEP)                                                                            \
+  for (int64_t i = 0; i < n; i++) {                                                                \
+    double v = x[i];                                                                               \
+    acc[i] = STEP(acc[i], v);                                                                      \
+  }                                                                                                \
+  break;
+
+#define FOLD_LANES(INIT, STEP, COMBINE)                                                            \
+  {                                                                                                \
+    double l[8] = {INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};                                \
+    int64_t i = 0;                                                                                 \
+    for (; i + 8 <= n; i += 8)                                                                     \
+      for (int k = 0; k < 8; k++) {                                                                \
+        double v = x[i + k];                                                                       \
+        l[k] = STEP(l[k], v);                                                                      \
+      }                                                                                            \
+    for (; i < n; i++) {                                                                           \
+      double v = x[i];                                                                             \
+      l[0] = STEP(l[0], v);                                                                        \
+    }                                                                                              \
+    for (int k = 0; k < 8; k++)                                                                    \
+      a = COMBINE(a, l[k]);                                                                        \
+    return a;                                                                                      \
+  }
+
+#define DEFINE_FOLDS(P, T)                                                                         \
+  static void fold_cols_##P(RedKind k, double *restrict acc, const T *restrict x, int64_t n,       \
+                            const double *restrict shift)                                          \
+  {                                                                                                \
+    switch (k) {                                                                                   \
+    case RK_SUM:                                                                                   \
+    case RK_MEAN:                                                                                  \
+    case RK_LOGSUM:                                                                                \
+      FOLD_COLS(STEP_SUM)                                                                          \
+    case RK_SUMSQ:                                                                                 \
+    case RK_L2:                                                                                    \
+      FOLD_COLS(STEP_SUMSQ)                                                                        \
+    case RK_L1:                                                                                    \
+      FOLD_COLS(STEP_L1)                                                                           \
+    case RK_PROD:                                                                                  \
+      FOLD_COLS(STEP_PROD)                                                                         \
+    case RK_MAX:                                                                                   \
+      FOLD_COLS(STEP_MAX)                                                                          \
+    case RK_MIN:                                                                                   \
+      FOLD_COLS(STEP_MIN)                                                                          \
+    case RK_LOGSUMEXP:                                                                             \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        acc[i] += exp((double)x[i] - shift[i]);                                                    \
+      break;                                                                                       \
+    }                                                                                              \
+  }                                                                                                \
+  static double fold_run_##P(RedKind k, double a, const T *restrict x, int64_t n, double shift)    \
+  {                                                                                                \
+    switch (k) {                                                                                   \
+    case RK_SUM:                                                                                   \
+    case RK_MEAN:                                                                                  \
+    case RK_LOGSUM:                                                                                \
+      FOLD_LANES(0.0, STEP_SUM, STEP_SUM)                                                          \
+    case RK_SUMSQ:                                                                                 \
+    case RK_L2:                                                                                    \
+      FOLD_LANES(0.0, STEP_SUMSQ, STEP_SUM)                                                        \
+    case RK_L1:                                                                                    \
+      FOLD_LANES(0.0, STEP_L1, STEP_SUM)                                                           \
+    case RK_PROD:                                                                                  \
+      FOLD_LANES(1.0, STEP_PROD, STEP_PROD)                                                        \
+    case RK_MAX:                                                                                   \
+      FOLD_LANES(-INFINITY, STEP_MAX, STEP_MAX)                                                    \
+    case RK_MIN:                                                                                   \
+      FOLD_LANES(INFINITY, STEP_MIN, STEP_MIN)                                                     \
+    case RK_LOGSUMEXP:                                                                             \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        a += exp((double)x[i] - shift);                                                            \
+      return a;                                                                                    \
+    }                                                                                              \
+    return a;                                                                                      \
+  }
+
+DEFINE_FOLDS(f64, double)
+DEFINE_FOLDS(f32, float)
+#undef DEFINE_FOLDS
+#undef FOLD_COLS
+#undef FOLD_LANES
+#undef STEP_SUM
+#undef STEP_SUMSQ
+#undef STEP_L1
+#undef STEP_PROD
+#undef STEP_MAX
+#undef STEP_MIN
+
+/* Integer accumulation, wrapping through uint64. */
+static inline int64_t fold_i64(RedKind k, int64_t a, int64_t x)
+{
+  switch (k) {
+  case RK_SUMSQ:
+    return (int64_t)((uint64_t)a + (uint64_t)x * (uint64_t)x);
+  case RK_L1:
+    return (int64_t)((uint64_t)a + (x < 0 ? 0u - (uint64_t)x : (uint64_t)x));
+  case RK_PROD:
+    return (int64_t)((uint64_t)a * (uint64_t)x);
+  case RK_MAX:
+    return x > a ? x : a;
+  case RK_MIN:
+    return x < a ? x : a;
+  default: /* RK_SUM, RK_MEAN */
+    return (int64_t)((uint64_t)a + (uint64_t)x);
+  }
+}
+
+static double red_finish_f64(const NpRedJob *job, double a, double shift)
+{
+  switch (job->kind) {
+  case RK_MEAN:
+    return a / (double)job->count;
+  case RK_L2:
+    return sqrt(a);
+  case RK_LOGSUM:
+    return log(a);
+  case RK_LOGSUMEXP:
+    /* An infinite or NaN maximum is the result (and would make every term NaN). */
+    return isfinite(shift) ? shift + log(a) : shift;
+  default:
+    return a;
+  }
+}
+
+static int64_t red_finish_i64(const NpRedJob *job, int64_t a)
+{
+  if (job->kind == RK_MEAN)
+    return job->count != 0 ? a / job->count : 0;
+  return a;
+}
+
+/* Input offset of output row `row` (the kept dims but the innermost column dim), or of output
+ * element `row` when the innermost dim is reduced. */
+static int64_t red_kept_offset(const NpRedJob *job, int64_t row)
+{
+  int64_t off = 0;
+  int last = job->columns ? job->nk - 2 : job->nk - 1;
+  for (int d = last; d >= 0; d--) {
+    off += (row % job->kshape[d]) * job->kstride[d];
+    row /= job->kshape[d];
+  }
+  return off;
+}
+
+/* Input offset of reduced position `r` over the reduced dims [0, nr_used). */
+static int64_t red_reduced_offset(const NpRedJob *job, int64_t r, int nr_used)
+{
+  int64_t off = 0;
+  for (int d = nr_used - 1; d >= 0; d--) {
+    off += (r % job->rshape[d]) * job->rstride[d];
+    r /= job->rshape[d];
+  }
+  return off;
+}
+
+/* Finishes outputs [o, o + n) from their accumulators (log_sum_exp's first pass keeps its
+ * maxima instead). */
+static void red_store(const NpRedJob *job, int64_t o, const double *acc_f, const int64_t *acc_i,
+                      int64_t n)
+{
+  if (job->pass == RK_MAX && job->kind == RK_LOGSUMEXP) {
+    memmove(job->shift + o, acc_f, (size_t)n * sizeof(double));
+    return;
+  }
+  if (acc_i != NULL && job->t == DS_DTYPE_INT64) {
+    /* int64 results go straight in: a double would round them. */
+    for (int64_t i = 0; i < n; i++)
+      ((int64_t *)job->out)[o + i] = red_finish_i64(job, acc_i[i]);
+    return;
+  }
+  double y[BLOCK];
+  for (int64_t done = 0; done < n; done += BLOCK) {
+    int64_t m = MIN(BLOCK, n - done);
+    for (int64_t i = 0; i < m; i++) {
+      int64_t k = done + i;
+      y[i] = acc_i != NULL ? (double)red_finish_i64(job, acc_i[k])
+                           : red_finish_f64(job, acc_f[k], job->shift ? job->shift[o + k] : 0.0);
+    }
+    store_f64(job->t, job->out, o + done, m, y);
+  }
+}
+
+/* Folds the m columns at input offset `off` into the accumulators. */
+static void red_fold_cols(const NpRedJob *job, int64_t off, int64_t o, int64_t m, double *acc,
+                          int64_t *iacc)
+{
+  const double *shift = job->pass == RK_LOGSUMEXP ? job->shift + o : NULL;
+  if (job->t == DS_DTYPE_FLOAT32) {
+    fold_cols_f32(job->pass, acc, (const float *)job->in + off, m, shift);
+    return;
+  }
+  if (job->t == DS_DTYPE_FLOAT64) {
+    fold_cols_f64(job->pass, acc, (const double *)job->in + off, m, shift);
+    return;
+  }
+  double x[BLOCK];
+  int64_t ix[BLOCK];
+  for (int64_t done = 0; done < m; done += BLOCK) {
+    int64_t b = MIN(BLOCK, m - done);
+    if (job->int_acc) {
+      load_i64(job->t, job->in, off + done, b, ix);
+      for (int64_t i = 0; i < b; i++)
+        iacc[done + i] = fold_i64(job->pass, iacc[done + i], ix[i]);
+    } else {
+      load_f64(job->t, job->in, off + done, 1, b, x);
+      fold_cols_f64(job->pass, acc + done, x, b, shift != NULL ? shift + done : NULL);
+    }
+  }
+}
+
+/* Units of output columns: (row, chunk of `chunk` columns), each folding its columns over every
+ * reduced position. The accumulators are the workspace's (one per output), or a stack block
+ * when there is none (chunk is then at most BLOCK). */
+static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const NpRedJob *job = ctx;
+  int64_t chunks = (job->cols + job->chunk - 1) / job->chunk;
+  double stack_acc[BLOCK];
+  int64_t stack_iacc[BLOCK];
+  for (int64_t u = begin; u < end; u++) {
+    int64_t row = u / chunks, c0 = (u % chunks) * job->chunk;
+    int64_t m = MIN(job->chunk, job->cols - c0);
+    int64_t base = red_kept_offset(job, row) + c0;
+    int64_t o = row * job->cols + c0;
+    double *acc = job->acc != NULL ? job->acc + o : stack_acc;
+    int64_t *iacc = job->acc != NULL ? (int64_t *)job->acc + o : stack_iacc;
+    if (job->int_acc) {
+      for (int64_t i = 0; i < m; i++)
+        iacc[i] = red_identity_i64(job->pass);
+    } else {
+      for (int64_t i = 0; i < m; i++)
+        acc[i] = red_identity_f64(job->pass);
+    }
+    for (int64_t r = 0; r < job->count; r++)
+      red_fold_cols(job, base + red_reduced_offset(job, r, job->nr), o, m, acc, iacc);
+    red_store(job, o, job->int_acc ? NULL : acc, job->int_acc ? iacc : NULL, m);
+  }
+}
+
+/* Units of single outputs, each folding contiguous runs of the innermost (reduced) dim. */
+static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const NpRedJob *job = ctx;
+  int64_t len = job->rshape[job->nr - 1];
+  int64_t runs = job->count / len;
+  double x[BLOCK];
+  int64_t ix[BLOCK];
+  for (int64_t o = begin; o < end; o++) {
+    int64_t base = red_kept_offset(job, o);
+    double acc = red_identity_f64(job->pass);
+    int64_t iacc = red_identity_i64(job->pass);
+    double shift = job->pass == RK_LOGSUMEXP ? job->shift[o] : 0.0;
+    for (int64_t r = 0; r < runs; r++) {
+      int64_t off = base + red_reduced_offset(job, r, job->nr - 1);
+      if (job->t == DS_DTYPE_FLOAT32) {
+        acc = fold_run_f32(job->pass, acc, (const float *)job->in + off, len, shift);
+        continue;
+      }
+      if (job->t == DS_DTYPE_FLOAT64) {
+        acc = fold_run_f64(job->pass, acc, (const double *)job->in + off, len, shift);
+        continue;
+      }
+      for (int64_t done = 0; done < len; done += BLOCK) {
+        int64_t m = MIN(BLOCK, len - done);
+        if (job->int_acc) {
+          load_i64(job->t, job->in, off + done, m, ix);
+          for (int64_t i = 0; i < m; i++)
+            iacc = fold_i64(job->pass, iacc, ix[i]);
+        } else {
+          load_f64(job->t, job->in, off + done, 1, m, x);
+          acc = fold_run_f64(job->pass, acc, x, m, shift);
+        }
+      }
+    }
+    red_store(job, o, job->int_acc ? NULL : &acc, job->int_acc ? &iacc : NULL, 1);
+  }
+}
+
+/* Splits the input's dims into the job's kept and reduced lists. */
+static void red_collapse(NpRedJob *job, const DsTensor *in, const bool *mask)
+{
+  int64_t shape[DS_MAX_NDIM], stride[DS_MAX_NDIM];
+  bool red[DS_MAX_NDIM];
+  int n = 0;
+  int64_t s = 1;
+  for (int d = in->ndim - 1; d >= 0; d--) {
+    int64_t len = in->shape[d];
+    if (len != 1) {
+      if (n > 0 && red[n - 1] == mask[d] && stride[n - 1] * shape[n - 1] == s) {
+        shape[n - 1] *= len;
+      } else {
+        shape[n] = len;
+        stride[n] = s;
+        red[n] = mask[d];
+        n++;
+      }
+    }
+    s *= len;
+  }
+  /* `shape` runs innermost first: the lists want outermost first. */
+  job->nk = job->nr = 0;
+  job->count = 1;
+  for (int i = n - 1; i >= 0; i--) {
+    if (red[i]) {
+      job->rshape[job->nr] = shape[i];
+      job->rstride[job->nr++] = stride[i];
+      job->count *= shape[i];
+    } else {
+      job->kshape[job->nk] = shape[i];
+      job->kstride[job->nk++] = stride[i];
+    }
+  }
+  job->columns = n == 0 || !red[0];
+  job->cols = job->columns && job->nk > 0 ? job->kshape[job->nk - 1] : 1;
+}
+
+/* An accumulator per output (8 bytes, double or int64), and log_sum_exp's maxima. */
+static size_t np_reduce_workspace_for(const DsTensor *out, bool lse)
+{
+  return (size_t)ds_tensor_numel(out) * sizeof(double) * (lse ? 2 : 1);
+}
+
+static size_t np_reduce_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                  const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)inputs;
+  (void)n_inputs;
+  return n_outputs >= 1 ? np_reduce_workspace_for(&outputs[0], false) : 0;
+}
+
+static size_t log_sum_exp_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                    const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)inputs;
+  (void)n_inputs;
+  return n_outputs >= 1 ? np_reduce_workspace_for(&outputs[0], true) : 0;
+}
+
+/* Columns below which splitting a row costs more in broken streaming than threads give back. */
+#define RED_MIN_CHUNK 1024
+
+static void red_run_pass(NpRedJob *job, RedKind pass, DsThreadPool *pool)
+{
+  job->pass = pass;
+  int64_t work = MAX(1, job->count);
+  if (job->columns) {
+    /* Whole rows of the kept columns, so reading each reduced position streams through memory;
+     * a row is split only when there are too few rows to go round. Without a workspace the
+     * stack block bounds a unit. */
+    int64_t rows = job->n_out / MAX(1, job->cols);
+    job->chunk = job->acc != NULL ? job->cols : MIN(job->cols, BLOCK);
+    if (job->acc != NULL && rows < 8 && job->cols >= 2 * RED_MIN_CHUNK)
+      job->chunk = MAX(RED_MIN_CHUNK, (job->cols + 7) / 8);
+    int64_t units = rows * ((job->cols + job->chunk - 1) / job->chunk);
+    ds_parallel_for(pool, units, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / (work * job->chunk)),
+                    red_cols_worker, job);
+  } else {
+    ds_parallel_for(pool, job->n_out, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / work),
+                    red_rows_worker, job);
+  }
+}
+
+/* Reduces input 0 over the axes `mask` marks into output 0 (already shaped). */
+static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const bool *mask)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  NpRedJob job = {.kind = kind, .t = in->dtype, .in = in->data, .out = out->data};
+  job.int_acc =
+      !ds_dtype_is_float(in->dtype) && kind != RK_L2 && kind != RK_LOGSUM && kind != RK_LOGSUMEXP;
+  red_collapse(&job, in, mask);
+  job.n_out = ds_tensor_numel(out);
+  int64_t kept = 1;
+  for (int d = 0; d < in->ndim; d++)
+    kept *= mask[d] ? 1 : in->shape[d];
+  if (job.n_out != kept)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (job.n_out == 0)
+    return DS_STATUS_OK;
+  if (job.count == 0) {
+    /* Nothing to fold: every output is the finished identity (0 sums, NaN means, -inf
+     * log-sums, the extremes' infinities). */
+    double id = red_finish_f64(&job, red_identity_f64(kind), -INFINITY);
+    int64_t iid = red_finish_i64(&job, red_identity_i64(kind));
+    for (int64_t o = 0; o < job.n_out; o++) {
+      if (job.int_acc && job.t == DS_DTYPE_INT64)
+        ((int64_t *)job.out)[o] = iid;
+      else if (job.int_acc)
+        ds_cpu_store_f64(job.t, job.out + o * ds_dtype_size(job.t), (double)iid);
+      else
+        store_f64(job.t, job.out, o, 1, &id);
+    }
+    return DS_STATUS_OK;
+  }
+  /* _contrib_dynamic_sum has no workspace (its output size is not known in advance): it folds
+   * in stack blocks. */
+  job.acc = ctx->workspace;
+  if (kind == RK_LOGSUMEXP) {
+    if (ctx->workspace == NULL)
+      return DS_STATUS_INVALID_ARGUMENT;
+    job.shift = job.acc + job.n_out;
+    red_run_pass(&job, RK_MAX, ctx->pool);
+  }
+  red_run_pass(&job, kind, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+static DsStatus run_np_reduce(const DsKernelCtx *ctx, RedKind kind)
+{
+  const DsNpReduceParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  bool mask[DS_MAX_NDIM];
+  if (!ds_np_reduce_axes_mask(p, ctx->inputs[0].ndim, mask))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return np_reduce_masked(ctx, kind, mask);
+}
+
+#define NP_REDUCE_KERNEL(NAME, KIND)                                                               \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_np_reduce(ctx, KIND);                                                               \
+  }
+NP_REDUCE_KERNEL(k_np_sum, RK_SUM)
+NP_REDUCE_KERNEL(k_np_mean, RK_MEAN)
+NP_REDUCE_KERNEL(k_np_max, RK_MAX)
+NP_REDUCE_KERNEL(k_np_min, RK_MIN)
+NP_REDUCE_KERNEL(k_np_prod, RK_PROD)
+NP_REDUCE_KERNEL(k_sum_square, RK_SUMSQ)
+NP_REDUCE_KERNEL(k_l1_norm, RK_L1)
+NP_REDUCE_KERNEL(k_l2_norm, RK_L2)
+NP_REDUCE_KERNEL(k_log_sum, RK_LOGSUM)
+NP_REDUCE_KERNEL(k_log_sum_exp, RK_LOGSUMEXP)
+#undef NP_REDUCE_KERNEL
+
+/* _contrib_dynamic_sum: the axes are read first (whole numbers, negative counting from the
+ * end, no repeats), then the output is shaped and allocated. */
+static DsStatus k_dynamic_sum(const DsKernelCtx *ctx)
+{
+  const DsDynamicSumParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0], *axes = &ctx->inputs[1];
+  if (axes->ndim != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(axes->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = axes->shape[0];
+  bool mask[DS_MAX_NDIM];
+  for (int d = 0; d < in->ndim; d++)
+    mask[d] = n == 0 && !p->noop_with_empty_axes;
+  for (int64_t i = 0; i < n; i++) {
+    double v = ds_cpu_load_f64(axes->dtype, axes->data, i);
+    if (v != floor(v) || v < -in->ndim || v >= in->ndim)
+      return DS_STATUS_INVALID_ARGUMENT;
+    int a = (int)v < 0 ? (int)v + in->ndim : (int)v;
+    if (mask[a])
+      return DS_STATUS_INVALID_ARGUMENT;
+    mask[a] = true;
+  }
+  int64_t shape[DS_MAX_NDIM];
+  int ndim = 0;
+  for (int d = 0; d < in->ndim; d++)
+    if (p->keepdims || !mask[d])
+      shape[ndim++] = mask[d] ? 1 : in->shape[d];
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, ndim, shape);
+  if (status != DS_STATUS_OK)
+    return status;
+  return np_reduce_masked(ctx, RK_SUM, mask);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _npi_argmax, _npi_argmin */
+
+typedef struct {
+  bool is_max, last;
+  DsDType t;
+  bool ints; /* compare as int64 (exact for every integer dtype) */
+  const char *in;
+  int64_t *out;
+  int64_t len, inner; /* the reduced axis' length; elements after it */
+} ArgJob;
+
+/* Whether x replaces the current extreme b: NaN beats every number (NumPy's rule: the first
+ * NaN, or the last one with select_last_index); ties go to the first (or last) index. */
+#define ARG_BETTER(x, b, IS_MAX, LAST)                                                             \
+  ((LAST) ? ((x) != (x) || ((IS_MAX) ? (x) >= (b) : (x) <= (b)))                                   \
+          : (((x) != (x) && (b) == (b)) || ((IS_MAX) ? (x) > (b) : (x) < (b))))
+
+#define DEFINE_ARG_SCAN(NAME, T, LOAD)                                                             \
+  static void NAME(const ArgJob *job, int64_t base, int64_t m, int64_t *restrict idx)              \
+  {                                                                                                \
+    T best[BLOCK], x[BLOCK];                                                                       \
+    LOAD;                                                                                          \
+    for (int64_t i = 0; i < m; i++) {                                                              \
+      best[i] = x[i];                                                                              \
+      idx[i] = 0;                                                                                  \
+    }                                                                                              \
+    for (int64_t j = 1; j < job->len; j++) {                                                       \
+      base += job->inner;                                                                          \
+      LOAD;                                                                                        \
+      for (int64_t i = 0; i < m; i++) {                                                            \
+        if (ARG_BETTER(x[i], best[i], job->is_max, job->last)) {                                   \
+          best[i] = x[i];                                                                          \
+          idx[i] = j;                                                                              \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+DEFINE_ARG_SCAN(arg_scan_f64, double, load_f64(job->t, job->in, base, 1, m, x))
+DEFINE_ARG_SCAN(arg_scan_i64, int64_t, load_i64(job->t, job->in, base, m, x))
+#undef DEFINE_ARG_SCAN
+
+/* Units (outer index, block of BLOCK inner columns), each scanning the axis for its columns.
+ * With inner 1 a unit scans one contiguous run element by element through blocks of 1: slow
+ * for long runs, so those go through arg_run below instead. */
+static void arg_cols_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ArgJob *job = ctx;
+  int64_t blocks = (job->inner + BLOCK - 1) / BLOCK;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t outer = u / blocks, c0 = (u % blocks) * BLOCK;
+    int64_t m = MIN(BLOCK, job->inner - c0);
+    int64_t base = outer * job->len * job->inner + c0;
+    int64_t *o = job->out + outer * job->inner + c0;
+    if (job->ints)
+      arg_scan_i64(job, base, m, o);
+    else
+      arg_scan_f64(job, base, m, o);
+  }
+}
+
+#define DEFINE_ARG_RUN(NAME, T, LOAD)                                                              \
+  static int64_t NAME(const ArgJob *job, int64_t base)                                             \
+  {                                                                                                \
+    T x[BLOCK], best = 0;                                                                          \
+    int64_t at = 0;                                                                                \
+    for (int64_t done = 0; done < job->len; done += BLOCK) {                                       \
+      int64_t m = MIN(BLOCK, job->len - done);                                                     \
+      LOAD;                                                                                        \
+      for (int64_t i = 0; i < m; i++) {                                                            \
+        if ((done == 0 && i == 0) || ARG_BETTER(x[i], best, job->is_max, job->last)) {             \
+          best = x[i];                                                                             \
+          at = done + i;                                                                           \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+    return at;                                                                                     \
+  }
+DEFINE_ARG_RUN(arg_run_f64, double, load_f64(job->t, job->in, base + done, 1, m, x))
+DEFINE_ARG_RUN(arg_run_i64, int64_t, load_i64(job->t, job->in, base + done, m, x))
+#undef DEFINE_ARG_RUN
+#undef ARG_BETTER
+
+/* Units of single outputs when the axis is innermost. */
+static void arg_rows_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ArgJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    job->out[o] = job->ints ? arg_run_i64(job, o * job->len) : arg_run_f64(job, o * job->len);
+}
+
+static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max)
+{
+  const DsArgReduceParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (out->dtype != DS_DTYPE_INT64)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  ArgJob job = {.is_max = is_max,
+                .last = p->select_last_index,
+                .t = in->dtype,
+                .ints = !ds_dtype_is_float(in->dtype),
+                .in = in->data,
+                .out = out->data};
+  int64_t outer = 1;
+  if (p->has_axis) {
+    int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
+    if (axis < 0 || axis >= in->ndim)
+      return DS_STATUS_INVALID_ARGUMENT;
+    outer = ds_shape_span(in->shape, 0, axis);
+    job.len = in->shape[axis];
+    job.inner = ds_shape_span(in->shape, axis + 1, in->ndim);
+  } else {
+    job.len = ds_tensor_numel(in);
+    job.inner = 1;
+  }
+  if (ds_tensor_numel(out) != outer * job.inner)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (outer * job.inner == 0)
+    return DS_STATUS_OK;
+  if (job.len == 0)
+    return DS_STATUS_INVALID_ARGUMENT; /* no extreme of nothing */
+  if (job.inner == 1) {
+    ds_parallel_for(ctx->pool, outer, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / job.len),
+                    arg_rows_worker, &job);
+  } else {
+    int64_t blocks = (job.inner + BLOCK - 1) / BLOCK;
+    ds_parallel_for(ctx->pool, outer * blocks,
+                    MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / (job.len * BLOCK)), arg_cols_worker,
+                    &job);
+  }
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_np_argmax(const DsKernelCtx *ctx)
+{
+  return run_arg_reduce(ctx, true);
+}
+static DsStatus k_np_argmin(const DsKernelCtx *ctx)
+{
+  return run_arg_reduce(ctx, false);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* quantize_linear, dequantize_linear, dynamic_quantize_linear (ONNX's quantization) */
+
+typedef struct {
+  DsDType tx, ts, tz, to;
+  const char *x, *scale, *zp;
+  char *out;
+  int64_t channels, inner; /* per-axis: element i uses (i / inner) % channels; else 1, 1 */
+  double lo, hi;           /* quantize: the output dtype's range */
+} QuantJob;
+
+/* float32 data with a float32 scale computes in float, as ONNX's reference (NumPy float32
+ * arithmetic) does, so ties round the same way; other dtypes compute in double. */
+static void quantize_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const QuantJob *job = ctx;
+  bool f32 = job->tx == DS_DTYPE_FLOAT32 && job->ts == DS_DTYPE_FLOAT32;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t c = (i / job->inner) % job->channels;
+    double zp = ds_cpu_load_f64(job->tz, job->zp, c), q;
+    if (f32)
+      q = (double)rintf(((const float *)job->x)[i] / ((const float *)job->scale)[c]) + zp;
+    else
+      q = rint(ds_cpu_load_f64(job->tx, job->x, i) / ds_cpu_load_f64(job->ts, job->scale, c)) + zp;
+    q = q < job->lo ? job->lo : (q > job->hi ? job->hi : q); /* NaN stays, stored as 0 */
+    ds_cpu_store_f64(job->to, job->out + i * (int64_t)ds_dtype_size(job->to), q);
+  }
+}
+
+static void dequantize_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const QuantJob *job = ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t c = (i / job->inner) % job->channels;
+    double v = ds_cpu_load_f64(job->tx, job->x, i) - ds_cpu_load_f64(job->tz, job->zp, c);
+    if (job->to == DS_DTYPE_FLOAT32)
+      ((float *)job->out)[i] = (float)v * ((const float *)job->scale)[c];
+    else
+      ds_cpu_store_f64(job->to, job->out + i * (int64_t)ds_dtype_size(job->to),
+                       v * ds_cpu_load_f64(job->ts, job->scale, c));
+  }
+}
+
+/* Checks the operands and sets the job's per-axis layout. */
+static DsStatus quant_prepare(const DsKernelCtx *ctx, QuantJob *job)
+{
+  const DsQuantizeLinearParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0], *s = &ctx->inputs[1], *z = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(x->dtype) || !ds_cpu_dtype_computable(s->dtype) ||
+      !ds_cpu_dtype_computable(z->dtype) || !ds_cpu_dtype_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(x), ns = ds_tensor_numel(s);
+  if (ds_tensor_numel(out) != n || ds_tensor_numel(z) != ns || s->ndim > 1 || ns < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  *job = (QuantJob){x->dtype, s->dtype,  z->dtype, out->dtype, x->data, s->data,
+                    z->data,  out->data, 1,        1,          0,       0};
+  if (ns > 1) {
+    int axis = p->axis < 0 ? p->axis + x->ndim : p->axis;
+    if (axis < 0 || axis >= x->ndim || x->shape[axis] != ns)
+      return DS_STATUS_INVALID_ARGUMENT;
+    job->channels = ns;
+    job->inner = ds_shape_span(x->shape, axis + 1, x->ndim);
+  }
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_quantize_linear(const DsKernelCtx *ctx)
+{
+  QuantJob job;
+  DsStatus st = quant_prepare(ctx, &job);
+  if (st != DS_STATUS_OK)
+    return st;
+  if (job.to != DS_DTYPE_UINT8 && job.to != DS_DTYPE_INT8)
+    return DS_STATUS_UNSUPPORTED;
+  job.lo = job.to == DS_DTYPE_UINT8 ? 0 : -128;
+  job.hi = job.to == DS_DTYPE_UINT8 ? 255 : 127;
+  ds_parallel_for(ctx->pool, ds_tensor_numel(&ctx->inputs[0]), DS_CPU_PARALLEL_GRAIN / 4,
+                  quantize_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_dequantize_linear(const DsKernelCtx *ctx)
+{
+  QuantJob job;
+  DsStatus st = quant_prepare(ctx, &job);
+  if (st != DS_STATUS_OK)
+    return st;
+  if (!ds_dtype_is_float(job.to) || job.to != job.ts)
+    return DS_STATUS_INVALID_ARGUMENT;
+  ds_parallel_for(ctx->pool, ds_tensor_numel(&ctx->inputs[0]), DS_CPU_PARALLEL_GRAIN / 4,
+                  dequantize_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* dynamic_quantize_linear: the range's partial minima and maxima over RANGE_PARTS fixed pieces,
+ * then the quantization with the scale and zero point they give. */
+#define RANGE_PARTS 16
+
+typedef struct {
+  const float *x;
+  int64_t n;
+  float lo[RANGE_PARTS], hi[RANGE_PARTS];
+  float scale, zp;
+  uint8_t *out;
+} DynQuantJob;
+
+static void dyn_range_worker(void *ctx, int64_t begin, int64_t end)
+{
+  DynQuantJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    const float *x = job->x + job->n * u / RANGE_PARTS;
+    int64_t m = job->n * (u + 1) / RANGE_PARTS - job->n * u / RANGE_PARTS;
+    float lo = 0.0f, hi = 0.0f; /* the range always includes 0 */
+    for (int64_t i = 0; i < m; i++) {
+      lo = x[i] < lo ? x[i] : lo;
+      hi = x[i] > hi ? x[i] : hi;
+    }
+    job->lo[u] = lo;
+    job->hi[u] = hi;
+  }
+}
+
+static void dyn_quantize_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const DynQuantJob *job = ctx;
+  for (int64_t i = begin; i < end; i++) {
+    float q = rintf(job->x[i] / job->scale) + job->zp;
+    q = q < 0.0f ? 0.0f : (q > 255.0f ? 255.0f : q);
+    job->out[i] = q == q ? (uint8_t)q : 0;
+  }
+}
+
+static DsStatus k_dynamic_quantize_linear(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 3)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0], *scale = &ctx->outputs[1], *zp = &ctx->outputs[2];
+  if (x->dtype != DS_DTYPE_FLOAT32)
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(x);
+  if (y->dtype != DS_DTYPE_UINT8 || ds_tensor_numel(y) != n || scale->dtype != DS_DTYPE_FLOAT32 ||
+      ds_tensor_numel(scale) != 1 || zp->dtype != DS_DTYPE_UINT8 || ds_tensor_numel(zp) != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DynQuantJob job = {.x = x->data, .n = n, .out = y->data};
+  ds_parallel_for(ctx->pool, RANGE_PARTS, n >= (int64_t)DS_CPU_PARALLEL_GRAIN ? 1 : RANGE_PARTS,
+                  dyn_range_worker, &job);
+  float lo = 0.0f, hi = 0.0f;
+  for (int u = 0; u < RANGE_PARTS; u++) {
+    lo = job.lo[u] < lo ? job.lo[u] : lo;
+    hi = job.hi[u] > hi ? job.hi[u] : hi;
+  }
+  /* ONNX's formulas in float32: an all-zero input has scale 0, whose zero point and data
+   * quantize to 0 (0 / 0 is NaN, stored as 0). */
+  job.scale = (hi - lo) / 255.0f;
+  float zpf = rintf((0.0f - lo) / job.scale);
+  zpf = zpf < 0.0f ? 0.0f : (zpf > 255.0f ? 255.0f : zpf);
+  job.zp = zpf == zpf ? zpf : 0.0f;
+  *(float *)scale->data = job.scale;
+  *(uint8_t *)zp->data = (uint8_t)job.zp;
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN / 4, dyn_quantize_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* add_n */
 
 typedef struct {
@@ -1025,4 +2509,62 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_WHERE] = (DsKernel){k_where, NULL};
   table[DS_OP_ADD_N] = (DsKernel){k_add_n, NULL};
   table[DS_OP_DIV_SQRT_DIM] = (DsKernel){k_div_sqrt_dim, NULL};
+  table[DS_OP_BROADCAST_MOD] = (DsKernel){k_mod, NULL};
+  table[DS_OP_BROADCAST_FMOD] = (DsKernel){k_fmod, NULL};
+  table[DS_OP_BROADCAST_LOGICAL_AND] = (DsKernel){k_logical_and, NULL};
+  table[DS_OP_BROADCAST_LOGICAL_OR] = (DsKernel){k_logical_or, NULL};
+  table[DS_OP_BROADCAST_LOGICAL_XOR] = (DsKernel){k_logical_xor, NULL};
+  table[DS_OP_BROADCAST_PRELU] = (DsKernel){k_prelu, NULL};
+  table[DS_OP_BITWISE_LEFT_SHIFT] = (DsKernel){k_left_shift, NULL};
+  table[DS_OP_BITWISE_RIGHT_SHIFT] = (DsKernel){k_right_shift, NULL};
+  table[DS_OP_NP_EQUAL] = (DsKernel){k_np_equal, NULL};
+  table[DS_OP_NP_NOT_EQUAL] = (DsKernel){k_np_not_equal, NULL};
+  table[DS_OP_NP_GREATER] = (DsKernel){k_np_greater, NULL};
+  table[DS_OP_NP_GREATER_EQUAL] = (DsKernel){k_np_greater_equal, NULL};
+  table[DS_OP_NP_LESS] = (DsKernel){k_np_less, NULL};
+  table[DS_OP_NP_LESS_EQUAL] = (DsKernel){k_np_less_equal, NULL};
+  table[DS_OP_NP_WHERE] = (DsKernel){k_np_where, NULL};
+  table[DS_OP_FLOOR] = (DsKernel){k_floor, NULL};
+  table[DS_OP_CEIL] = (DsKernel){k_ceil, NULL};
+  table[DS_OP_RINT] = (DsKernel){k_rint, NULL};
+  table[DS_OP_SIGN] = (DsKernel){k_sign, NULL};
+  table[DS_OP_SIN] = (DsKernel){k_sin, NULL};
+  table[DS_OP_COS] = (DsKernel){k_cos, NULL};
+  table[DS_OP_TAN] = (DsKernel){k_tan, NULL};
+  table[DS_OP_ARCSIN] = (DsKernel){k_arcsin, NULL};
+  table[DS_OP_ARCCOS] = (DsKernel){k_arccos, NULL};
+  table[DS_OP_ARCTAN] = (DsKernel){k_arctan, NULL};
+  table[DS_OP_SINH] = (DsKernel){k_sinh, NULL};
+  table[DS_OP_COSH] = (DsKernel){k_cosh, NULL};
+  table[DS_OP_ARCSINH] = (DsKernel){k_arcsinh, NULL};
+  table[DS_OP_ARCCOSH] = (DsKernel){k_arccosh, NULL};
+  table[DS_OP_ARCTANH] = (DsKernel){k_arctanh, NULL};
+  table[DS_OP_SOFTSIGN] = (DsKernel){k_softsign, NULL};
+  table[DS_OP_LOGICAL_NOT] = (DsKernel){k_logical_not, NULL};
+  table[DS_OP_HARD_SIGMOID] = (DsKernel){k_hard_sigmoid, NULL};
+  table[DS_OP_HARD_SWISH] = (DsKernel){k_hard_swish, NULL};
+  table[DS_OP_SELU] = (DsKernel){k_selu, NULL};
+  table[DS_OP_CELU] = (DsKernel){k_celu, NULL};
+  table[DS_OP_THRESHOLDED_RELU] = (DsKernel){k_thresholded_relu, NULL};
+  table[DS_OP_SHRINK] = (DsKernel){k_shrink, NULL};
+  table[DS_OP_ISNAN] = (DsKernel){k_isnan, NULL};
+  table[DS_OP_ISINF] = (DsKernel){k_isinf, NULL};
+  table[DS_OP_ISPOSINF] = (DsKernel){k_isposinf, NULL};
+  table[DS_OP_ISNEGINF] = (DsKernel){k_isneginf, NULL};
+  table[DS_OP_NP_SUM] = (DsKernel){k_np_sum, np_reduce_workspace};
+  table[DS_OP_NP_MEAN] = (DsKernel){k_np_mean, np_reduce_workspace};
+  table[DS_OP_NP_MAX] = (DsKernel){k_np_max, np_reduce_workspace};
+  table[DS_OP_NP_MIN] = (DsKernel){k_np_min, np_reduce_workspace};
+  table[DS_OP_NP_PROD] = (DsKernel){k_np_prod, np_reduce_workspace};
+  table[DS_OP_SUM_SQUARE] = (DsKernel){k_sum_square, np_reduce_workspace};
+  table[DS_OP_L1_NORM] = (DsKernel){k_l1_norm, np_reduce_workspace};
+  table[DS_OP_L2_NORM] = (DsKernel){k_l2_norm, np_reduce_workspace};
+  table[DS_OP_LOG_SUM] = (DsKernel){k_log_sum, np_reduce_workspace};
+  table[DS_OP_LOG_SUM_EXP] = (DsKernel){k_log_sum_exp, log_sum_exp_workspace};
+  table[DS_OP_NP_ARGMAX] = (DsKernel){k_np_argmax, NULL};
+  table[DS_OP_NP_ARGMIN] = (DsKernel){k_np_argmin, NULL};
+  table[DS_OP_DYNAMIC_SUM] = (DsKernel){k_dynamic_sum, NULL};
+  table[DS_OP_QUANTIZE_LINEAR] = (DsKernel){k_quantize_linear, NULL};
+  table[DS_OP_DEQUANTIZE_LINEAR] = (DsKernel){k_dequantize_linear, NULL};
+  table[DS_OP_DYNAMIC_QUANTIZE_LINEAR] = (DsKernel){k_dynamic_quantize_linear, NULL};
 }
