@@ -40,6 +40,12 @@ static const char *const nn_ops[] = {"Convolution",
                                      "dot",
                                      "batch_dot",
                                      "RNN",
+                                     "_npi_matmul",
+                                     "InstanceNorm",
+                                     "LRN",
+                                     "_contrib_hardmax",
+                                     "_contrib_RecurrentLayer",
+                                     "_npi_einsum",
                                      NULL};
 
 static void test_registry(void)
@@ -321,9 +327,11 @@ static void ref_convolution(const DsConvolutionParam *p, const DsTensor *x, cons
     k[j] = p->kernel[i];
     s[j] = p->stride[i];
     d[j] = p->dilate[i];
-    pd[j] = p->pad[i];
+    int64_t pad_end;
+    ds_conv_axis_pads(p, i, in[j], &pd[j], &pad_end);
   }
-  int64_t batch = x->shape[0], c_in = x->shape[1], f_n = p->num_filter;
+  /* num_filter=0 takes the count from the weight (and so the output). */
+  int64_t batch = x->shape[0], c_in = x->shape[1], f_n = y->shape[1];
   int64_t cg = c_in / p->num_group, fg = f_n / p->num_group;
   const float *xv = x->data, *wv = w->data, *bv = b != NULL ? b->data : NULL;
   for (int64_t n = 0; n < batch; n++)
@@ -351,23 +359,20 @@ static void ref_convolution(const DsConvolutionParam *p, const DsTensor *x, cons
           }
 }
 
-/* Builds a Convolution with `attrs` (key, value, ..., NULL), infers its shapes from `data`,
- * runs the kernel on random data and compares with the reference. */
-static void check_convolution(const char *data, ...)
+/* Builds a Convolution with `attrs` (key, value, ..., NULL), infers its shapes from `data` (and
+ * `weight`, when not "?"), runs the kernel on random data and compares with the reference. */
+static void check_convolution_v(const char *data, const char *weight, va_list args)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, data);
   GError *error = NULL;
   DsNode *n = node_v(g, "Convolution", &error, args);
-  va_end(args);
   g_assert_no_error(error);
   const DsConvolutionParam *p = n->param;
   DsShape in[3], out[1];
-  infer_ok(n, (const char *[]){data, "?", "?"}, in, out);
+  infer_ok(n, (const char *[]){data, weight, "?"}, in, out);
   g_autofree char *ws = ds_shape_to_string(&in[1]);
   g_autofree char *os = ds_shape_to_string(&out[0]);
-  g_autofree char *bs = g_strdup_printf("(%" G_GINT64_FORMAT ",)", p->num_filter);
+  g_autofree char *bs = g_strdup_printf("(%" G_GINT64_FORMAT ",)", out[0].dims[1].value);
   DsTensor t_in[3] = {rtensor(data, -1, 1), rtensor(ws, -1, 1), rtensor(bs, -1, 1)};
   int n_in = p->no_bias ? 2 : 3;
   DsTensor t_out = ftensor(os);
@@ -379,6 +384,23 @@ static void check_convolution(const char *data, ...)
   g_free(want);
   tensors_free(t_in, 3);
   g_free(t_out.data);
+}
+
+static void check_convolution(const char *data, ...)
+{
+  va_list args;
+  va_start(args, data);
+  check_convolution_v(data, "?", args);
+  va_end(args);
+}
+
+/* The same with the weight's shape given (num_filter=0 takes the filter count from it). */
+static void check_convolution_w(const char *data, const char *weight, ...)
+{
+  va_list args;
+  va_start(args, weight);
+  check_convolution_v(data, weight, args);
+  va_end(args);
 }
 
 static void test_convolution_kernel(void)
@@ -418,6 +440,98 @@ static void test_convolution_kernel(void)
                     "3", NULL);
   /* Outputs over 1024 positions: one GEMM per image even in a batch. */
   check_convolution("(2, 3, 40, 40)", "kernel", "(3, 3)", "pad", "(1, 1)", "num_filter", "4", NULL);
+}
+
+/* ONNX's padding extensions: pad_end, auto_pad and num_filter=0. */
+static void test_convolution_padding(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[1];
+  /* ONNX's test_conv_with_strides_and_asymmetric_padding: pads (1, 0, 1, 0). */
+  DsNode *n = node_new(g, "Convolution", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)",
+                       "pad_end", "(1, 0)", "num_filter", "1", NULL);
+  infer_ok(n, (const char *[]){"(1, 1, 7, 5)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(1, 1, 4, 2)");
+  DsNode *na = node_new(g, "Convolution", "kernel", "(3, 3)", "pad", "(2, 0)", "pad_end", "(0, 1)",
+                        "num_filter", "2", "no_bias", "True", NULL);
+  const DsConvolutionParam *pa = na->param;
+  g_assert_cmpint(pa->pad_end[0], ==, 0);
+  g_assert_cmpint(pa->pad_end[1], ==, 1);
+  infer_ok(na, (const char *[]){"(1, 3, 6, 6)", "?"}, in, out);
+  assert_shape(&out[0], "(1, 2, 6, 5)");
+  /* Stride 1: the input's size flows back from the output with both paddings. */
+  in[0] = shp("(1, 3, ?, ?)");
+  in[1] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(1, 2, 6, 5)");
+  GError *error = NULL;
+  g_assert_true(infer_err(na, in, out, &error));
+  assert_shape(&in[0], "(1, 3, 6, 6)");
+  /* auto_pad: ceil(input / stride), symbolic too. */
+  DsNode *ns = node_new(g, "Convolution", "kernel", "(3, 3)", "stride", "(2, 2)", "auto_pad",
+                        "same_lower", "num_filter", "1", NULL);
+  g_assert_cmpint(((const DsConvolutionParam *)ns->param)->auto_pad, ==, DS_AUTO_PAD_SAME_LOWER);
+  infer_ok(ns, (const char *[]){"(1, 1, 5, 6)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(1, 1, 3, 3)");
+  Sym sy = sym_new();
+  in[0] = sym_shp(sy.exprs, "(N, 1, H, W)");
+  in[1] = in[2] = DS_SHAPE_UNKNOWN;
+  out[0] = DS_SHAPE_UNKNOWN;
+  g_autofree char *msg = infer_in(sy.ctx, ns, in, out);
+  g_assert_null(msg);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  g_assert_nonnull(strstr(os, "H"));
+  sym_free(&sy);
+  /* num_filter=0: the filter count is the weight's. */
+  DsNode *nf = node_new(g, "Convolution", "kernel", "(3,)", "num_filter", "0", NULL);
+  g_assert_cmpint(((const DsConvolutionParam *)nf->param)->num_filter, ==, 0);
+  infer_ok(nf, (const char *[]){"(2, 4, 10)", "(6, 4, 3)", "?"}, in, out);
+  assert_shape(&out[0], "(2, 6, 8)");
+  assert_shape(&in[2], "(6,)");
+  in[0] = shp("(2, 4, 10)");
+  in[1] = shp("(?, 4, 3)");
+  in[2] = DS_SHAPE_UNKNOWN;
+  out[0] = shp("(2, 5, ?)");
+  g_assert_true(infer_err(nf, in, out, &error));
+  assert_shape(&in[1], "(5, 4, 3)");
+  DsNode *nfg = node_new(g, "Convolution", "kernel", "(3,)", "num_filter", "0", "num_group", "2",
+                         NULL);
+  infer_fails(nfg, (const char *[]){"(2, 4, 10)", "(5, 2, 3)", "?"}, "not a multiple");
+  parse_fails(DS_ERROR_INVALID, "auto_pad", "Convolution", "kernel", "(3, 3)", "num_filter", "8",
+              "auto_pad", "same_upper", "pad", "(1, 1)", NULL);
+  parse_fails(DS_ERROR_PARSE, "auto_pad", "Convolution", "kernel", "(3, 3)", "num_filter", "8",
+              "auto_pad", "same", NULL);
+  parse_fails(DS_ERROR_INVALID, "pad_end", "Convolution", "kernel", "(3, 3)", "num_filter", "8",
+              "pad_end", "(1,)", NULL);
+
+  /* Kernels against the reference: the im2col, shifted, batched and 1-D/3-D paths. */
+  check_convolution("(1, 1, 7, 5)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)",
+                    "pad_end", "(1, 0)", "num_filter", "1", NULL);
+  check_convolution("(2, 3, 9, 11)", "kernel", "(3, 3)", "pad", "(2, 0)", "pad_end", "(0, 2)",
+                    "num_filter", "4", NULL);
+  /* Wide images and few filters: the shifted path (ds-cpu-conv.c's cost model picks it for
+   * these), its row overlap capped by the smaller of the two paddings. */
+  check_convolution("(1, 16, 55, 56)", "kernel", "(3, 3)", "pad", "(0, 1)", "pad_end", "(1, 2)",
+                    "num_filter", "4", "no_bias", "True", NULL);
+  check_convolution("(1, 16, 55, 56)", "kernel", "(3, 3)", "pad", "(2, 2)", "pad_end", "(1, 0)",
+                    "num_filter", "4", NULL);
+  check_convolution("(1, 16, 55, 56)", "kernel", "(3, 3)", "auto_pad", "same_upper",
+                    "num_filter", "4", NULL);
+  check_convolution("(1, 4, 40, 41)", "kernel", "(3, 3)", "pad", "(0, 1)", "pad_end", "(1, 2)",
+                    "num_filter", "2", "no_bias", "True", NULL); /* im2col */
+  check_convolution("(30, 3, 6, 5)", "kernel", "(3, 2)", "stride", "(2, 1)", "pad", "(1, 0)",
+                    "pad_end", "(0, 1)", "num_filter", "3", NULL); /* batched */
+  check_convolution("(1, 1, 5, 5)", "kernel", "(3, 3)", "stride", "(2, 2)", "auto_pad",
+                    "same_lower", "num_filter", "1", NULL);
+  check_convolution("(2, 2, 8, 7)", "kernel", "(4, 3)", "stride", "(3, 2)", "dilate", "(1, 2)",
+                    "auto_pad", "same_upper", "num_filter", "3", NULL);
+  check_convolution("(2, 3, 17)", "kernel", "(4,)", "auto_pad", "same_upper", "num_filter", "2",
+                    NULL);
+  check_convolution("(1, 2, 5, 6, 4)", "kernel", "(2, 3, 2)", "pad", "(1, 0, 1)", "pad_end",
+                    "(0, 2, 0)", "num_filter", "2", NULL);
+  check_convolution_w("(2, 4, 9, 8)", "(6, 2, 3, 3)", "kernel", "(3, 3)", "pad", "(1, 1)",
+                      "num_filter", "0", "num_group", "2", NULL);
+  check_convolution_w("(3, 5, 6, 7)", "(4, 5, 1, 1)", "kernel", "(1, 1)", "num_filter", "0",
+                      "no_bias", "True", NULL); /* direct */
 }
 
 /* Batches of small outputs, several images per GEMM (ds-cpu-conv.c's batched path). */
@@ -506,19 +620,22 @@ static void test_pooling_shape(void)
               NULL);
 }
 
-/* MXNet's CPU pooling, literally: each output's window, clipped as pool.h clips it. */
+/* MXNet's CPU pooling, literally: each output's window, clipped as pool.h clips it; with
+ * ONNX's extensions, the end padding (pe) may differ from the beginning's and max windows may
+ * be dilated. */
 static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y, double *out)
 {
   int ns = x->ndim - 2;
   int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-          pd[3] = {0, 0, 0};
+          pd[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
   for (int i = 0; i < ns; i++) {
     int j = 3 - ns + i;
     in[j] = x->shape[2 + i];
     o[j] = y->shape[2 + i];
     k[j] = p->global_pool ? in[j] : p->kernel[i];
     s[j] = p->global_pool ? 1 : p->stride[i];
-    pd[j] = p->global_pool ? 0 : p->pad[i];
+    dl[j] = p->global_pool ? 1 : p->dilate[i];
+    ds_pool_axis_pads(p, i, in[j], &pd[j], &pe[j]);
   }
   int64_t planes = x->shape[0] * x->shape[1], plane = in[0] * in[1] * in[2];
   const float *xv = x->data;
@@ -531,16 +648,19 @@ static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTens
           int64_t lo[3], hi[3];
           int64_t size_pad = 1, size_in = 1;
           for (int j = 0; j < 3; j++) {
-            int64_t end_pad = MIN(st[j] + k[j], in[j] + pd[j]);
+            int64_t end_pad = MIN(st[j] + k[j], in[j] + pe[j]);
             size_pad *= end_pad - st[j];
             lo[j] = MAX(st[j], 0);
-            hi[j] = MIN(st[j] + k[j], in[j]);
+            hi[j] = MIN(st[j] + (k[j] - 1) * dl[j] + 1, in[j]);
             size_in *= MIN(end_pad, in[j]) - lo[j];
           }
           double acc = p->pool_type == DS_POOL_MAX ? -FLT_MAX : 0.0;
           for (int64_t z = lo[0]; z < hi[0]; z++)
             for (int64_t yy = lo[1]; yy < hi[1]; yy++)
               for (int64_t xx = lo[2]; xx < hi[2]; xx++) {
+                if ((z - st[0]) % dl[0] != 0 || (yy - st[1]) % dl[1] != 0 ||
+                    (xx - st[2]) % dl[2] != 0)
+                  continue; /* between the taps of a dilated window */
                 double v = xv[pl * plane + (z * in[1] + yy) * in[2] + xx];
                 if (p->pool_type == DS_POOL_MAX)
                   acc = v > acc ? v : acc;
@@ -625,6 +745,119 @@ static void test_pooling_kernel(void)
   /* Big enough to split planes across threads. */
   check_pooling("(1, 64, 56, 56)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", NULL);
   check_pooling("(1, 64, 56, 56)", "global_pool", "True", "pool_type", "avg", NULL);
+}
+
+/* Pooling in dtype `t` against the float32 kernel on the same (integer-valued) data. */
+static void check_pooling_dtype(DsDType t, const char *data, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, data);
+  GError *error = NULL;
+  DsNode *n = node_v(g, "Pooling", &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  DsShape in[1], out[1];
+  infer_ok(n, (const char *[]){data}, in, out);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  DsTensor xf = ftensor(data), yf = ftensor(os);
+  DsTensor x = tensor_new(t, data), y = tensor_new(t, os);
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
+    double v = (double)g_rand_int_range(rng, t == DS_DTYPE_UINT8 ? 0 : -100, 100);
+    if (t == DS_DTYPE_FLOAT64)
+      v = g_rand_double_range(rng, -2, 2);
+    set(&x, i, v);
+    ((float *)xf.data)[i] = (float)v;
+  }
+  run_ok(DS_OP_POOLING, n->param, &xf, 1, &yf, 1);
+  run_ok(DS_OP_POOLING, n->param, &x, 1, &y, 1);
+  for (int64_t i = 0; i < ds_tensor_numel(&y); i++)
+    if (fabs(get(&y, i) - fp(&yf)[i]) > 1e-5 * (1 + fabs(fp(&yf)[i]))) {
+      g_test_fail_printf("Pooling %s %s: element %" G_GINT64_FORMAT " is %g, want %g",
+                         ds_dtype_name(t), data, i, get(&y, i), (double)fp(&yf)[i]);
+      break;
+    }
+  tensor_free(&xf);
+  tensor_free(&yf);
+  tensor_free(&x);
+  tensor_free(&y);
+}
+
+/* ONNX's extensions: pad_end, auto_pad and dilated max windows. */
+static void test_pooling_padding(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[1], out[1];
+  DsNode *n = node_new(g, "Pooling", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)",
+                       "pad_end", "(2, 1)", NULL);
+  infer_ok(n, (const char *[]){"(1, 2, 9, 9)"}, in, out);
+  assert_shape(&out[0], "(1, 2, 5, 4)");
+  DsNode *ns = node_new(g, "Pooling", "kernel", "(2, 2)", "auto_pad", "same_upper", "pool_type",
+                        "avg", "count_include_pad", "False", NULL);
+  infer_ok(ns, (const char *[]){"(1, 3, 32, 31)"}, in, out);
+  assert_shape(&out[0], "(1, 3, 32, 31)");
+  DsNode *nd = node_new(g, "Pooling", "kernel", "(2, 2)", "dilate", "(2, 2)", NULL);
+  infer_ok(nd, (const char *[]){"(1, 1, 4, 4)"}, in, out);
+  assert_shape(&out[0], "(1, 1, 2, 2)");
+  DsNode *nds = node_new(g, "Pooling", "kernel", "(3,)", "dilate", "(2,)", "stride", "(2,)",
+                         "auto_pad", "same_lower", NULL);
+  infer_ok(nds, (const char *[]){"(1, 1, 9)"}, in, out);
+  assert_shape(&out[0], "(1, 1, 5)");
+  infer_fails(nd, (const char *[]){"(1, 1, 2, 4)"}, "kernel size 3 exceeds");
+  parse_fails(DS_ERROR_UNSUPPORTED, "dilate", "Pooling", "kernel", "(2, 2)", "dilate", "(2, 2)",
+              "pool_type", "avg", NULL);
+  parse_fails(DS_ERROR_INVALID, "auto_pad", "Pooling", "kernel", "(2, 2)", "auto_pad",
+              "same_upper", "pad_end", "(1, 1)", NULL);
+
+  check_pooling("(1, 2, 9, 9)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)", "pad_end",
+                "(2, 1)", NULL);
+  check_pooling("(1, 2, 9, 9)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)", "pad_end",
+                "(2, 1)", "pool_type", "avg", NULL);
+  check_pooling("(1, 2, 9, 9)", "kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 0)", "pad_end",
+                "(2, 1)", "pool_type", "avg", "count_include_pad", "False", NULL);
+  /* ONNX's SAME cases. */
+  check_pooling("(1, 3, 32, 32)", "kernel", "(2, 2)", "auto_pad", "same_upper", "pool_type", "avg",
+                "count_include_pad", "False", NULL);
+  check_pooling("(1, 3, 32, 32)", "kernel", "(2, 2)", "auto_pad", "same_lower", NULL);
+  check_pooling("(1, 1, 5, 5)", "kernel", "(3, 3)", "stride", "(2, 2)", "auto_pad", "same_upper",
+                NULL);
+  check_pooling("(2, 3, 17)", "kernel", "(4,)", "stride", "(3,)", "auto_pad", "same_lower",
+                "pool_type", "lp", "p_value", "2", NULL);
+  /* Dilation (the direct path). */
+  check_pooling("(1, 1, 4, 4)", "kernel", "(2, 2)", "dilate", "(2, 2)", NULL);
+  check_pooling("(2, 3, 11, 10)", "kernel", "(3, 2)", "dilate", "(2, 3)", "stride", "(2, 1)",
+                "pad", "(1, 2)", NULL);
+  check_pooling("(1, 2, 5, 6, 7)", "kernel", "(2, 2, 2)", "dilate", "(2, 1, 3)", "auto_pad",
+                "same_upper", NULL);
+
+  /* The other dtypes: max pooling in the integers, everything in float64. */
+  const DsDType ints[] = {DS_DTYPE_UINT8, DS_DTYPE_INT8, DS_DTYPE_INT32, DS_DTYPE_INT64,
+                          DS_DTYPE_FLOAT64};
+  for (gsize i = 0; i < G_N_ELEMENTS(ints); i++) {
+    check_pooling_dtype(ints[i], "(1, 2, 5, 5)", "kernel", "(5, 5)", "pad", "(2, 2)", NULL);
+    check_pooling_dtype(ints[i], "(2, 3, 9, 8)", "kernel", "(3, 2)", "dilate", "(2, 1)", "stride",
+                        "(2, 2)", "auto_pad", "same_upper", NULL);
+    check_pooling_dtype(ints[i], "(2, 3, 7)", "global_pool", "True", NULL);
+  }
+  check_pooling_dtype(DS_DTYPE_FLOAT64, "(2, 3, 9, 8)", "kernel", "(3, 3)", "stride", "(2, 2)",
+                      "pad", "(1, 0)", "pad_end", "(2, 1)", "pool_type", "avg", NULL);
+  check_pooling_dtype(DS_DTYPE_FLOAT64, "(2, 3, 9, 8)", "kernel", "(3, 3)", "pad", "(1, 1)",
+                      "pool_type", "avg", "count_include_pad", "False", "pooling_convention",
+                      "full", NULL);
+  check_pooling_dtype(DS_DTYPE_FLOAT64, "(1, 2, 6, 7)", "kernel", "(2, 3)", "pool_type", "lp",
+                      "p_value", "2", NULL);
+  check_pooling_dtype(DS_DTYPE_FLOAT64, "(1, 2, 6, 7)", "kernel", "(2, 2)", "pool_type", "sum",
+                      NULL);
+  check_pooling_dtype(DS_DTYPE_FLOAT64, "(2, 3, 4, 5)", "global_pool", "True", "pool_type", "avg",
+                      NULL);
+  /* Sums in the integers are refused. */
+  g_autoptr(DsGraph) g2 = ds_graph_new();
+  DsNode *na = node_new(g2, "Pooling", "kernel", "(2, 2)", "pool_type", "avg", NULL);
+  DsTensor xi = tensor_new(DS_DTYPE_INT32, "(1, 1, 4, 4)"), yi = tensor_new(DS_DTYPE_INT32,
+                                                                          "(1, 1, 3, 3)");
+  g_assert_cmpint(run_kernel(DS_OP_POOLING, na->param, &xi, 1, &yi, 1), ==, DS_STATUS_UNSUPPORTED);
+  tensor_free(&xi);
+  tensor_free(&yi);
 }
 
 /* ---- FullyConnected, dot, batch_dot -------------------------------------------------------- */
@@ -1582,6 +1815,838 @@ static void test_rnn_kernel(void)
   g_free(y.data);
 }
 
+/* ---- _npi_matmul, float64 dot ------------------------------------------------------------- */
+
+static void test_matmul_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_npi_matmul", NULL);
+  g_assert_true(ds_op_lookup("matmul") == n->op);
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){"(3, 4)", "(4, 5)"}, in, out);
+  assert_shape(&out[0], "(3, 5)");
+  infer_ok(n, (const char *[]){"(2, 1, 3, 4)", "(6, 4, 5)"}, in, out);
+  assert_shape(&out[0], "(2, 6, 3, 5)");
+  infer_ok(n, (const char *[]){"(4,)", "(2, 4, 5)"}, in, out); /* a row, dropped */
+  assert_shape(&out[0], "(2, 5)");
+  infer_ok(n, (const char *[]){"(2, 3, 4)", "(4,)"}, in, out); /* a column, dropped */
+  assert_shape(&out[0], "(2, 3)");
+  infer_ok(n, (const char *[]){"(4,)", "(4,)"}, in, out);
+  assert_shape(&out[0], "()");
+  infer_ok(n, (const char *[]){"(0, 3, 4)", "(4, 0)"}, in, out);
+  assert_shape(&out[0], "(0, 3, 0)");
+  /* K flows between the operands; rows and columns back from the output. */
+  infer_ok(n, (const char *[]){"(7, ?)", "(5, ?)"}, in, out);
+  assert_shape(&in[0], "(7, 5)");
+  in[0] = shp("(?, 3)");
+  in[1] = shp("(3, ?)");
+  out[0] = shp("(2, 9)");
+  GError *error = NULL;
+  g_assert_true(infer_err(n, in, out, &error));
+  assert_shape(&in[0], "(2, 3)");
+  assert_shape(&in[1], "(3, 9)");
+  infer_fails(n, (const char *[]){"(3, 4)", "(5, 6)"}, "do not multiply");
+  infer_fails(n, (const char *[]){"(2, 3, 4)", "(3, 4, 5)"}, "lhs");
+  infer_fails(n, (const char *[]){"()", "(3,)"}, "scalars");
+}
+
+/* NumPy's matmul in double for any of the test dtypes, reading through get(). */
+static void ref_matmul(const DsTensor *a, const DsTensor *b, const DsTensor *y, double *out)
+{
+  int64_t m = a->ndim > 1 ? a->shape[a->ndim - 2] : 1, k = a->shape[a->ndim - 1];
+  int64_t n = b->ndim > 1 ? b->shape[b->ndim - 1] : 1;
+  int nb = y->ndim - (a->ndim > 1) - (b->ndim > 1);
+  int64_t count = ds_shape_span(y->shape, 0, nb);
+  for (int64_t i = 0; i < count; i++) {
+    /* The operands' matrix indices under broadcasting. */
+    int64_t ai = 0, bi = 0, rem = i, a_stride = 1, b_stride = 1;
+    for (int d = nb - 1; d >= 0; d--) {
+      int64_t idx = rem % y->shape[d];
+      rem /= y->shape[d];
+      int ja = d - (nb - (a->ndim - 2)), jb = d - (nb - (b->ndim - 2));
+      if (ja >= 0) {
+        ai += (a->shape[ja] == 1 ? 0 : idx) * a_stride;
+        a_stride *= a->shape[ja];
+      }
+      if (jb >= 0) {
+        bi += (b->shape[jb] == 1 ? 0 : idx) * b_stride;
+        b_stride *= b->shape[jb];
+      }
+    }
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t c = 0; c < n; c++) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; p++)
+          acc += get(a, ai * m * k + r * k + p) * get(b, bi * k * n + p * n + c);
+        out[(i * m + r) * n + c] = acc;
+      }
+  }
+}
+
+/* An exact integer result as the dtype's wrapping arithmetic leaves it. */
+static double wrap_int(DsDType t, double v)
+{
+  int64_t i = (int64_t)v;
+  switch (t) {
+  case DS_DTYPE_INT8:
+    return (int8_t)(uint8_t)(i & 0xff);
+  case DS_DTYPE_UINT8:
+    return (uint8_t)(i & 0xff);
+  case DS_DTYPE_INT32:
+    return (int32_t)(uint32_t)(i & 0xffffffff);
+  default:
+    return v;
+  }
+}
+
+static void check_matmul(DsDType t, const char *as, const char *bs)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_npi_matmul", NULL);
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){as, bs}, in, out);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  DsTensor x[2] = {tensor_new(t, as), tensor_new(t, bs)};
+  fill_random(&x[0], -2, 2);
+  fill_random(&x[1], -2, 2);
+  DsTensor y = tensor_new(t, os);
+  run_ok(DS_OP_MATMUL, n->param, x, 2, &y, 1);
+  int64_t numel = ds_tensor_numel(&y);
+  double *want = dalloc(numel);
+  ref_matmul(&x[0], &x[1], &y, want);
+  for (int64_t i = 0; i < numel; i++) {
+    double got = get(&y, i);
+    double tol = t == DS_DTYPE_FLOAT32 ? 1e-4 * (1 + fabs(want[i])) : 1e-9 * (1 + fabs(want[i]));
+    if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64)
+      want[i] = wrap_int(t, want[i]);
+    if (fabs(got - want[i]) > tol) {
+      g_test_fail_printf("matmul %s %s x %s: element %" G_GINT64_FORMAT " is %g, want %g",
+                         ds_dtype_name(t), as, bs, i, got, want[i]);
+      break;
+    }
+  }
+  g_free(want);
+  tensors_free(x, 2);
+  tensor_free(&y);
+}
+
+static void test_matmul_kernel(void)
+{
+  check_matmul(DS_DTYPE_FLOAT32, "(3, 4)", "(4, 5)");
+  check_matmul(DS_DTYPE_FLOAT32, "(2, 3, 7, 4)", "(4, 5)");    /* one GEMM */
+  check_matmul(DS_DTYPE_FLOAT32, "(2, 3, 7, 4)", "(1, 4, 5)"); /* one GEMM, unit batch */
+  check_matmul(DS_DTYPE_FLOAT32, "(7, 4)", "(3, 4, 5)");       /* a broadcast */
+  check_matmul(DS_DTYPE_FLOAT32, "(2, 1, 3, 4)", "(5, 4, 6)"); /* both broadcast */
+  check_matmul(DS_DTYPE_FLOAT32, "(4,)", "(2, 4, 5)");         /* gemv rows */
+  check_matmul(DS_DTYPE_FLOAT32, "(2, 3, 4)", "(4,)");         /* gemv column */
+  check_matmul(DS_DTYPE_FLOAT32, "(6,)", "(6,)");              /* dot product */
+  check_matmul(DS_DTYPE_FLOAT32, "(1, 9)", "(9, 1)");
+  check_matmul(DS_DTYPE_FLOAT32, "(64, 96)", "(96, 80)");
+  check_matmul(DS_DTYPE_FLOAT32, "(0, 3, 4)", "(4, 5)"); /* empty */
+  check_matmul(DS_DTYPE_FLOAT32, "(2, 3, 0)", "(0, 5)"); /* K = 0: zeros */
+  check_matmul(DS_DTYPE_FLOAT64, "(2, 5, 3)", "(2, 3, 4)");
+  check_matmul(DS_DTYPE_FLOAT64, "(3,)", "(3, 2)");
+  check_matmul(DS_DTYPE_INT32, "(2, 3, 4)", "(4, 5)");
+  check_matmul(DS_DTYPE_INT64, "(3, 1, 2, 4)", "(2, 4, 3)");
+  check_matmul(DS_DTYPE_INT8, "(3, 4)", "(4, 2)");
+  check_matmul(DS_DTYPE_UINT8, "(5,)", "(5, 3)");
+  /* Integer products wrap as the dtype's arithmetic: 100 * 100 * 2 in int8. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_npi_matmul", NULL);
+  DsTensor x[2] = {tensor_new(DS_DTYPE_INT8, "(1, 2)"), tensor_new(DS_DTYPE_INT8, "(2, 1)")};
+  for (int i = 0; i < 2; i++) {
+    set(&x[0], i, 100);
+    set(&x[1], i, 100);
+  }
+  DsTensor y = tensor_new(DS_DTYPE_INT8, "(1, 1)");
+  run_ok(DS_OP_MATMUL, n->param, x, 2, &y, 1);
+  g_assert_cmpfloat(get(&y, 0), ==, wrap_int(DS_DTYPE_INT8, 20000));
+  tensors_free(x, 2);
+  tensor_free(&y);
+  /* Mixed dtypes are refused. */
+  DsTensor m[2] = {tensor_new(DS_DTYPE_FLOAT32, "(2, 2)"), tensor_new(DS_DTYPE_FLOAT64, "(2, 2)")};
+  DsTensor my = tensor_new(DS_DTYPE_FLOAT32, "(2, 2)");
+  g_assert_cmpint(run_kernel(DS_OP_MATMUL, n->param, m, 2, &my, 1), ==, DS_STATUS_UNSUPPORTED);
+  tensors_free(m, 2);
+  tensor_free(&my);
+}
+
+/* dot and batch_dot in float64 (dgemm). */
+static void test_dot_float64(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "dot", "transpose_a", "True", "transpose_b", "True", NULL);
+  DsTensor x[2] = {tensor_new(DS_DTYPE_FLOAT64, "(4, 3)"), tensor_new(DS_DTYPE_FLOAT64, "(5, 4)")};
+  fill_random(&x[0], -1, 1);
+  fill_random(&x[1], -1, 1);
+  DsTensor y = tensor_new(DS_DTYPE_FLOAT64, "(3, 5)");
+  run_ok(DS_OP_DOT, n->param, x, 2, &y, 1);
+  for (int64_t i = 0; i < 3; i++)
+    for (int64_t j = 0; j < 5; j++) {
+      double acc = 0;
+      for (int64_t p = 0; p < 4; p++)
+        acc += get(&x[0], p * 3 + i) * get(&x[1], j * 4 + p);
+      g_assert_cmpfloat_with_epsilon(get(&y, i * 5 + j), acc, 1e-12);
+    }
+  tensors_free(x, 2);
+  tensor_free(&y);
+  DsNode *nb = node_new(g, "batch_dot", NULL);
+  DsTensor z[2] = {tensor_new(DS_DTYPE_FLOAT64, "(2, 3, 4)"),
+                   tensor_new(DS_DTYPE_FLOAT64, "(2, 4, 2)")};
+  fill_random(&z[0], -1, 1);
+  fill_random(&z[1], -1, 1);
+  DsTensor zy = tensor_new(DS_DTYPE_FLOAT64, "(2, 3, 2)");
+  run_ok(DS_OP_BATCH_DOT, nb->param, z, 2, &zy, 1);
+  double want[12];
+  ref_matmul(&z[0], &z[1], &zy, want);
+  for (int i = 0; i < 12; i++)
+    g_assert_cmpfloat_with_epsilon(get(&zy, i), want[i], 1e-12);
+  tensors_free(z, 2);
+  tensor_free(&zy);
+}
+
+/* ---- LayerNorm and softmax over trailing axes, hardmax ------------------------------------- */
+
+static void test_layer_norm_trailing(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "LayerNorm", "axis", "1", "trailing_axes", "True", "output_mean_var",
+                       "True", "eps", "0.1", NULL);
+  DsShape in[3], out[3];
+  infer_ok(n, (const char *[]){"(2, 3, 4, 5)", "?", "?"}, in, out);
+  assert_shape(&in[1], "(3, 4, 5)");
+  assert_shape(&in[2], "(3, 4, 5)");
+  assert_shape(&out[1], "(2, 1, 1, 1)");
+  /* The data's trailing dims come back from gamma. */
+  infer_ok(n, (const char *[]){"(2, ?, ?, 5)", "(3, 4, 5)", "?"}, in, out);
+  assert_shape(&in[0], "(2, 3, 4, 5)");
+  infer_fails(n, (const char *[]){"(2, 3, 4, 5)", "(3, 4, 6)", "?"}, "gamma has shape (3, 4, 6)");
+  infer_fails(n, (const char *[]){"(2, ?, ?, ?)", "(3, 4, 6)", "(3, 4, 5)"}, "beta");
+  /* The kernel: rows of 60, normalised together. */
+  DsTensor t[3] = {rtensor("(2, 3, 4, 5)", -2, 3), rtensor("(3, 4, 5)", 0.5, 2),
+                   rtensor("(3, 4, 5)", -1, 1)};
+  DsTensor y[3] = {ftensor("(2, 3, 4, 5)"), ftensor("(2, 1, 1, 1)"), ftensor("(2, 1, 1, 1)")};
+  run_ok(DS_OP_LAYER_NORM, n->param, t, 3, y, 3);
+  double want[120], mean[2], std[2];
+  for (int o = 0; o < 2; o++) {
+    double sum = 0, ss = 0;
+    for (int k = 0; k < 60; k++)
+      sum += fp(&t[0])[o * 60 + k];
+    mean[o] = sum / 60;
+    for (int k = 0; k < 60; k++)
+      ss += (fp(&t[0])[o * 60 + k] - mean[o]) * (fp(&t[0])[o * 60 + k] - mean[o]);
+    std[o] = sqrt(ss / 60 + 0.1);
+    for (int k = 0; k < 60; k++)
+      want[o * 60 + k] = (fp(&t[0])[o * 60 + k] - mean[o]) / std[o] * fp(&t[1])[k] + fp(&t[2])[k];
+  }
+  close_to(y[0].data, want, 120, 1e-5, 1e-5, "LayerNorm trailing");
+  close_to(y[1].data, mean, 2, 1e-6, 1e-5, "LayerNorm trailing mean");
+  close_to(y[2].data, std, 2, 1e-6, 1e-5, "LayerNorm trailing std");
+  tensors_free(t, 3);
+  tensors_free(y, 3);
+}
+
+static void test_softmax_trailing(void)
+{
+  const char *const ops[] = {"softmax", "log_softmax"};
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *n = node_new(g, ops[i], "axis", "1", "trailing_axes", "True", NULL);
+    DsShape in[1], out[1];
+    infer_ok(n, (const char *[]){"(3, 4, 5)"}, in, out);
+    DsTensor x = rtensor("(3, 4, 5)", -5, 5), y = ftensor("(3, 4, 5)");
+    run_ok(i == 0 ? DS_OP_SOFTMAX : DS_OP_LOG_SOFTMAX, n->param, &x, 1, &y, 1);
+    double want[60];
+    ref_softmax(x.data, want, 3, 20, 1, 1.0, i == 1, NULL); /* rows of 4 x 5 */
+    close_to(y.data, want, 60, 1e-6, 1e-5, ops[i]);
+    g_free(x.data);
+    g_free(y.data);
+  }
+  parse_fails(DS_ERROR_INVALID, "trailing_axes", "softmax", "use_length", "True",
+              "trailing_axes", "True", NULL);
+}
+
+static void check_hardmax(DsDType t, const char *shape, int axis, bool trailing)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *axis_s = g_strdup_printf("%d", axis);
+  DsNode *n = node_new(g, "_contrib_hardmax", "axis", axis_s, "trailing_axes",
+                       trailing ? "True" : "False", NULL);
+  DsShape in[1], out[1];
+  infer_ok(n, (const char *[]){shape}, in, out);
+  DsTensor x = tensor_new(t, shape), y = tensor_new(t, shape);
+  fill_random(&x, -3, 3);
+  int64_t numel = ds_tensor_numel(&x);
+  for (int64_t i = 0; i < numel; i += 3) /* ties: the first maximum wins */
+    set(&x, i, 2.5);
+  run_ok(DS_OP_HARDMAX, n->param, &x, 1, &y, 1);
+  int ax = axis < 0 ? axis + x.ndim : axis;
+  int64_t outer = ds_shape_span(x.shape, 0, ax), len = x.shape[ax];
+  int64_t inner = ds_shape_span(x.shape, ax + 1, x.ndim);
+  if (trailing) {
+    len *= inner;
+    inner = 1;
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < len; k++)
+        if (get(&x, (o * len + k) * inner + i) > get(&x, (o * len + best) * inner + i))
+          best = k;
+      for (int64_t k = 0; k < len; k++)
+        g_assert_cmpfloat(get(&y, (o * len + k) * inner + i), ==, k == best ? 1.0 : 0.0);
+    }
+  tensor_free(&x);
+  tensor_free(&y);
+}
+
+static void test_hardmax(void)
+{
+  check_hardmax(DS_DTYPE_FLOAT32, "(3, 4, 5)", -1, false);
+  check_hardmax(DS_DTYPE_FLOAT32, "(3, 4, 5)", 1, false);
+  check_hardmax(DS_DTYPE_FLOAT32, "(3, 4, 5)", 0, false);
+  check_hardmax(DS_DTYPE_FLOAT32, "(3, 4, 5)", 1, true);
+  check_hardmax(DS_DTYPE_FLOAT64, "(2, 300)", 1, false);
+  check_hardmax(DS_DTYPE_FLOAT32, "(0, 4)", 1, false);
+  /* A NaN counts as the maximum (NumPy's argmax). */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_contrib_hardmax", NULL);
+  DsTensor x = ftensor("(1, 4)"), y = ftensor("(1, 4)");
+  const float v[] = {1.0f, 5.0f, NAN, 7.0f};
+  memcpy(x.data, v, sizeof v);
+  run_ok(DS_OP_HARDMAX, n->param, &x, 1, &y, 1);
+  g_assert_cmpfloat(fp(&y)[2], ==, 1.0f);
+  g_assert_cmpfloat(fp(&y)[3], ==, 0.0f);
+  infer_fails(n, (const char *[]){"()"}, "axis");
+  g_free(x.data);
+  g_free(y.data);
+}
+
+/* ---- InstanceNorm, LRN ------------------------------------------------------------------ */
+
+static void test_instance_norm(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "InstanceNorm", "eps", "0.01", NULL);
+  g_assert_cmpfloat(((const DsInstanceNormParam *)n->param)->eps, ==, 0.01);
+  DsShape in[3], out[1];
+  infer_ok(n, (const char *[]){"(2, 3, 4, 5)", "?", "?"}, in, out);
+  assert_shape(&in[1], "(3,)");
+  assert_shape(&out[0], "(2, 3, 4, 5)");
+  infer_ok(n, (const char *[]){"(2, ?, 7)", "(6,)", "?"}, in, out);
+  assert_shape(&in[0], "(2, 6, 7)");
+  infer_fails(n, (const char *[]){"(2, 3)", "?", "?"}, "at least 3 dims");
+  infer_fails(n, (const char *[]){"(2, 3, 4)", "(4,)", "?"}, "gamma");
+  const char *const shapes[] = {"(2, 3, 4, 5)", "(1, 2, 1, 3)", "(3, 4, 9000)"};
+  for (int s = 0; s < 3; s++) {
+    infer_ok(n, (const char *[]){shapes[s], "?", "?"}, in, out);
+    g_autofree char *cs = ds_shape_to_string(&in[1]);
+    DsTensor t[3] = {rtensor(shapes[s], -2, 3), rtensor(cs, 0.5, 2), rtensor(cs, -1, 1)};
+    DsTensor y = ftensor(shapes[s]);
+    run_ok(DS_OP_INSTANCE_NORM, n->param, t, 3, &y, 1);
+    int64_t c_n = t[0].shape[1], planes = t[0].shape[0] * c_n;
+    int64_t plane = ds_tensor_numel(&t[0]) / planes;
+    double *want = dalloc(planes * plane);
+    for (int64_t pl = 0; pl < planes; pl++) {
+      const float *x = fp(&t[0]) + pl * plane;
+      double m = 0, v = 0;
+      for (int64_t i = 0; i < plane; i++)
+        m += x[i];
+      m /= plane;
+      for (int64_t i = 0; i < plane; i++)
+        v += (x[i] - m) * (x[i] - m);
+      v /= plane;
+      for (int64_t i = 0; i < plane; i++)
+        want[pl * plane + i] =
+            (x[i] - m) / sqrt(v + 0.01) * fp(&t[1])[pl % c_n] + fp(&t[2])[pl % c_n];
+    }
+    close_to(y.data, want, planes * plane, 1e-5, 1e-4, "InstanceNorm");
+    g_free(want);
+    tensors_free(t, 3);
+    g_free(y.data);
+  }
+}
+
+static void check_lrn(const char *shape, const char *nsize, double alpha, double beta,
+                      double knorm)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *as = g_strdup_printf("%.9g", alpha), *bs = g_strdup_printf("%.9g", beta),
+                  *ks = g_strdup_printf("%.9g", knorm);
+  DsNode *n = node_new(g, "LRN", "nsize", nsize, "alpha", as, "beta", bs, "knorm", ks, NULL);
+  const DsLRNParam *p = n->param;
+  DsShape in[1], out[2];
+  infer_ok(n, (const char *[]){shape}, in, out);
+  assert_shape(&out[1], shape);
+  DsTensor x = rtensor(shape, -3, 3);
+  DsTensor y[2] = {ftensor(shape), ftensor(shape)};
+  run_ok(DS_OP_LRN, p, &x, 1, y, 2);
+  int64_t c_n = x.shape[1], inner = ds_shape_span(x.shape, 2, x.ndim);
+  int64_t numel = ds_tensor_numel(&x);
+  double *want = dalloc(numel), *norm = dalloc(numel);
+  /* ONNX's window: floor((size - 1) / 2) channels before, ceil((size - 1) / 2) after. */
+  int64_t before = (p->nsize - 1) / 2, after = p->nsize - 1 - before;
+  for (int64_t i = 0; i < numel; i++) {
+    int64_t c = i / inner % c_n, base = i - c * inner;
+    double sq = 0;
+    for (int64_t cc = MAX(0, c - before); cc <= MIN(c_n - 1, c + after); cc++)
+      sq += (double)fp(&x)[base + cc * inner] * fp(&x)[base + cc * inner];
+    norm[i] = knorm + alpha / p->nsize * sq;
+    want[i] = fp(&x)[i] / pow(norm[i], beta);
+  }
+  close_to(y[0].data, want, numel, 1e-6, 1e-5, "LRN");
+  close_to(y[1].data, norm, numel, 1e-6, 1e-5, "LRN norm");
+  g_free(want);
+  g_free(norm);
+  g_free(x.data);
+  tensors_free(y, 2);
+}
+
+static void test_lrn(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "LRN", "nsize", "5", NULL);
+  const DsLRNParam *p = n->param;
+  g_assert_cmpfloat(p->alpha, ==, 1e-4);
+  g_assert_cmpfloat(p->beta, ==, 0.75);
+  g_assert_cmpfloat(p->knorm, ==, 2.0);
+  g_assert_cmpint(n->op->num_visible_outputs(p), ==, 1);
+  parse_fails(DS_ERROR_INVALID, "nsize", "LRN", NULL);
+  parse_fails(DS_ERROR_INVALID, "nsize", "LRN", "nsize", "0", NULL);
+  infer_fails(n, (const char *[]){"(5,)"}, "at least 2 dims");
+  check_lrn("(5, 5, 5, 5)", "3", 0.0002, 0.5, 2.0);
+  check_lrn("(2, 7, 3, 4)", "5", 1e-4, 0.75, 1.0);
+  check_lrn("(2, 6, 9)", "4", 0.01, 0.75, 1.0); /* even: one more channel after */
+  check_lrn("(1, 3)", "1", 0.5, 1.0, 1.0);
+  check_lrn("(2, 16, 40, 40)", "5", 1e-3, 0.75, 2.0); /* rows on the pool */
+}
+
+/* ---- _contrib_RecurrentLayer ------------------------------------------------------------- */
+
+static double rsig(double x)
+{
+  return 1.0 / (1.0 + exp(-x));
+}
+
+static double rclip(double v, double c)
+{
+  return c > 0 ? fmin(fmax(v, -c), c) : v;
+}
+
+/* ONNX's equations in double, step by step; inputs in the op's order (flags decide), outputs
+ * y, yh and (LSTM) yc in the op's layouts. */
+static void ref_recurrent(const DsRecurrentLayerParam *p, const DsTensor *in, double *y,
+                          double *yh, double *yc)
+{
+  const bool bf = p->batch_first;
+  const int64_t T = in[0].shape[bf ? 1 : 0], N = in[0].shape[bf ? 0 : 1], I = in[0].shape[2];
+  const int64_t H = p->state_size, D = ds_recurrent_dirs(p), G = ds_rnn_n_gates(p->mode);
+  int slot = 3;
+  const DsTensor *bias = p->use_bias ? &in[slot++] : NULL;
+  const DsTensor *lens = p->use_sequence_length ? &in[slot++] : NULL;
+  const DsTensor *h0 = p->use_initial_h ? &in[slot++] : NULL;
+  const DsTensor *c0 = p->use_initial_c ? &in[slot++] : NULL;
+  const DsTensor *pp = p->use_peephole ? &in[slot++] : NULL;
+  double *h = dalloc(N * H), *c = dalloc(N * H), *xw = dalloc(G * H), *hr = dalloc(G * H);
+  double *nh = dalloc(H), *nc = dalloc(H);
+#define STATE_AT(d, b) (bf ? ((b) * D + (d)) * H : ((d) * N + (b)) * H)
+  for (int64_t d = 0; d < D; d++) {
+    bool backward = p->direction == DS_RNN_REVERSE || d == 1;
+    const float *W = fp(&in[1]) + d * G * H * I, *R = fp(&in[2]) + d * G * H * H;
+    const float *wb = bias != NULL ? fp(bias) + d * 2 * G * H : NULL;
+    for (int64_t b = 0; b < N; b++)
+      for (int64_t j = 0; j < H; j++) {
+        h[b * H + j] = h0 != NULL ? fp(h0)[STATE_AT(d, b) + j] : 0.0;
+        c[b * H + j] = c0 != NULL ? fp(c0)[STATE_AT(d, b) + j] : 0.0;
+      }
+    for (int64_t s = 0; s < T; s++) {
+      int64_t t = backward ? T - 1 - s : s;
+      for (int64_t b = 0; b < N; b++) {
+        double *yr = y + (bf ? ((b * T + t) * D + d) * H : ((t * D + d) * N + b) * H);
+        if (lens != NULL && t >= (int64_t)get(lens, b)) {
+          for (int64_t j = 0; j < H; j++)
+            yr[j] = 0.0;
+          continue;
+        }
+        const float *x = fp(&in[0]) + (bf ? b * T + t : t * N + b) * I;
+        double *hb = h + b * H, *cb = c + b * H;
+        for (int64_t g = 0; g < G * H; g++) {
+          xw[g] = wb != NULL ? wb[g] : 0.0;
+          hr[g] = wb != NULL ? wb[G * H + g] : 0.0;
+          for (int64_t i = 0; i < I; i++)
+            xw[g] += x[i] * W[g * I + i];
+          for (int64_t j = 0; j < H; j++)
+            hr[g] += hb[j] * R[g * H + j];
+        }
+        for (int64_t j = 0; j < H; j++) {
+          double cl = p->clip;
+          if (p->mode == DS_RNN_LSTM) {
+            const float *pd = pp != NULL ? fp(pp) + d * 3 * H : NULL;
+            double gi = rsig(rclip(xw[j] + hr[j] + (pd ? pd[j] * cb[j] : 0), cl));
+            double gf = rsig(rclip(xw[2 * H + j] + hr[2 * H + j] + (pd ? pd[2 * H + j] * cb[j] : 0),
+                                   cl));
+            double gc = tanh(rclip(xw[3 * H + j] + hr[3 * H + j], cl));
+            nc[j] = gf * cb[j] + gi * gc;
+            double go = rsig(rclip(xw[H + j] + hr[H + j] + (pd ? pd[H + j] * nc[j] : 0), cl));
+            nh[j] = go * tanh(nc[j]);
+          } else if (p->mode == DS_RNN_GRU) {
+            double z = rsig(rclip(xw[j] + hr[j], cl));
+            double r = rsig(rclip(xw[H + j] + hr[H + j], cl));
+            double cand;
+            if (p->linear_before_reset) {
+              cand = tanh(rclip(xw[2 * H + j] + r * hr[2 * H + j], cl));
+            } else {
+              double acc = wb != NULL ? wb[G * H + 2 * H + j] : 0.0;
+              for (int64_t k = 0; k < H; k++) {
+                double rk = rsig(rclip(xw[H + k] + hr[H + k], cl));
+                acc += rk * hb[k] * R[(2 * H + j) * H + k];
+              }
+              cand = tanh(rclip(xw[2 * H + j] + acc, cl));
+            }
+            nh[j] = (1 - z) * cand + z * hb[j];
+          } else {
+            double v = rclip(xw[j] + hr[j], cl);
+            nh[j] = p->mode == DS_RNN_TANH ? tanh(v) : (v > 0 ? v : 0);
+          }
+        }
+        for (int64_t j = 0; j < H; j++) {
+          hb[j] = nh[j];
+          if (p->mode == DS_RNN_LSTM)
+            cb[j] = nc[j];
+          yr[j] = nh[j];
+        }
+      }
+    }
+    for (int64_t b = 0; b < N; b++)
+      for (int64_t j = 0; j < H; j++) {
+        yh[STATE_AT(d, b) + j] = h[b * H + j];
+        if (yc != NULL)
+          yc[STATE_AT(d, b) + j] = c[b * H + j];
+      }
+  }
+#undef STATE_AT
+  g_free(h);
+  g_free(c);
+  g_free(xw);
+  g_free(hr);
+  g_free(nh);
+  g_free(nc);
+}
+
+/* A layer with `attrs` (key, value, ..., NULL) on data of `shape`: shapes inferred, random
+ * inputs (lengths from 0 to T), kernel against the reference. */
+static void check_recurrent(const char *shape, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  va_list args;
+  va_start(args, shape);
+  GError *error = NULL;
+  DsNode *n = node_v(g, "_contrib_RecurrentLayer", &error, args);
+  va_end(args);
+  g_assert_no_error(error);
+  const DsRecurrentLayerParam *p = n->param;
+  int n_in = (int)n->n_inputs, n_out = (int)n->n_outputs;
+  DsShape in[8], out[3];
+  const char *ins[8] = {shape, "?", "?", "?", "?", "?", "?", "?"};
+  infer_ok(n, ins, in, out);
+  DsTensor t[8], y[3];
+  int len_slot = p->use_sequence_length ? 3 + p->use_bias : -1;
+  for (int i = 0; i < n_in; i++) {
+    g_autofree char *s = ds_shape_to_string(&in[i]);
+    if (i == len_slot) {
+      t[i] = tensor_new(DS_DTYPE_INT32, s);
+      int64_t steps = in[0].dims[p->batch_first ? 1 : 0].value;
+      for (int64_t b = 0; b < ds_tensor_numel(&t[i]); b++)
+        set(&t[i], b, (double)((b * 7 + 3) % (steps + 1)));
+    } else {
+      t[i] = rtensor(s, i == 0 ? -1.5 : -0.6, i == 0 ? 1.5 : 0.6);
+    }
+  }
+  for (int i = 0; i < n_out; i++) {
+    g_autofree char *s = ds_shape_to_string(&out[i]);
+    y[i] = ftensor(s);
+  }
+  run_ok(DS_OP_RECURRENT_LAYER, p, t, n_in, y, n_out);
+  double *wy = dalloc(ds_tensor_numel(&y[0])), *wh = dalloc(ds_tensor_numel(&y[1]));
+  double *wc = n_out > 2 ? dalloc(ds_tensor_numel(&y[2])) : NULL;
+  ref_recurrent(p, t, wy, wh, wc);
+  g_autofree char *what = g_strdup_printf("_contrib_RecurrentLayer %s", shape);
+  close_to(y[0].data, wy, ds_tensor_numel(&y[0]), 2e-5, 1e-4, what);
+  close_to(y[1].data, wh, ds_tensor_numel(&y[1]), 2e-5, 1e-4, what);
+  if (wc != NULL)
+    close_to(y[2].data, wc, ds_tensor_numel(&y[2]), 2e-5, 1e-4, what);
+  g_free(wy);
+  g_free(wh);
+  g_free(wc);
+  tensors_free(t, n_in);
+  tensors_free(y, n_out);
+}
+
+static void test_recurrent_layer_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_contrib_RecurrentLayer", "mode", "lstm", "state_size", "4", "use_bias",
+                       "True", "use_sequence_length", "True", "use_initial_h", "True",
+                       "use_initial_c", "True", "use_peephole", "True", "direction",
+                       "bidirectional", NULL);
+  const DsRecurrentLayerParam *p = n->param;
+  g_assert_cmpint(p->direction, ==, DS_RNN_BIDIRECTIONAL);
+  g_assert_false(p->batch_first);
+  g_assert_cmpuint(n->n_inputs, ==, 8);
+  g_assert_cmpuint(n->n_outputs, ==, 3);
+  DsShape in[8], out[3];
+  infer_ok(n, (const char *[]){"(5, 3, 7)", "?", "?", "?", "?", "?", "?", "?"}, in, out);
+  assert_shape(&in[1], "(2, 16, 7)");
+  assert_shape(&in[2], "(2, 16, 4)");
+  assert_shape(&in[3], "(2, 32)");
+  assert_shape(&in[4], "(3,)");
+  assert_shape(&in[5], "(2, 3, 4)");
+  assert_shape(&in[6], "(2, 3, 4)");
+  assert_shape(&in[7], "(2, 12)");
+  assert_shape(&out[0], "(5, 2, 3, 4)");
+  assert_shape(&out[1], "(2, 3, 4)");
+  assert_shape(&out[2], "(2, 3, 4)");
+  /* The batch from an initial state, the input size from W. */
+  infer_ok(n, (const char *[]){"(5, ?, ?)", "(2, 16, 9)", "?", "?", "?", "(2, 6, 4)", "?", "?"},
+           in, out);
+  assert_shape(&in[0], "(5, 6, 9)");
+  /* Batch-first GRU, no optional inputs. */
+  DsNode *nb = node_new(g, "_contrib_RecurrentLayer", "mode", "gru", "state_size", "6", "layout",
+                        "NTC", NULL);
+  g_assert_cmpuint(nb->n_inputs, ==, 3);
+  g_assert_cmpuint(nb->n_outputs, ==, 2);
+  infer_ok(nb, (const char *[]){"(3, 1, 2)", "?", "?"}, in, out);
+  assert_shape(&out[0], "(3, 1, 1, 6)");
+  assert_shape(&out[1], "(3, 1, 6)");
+  assert_shape(&in[1], "(1, 18, 2)");
+  infer_fails(nb, (const char *[]){"(3, 1, 2)", "(1, 18, 3)", "?"}, "W");
+  infer_fails(nb, (const char *[]){"(3, 2)", "?", "?"}, "data must have 3 dims");
+  /* Dtypes: floats throughout, integer lengths. */
+  DsDType ti[8] = {DS_DTYPE_FLOAT32, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN,
+                   DS_DTYPE_INT32, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN};
+  DsDType to[3] = {DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(n->op->infer_type(n, n->param, ti, to, &error));
+  g_assert_cmpint(ti[7], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(ti[4], ==, DS_DTYPE_INT32);
+  g_assert_cmpint(to[2], ==, DS_DTYPE_FLOAT32);
+  ti[4] = DS_DTYPE_FLOAT32;
+  g_assert_false(n->op->infer_type(n, n->param, ti, to, &error));
+  g_assert_nonnull(strstr(error->message, "sequence_length"));
+  g_clear_error(&error);
+  parse_fails(DS_ERROR_INVALID, "mode", "_contrib_RecurrentLayer", "state_size", "3", NULL);
+  parse_fails(DS_ERROR_INVALID, "use_peephole", "_contrib_RecurrentLayer", "mode", "gru",
+              "state_size", "3", "use_peephole", "True", NULL);
+  parse_fails(DS_ERROR_INVALID, "clip", "_contrib_RecurrentLayer", "mode", "gru", "state_size",
+              "3", "clip", "0", NULL);
+  parse_fails(DS_ERROR_PARSE, "direction", "_contrib_RecurrentLayer", "mode", "gru",
+              "state_size", "3", "direction", "both", NULL);
+}
+
+static void test_recurrent_layer_kernel(void)
+{
+  const char *const modes[] = {"lstm", "gru", "rnn_tanh", "rnn_relu"};
+  for (int m = 0; m < 4; m++) {
+    check_recurrent("(6, 3, 5)", "mode", modes[m], "state_size", "4", NULL);
+    check_recurrent("(5, 2, 3)", "mode", modes[m], "state_size", "6", "use_bias", "True",
+                    "direction", "bidirectional", "use_initial_h", "True", NULL);
+    check_recurrent("(4, 5, 3)", "mode", modes[m], "state_size", "3", "use_bias", "True",
+                    "direction", "reverse", "use_sequence_length", "True", NULL);
+    check_recurrent("(3, 4, 2)", "mode", modes[m], "state_size", "5", "layout", "NTC",
+                    "direction", "bidirectional", "use_sequence_length", "True", "use_bias",
+                    "True", "use_initial_h", "True", NULL);
+    check_recurrent("(7, 1, 3)", "mode", modes[m], "state_size", "4", "use_bias", "True", "clip",
+                    "0.3", NULL); /* batch 1: gemv steps; clipped gates */
+    check_recurrent("(0, 2, 3)", "mode", modes[m], "state_size", "2", "use_initial_h", "True",
+                    NULL); /* no steps: the initial state */
+  }
+  for (int lbr = 0; lbr < 2; lbr++) {
+    const char *v = lbr ? "True" : "False";
+    check_recurrent("(5, 3, 4)", "mode", "gru", "state_size", "5", "use_bias", "True",
+                    "linear_before_reset", v, "direction", "bidirectional",
+                    "use_sequence_length", "True", NULL);
+    check_recurrent("(4, 2, 3)", "mode", "gru", "state_size", "3", "linear_before_reset", v,
+                    "layout", "NTC", "use_initial_h", "True", NULL);
+  }
+  check_recurrent("(5, 3, 4)", "mode", "lstm", "state_size", "3", "use_bias", "True",
+                  "use_sequence_length", "True", "use_initial_h", "True", "use_initial_c",
+                  "True", "use_peephole", "True", "direction", "bidirectional", NULL);
+  check_recurrent("(4, 3, 2)", "mode", "lstm", "state_size", "4", "use_initial_c", "True",
+                  "layout", "NTC", NULL);
+  /* Big enough for the gate math to split across threads. */
+  check_recurrent("(3, 64, 16)", "mode", "lstm", "state_size", "128", "use_bias", "True", NULL);
+}
+
+/* ---- _npi_einsum -------------------------------------------------------------------------- */
+
+static void test_einsum_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[1];
+  DsNode *n = node_new(g, "_npi_einsum", "subscripts", "bij, bjk -> bik", "num_args", "2", NULL);
+  infer_ok(n, (const char *[]){"(5, 2, 3)", "(5, 3, 4)"}, in, out);
+  assert_shape(&out[0], "(5, 2, 4)");
+  infer_ok(n, (const char *[]){"(5, ?, 3)", "(?, ?, 4)"}, in, out);
+  assert_shape(&in[1], "(5, 3, 4)");
+  infer_fails(n, (const char *[]){"(5, 2, 3)", "(5, 4, 4)"}, "operand");
+  infer_fails(n, (const char *[]){"(5, 2)", "(5, 3, 4)"}, "does not fit");
+  /* Implicit output: the labels used once, in ASCII order. */
+  DsNode *ni = node_new(g, "_npi_einsum", "subscripts", "ij,jk", "num_args", "2", NULL);
+  infer_ok(ni, (const char *[]){"(2, 3)", "(3, 4)"}, in, out);
+  assert_shape(&out[0], "(2, 4)");
+  DsNode *nt = node_new(g, "_npi_einsum", "subscripts", "ba", "num_args", "1", NULL);
+  infer_ok(nt, (const char *[]){"(2, 3)"}, in, out);
+  assert_shape(&out[0], "(3, 2)");
+  /* Ellipses broadcast, and a repeated label is a diagonal. */
+  DsNode *ne = node_new(g, "_npi_einsum", "subscripts", "...ii->...i", "num_args", "1", NULL);
+  infer_ok(ne, (const char *[]){"(3, 5, 5)"}, in, out);
+  assert_shape(&out[0], "(3, 5)");
+  infer_fails(ne, (const char *[]){"(3, 5, 4)"}, "operand");
+  DsNode *nb = node_new(g, "_npi_einsum", "subscripts", "...ij,...jk", "num_args", "2", NULL);
+  infer_ok(nb, (const char *[]){"(2, 1, 3, 4)", "(5, 4, 6)"}, in, out);
+  assert_shape(&out[0], "(2, 5, 3, 6)");
+  DsNode *ns = node_new(g, "_npi_einsum", "subscripts", "i,i->", "num_args", "2", NULL);
+  infer_ok(ns, (const char *[]){"(7,)", "(7,)"}, in, out);
+  assert_shape(&out[0], "()");
+  DsNode *n3 = node_new(g, "_npi_einsum", "subscripts", "a,b,c->abc", "num_args", "3", NULL);
+  infer_ok(n3, (const char *[]){"(2,)", "(3,)", "(4,)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 4)");
+  parse_fails(DS_ERROR_INVALID, "num_args", "_npi_einsum", "subscripts", "ij,jk", "num_args",
+              "1", NULL);
+  parse_fails(DS_ERROR_INVALID, "subscripts", "_npi_einsum", "subscripts", "ij->k", "num_args",
+              "1", NULL);
+  parse_fails(DS_ERROR_INVALID, "subscripts", "_npi_einsum", "subscripts", "ij->ii",
+              "num_args", "1", NULL);
+  parse_fails(DS_ERROR_INVALID, "subscripts", "_npi_einsum", "subscripts", "i1", "num_args", "1",
+              NULL);
+  parse_fails(DS_ERROR_INVALID, "subscripts", "_npi_einsum", "subscripts", "..i..", "num_args",
+              "1", NULL);
+  parse_fails(DS_ERROR_INVALID, "subscripts", "_npi_einsum", NULL);
+}
+
+/* Einsum by brute force over every assignment of every label, in double. */
+static void ref_einsum(const DsEinsumParam *p, const DsTensor *in, const DsTensor *y, double *out)
+{
+  int ranks[DS_EINSUM_MAX_OPERANDS], labels[DS_EINSUM_MAX_OPERANDS][DS_MAX_NDIM], out_l[DS_MAX_NDIM];
+  for (int k = 0; k < p->num_args; k++)
+    ranks[k] = in[k].ndim;
+  int total_ell = ds_einsum_ellipsis_rank(p, ranks);
+  int64_t size[DS_EINSUM_MAX_LABELS];
+  bool used[DS_EINSUM_MAX_LABELS] = {false};
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++)
+    size[l] = 1;
+  for (int k = 0; k < p->num_args; k++) {
+    g_assert_cmpint(ds_einsum_expand_term(&p->in[k], ranks[k], total_ell, labels[k]), ==,
+                    ranks[k]);
+    for (int i = 0; i < ranks[k]; i++) {
+      int l = labels[k][i];
+      if (!used[l] || size[l] == 1) /* a 1 broadcasts */
+        size[l] = in[k].shape[i];
+      used[l] = true;
+    }
+  }
+  int n_out = ds_einsum_expand_term(&p->out, -1, total_ell, out_l);
+  for (int64_t i = 0; i < ds_tensor_numel(y); i++)
+    out[i] = 0;
+  int all[DS_EINSUM_MAX_LABELS], n_all = 0;
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++) {
+    if (used[l] && size[l] == 0)
+      return; /* nothing to sum */
+    if (used[l])
+      all[n_all++] = l;
+  }
+  int64_t idx[DS_EINSUM_MAX_LABELS] = {0};
+  for (;;) {
+    double prod = 1;
+    for (int k = 0; k < p->num_args; k++) {
+      int64_t off = 0;
+      for (int i = 0; i < ranks[k]; i++)
+        off = off * in[k].shape[i] + (in[k].shape[i] == 1 ? 0 : idx[labels[k][i]]);
+      prod *= get(&in[k], off);
+    }
+    int64_t o = 0;
+    for (int i = 0; i < n_out; i++)
+      o = o * size[out_l[i]] + idx[out_l[i]];
+    out[o] += prod;
+    int d = n_all - 1;
+    for (; d >= 0; d--) {
+      if (++idx[all[d]] < size[all[d]])
+        break;
+      idx[all[d]] = 0;
+    }
+    if (d < 0)
+      break;
+  }
+}
+
+static void check_einsum(DsDType t, const char *subscripts, int n_ops, const char *s0,
+                         const char *s1)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *na = g_strdup_printf("%d", n_ops);
+  DsNode *n = node_new(g, "_npi_einsum", "subscripts", subscripts, "num_args", na, NULL);
+  DsShape in[2], out[1];
+  infer_ok(n, (const char *[]){s0, s1}, in, out);
+  g_autofree char *os = ds_shape_to_string(&out[0]);
+  DsTensor x[2] = {tensor_new(t, s0), tensor_new(t, n_ops > 1 ? s1 : "(1,)")};
+  fill_random(&x[0], -2, 2);
+  fill_random(&x[1], -2, 2);
+  DsTensor y = tensor_new(t, os);
+  run_ok(DS_OP_EINSUM, n->param, x, n_ops, &y, 1);
+  int64_t numel = ds_tensor_numel(&y);
+  double *want = dalloc(numel);
+  ref_einsum(n->param, x, &y, want);
+  for (int64_t i = 0; i < numel; i++) {
+    double w = t == DS_DTYPE_INT32 || t == DS_DTYPE_INT64 ? wrap_int(t, want[i]) : want[i];
+    if (fabs(get(&y, i) - w) > 1e-4 * (1 + fabs(w))) {
+      g_test_fail_printf("einsum %s %s: element %" G_GINT64_FORMAT " is %g, want %g", subscripts,
+                         ds_dtype_name(t), i, get(&y, i), w);
+      break;
+    }
+  }
+  g_free(want);
+  tensors_free(x, 2);
+  tensor_free(&y);
+}
+
+static void test_einsum_kernel(void)
+{
+  const DsDType floats[] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT64};
+  for (int f = 0; f < 2; f++) {
+    DsDType t = floats[f];
+    /* The BLAS path: batch, M, N and contracted labels in any order. */
+    check_einsum(t, "bij,bjk->bik", 2, "(5, 2, 3)", "(5, 3, 4)");
+    check_einsum(t, "i,i", 2, "(7,)", "(7,)");
+    check_einsum(t, "bhqd,bhkd->bhqk", 2, "(2, 3, 5, 4)", "(2, 3, 6, 4)");
+    check_einsum(t, "kj,jbi->ibk", 2, "(3, 4)", "(4, 2, 5)");
+    check_einsum(t, "i,j->ji", 2, "(3,)", "(4,)");                      /* outer product */
+    check_einsum(t, "...ij,...jk", 2, "(2, 1, 3, 4)", "(5, 4, 6)");     /* broadcast batch */
+    check_einsum(t, "ij,jk->ik", 2, "(0, 3)", "(3, 4)");                /* empty */
+    /* The direct path: one operand, diagonals, labels summed in one operand. */
+    check_einsum(t, "ij->ji", 1, "(3, 4)", NULL);
+    check_einsum(t, "ij->i", 1, "(3, 4)", NULL);
+    check_einsum(t, "...ii ->...i", 1, "(3, 5, 5)", NULL);
+    check_einsum(t, "ii", 1, "(4, 4)", NULL);
+    check_einsum(t, "ij,jk->k", 2, "(3, 4)", "(4, 5)");
+    check_einsum(t, "iij,j->i", 2, "(3, 3, 2)", "(2,)");
+  }
+  check_einsum(DS_DTYPE_INT64, "bij,bjk->bik", 2, "(2, 2, 3)", "(2, 3, 4)");
+  check_einsum(DS_DTYPE_INT32, "ij->j", 1, "(5, 3)", NULL);
+  /* Three operands. */
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_npi_einsum", "subscripts", "i,ij,j->", "num_args", "3", NULL);
+  DsTensor x[3] = {rtensor("(3,)", -1, 1), rtensor("(3, 4)", -1, 1), rtensor("(4,)", -1, 1)};
+  DsTensor y = ftensor("()");
+  run_ok(DS_OP_EINSUM, n->param, x, 3, &y, 1);
+  double want = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++)
+      want += (double)fp(&x[0])[i] * fp(&x[1])[i * 4 + j] * fp(&x[2])[j];
+  close_to(y.data, &want, 1, 1e-6, 1e-5, "einsum i,ij,j->");
+  tensors_free(x, 3);
+  tensor_free(&y);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1613,6 +2678,20 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/nn/embedding", test_embedding);
   g_test_add_func("/ops/nn/rnn/shape", test_rnn_shape);
   g_test_add_func("/ops/nn/rnn/kernel", test_rnn_kernel);
+  g_test_add_func("/ops/nn/convolution/padding", test_convolution_padding);
+  g_test_add_func("/ops/nn/pooling/padding", test_pooling_padding);
+  g_test_add_func("/ops/nn/matmul/shape", test_matmul_shape);
+  g_test_add_func("/ops/nn/matmul/kernel", test_matmul_kernel);
+  g_test_add_func("/ops/nn/dot/float64", test_dot_float64);
+  g_test_add_func("/ops/nn/layer-norm/trailing", test_layer_norm_trailing);
+  g_test_add_func("/ops/nn/softmax/trailing", test_softmax_trailing);
+  g_test_add_func("/ops/nn/hardmax", test_hardmax);
+  g_test_add_func("/ops/nn/instance-norm", test_instance_norm);
+  g_test_add_func("/ops/nn/lrn", test_lrn);
+  g_test_add_func("/ops/nn/recurrent-layer/shape", test_recurrent_layer_shape);
+  g_test_add_func("/ops/nn/recurrent-layer/kernel", test_recurrent_layer_kernel);
+  g_test_add_func("/ops/nn/einsum/shape", test_einsum_shape);
+  g_test_add_func("/ops/nn/einsum/kernel", test_einsum_kernel);
   int rc = g_test_run();
   ds_thread_pool_free(pool);
   g_rand_free(rng);

@@ -119,6 +119,33 @@ static const char *const names_output_mask[] = {"output", "mask", NULL};
 
 /* --- Convolution -------------------------------------------------------------------------- */
 
+static const char *const auto_pad_names[] = {"none", "same_upper", "same_lower", NULL};
+
+/* The padding extensions shared by Convolution and Pooling: `pad_end` (default: `pad`) and
+ * `auto_pad`, which excludes explicit padding. */
+static gboolean attr_pad_end(const DsNode *node, int n, const int64_t *pad, int64_t *pad_end,
+                             DsAutoPad *auto_pad, GError **error)
+{
+  int mode;
+  if (!ds_node_attr_enum(node, "auto_pad", auto_pad_names, DS_AUTO_PAD_NONE, &mode, error))
+    return FALSE;
+  *auto_pad = mode;
+  if (ds_node_get_attr(node, "pad_end") == NULL) {
+    for (int i = 0; i < n; i++)
+      pad_end[i] = pad[i];
+  } else if (!ds_ops_attr_spatial(node, "pad_end", n, 0, 0, pad_end, error)) {
+    return FALSE;
+  }
+  if (*auto_pad == DS_AUTO_PAD_NONE)
+    return TRUE;
+  for (int i = 0; i < n; i++)
+    if (pad[i] != 0 || pad_end[i] != 0)
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                               "auto_pad=%s computes the padding: pad and pad_end must be 0",
+                               auto_pad_names[*auto_pad]);
+  return TRUE;
+}
+
 static gboolean convolution_parse(const DsNode *node, void *param, GError **error)
 {
   DsConvolutionParam *p = param;
@@ -142,8 +169,9 @@ static gboolean convolution_parse(const DsNode *node, void *param, GError **erro
   if (!ds_ops_attr_spatial(node, "stride", nk, 1, 1, p->stride, error) ||
       !ds_ops_attr_spatial(node, "dilate", nk, 1, 1, p->dilate, error) ||
       !ds_ops_attr_spatial(node, "pad", nk, 0, 0, p->pad, error) ||
+      !attr_pad_end(node, nk, p->pad, p->pad_end, &p->auto_pad, error) ||
       !ds_ops_attr_require(node, "num_filter", error) ||
-      !attr_int_min(node, "num_filter", 0, 1, &p->num_filter, error) ||
+      !attr_int_min(node, "num_filter", 0, 0, &p->num_filter, error) ||
       !attr_int_min(node, "num_group", 1, 1, &p->num_group, error) ||
       !ds_ops_attr_opt_bool(node, "no_bias", FALSE, &p->no_bias, error) ||
       !attr_layout(node, nk, &layout_rank, error))
@@ -163,16 +191,18 @@ static int convolution_num_inputs(const void *param)
 
 static const char *const spatial_layouts[] = {"", "N, C, W", "N, C, H, W", "N, C, D, H, W"};
 
-/* One spatial output dim: (x + 2p - d(k-1) - 1) // s + 1, or for pooling's conventions
- * floor/ceil of (x + 2p - k) / s + 1, or ceil((x + 2p) / s). `eff_kernel` is the dilated
- * kernel size. A kernel larger than the padded input is an error. */
+/* One spatial output dim: (x + p - d(k-1) - 1) // s + 1, or for pooling's conventions
+ * floor/ceil of (x + p - k) / s + 1, or ceil((x + p) / s), where p is the padding of both ends
+ * together. `eff_kernel` is the dilated kernel size. A kernel larger than the padded input is
+ * an error. */
 typedef enum { ROUND_FLOOR, ROUND_CEIL, ROUND_SAME } OutRounding;
 
 static gboolean spatial_out_dim(DsShapeCtx *ctx, DsDim x, int64_t eff_kernel, int64_t pad,
                                 int64_t stride, OutRounding rounding, int axis, DsDim *out,
                                 GError **error)
 {
-  DsDim padded = ds_dim_add(ctx, x, ds_dim(2 * pad));
+  /* `pad` is the total: both ends. */
+  DsDim padded = ds_dim_add(ctx, x, ds_dim(pad));
   if (ds_dim_is_const(padded) && padded.value < eff_kernel) {
     ds_shape_ctx_set_error(ctx, error,
                            "kernel size %" G_GINT64_FORMAT
@@ -235,14 +265,27 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
     return FALSE;
   }
   DsShape w = {.ndim = nd};
-  w.dims[0] = ds_dim(p->num_filter);
+  w.dims[0] = p->num_filter > 0 ? ds_dim(p->num_filter) : DS_DIM_UNKNOWN;
   w.dims[1] = ds_dim_floordiv(ctx, channels, groups);
   for (int i = 0; i < ns; i++)
     w.dims[2 + i] = ds_dim(p->kernel[i]);
   if (!ds_ops_assign_shape(ctx, &in[1], &w, "weight", error))
     return FALSE;
+  /* The filter count: the attribute, or with num_filter=0 the weight's first dim. */
+  DsDim filters = in[1].ndim == nd ? in[1].dims[0] : w.dims[0];
+  if (out[0].ndim == nd && !unify(ctx, &filters, out[0].dims[1], "output", error))
+    return FALSE;
+  if (ds_dim_is_const(filters) && filters.value % p->num_group != 0) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "weight has %" G_GINT64_FORMAT " filters, not a multiple of "
+                           "num_group=%" G_GINT64_FORMAT,
+                           filters.value, p->num_group);
+    return FALSE;
+  }
+  if (in[1].ndim == nd && !unify(ctx, &in[1].dims[0], filters, "weight", error))
+    return FALSE;
   if (!p->no_bias) {
-    DsShape b = shape1(ds_dim(p->num_filter));
+    DsShape b = shape1(filters);
     if (!ds_ops_assign_shape(ctx, &in[2], &b, "bias", error))
       return FALSE;
   }
@@ -254,11 +297,13 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
     return TRUE;
   DsShape o = {.ndim = nd};
   o.dims[0] = data->dims[0];
-  o.dims[1] = ds_dim(p->num_filter);
+  o.dims[1] = filters;
   for (int i = 0; i < ns; i++) {
     int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
-    if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i], p->stride[i], ROUND_FLOOR, i,
-                         &o.dims[2 + i], error))
+    if (p->auto_pad != DS_AUTO_PAD_NONE) /* the padding makes it fit */
+      o.dims[2 + i] = ds_dim_ceildiv(ctx, data->dims[2 + i], ds_dim(p->stride[i]));
+    else if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i],
+                              p->stride[i], ROUND_FLOOR, i, &o.dims[2 + i], error))
       return FALSE;
   }
   if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
@@ -270,8 +315,10 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
     if (p->stride[i] != 1)
       continue;
     int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
-    DsDim x = ds_dim_sub(ctx, ds_dim_add(ctx, out[0].dims[2 + i], ds_dim(eff - 1)),
-                         ds_dim(2 * p->pad[i]));
+    DsDim x = p->auto_pad != DS_AUTO_PAD_NONE
+                  ? out[0].dims[2 + i]
+                  : ds_dim_sub(ctx, ds_dim_add(ctx, out[0].dims[2 + i], ds_dim(eff - 1)),
+                               ds_dim(p->pad[i] + p->pad_end[i]));
     if (!unify(ctx, &data->dims[2 + i], x, "data", error))
       return FALSE;
   }
@@ -340,15 +387,24 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
   int n = p->n_spatial > 0 ? p->n_spatial : DS_NN_MAX_SPATIAL;
   if (nk > 0) {
     if (!ds_ops_attr_spatial(node, "stride", n, 1, 1, p->stride, error) ||
-        !ds_ops_attr_spatial(node, "pad", n, 0, 0, p->pad, error))
+        !ds_ops_attr_spatial(node, "pad", n, 0, 0, p->pad, error) ||
+        !ds_ops_attr_spatial(node, "dilate", n, 1, 1, p->dilate, error) ||
+        !attr_pad_end(node, n, p->pad, p->pad_end, &p->auto_pad, error))
       return FALSE;
   } else {
     /* Ignored by global pooling; MXNet does not check their length either. */
     for (int i = 0; i < DS_NN_MAX_SPATIAL; i++) {
       p->stride[i] = 1;
       p->pad[i] = 0;
+      p->pad_end[i] = 0;
+      p->dilate[i] = 1;
     }
   }
+  for (int i = 0; i < nk && p->pool_type != DS_POOL_MAX; i++)
+    if (p->dilate[i] != 1)
+      return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
+                               "dilate=%s: only max pooling supports dilation",
+                               ds_node_get_attr(node, "dilate"));
   p->p_value = 1;
   if (p->pool_type == DS_POOL_LP) {
     int64_t pv;
@@ -365,7 +421,7 @@ static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
   }
   if (p->convention == DS_POOL_SAME && !global) {
     for (int i = 0; i < n; i++)
-      if (p->pad[i] != 0)
+      if (p->pad[i] != 0 || p->pad_end[i] != 0)
         return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                                  "pooling_convention=same does not allow padding (pad=%s)",
                                  ds_node_get_attr(node, "pad"));
@@ -397,7 +453,8 @@ static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
                            s);
     return FALSE;
   }
-  if (p->convention == DS_POOL_SAME && !p->global_pool && nd != 3) {
+  if (p->convention == DS_POOL_SAME && p->auto_pad == DS_AUTO_PAD_NONE && !p->global_pool &&
+      nd != 3) {
     g_autofree char *s = ds_shape_to_string(data);
     ds_shape_ctx_set_error(ctx, error,
                            "pooling_convention=same supports only 1-D data (N, C, W), as in "
@@ -416,11 +473,16 @@ static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
       o.dims[2 + i] = ds_dim(1);
       continue;
     }
+    if (p->auto_pad != DS_AUTO_PAD_NONE) { /* the padding makes it fit */
+      o.dims[2 + i] = ds_dim_ceildiv(ctx, data->dims[2 + i], ds_dim(p->stride[i]));
+      continue;
+    }
     OutRounding r = p->convention == DS_POOL_VALID  ? ROUND_FLOOR
                     : p->convention == DS_POOL_FULL ? ROUND_CEIL
                                                     : ROUND_SAME;
-    if (!spatial_out_dim(ctx, data->dims[2 + i], p->kernel[i], p->pad[i], p->stride[i], r, i,
-                         &o.dims[2 + i], error))
+    int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
+    if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i], p->stride[i], r,
+                         i, &o.dims[2 + i], error))
       return FALSE;
   }
   if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
@@ -647,12 +709,14 @@ static const DsOpDef batch_norm_def = {
 static gboolean layer_norm_parse(const DsNode *node, void *param, GError **error)
 {
   DsLayerNormParam *p = param;
-  gboolean mean_var;
+  gboolean mean_var, trailing;
   if (!attr_int32(node, "axis", -1, &p->axis, error) ||
       !ds_node_attr_float(node, "eps", 1e-5, &p->eps, error) ||
-      !ds_node_attr_bool(node, "output_mean_var", FALSE, &mean_var, error))
+      !ds_node_attr_bool(node, "output_mean_var", FALSE, &mean_var, error) ||
+      !ds_node_attr_bool(node, "trailing_axes", FALSE, &trailing, error))
     return FALSE;
   p->output_mean_var = mean_var;
+  p->trailing_axes = trailing;
   if (p->eps < 0.0)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
   return TRUE;
@@ -666,6 +730,46 @@ static int layer_norm_visible(const void *param)
 static const char *const layer_norm_inputs[] = {"data", "gamma", "beta", NULL};
 static const char *const layer_norm_outputs[] = {"output", "mean", "std", NULL};
 
+/* LayerNorm with trailing_axes: gamma and beta have the shape of the normalised axes. */
+static gboolean layer_norm_trailing_shape(DsShapeCtx *ctx, const DsLayerNormParam *p, DsShape *in,
+                                          DsShape *out, GError **error)
+{
+  DsShape *data = &in[0];
+  /* The normalised shape, from the data or from gamma or beta. */
+  DsShape norm = {.ndim = -1};
+  int axis = -1;
+  if (data->ndim >= 0) {
+    if (!ds_shape_ctx_axis(ctx, p->axis, data->ndim, FALSE, &axis, error))
+      return FALSE;
+    norm.ndim = data->ndim - axis;
+    for (int i = axis; i < data->ndim; i++)
+      norm.dims[i - axis] = data->dims[i];
+  }
+  /* Each of gamma and beta must fit it, and fills what it leaves unknown. */
+  for (int i = 1; i < 3; i++) {
+    if (in[i].ndim < 0)
+      continue;
+    if (norm.ndim >= 0 && !ds_ops_assign_shape(ctx, &in[i], &norm, layer_norm_inputs[i], error))
+      return FALSE;
+    norm = in[i];
+  }
+  if (norm.ndim >= 0 && (!ds_ops_assign_shape(ctx, &in[1], &norm, "gamma", error) ||
+                         !ds_ops_assign_shape(ctx, &in[2], &norm, "beta", error)))
+    return FALSE;
+  if (axis < 0)
+    return TRUE;
+  for (int i = axis; i < data->ndim; i++)
+    if (!unify(ctx, &data->dims[i], norm.dims[i - axis], "data", error) ||
+        !unify(ctx, &out[0].dims[i], norm.dims[i - axis], "output", error))
+      return FALSE;
+  /* mean and std: the normalised axes reduced to 1. */
+  DsShape moments = *data;
+  for (int i = axis; i < data->ndim; i++)
+    moments.dims[i] = ds_dim(1);
+  return ds_ops_assign_shape(ctx, &out[1], &moments, "mean", error) &&
+         ds_ops_assign_shape(ctx, &out[2], &moments, "std", error);
+}
+
 static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
                                        DsShape *in, DsShape *out, GError **error)
 {
@@ -674,6 +778,8 @@ static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
   DsShape *data = &in[0];
   if (!assign_both(ctx, data, "data", &out[0], "output", error))
     return FALSE;
+  if (p->trailing_axes)
+    return layer_norm_trailing_shape(ctx, p, in, out, error);
   DsDim len = DS_DIM_UNKNOWN;
   int axis = -1;
   if (data->ndim >= 0) {
@@ -847,11 +953,17 @@ static const DsOpDef leaky_relu_def = {
 static gboolean softmax_parse(const DsNode *node, void *param, GError **error)
 {
   DsSoftmaxParam *p = param;
+  gboolean trailing;
   if (!attr_int32(node, "axis", -1, &p->axis, error) ||
       !ds_node_attr_float(node, "temperature", 1.0, &p->temperature, error) ||
       !ds_node_attr_dtype(node, "dtype", DS_DTYPE_UNKNOWN, &p->dtype, error) ||
-      !ds_ops_attr_opt_bool(node, "use_length", FALSE, &p->use_length, error))
+      !ds_ops_attr_opt_bool(node, "use_length", FALSE, &p->use_length, error) ||
+      !ds_node_attr_bool(node, "trailing_axes", FALSE, &trailing, error))
     return FALSE;
+  p->trailing_axes = trailing;
+  if (p->trailing_axes && p->use_length)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "use_length and trailing_axes cannot be combined");
   if (p->temperature == 0.0)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID, "temperature must not be 0");
   if (p->dtype != DS_DTYPE_UNKNOWN && !ds_dtype_is_float(p->dtype))
@@ -1500,6 +1612,599 @@ static const DsOpDef rnn_def = {
     .infer_type = rnn_infer_type,
 };
 
+/* --- _npi_matmul -------------------------------------------------------------------------- */
+
+/* NumPy's matmul: a 1-D lhs is a row (1, K) and a 1-D rhs a column (K, 1), their unit dim
+ * dropped from the output; the dims before the last two are batch dims and broadcast. */
+static gboolean matmul_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  DsShape *l = &in[0], *r = &in[1];
+  if (l->ndim < 0 || r->ndim < 0)
+    return TRUE;
+  if (l->ndim == 0 || r->ndim == 0) {
+    ds_shape_ctx_set_error(ctx, error, "matmul needs arrays of at least 1 dim, not scalars");
+    return FALSE;
+  }
+  const int lk = l->ndim - 1, rk = r->ndim == 1 ? 0 : r->ndim - 2;
+  GError *local = NULL;
+  DsDim k = l->dims[lk];
+  if (!unify(ctx, &k, r->dims[rk], "rhs", &local)) {
+    g_clear_error(&local);
+    g_autofree char *ls = ds_shape_to_string(l);
+    g_autofree char *rs = ds_shape_to_string(r);
+    ds_shape_ctx_set_error(ctx, error,
+                           "lhs %s and rhs %s do not multiply: contracted dims %" G_GINT64_FORMAT
+                           " and %" G_GINT64_FORMAT,
+                           ls, rs, l->dims[lk].value, r->dims[rk].value);
+    return FALSE;
+  }
+  l->dims[lk] = k;
+  r->dims[rk] = k;
+  DsShape lb = {.ndim = MAX(l->ndim - 2, 0)}, rb = {.ndim = MAX(r->ndim - 2, 0)};
+  for (int i = 0; i < lb.ndim; i++)
+    lb.dims[i] = l->dims[i];
+  for (int i = 0; i < rb.ndim; i++)
+    rb.dims[i] = r->dims[i];
+  DsShape o;
+  if (!ds_ops_broadcast_shapes(ctx, &lb, "lhs", &rb, "rhs", &o, error))
+    return FALSE;
+  if (l->ndim > 1)
+    o.dims[o.ndim++] = l->dims[l->ndim - 2];
+  if (r->ndim > 1)
+    o.dims[o.ndim++] = r->dims[r->ndim - 1];
+  if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  /* Rows and columns flow back from a known output. */
+  if (l->ndim > 1 && r->ndim > 1)
+    return unify(ctx, &l->dims[l->ndim - 2], out[0].dims[o.ndim - 2], "lhs", error) &&
+           unify(ctx, &r->dims[r->ndim - 1], out[0].dims[o.ndim - 1], "rhs", error);
+  return TRUE;
+}
+
+static const char *const matmul_inputs[] = {"a", "b", NULL};
+static const char *const matmul_aliases[] = {"matmul", NULL};
+
+static const DsOpDef matmul_def = {
+    .id = DS_OP_MATMUL,
+    .name = "_npi_matmul",
+    .aliases = matmul_aliases,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = matmul_inputs,
+    .output_names = names_output,
+    .infer_shape = matmul_infer_shape,
+};
+
+/* --- InstanceNorm ------------------------------------------------------------------------- */
+
+static gboolean instance_norm_parse(const DsNode *node, void *param, GError **error)
+{
+  DsInstanceNormParam *p = param;
+  if (!ds_node_attr_float(node, "eps", 1e-3, &p->eps, error))
+    return FALSE;
+  if (p->eps < 0.0)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID, "eps=%g must not be negative", p->eps);
+  return TRUE;
+}
+
+/* Data (N, C, spatial...) and output share a shape; gamma and beta are (C,). */
+static gboolean instance_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                          DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  if (data->ndim >= 0 && data->ndim < 3) {
+    g_autofree char *s = ds_shape_to_string(data);
+    ds_shape_ctx_set_error(ctx, error,
+                           "data must have at least 3 dims (N, C, spatial...), but has shape %s",
+                           s);
+    return FALSE;
+  }
+  DsDim channels = data->ndim >= 3 ? data->dims[1] : DS_DIM_UNKNOWN;
+  const char *const names[] = {"data", "gamma", "beta"};
+  for (int i = 1; i < 3; i++)
+    if (in[i].ndim == 1 && !unify(ctx, &channels, in[i].dims[0], names[i], error))
+      return FALSE;
+  DsShape c = shape1(channels);
+  if (!ds_ops_assign_shape(ctx, &in[1], &c, "gamma", error) ||
+      !ds_ops_assign_shape(ctx, &in[2], &c, "beta", error))
+    return FALSE;
+  if (data->ndim < 3)
+    return TRUE;
+  return unify(ctx, &data->dims[1], channels, "data", error) &&
+         unify(ctx, &out[0].dims[1], channels, "output", error);
+}
+
+static const char *const instance_norm_inputs[] = {"data", "gamma", "beta", NULL};
+
+static const DsOpDef instance_norm_def = {
+    .id = DS_OP_INSTANCE_NORM,
+    .name = "InstanceNorm",
+    .param_size = sizeof(DsInstanceNormParam),
+    .parse = instance_norm_parse,
+    .num_inputs = ds_op_count_3,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = instance_norm_inputs,
+    .output_names = names_output,
+    .infer_shape = instance_norm_infer_shape,
+};
+
+/* --- LRN ---------------------------------------------------------------------------------- */
+
+static gboolean lrn_parse(const DsNode *node, void *param, GError **error)
+{
+  DsLRNParam *p = param;
+  if (!ds_node_attr_float(node, "alpha", 1e-4, &p->alpha, error) ||
+      !ds_node_attr_float(node, "beta", 0.75, &p->beta, error) ||
+      !ds_node_attr_float(node, "knorm", 2.0, &p->knorm, error) ||
+      !ds_ops_attr_require(node, "nsize", error) ||
+      !attr_int_min(node, "nsize", 0, 1, &p->nsize, error))
+    return FALSE;
+  return TRUE;
+}
+
+/* Data (N, C, ...), output and MXNet's hidden tmp_norm share a shape. */
+static gboolean lrn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  if (!assign_both(ctx, &in[0], "data", &out[0], "output", error) ||
+      !assign_both(ctx, &in[0], "data", &out[1], "tmp_norm", error))
+    return FALSE;
+  if (in[0].ndim >= 0 && in[0].ndim < 2) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "data must have at least 2 dims (N, C, ...), but has "
+                           "shape %s", s);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static const char *const lrn_outputs[] = {"output", "tmp_norm", NULL};
+
+static const DsOpDef lrn_def = {
+    .id = DS_OP_LRN,
+    .name = "LRN",
+    .param_size = sizeof(DsLRNParam),
+    .parse = lrn_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_2,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = lrn_outputs,
+    .infer_shape = lrn_infer_shape,
+};
+
+/* --- _contrib_hardmax ----------------------------------------------------------------------- */
+
+static gboolean hardmax_parse(const DsNode *node, void *param, GError **error)
+{
+  DsHardmaxParam *p = param;
+  gboolean trailing;
+  if (!attr_int32(node, "axis", -1, &p->axis, error) ||
+      !ds_node_attr_bool(node, "trailing_axes", FALSE, &trailing, error))
+    return FALSE;
+  p->trailing_axes = trailing;
+  return TRUE;
+}
+
+static gboolean hardmax_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsHardmaxParam *p = param;
+  if (!assign_both(ctx, &in[0], "data", &out[0], "output", error))
+    return FALSE;
+  int axis;
+  return in[0].ndim < 0 || ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error);
+}
+
+static const DsOpDef hardmax_def = {
+    .id = DS_OP_HARDMAX,
+    .name = "_contrib_hardmax",
+    .param_size = sizeof(DsHardmaxParam),
+    .parse = hardmax_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = hardmax_infer_shape,
+};
+
+/* --- _contrib_RecurrentLayer -------------------------------------------------------------- */
+
+static const char *const rnn_directions[] = {"forward", "reverse", "bidirectional", NULL};
+static const char *const rnn_layouts[] = {"TNC", "NTC", NULL};
+
+static gboolean recurrent_layer_parse(const DsNode *node, void *param, GError **error)
+{
+  DsRecurrentLayerParam *p = param;
+  int mode, direction, layout;
+  gboolean before_reset;
+  if (!ds_ops_attr_require(node, "mode", error) ||
+      !ds_ops_attr_require(node, "state_size", error) ||
+      !ds_node_attr_enum(node, "mode", rnn_modes, DS_RNN_LSTM, &mode, error) ||
+      !attr_int_min(node, "state_size", 0, 1, &p->state_size, error) ||
+      !ds_node_attr_enum(node, "direction", rnn_directions, DS_RNN_FORWARD, &direction, error) ||
+      !ds_node_attr_enum(node, "layout", rnn_layouts, 0, &layout, error) ||
+      !ds_node_attr_bool(node, "linear_before_reset", FALSE, &before_reset, error) ||
+      !ds_ops_attr_opt_bool(node, "use_bias", FALSE, &p->use_bias, error) ||
+      !ds_ops_attr_opt_bool(node, "use_sequence_length", FALSE, &p->use_sequence_length, error) ||
+      !ds_ops_attr_opt_bool(node, "use_initial_h", FALSE, &p->use_initial_h, error) ||
+      !ds_ops_attr_opt_bool(node, "use_initial_c", FALSE, &p->use_initial_c, error) ||
+      !ds_ops_attr_opt_bool(node, "use_peephole", FALSE, &p->use_peephole, error))
+    return FALSE;
+  p->mode = mode;
+  p->direction = direction;
+  p->batch_first = layout == 1;
+  p->linear_before_reset = before_reset;
+  p->clip = 0.0;
+  if (!ds_node_attr_is_none(node, "clip")) {
+    if (!ds_node_attr_float(node, "clip", 0.0, &p->clip, error))
+      return FALSE;
+    if (!(p->clip > 0.0))
+      return ds_ops_node_error(node, error, DS_ERROR_INVALID, "clip=%s must be positive",
+                               ds_node_get_attr(node, "clip"));
+  }
+  if (p->mode != DS_RNN_LSTM && (p->use_initial_c || p->use_peephole))
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "use_initial_c and use_peephole need mode=lstm");
+  return TRUE;
+}
+
+/* Input slots in order; a flag off leaves its input out. */
+typedef struct {
+  int bias, length, init_h, init_c, peephole, count;
+} RecurrentInputs;
+
+static RecurrentInputs recurrent_inputs(const DsRecurrentLayerParam *p)
+{
+  RecurrentInputs r = {-1, -1, -1, -1, -1, 3};
+  if (p->use_bias)
+    r.bias = r.count++;
+  if (p->use_sequence_length)
+    r.length = r.count++;
+  if (p->use_initial_h)
+    r.init_h = r.count++;
+  if (p->use_initial_c)
+    r.init_c = r.count++;
+  if (p->use_peephole)
+    r.peephole = r.count++;
+  return r;
+}
+
+static int recurrent_layer_num_inputs(const void *param)
+{
+  return recurrent_inputs(param).count;
+}
+
+static int recurrent_layer_num_outputs(const void *param)
+{
+  return ((const DsRecurrentLayerParam *)param)->mode == DS_RNN_LSTM ? 3 : 2;
+}
+
+static gboolean recurrent_layer_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                            DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsRecurrentLayerParam *p = param;
+  const RecurrentInputs slots = recurrent_inputs(p);
+  const bool bf = p->batch_first;
+  const char *layout = bf ? "N, T, C" : "T, N, C";
+  const DsDim dirs = ds_dim(ds_recurrent_dirs(p)), hidden = ds_dim(p->state_size);
+  const DsDim gh = ds_dim(ds_rnn_n_gates(p->mode) * p->state_size);
+  DsShape *data = &in[0];
+  if (!ds_ops_check_rank(ctx, data, 3, "data", layout, error) ||
+      !ds_ops_check_rank(ctx, &out[0], 4, "output", bf ? "N, T, D, H" : "T, D, N, H", error))
+    return FALSE;
+  const int t_axis = bf ? 1 : 0, n_axis = bf ? 0 : 1;
+
+  /* Steps, batch and input size, from whichever input or output knows them. */
+  DsDim steps = data->ndim == 3 ? data->dims[t_axis] : DS_DIM_UNKNOWN;
+  DsDim batch = data->ndim == 3 ? data->dims[n_axis] : DS_DIM_UNKNOWN;
+  DsDim input = data->ndim == 3 ? data->dims[2] : DS_DIM_UNKNOWN;
+  if (in[1].ndim == 3 && !unify(ctx, &input, in[1].dims[2], "W", error))
+    return FALSE;
+  if (out[0].ndim == 4 && (!unify(ctx, &steps, out[0].dims[bf ? 1 : 0], "output", error) ||
+                           !unify(ctx, &batch, out[0].dims[bf ? 0 : 2], "output", error)))
+    return FALSE;
+  const int state_slots[] = {slots.init_h, slots.init_c};
+  const char *const state_names[] = {"initial_h", "initial_c"};
+  for (int i = 0; i < 2; i++)
+    if (state_slots[i] >= 0 && in[state_slots[i]].ndim == 3 &&
+        !unify(ctx, &batch, in[state_slots[i]].dims[bf ? 0 : 1], state_names[i], error))
+      return FALSE;
+  if (slots.length >= 0 && in[slots.length].ndim == 1 &&
+      !unify(ctx, &batch, in[slots.length].dims[0], "sequence_length", error))
+    return FALSE;
+
+  DsShape w = shape3(dirs, gh, input), r = shape3(dirs, gh, hidden);
+  if (!ds_ops_assign_shape(ctx, &in[1], &w, "W", error) ||
+      !ds_ops_assign_shape(ctx, &in[2], &r, "R", error))
+    return FALSE;
+  if (slots.bias >= 0) {
+    DsShape b = shape2(dirs, ds_dim(2 * ds_rnn_n_gates(p->mode) * p->state_size));
+    if (!ds_ops_assign_shape(ctx, &in[slots.bias], &b, "B", error))
+      return FALSE;
+  }
+  if (slots.length >= 0) {
+    DsShape l = shape1(batch);
+    if (!ds_ops_assign_shape(ctx, &in[slots.length], &l, "sequence_length", error))
+      return FALSE;
+  }
+  if (slots.peephole >= 0) {
+    DsShape pp = shape2(dirs, ds_dim(3 * p->state_size));
+    if (!ds_ops_assign_shape(ctx, &in[slots.peephole], &pp, "P", error))
+      return FALSE;
+  }
+  DsShape state = bf ? shape3(batch, dirs, hidden) : shape3(dirs, batch, hidden);
+  for (int i = 0; i < 2; i++)
+    if (state_slots[i] >= 0 &&
+        !ds_ops_assign_shape(ctx, &in[state_slots[i]], &state, state_names[i], error))
+      return FALSE;
+  const char *const out_names[] = {"Y", "Y_h", "Y_c"};
+  for (int i = 1; i < recurrent_layer_num_outputs(p); i++)
+    if (!ds_ops_assign_shape(ctx, &out[i], &state, out_names[i], error))
+      return FALSE;
+  DsShape y = {.ndim = 4};
+  y.dims[0] = bf ? batch : steps;
+  y.dims[1] = bf ? steps : dirs;
+  y.dims[2] = bf ? dirs : batch;
+  y.dims[3] = hidden;
+  if (!ds_ops_assign_shape(ctx, &out[0], &y, "Y", error))
+    return FALSE;
+  DsShape x = {.ndim = 3};
+  x.dims[t_axis] = steps;
+  x.dims[n_axis] = batch;
+  x.dims[2] = input;
+  return ds_ops_assign_shape(ctx, data, &x, "data", error);
+}
+
+/* Every input and output shares the data's float dtype, except sequence_length, an integer
+ * vector of its own dtype. */
+static gboolean recurrent_layer_infer_type(const DsNode *node, const void *param, DsDType *in,
+                                           DsDType *out, GError **error)
+{
+  const DsRecurrentLayerParam *p = param;
+  const RecurrentInputs slots = recurrent_inputs(p);
+  const int n_out = recurrent_layer_num_outputs(p);
+  DsDType d = DS_DTYPE_UNKNOWN;
+  for (int i = 0; i < slots.count && d == DS_DTYPE_UNKNOWN; i++)
+    if (i != slots.length)
+      d = in[i];
+  for (int i = 0; i < n_out && d == DS_DTYPE_UNKNOWN; i++)
+    d = out[i];
+  char buf[16];
+  for (int i = 0; i < slots.count; i++)
+    if (i != slots.length &&
+        !assign_dtype(node, &in[i], d, ds_op_input_name(node->op, slots.count, i, buf), error))
+      return FALSE;
+  for (int i = 0; i < n_out; i++)
+    if (!assign_dtype(node, &out[i], d, "output", error))
+      return FALSE;
+  if (slots.length >= 0 && in[slots.length] != DS_DTYPE_UNKNOWN &&
+      (ds_dtype_is_float(in[slots.length]) || in[slots.length] == DS_DTYPE_BOOL))
+    return ds_ops_node_error(node, error, DS_ERROR_SHAPE,
+                             "sequence_length has dtype %s, but an integer dtype is expected",
+                             ds_dtype_name(in[slots.length]));
+  return TRUE;
+}
+
+static const char *const recurrent_layer_outputs[] = {"Y", "Y_h", "Y_c", NULL};
+
+static const DsOpDef recurrent_layer_def = {
+    .id = DS_OP_RECURRENT_LAYER,
+    .name = "_contrib_RecurrentLayer",
+    .param_size = sizeof(DsRecurrentLayerParam),
+    .parse = recurrent_layer_parse,
+    .num_inputs = recurrent_layer_num_inputs,
+    .num_outputs = recurrent_layer_num_outputs,
+    .num_visible_outputs = recurrent_layer_num_outputs,
+    .output_names = recurrent_layer_outputs,
+    .infer_shape = recurrent_layer_infer_shape,
+    .infer_type = recurrent_layer_infer_type,
+};
+
+/* --- _npi_einsum -------------------------------------------------------------------------- */
+
+static int einsum_letter(char c)
+{
+  if (c >= 'a' && c <= 'z')
+    return c - 'a';
+  if (c >= 'A' && c <= 'Z')
+    return 26 + (c - 'A');
+  return -1;
+}
+
+/* One term of the subscripts, spaces ignored. */
+static gboolean einsum_parse_term(const DsNode *node, const char *text, gsize len,
+                                  DsEinsumTerm *t, GError **error)
+{
+  t->n = 0;
+  gboolean ellipsis = FALSE;
+  for (gsize i = 0; i < len; i++) {
+    char c = text[i];
+    if (c == ' ')
+      continue;
+    if (t->n >= DS_MAX_NDIM + 1)
+      return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
+                               "subscripts: a term has more than %d dims", DS_MAX_NDIM);
+    if (c == '.') {
+      if (ellipsis || i + 2 >= len || text[i + 1] != '.' || text[i + 2] != '.')
+        return ds_ops_attr_invalid(node, "subscripts", "has a misplaced '.' or two ellipses",
+                                   error);
+      ellipsis = TRUE;
+      t->labels[t->n++] = DS_EINSUM_ELLIPSIS;
+      i += 2;
+      continue;
+    }
+    int l = einsum_letter(c);
+    if (l < 0)
+      return ds_ops_attr_invalid(node, "subscripts", "has a character that is not a letter",
+                                 error);
+    t->labels[t->n++] = (int8_t)l;
+  }
+  return TRUE;
+}
+
+/* The implicit output: the ellipsis if any term has one, then the labels used exactly once, in
+ * ASCII order (uppercase first). */
+static void einsum_implicit_output(DsEinsumParam *p)
+{
+  int count[DS_EINSUM_LETTERS] = {0};
+  gboolean ellipsis = FALSE;
+  for (int k = 0; k < p->num_args; k++)
+    for (int i = 0; i < p->in[k].n; i++) {
+      if (p->in[k].labels[i] == DS_EINSUM_ELLIPSIS)
+        ellipsis = TRUE;
+      else
+        count[p->in[k].labels[i]]++;
+    }
+  p->out.n = 0;
+  if (ellipsis)
+    p->out.labels[p->out.n++] = DS_EINSUM_ELLIPSIS;
+  for (int l = 26; l < 52; l++) /* A-Z */
+    if (count[l] == 1 && p->out.n < DS_MAX_NDIM + 1)
+      p->out.labels[p->out.n++] = (int8_t)l;
+  for (int l = 0; l < 26; l++) /* a-z */
+    if (count[l] == 1 && p->out.n < DS_MAX_NDIM + 1)
+      p->out.labels[p->out.n++] = (int8_t)l;
+}
+
+static gboolean einsum_parse(const DsNode *node, void *param, GError **error)
+{
+  DsEinsumParam *p = param;
+  int64_t num_args, optimize;
+  if (!ds_ops_attr_require(node, "subscripts", error) ||
+      !ds_ops_attr_int_range(node, "num_args", 1, 1, DS_EINSUM_MAX_OPERANDS, &num_args, error) ||
+      !ds_node_attr_int(node, "optimize", 0, &optimize, error))
+    return FALSE;
+  p->num_args = (int)num_args;
+  const char *text = ds_node_get_attr(node, "subscripts");
+  const char *arrow = strstr(text, "->");
+  gsize lhs_len = arrow != NULL ? (gsize)(arrow - text) : strlen(text);
+  int terms = 1;
+  for (gsize i = 0; i < lhs_len; i++)
+    terms += text[i] == ',';
+  if (terms != p->num_args)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "subscripts=%s has %d terms, but num_args=%d", text, terms,
+                             p->num_args);
+  gsize start = 0;
+  for (int k = 0; k < p->num_args; k++) {
+    const char *comma = memchr(text + start, ',', lhs_len - start);
+    gsize end = comma != NULL ? (gsize)(comma - text) : lhs_len;
+    if (!einsum_parse_term(node, text + start, end - start, &p->in[k], error))
+      return FALSE;
+    start = end + 1;
+  }
+  if (arrow == NULL) {
+    einsum_implicit_output(p);
+    return TRUE;
+  }
+  if (!einsum_parse_term(node, arrow + 2, strlen(arrow + 2), &p->out, error))
+    return FALSE;
+  /* Output labels appear once and come from the inputs. */
+  for (int i = 0; i < p->out.n; i++) {
+    int l = p->out.labels[i];
+    gboolean found = FALSE;
+    for (int j = 0; j < i; j++)
+      if (p->out.labels[j] == l)
+        return ds_ops_attr_invalid(node, "subscripts", "repeats a label of the output", error);
+    for (int a = 0; a < p->num_args && !found; a++)
+      for (int j = 0; j < p->in[a].n && !found; j++)
+        found = p->in[a].labels[j] == l;
+    if (!found)
+      return ds_ops_attr_invalid(node, "subscripts",
+                                 "has an output label (or ellipsis) no input has", error);
+  }
+  return TRUE;
+}
+
+static int einsum_num_inputs(const void *param)
+{
+  return ((const DsEinsumParam *)param)->num_args;
+}
+
+static gboolean einsum_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsEinsumParam *p = param;
+  int ranks[DS_EINSUM_MAX_OPERANDS];
+  for (int k = 0; k < p->num_args; k++) {
+    if (in[k].ndim < 0)
+      return TRUE;
+    ranks[k] = in[k].ndim;
+  }
+  const int total_ell = ds_einsum_ellipsis_rank(p, ranks);
+  DsDim dims[DS_EINSUM_MAX_LABELS];
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++)
+    dims[l] = l >= DS_EINSUM_LETTERS ? ds_dim(1) : DS_DIM_UNKNOWN;
+  for (int k = 0; k < p->num_args; k++) {
+    int labels[DS_MAX_NDIM];
+    if (ds_einsum_expand_term(&p->in[k], ranks[k], total_ell, labels) != ranks[k]) {
+      g_autofree char *s = ds_shape_to_string(&in[k]);
+      ds_shape_ctx_set_error(ctx, error, "operand %d of shape %s does not fit its subscripts "
+                             "term", k, s);
+      return FALSE;
+    }
+    for (int i = 0; i < ranks[k]; i++) {
+      int l = labels[i];
+      if (l >= DS_EINSUM_LETTERS) { /* ellipsis dims broadcast */
+        if (!ds_shape_ctx_broadcast_dim(ctx, dims[l], in[k].dims[i], &dims[l], error))
+          return FALSE;
+      } else if (!unify(ctx, &dims[l], in[k].dims[i], "operand", error)) {
+        return FALSE;
+      }
+    }
+  }
+  /* Letter dims flow between the operands (an ellipsis dim might be a broadcasting 1). */
+  for (int k = 0; k < p->num_args; k++) {
+    int labels[DS_MAX_NDIM];
+    ds_einsum_expand_term(&p->in[k], ranks[k], total_ell, labels);
+    for (int i = 0; i < ranks[k]; i++)
+      if (labels[i] < DS_EINSUM_LETTERS &&
+          !unify(ctx, &in[k].dims[i], dims[labels[i]], "operand", error))
+        return FALSE;
+  }
+  int labels[DS_MAX_NDIM];
+  int n = ds_einsum_expand_term(&p->out, -1, total_ell, labels);
+  if (n < 0) {
+    ds_shape_ctx_set_error(ctx, error, "the output would have more than %d dims", DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsShape o = {.ndim = n};
+  for (int i = 0; i < n; i++)
+    o.dims[i] = dims[labels[i]];
+  return ds_ops_assign_shape(ctx, &out[0], &o, "output", error);
+}
+
+static const char *const einsum_inputs[] = {"data", NULL};
+static const char *const einsum_aliases[] = {"einsum", NULL};
+
+static const DsOpDef einsum_def = {
+    .id = DS_OP_EINSUM,
+    .name = "_npi_einsum",
+    .aliases = einsum_aliases,
+    .param_size = sizeof(DsEinsumParam),
+    .parse = einsum_parse,
+    .num_inputs = einsum_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = einsum_inputs,
+    .output_names = names_output,
+    .infer_shape = einsum_infer_shape,
+};
+
 void ds_ops_nn_register(const DsOpDef **table)
 {
   static const DsOpDef *const defs[] = {
@@ -1518,6 +2223,12 @@ void ds_ops_nn_register(const DsOpDef **table)
       &dot_def,
       &batch_dot_def,
       &rnn_def,
+      &matmul_def,
+      &instance_norm_def,
+      &lrn_def,
+      &hardmax_def,
+      &recurrent_layer_def,
+      &einsum_def,
   };
   for (gsize i = 0; i < G_N_ELEMENTS(defs); i++)
     table[defs[i]->id] = defs[i];

@@ -26,7 +26,8 @@
 
 typedef struct {
   int64_t batch, channels, filters, groups;
-  int64_t in[3], out[3], kernel[3], stride[3], dilate[3], pad[3];
+  /* pad: before each axis; pad_end: after it (they differ with ONNX's pads or auto_pad). */
+  int64_t in[3], out[3], kernel[3], stride[3], dilate[3], pad[3], pad_end[3];
   int64_t in_plane, out_plane, kvol;
   /* The GEMMs' source, the padded copy (or, without padding, the input itself): depth slices of
    * src_h rows each, `row` floats apart, channels `chan` floats apart (see conv_source). */
@@ -44,25 +45,30 @@ static int64_t round16(int64_t n)
 
 static bool conv_padded(const ConvGeom *g)
 {
-  return g->pad[0] != 0 || g->pad[1] != 0 || g->pad[2] != 0;
+  for (int i = 0; i < 3; i++)
+    if (g->pad[i] != 0 || g->pad_end[i] != 0)
+      return true;
+  return false;
 }
 
 /* The padded source: depth and height padded in full, but consecutive rows share `overlap` of
  * their zero columns, the right padding of one row being the left padding of the next. Reads
- * reach at most in[2] + 2 * pad[2] - 1 columns into a row, so they stay on zeros, and each row
- * is only in[2] + 2 * pad[2] - overlap floats. The overlap is capped at dk - 1 so that the
- * shifted path's output rows (out[2] = in[2] + 2 * pad[2] - dk + 1 with stride 1) still fit in
- * a row: for a 3x3 "same" convolution a row is in[2] + 1 floats where full padding would make
+ * reach at most in[2] + pad[2] + pad_end[2] - 1 columns into a row, so they stay on zeros, and
+ * each row is only in[2] + pad[2] + pad_end[2] - overlap floats. The overlap is capped at
+ * dk - 1 so that the shifted path's output rows (out[2] = in[2] + pad[2] + pad_end[2] - dk + 1
+ * with stride 1) still fit in a row: for a 3x3 "same" convolution a row is in[2] + 1 floats where full padding would make
  * it in[2] + 2, which halves the shifted path's wasted columns. Without padding this is exactly
  * the input's layout, which is then read in place. */
 static void conv_source(ConvGeom *g)
 {
   int64_t dk = g->dilate[2] * (g->kernel[2] - 1) + 1;
-  int64_t overlap = MIN(g->pad[2], dk - 1);
-  g->src_h = g->in[1] + 2 * g->pad[1];
-  g->row = g->in[2] + 2 * g->pad[2] - overlap;
+  /* The overlap is a row's right padding and the next row's left padding at once, so it can be
+   * no longer than either. */
+  int64_t overlap = MIN(MIN(g->pad[2], g->pad_end[2]), dk - 1);
+  g->src_h = g->in[1] + g->pad[1] + g->pad_end[1];
+  g->row = g->in[2] + g->pad[2] + g->pad_end[2] - overlap;
   /* The last row's right padding runs `overlap` floats past the channel's last row. */
-  g->chan = (g->in[0] + 2 * g->pad[0]) * g->src_h * g->row + overlap;
+  g->chan = (g->in[0] + g->pad[0] + g->pad_end[0]) * g->src_h * g->row + overlap;
   g->n_wide = ((g->out[0] - 1) * g->src_h + g->out[1] - 1) * g->row + g->out[2];
 }
 
@@ -127,8 +133,10 @@ static bool conv_geom(const DsConvolutionParam *p, const DsTensor *data, const D
     return false;
   g->batch = data->shape[0];
   g->channels = data->shape[1];
-  g->filters = p->num_filter;
+  g->filters = out->shape[1]; /* num_filter, or with num_filter=0 the weight's count */
   g->groups = p->num_group;
+  if (p->num_filter != 0 && g->filters != p->num_filter)
+    return false;
   if (g->groups < 1 || g->channels % g->groups != 0 || g->filters % g->groups != 0 ||
       out->shape[0] != g->batch || out->shape[1] != g->filters)
     return false;
@@ -141,15 +149,17 @@ static bool conv_geom(const DsConvolutionParam *p, const DsTensor *data, const D
     g->kernel[i] = s >= 0 ? p->kernel[s] : 1;
     g->stride[i] = s >= 0 ? p->stride[s] : 1;
     g->dilate[i] = s >= 0 ? p->dilate[s] : 1;
-    g->pad[i] = s >= 0 ? p->pad[s] : 0;
+    g->pad[i] = g->pad_end[i] = 0;
+    if (s >= 0)
+      ds_conv_axis_pads(p, s, g->in[i], &g->pad[i], &g->pad_end[i]);
     int64_t dk = g->dilate[i] * (g->kernel[i] - 1) + 1;
-    if (g->in[i] + 2 * g->pad[i] < dk ||
-        g->out[i] != (g->in[i] + 2 * g->pad[i] - dk) / g->stride[i] + 1)
+    int64_t padded = g->in[i] + g->pad[i] + g->pad_end[i];
+    if (padded < dk || g->out[i] != (padded - dk) / g->stride[i] + 1)
       return false;
     g->in_plane *= g->in[i];
     g->out_plane *= g->out[i];
     g->kvol *= g->kernel[i];
-    if (g->kernel[i] != 1 || g->stride[i] != 1 || g->pad[i] != 0)
+    if (g->kernel[i] != 1 || g->stride[i] != 1 || g->pad[i] != 0 || g->pad_end[i] != 0)
       g->direct = false;
   }
   conv_source(g);
@@ -219,7 +229,7 @@ static void pad_channels(void *data, int64_t begin, int64_t end)
 {
   const PadJob *job = data;
   const ConvGeom *g = job->g;
-  const int64_t rows = (g->in[0] + 2 * g->pad[0]) * g->src_h, row_n = g->row;
+  const int64_t rows = (g->in[0] + g->pad[0] + g->pad_end[0]) * g->src_h, row_n = g->row;
   const int64_t w_n = g->in[2], pw = g->pad[2];
   for (int64_t c = begin; c < end; c++) {
     const float *plane = job->src + c * g->in_plane;

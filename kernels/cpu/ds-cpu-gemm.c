@@ -1,4 +1,4 @@
-/* ds-cpu-gemm.c: the sgemm/sgemv router and convolution GEMM sizes. */
+/* ds-cpu-gemm.c: the sgemm/sgemv and dgemm/dgemv routers and convolution GEMM sizes. */
 #include "ds-cpu-gemm.h"
 
 #include <cblas.h>
@@ -65,17 +65,63 @@ DsStatus ds_cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
   return DS_STATUS_OK;
 }
 
+static void scale_vector_f64(double *y, int64_t n, int64_t inc, double beta)
+{
+  if (beta == 1.0)
+    return;
+  for (int64_t i = 0; i < n; i++)
+    y[i * inc] = beta == 0.0 ? 0.0 : beta * y[i * inc];
+}
+
+/* ds_cpu_sgemm's routing in double precision. */
+DsStatus ds_cpu_dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                      const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
+                      double *c, int64_t ldc)
+{
+  if (!fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(lda) || !fits_int(ldb) ||
+      !fits_int(ldc))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (m == 0 || n == 0)
+    return DS_STATUS_OK;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; i++)
+      scale_vector_f64(c + i * ldc, n, 1, beta);
+    return DS_STATUS_OK;
+  }
+  if (m == 1) {
+    int inc_a = trans_a ? (int)lda : 1;
+    scale_vector_f64(c, n, 1, beta);
+    cblas_dgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? (int)n : (int)k,
+                trans_b ? (int)k : (int)n, alpha, b, (int)ldb, a, inc_a, 1.0, c, 1);
+    return DS_STATUS_OK;
+  }
+  if (n == 1) {
+    int inc_b = trans_b ? 1 : (int)ldb;
+    scale_vector_f64(c, m, ldc, beta);
+    cblas_dgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_a ? (int)k : (int)m,
+                trans_a ? (int)m : (int)k, alpha, a, (int)lda, b, inc_b, 1.0, c, (int)ldc);
+    return DS_STATUS_OK;
+  }
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda, b,
+              (int)ldb, beta, c, (int)ldc);
+  return DS_STATUS_OK;
+}
+
 bool ds_cpu_conv_gemm_dims(const DsConvolutionParam *param, const int64_t *data_shape, int ndim,
                            DsConvGemmDims *dims)
 {
   int ns = param->n_spatial;
-  if (ndim != ns + 2 || param->num_group < 1 || data_shape[1] % param->num_group != 0 ||
+  if (ndim != ns + 2 || param->num_group < 1 || param->num_filter < 1 ||
+      data_shape[1] % param->num_group != 0 ||
       param->num_filter % param->num_group != 0)
     return false;
   int64_t out_plane = 1, kvol = 1;
   for (int i = 0; i < ns; i++) {
     int64_t dk = param->dilate[i] * (param->kernel[i] - 1) + 1;
-    int64_t padded = data_shape[2 + i] + 2 * param->pad[i];
+    int64_t pb, pe;
+    ds_conv_axis_pads(param, i, data_shape[2 + i], &pb, &pe);
+    int64_t padded = data_shape[2 + i] + pb + pe;
     if (padded < dk)
       return false;
     out_plane *= (padded - dk) / param->stride[i] + 1;

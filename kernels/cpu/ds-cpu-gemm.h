@@ -31,6 +31,11 @@ DsStatus ds_cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                       float *c, int64_t ldc);
 
+/* The same in double precision (dgemm, dgemv). */
+DsStatus ds_cpu_dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                      const double *a, int64_t lda, const double *b, int64_t ldb, double beta,
+                      double *c, int64_t ldc);
+
 /* The GEMMs a Convolution performs: `count` products of C[m x n] = W[m x k] * col[k x n], one
  * per image and group, with m = num_filter / num_group, n = the output's spatial size and
  * k = (channels / num_group) * kernel volume. */
@@ -40,11 +45,13 @@ typedef struct {
 } DsConvGemmDims;
 
 /* Fills `dims` for a Convolution with attributes `param` on data of shape `data_shape`
- * (`ndim` dims, NC + spatial). FALSE if the shape does not fit the attributes. */
+ * (`ndim` dims, NC + spatial). FALSE if the shape does not fit the attributes, or if
+ * num_filter is 0 (the weight's: unknown here). */
 bool ds_cpu_conv_gemm_dims(const DsConvolutionParam *param, const int64_t *data_shape, int ndim,
                            DsConvGemmDims *dims);
 
 /* Kernels defined in ds-cpu-conv.c and ds-cpu-rnn.c, registered by ds_cpu_nn_register(). */
 extern const DsKernel ds_cpu_convolution_kernel;
 extern const DsKernel ds_cpu_rnn_kernel;
+extern const DsKernel ds_cpu_recurrent_layer_kernel;
 

@@ -1,4 +1,5 @@
-/* ds-cpu-nn.c: CPU kernels of the neural-network family (float32).
+/* ds-cpu-nn.c: CPU kernels of the neural-network family (float32; the matrix products and
+ * Pooling also float64, and _npi_matmul and max pooling the integer dtypes).
  *
  * Matrix products go through ds_cpu_sgemm() (ds-cpu-gemm.h). The elementwise-style kernels
  * (activations, normalisations, softmax, pooling) keep their inner loops simple and
@@ -197,14 +198,31 @@ static DsStatus fully_connected_run(const DsKernelCtx *ctx)
                       in_features, beta, y->data, hidden);
 }
 
+/* Both operands and the output are float32, or all float64. */
+static bool gemm_dtypes(const DsTensor *a, const DsTensor *b, const DsTensor *y)
+{
+  return (a->dtype == DS_DTYPE_FLOAT32 || a->dtype == DS_DTYPE_FLOAT64) && b->dtype == a->dtype &&
+         y->dtype == a->dtype;
+}
+
+/* C = op(A) * op(B) (beta 0) in `dtype`, float32 or float64; pointers are element-typed by it. */
+static DsStatus gemm_typed(DsDType dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                           const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
+                           int64_t ldc)
+{
+  if (dtype == DS_DTYPE_FLOAT64)
+    return ds_cpu_dgemm(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+  return ds_cpu_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+
 static DsStatus dot_run(const DsKernelCtx *ctx)
 {
   const DsDotParam *p = ctx->param;
   if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
-    return DS_STATUS_UNSUPPORTED;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  if (!gemm_dtypes(a, b, &ctx->outputs[0]))
+    return DS_STATUS_UNSUPPORTED;
   if (a->ndim < 1 || b->ndim < 1)
     return DS_STATUS_INVALID_ARGUMENT;
   /* MXNet flattens: lhs to (prod(shape[:-1]), shape[-1]) or, transposed, contracts its first
@@ -223,9 +241,9 @@ static DsStatus dot_run(const DsKernelCtx *ctx)
   }
   if (ds_tensor_numel(&ctx->outputs[0]) != m * n)
     return DS_STATUS_INVALID_ARGUMENT;
-  return ds_cpu_sgemm(p->transpose_a, p->transpose_b, m, n, k, 1.0f, a->data,
-                      p->transpose_a ? m : k, b->data, p->transpose_b ? k : n, 0.0f,
-                      ctx->outputs[0].data, n);
+  return gemm_typed(a->dtype, p->transpose_a, p->transpose_b, m, n, k, a->data,
+                    p->transpose_a ? m : k, b->data, p->transpose_b ? k : n, ctx->outputs[0].data,
+                    n);
 }
 
 static DsStatus batch_dot_run(const DsKernelCtx *ctx)
@@ -233,10 +251,10 @@ static DsStatus batch_dot_run(const DsKernelCtx *ctx)
   const DsDotParam *p = ctx->param;
   if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
-    return DS_STATUS_UNSUPPORTED;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
+  if (!gemm_dtypes(a, b, y))
+    return DS_STATUS_UNSUPPORTED;
   int nd = a->ndim;
   if (nd < 3 || b->ndim != nd || y->ndim != nd)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -249,11 +267,154 @@ static DsStatus batch_dot_run(const DsKernelCtx *ctx)
   int64_t n = p->transpose_b ? br : bc, k2 = p->transpose_b ? bc : br;
   if (k != k2 || y->shape[nd - 2] != m || y->shape[nd - 1] != n)
     return DS_STATUS_INVALID_ARGUMENT;
-  const float *pa = a->data, *pb = b->data;
-  float *py = y->data;
+  const size_t es = ds_dtype_size(a->dtype);
+  const char *pa = a->data, *pb = b->data;
+  char *py = y->data;
   for (int64_t i = 0; i < batch; i++) {
-    DsStatus st = ds_cpu_sgemm(p->transpose_a, p->transpose_b, m, n, k, 1.0f, pa + i * ar * ac, ac,
-                               pb + i * br * bc, bc, 0.0f, py + i * m * n, n);
+    DsStatus st = gemm_typed(a->dtype, p->transpose_a, p->transpose_b, m, n, k,
+                             pa + (size_t)(i * ar * ac) * es, ac, pb + (size_t)(i * br * bc) * es,
+                             bc, py + (size_t)(i * m * n) * es, n);
+    if (st != DS_STATUS_OK)
+      return st;
+  }
+  return DS_STATUS_OK;
+}
+
+/* --- _npi_matmul -------------------------------------------------------------------------- */
+
+/* The products of a matmul: `count` of (m x k) * (k x n), the i-th reading a's matrix at
+ * a_off(i) and b's at b_off(i) (in elements) and writing output matrix i. Batch dims broadcast:
+ * a_step/b_step are the matrix strides per output batch dim, 0 where the operand has size 1
+ * there (or lacks the dim). */
+typedef struct {
+  int64_t m, n, k;
+  int nb;
+  int64_t batch[DS_MAX_NDIM];
+  int64_t a_step[DS_MAX_NDIM], b_step[DS_MAX_NDIM];
+  int64_t count;
+  bool one_gemm; /* b has one matrix and a one per output: a single (count*m x k) product */
+} MatmulGeom;
+
+/* Matrix strides of an operand's batch dims (its dims but the last `mat_dims`), right-aligned
+ * to the output's `nb` batch dims; false if a dim neither matches nor broadcasts. */
+static bool matmul_steps(const DsTensor *t, int mat_dims, int nb, const int64_t *batch,
+                         int64_t *steps)
+{
+  int tb = t->ndim - mat_dims;
+  int64_t stride = 1;
+  for (int i = nb - 1; i >= 0; i--) {
+    int j = i - (nb - tb);
+    int64_t d = j >= 0 ? t->shape[j] : 1;
+    if (d != batch[i] && d != 1)
+      return false;
+    steps[i] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+  return true;
+}
+
+static bool matmul_geom(const DsTensor *a, const DsTensor *b, const DsTensor *y, MatmulGeom *g)
+{
+  if (a->ndim < 1 || b->ndim < 1)
+    return false;
+  const int am = a->ndim > 1 ? 2 : 1, bm = b->ndim > 1 ? 2 : 1;
+  g->m = a->ndim > 1 ? a->shape[a->ndim - 2] : 1;
+  g->k = a->shape[a->ndim - 1];
+  g->n = b->ndim > 1 ? b->shape[b->ndim - 1] : 1;
+  if ((b->ndim > 1 ? b->shape[b->ndim - 2] : b->shape[0]) != g->k)
+    return false;
+  g->nb = MAX(a->ndim - am, b->ndim - bm);
+  int want = g->nb + (a->ndim > 1) + (b->ndim > 1);
+  if (y->ndim != want)
+    return false;
+  g->count = 1;
+  for (int i = 0; i < g->nb; i++) {
+    g->batch[i] = y->shape[i];
+    g->count *= g->batch[i];
+  }
+  if ((a->ndim > 1 && y->shape[g->nb] != g->m) || (b->ndim > 1 && y->shape[want - 1] != g->n))
+    return false;
+  if (!matmul_steps(a, am, g->nb, g->batch, g->a_step) ||
+      !matmul_steps(b, bm, g->nb, g->batch, g->b_step))
+    return false;
+  int64_t a_mats = ds_shape_span(a->shape, 0, a->ndim - am);
+  int64_t b_mats = ds_shape_span(b->shape, 0, b->ndim - bm);
+  g->one_gemm = b_mats == 1 && a_mats == g->count;
+  return true;
+}
+
+/* Offsets of product i's operands, in matrices. */
+static void matmul_offsets(const MatmulGeom *g, int64_t i, int64_t *a_mat, int64_t *b_mat)
+{
+  *a_mat = *b_mat = 0;
+  for (int d = g->nb - 1; d >= 0; d--) {
+    int64_t idx = i % g->batch[d];
+    i /= g->batch[d];
+    *a_mat += idx * g->a_step[d];
+    *b_mat += idx * g->b_step[d];
+  }
+}
+
+typedef struct {
+  const MatmulGeom *g;
+  DsDType dtype;
+  const void *a, *b;
+  void *y;
+} MatmulIntJob;
+
+/* Integer products, rows r = (product, row): sums wrap as the dtype's arithmetic would. */
+#define MATMUL_INT_ROWS(T)                                                                           for (int64_t r = begin; r < end; r++) {                                                              int64_t i = r / g->m, row = r % g->m, am, bm;                                                      matmul_offsets(g, i, &am, &bm);                                                                    const T *x = (const T *)job->a + am * g->m * g->k + row * g->k;                                    const T *w = (const T *)job->b + bm * g->k * g->n;                                                 T *out = (T *)job->y + r * g->n;                                                                   for (int64_t j = 0; j < g->n; j++) {                                                                 uint64_t acc = 0;                                                                                  for (int64_t p = 0; p < g->k; p++)                                                                   acc += (uint64_t)(int64_t)x[p] * (uint64_t)(int64_t)w[p * g->n + j];                             out[j] = (T)acc;                                                                                 }                                                                                                }
+
+static void matmul_int_rows(void *data, int64_t begin, int64_t end)
+{
+  const MatmulIntJob *job = data;
+  const MatmulGeom *g = job->g;
+  switch (job->dtype) {
+  case DS_DTYPE_INT32:
+    MATMUL_INT_ROWS(int32_t)
+    break;
+  case DS_DTYPE_INT64:
+    MATMUL_INT_ROWS(int64_t)
+    break;
+  case DS_DTYPE_INT8:
+    MATMUL_INT_ROWS(int8_t)
+    break;
+  default:
+    MATMUL_INT_ROWS(uint8_t)
+    break;
+  }
+}
+
+static DsStatus matmul_run(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  DsTensor *y = &ctx->outputs[0];
+  const DsDType t = a->dtype;
+  if (b->dtype != t || y->dtype != t || !ds_cpu_dtype_computable(t) || t == DS_DTYPE_BOOL)
+    return DS_STATUS_UNSUPPORTED;
+  MatmulGeom g;
+  if (!matmul_geom(a, b, y, &g))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64) {
+    MatmulIntJob job = {&g, t, a->data, b->data, y->data};
+    ds_parallel_for(ctx->pool, g.count * g.m, grain_for(g.n * g.k), matmul_int_rows, &job);
+    return DS_STATUS_OK;
+  }
+  /* A batch against one matrix (N-D x 2-D, the dense layers of a transformer) is one GEMM
+   * over every row: the operand and the output are contiguous in that order already. */
+  if (g.one_gemm)
+    return gemm_typed(t, false, false, g.count * g.m, g.n, g.k, a->data, g.k, b->data, g.n,
+                      y->data, g.n);
+  const size_t es = ds_dtype_size(t);
+  for (int64_t i = 0; i < g.count; i++) {
+    int64_t am, bm;
+    matmul_offsets(&g, i, &am, &bm);
+    DsStatus st = gemm_typed(t, false, false, g.m, g.n, g.k,
+                             (const char *)a->data + (size_t)(am * g.m * g.k) * es, g.k,
+                             (const char *)b->data + (size_t)(bm * g.k * g.n) * es, g.n,
+                             (char *)y->data + (size_t)(i * g.m * g.n) * es, g.n);
     if (st != DS_STATUS_OK)
       return st;
   }
@@ -603,6 +764,10 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t outer, len, inner;
   split_axis(x, axis, &outer, &len, &inner);
+  if (p->trailing_axes) { /* rows of every axis from `axis` on */
+    len *= inner;
+    inner = 1;
+  }
   if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
     return DS_STATUS_INVALID_ARGUMENT;
   for (int i = 1; i < n_out; i++)
@@ -628,13 +793,184 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
   return DS_STATUS_OK;
 }
 
+/* --- InstanceNorm, LRN ------------------------------------------------------------------- */
+
+typedef struct {
+  const float *x, *gamma, *beta;
+  float *y;
+  int64_t channels, plane;
+  float eps;
+} InstanceNormJob;
+
+/* Planes p = (image, channel), each normalised by its own statistics. */
+static void instance_norm_planes(void *data, int64_t begin, int64_t end)
+{
+  const InstanceNormJob *job = data;
+  const int64_t n = job->plane;
+  for (int64_t pl = begin; pl < end; pl++) {
+    const float *restrict x = job->x + pl * n;
+    float *restrict y = job->y + pl * n;
+    int64_t c = pl % job->channels;
+    float mean = sum_f32(x, n) / (float)n;
+    float var = sqdev_f32(x, n, mean) / (float)n;
+    float scale = job->gamma[c] / sqrtf(var + job->eps), shift = job->beta[c] - mean * scale;
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i] * scale + shift;
+  }
+}
+
+static DsStatus instance_norm_run(const DsKernelCtx *ctx)
+{
+  const DsInstanceNormParam *p = ctx->param;
+  if (ctx->n_inputs < 3 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  if (x->ndim < 3 || !same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  const int64_t channels = x->shape[1];
+  if (ds_tensor_numel(&ctx->inputs[1]) != channels || ds_tensor_numel(&ctx->inputs[2]) != channels)
+    return DS_STATUS_INVALID_ARGUMENT;
+  InstanceNormJob job = {x->data,     ctx->inputs[1].data, ctx->inputs[2].data,
+                         ctx->outputs[0].data, channels, ds_shape_span(x->shape, 2, x->ndim),
+                         (float)p->eps};
+  if (job.plane == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, x->shape[0] * channels, grain_for(job.plane), instance_norm_planes,
+                  &job);
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  const float *x;
+  float *y, *norm; /* norm may be NULL */
+  int64_t channels, inner;
+  int64_t before, after; /* the window: channels c - before to c + after */
+  float knorm, alpha_n, beta;
+} LRNJob;
+
+/* Rows r = (image, channel) of `inner` floats: the sum of squares over the window of channel
+ * rows, then the scaling. */
+static void lrn_rows(void *data, int64_t begin, int64_t end)
+{
+  const LRNJob *job = data;
+  const int64_t inner = job->inner;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t img = r / job->channels, c = r % job->channels;
+    int64_t c0 = MAX(c - job->before, 0), c1 = MIN(c + job->after, job->channels - 1);
+    float *restrict y = job->y + r * inner;
+    for (int64_t i = 0; i < inner; i++)
+      y[i] = 0.0f;
+    for (int64_t cc = c0; cc <= c1; cc++) {
+      const float *restrict xc = job->x + (img * job->channels + cc) * inner;
+      for (int64_t i = 0; i < inner; i++)
+        y[i] += xc[i] * xc[i];
+    }
+    const float *restrict x = job->x + r * inner;
+    for (int64_t i = 0; i < inner; i++) {
+      float nrm = job->knorm + job->alpha_n * y[i];
+      if (job->norm != NULL)
+        job->norm[r * inner + i] = nrm;
+      y[i] = x[i] * powf(nrm, -job->beta);
+    }
+  }
+}
+
+static DsStatus lrn_run(const DsKernelCtx *ctx)
+{
+  const DsLRNParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int n_out = MIN(ctx->n_outputs, 2);
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, n_out))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  if (x->ndim < 2 || !same_shape(x, &ctx->outputs[0]) ||
+      (n_out > 1 && !same_shape(x, &ctx->outputs[1])))
+    return DS_STATUS_INVALID_ARGUMENT;
+  LRNJob job = {x->data,
+                ctx->outputs[0].data,
+                n_out > 1 ? ctx->outputs[1].data : NULL,
+                x->shape[1],
+                ds_shape_span(x->shape, 2, x->ndim),
+                (p->nsize - 1) / 2,
+                p->nsize / 2,
+                (float)p->knorm,
+                (float)(p->alpha / (double)p->nsize),
+                (float)p->beta};
+  int64_t rows = x->shape[0] * x->shape[1];
+  ds_parallel_for(ctx->pool, rows, grain_for(job.inner * p->nsize), lrn_rows, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- _contrib_hardmax ------------------------------------------------------------------------ */
+
+typedef struct {
+  const void *x;
+  void *y;
+  DsDType dtype;
+  int64_t len, inner;
+} HardmaxJob;
+
+/* Lines (outer index, inner position) along the axis: 1 at the first maximum (NumPy's argmax:
+ * the first NaN, if any, counts as the maximum). */
+#define HARDMAX_LINES(T)                                                                           \
+  for (int64_t t = begin; t < end; t++) {                                                          \
+    int64_t o = t / job->inner, i = t % job->inner;                                                \
+    const T *x = (const T *)job->x + o * job->len * job->inner + i;                                \
+    T *y = (T *)job->y + o * job->len * job->inner + i;                                            \
+    int64_t best = 0;                                                                              \
+    for (int64_t k = 1; k < job->len && x[best * job->inner] == x[best * job->inner]; k++)        \
+      if (x[k * job->inner] > x[best * job->inner] || x[k * job->inner] != x[k * job->inner])      \
+        best = k;                                                                                  \
+    for (int64_t k = 0; k < job->len; k++)                                                         \
+      y[k * job->inner] = k == best ? (T)1 : (T)0;                                                 \
+  }
+
+static void hardmax_lines(void *data, int64_t begin, int64_t end)
+{
+  const HardmaxJob *job = data;
+  if (job->dtype == DS_DTYPE_FLOAT64)
+    HARDMAX_LINES(double)
+  else
+    HARDMAX_LINES(float)
+}
+
+static DsStatus hardmax_run(const DsKernelCtx *ctx)
+{
+  const DsHardmaxParam *p = ctx->param;
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0];
+  if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) || y->dtype != x->dtype)
+    return DS_STATUS_UNSUPPORTED;
+  int axis;
+  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, y))
+    return DS_STATUS_INVALID_ARGUMENT;
+  HardmaxJob job = {x->data, y->data, x->dtype, 0, 0};
+  int64_t outer;
+  split_axis(x, axis, &outer, &job.len, &job.inner);
+  if (p->trailing_axes) { /* rows of every axis from `axis` on */
+    job.len *= job.inner;
+    job.inner = 1;
+  }
+  if (job.len == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, outer * job.inner, grain_for(job.len), hardmax_lines, &job);
+  return DS_STATUS_OK;
+}
+
 /* --- Pooling ------------------------------------------------------------------------------ */
 
 typedef struct {
   const float *x;
   float *y;
-  int64_t in[3], out[3], kernel[3], stride[3], pad[3];
+  /* pad: before each axis; pad_end: after it. */
+  int64_t in[3], out[3], kernel[3], stride[3], pad[3], pad_end[3], dilate[3];
   int64_t in_plane, out_plane;
+  bool dilated; /* some dilate > 1: only the direct path handles it */
   DsPoolType type;
   int p_value;
   bool count_include_pad;
@@ -651,10 +987,11 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 
 /* MXNet's divisor for one dim of an avg window starting at `start`: the window clipped to the
  * padded input when padding counts, to the input itself otherwise. Can be <= 0 for a window
- * past the end (the "full" convention), as in MXNet. */
-static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad, bool with_pad)
+ * past the end (the "full" convention), as in MXNet. `pad_end` is the padding after the input. */
+static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad_end,
+                           bool with_pad)
 {
-  int64_t end = MIN(start + k, size + pad);
+  int64_t end = MIN(start + k, size + pad_end);
   if (with_pad)
     return end - start;
   return MIN(end, size) - MAX(start, 0);
@@ -676,12 +1013,12 @@ static void pool_finish_row(const PoolJob *job, float *restrict acc, int64_t od,
   const int64_t ow_n = job->out[2], sw = job->stride[2];
   if (job->type == DS_POOL_AVG) {
     int64_t dh = pool_extent(od * job->stride[0] - job->pad[0], job->kernel[0], job->in[0],
-                             job->pad[0], job->count_include_pad) *
+                             job->pad_end[0], job->count_include_pad) *
                  pool_extent(oh * job->stride[1] - job->pad[1], job->kernel[1], job->in[1],
-                             job->pad[1], job->count_include_pad);
+                             job->pad_end[1], job->count_include_pad);
     for (int64_t ow = 0; ow < ow_n; ow++) {
-      int64_t dw = pool_extent(ow * sw - job->pad[2], job->kernel[2], job->in[2], job->pad[2],
-                               job->count_include_pad);
+      int64_t dw = pool_extent(ow * sw - job->pad[2], job->kernel[2], job->in[2],
+                               job->pad_end[2], job->count_include_pad);
       acc[ow] = acc[ow] / (float)(dh * dw);
     }
   } else if (job->type == DS_POOL_LP && job->p_value == 2) {
@@ -778,24 +1115,28 @@ static void pool_row(const PoolJob *job, const float *plane, float *restrict acc
   pool_finish_row(job, acc, od, oh);
 }
 
-/* Kernels wider than the scratch row fold every element of every window directly. */
+/* Kernels wider than the scratch row, and dilated ones, fold every element of every window
+ * directly. */
 static void pool_row_direct(const PoolJob *job, const float *plane, float *restrict acc, int64_t od,
                             int64_t oh)
 {
-  const int64_t ow_n = job->out[2];
+  const int64_t ow_n = job->out[2], dw = job->dilate[2];
   const int pv = job->type == DS_POOL_LP ? job->p_value : 1;
   for (int64_t ow = 0; ow < ow_n; ow++) {
     float a = job->type == DS_POOL_MAX ? -FLT_MAX : 0.0f;
     for (int64_t kd = 0; kd < job->kernel[0]; kd++) {
-      int64_t id = od * job->stride[0] - job->pad[0] + kd;
+      int64_t id = od * job->stride[0] - job->pad[0] + kd * job->dilate[0];
       for (int64_t kh = 0; kh < job->kernel[1]; kh++) {
-        int64_t ih = oh * job->stride[1] - job->pad[1] + kh;
+        int64_t ih = oh * job->stride[1] - job->pad[1] + kh * job->dilate[1];
         if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1])
           continue;
         const float *row = plane + (id * job->in[1] + ih) * job->in[2];
         int64_t w0 = ow * job->stride[2] - job->pad[2];
-        for (int64_t iw = MAX(w0, 0); iw < MIN(w0 + job->kernel[2], job->in[2]); iw++)
-          a = POOL_FOLD(job->type, pv, a, row[iw]);
+        for (int64_t kw = 0; kw < job->kernel[2]; kw++) {
+          int64_t iw = w0 + kw * dw;
+          if (iw >= 0 && iw < job->in[2])
+            a = POOL_FOLD(job->type, pv, a, row[iw]);
+        }
       }
     }
     acc[ow] = a;
@@ -807,8 +1148,8 @@ static void pool_planes(void *data, int64_t begin, int64_t end)
 {
   const PoolJob *job = data;
   /* The separable path keeps row pointers and a scratch row on the stack. */
-  bool direct =
-      job->kernel[2] > POOL_SCRATCH / 2 || job->kernel[0] * job->kernel[1] > POOL_SCRATCH / 8;
+  bool direct = job->dilated || job->kernel[2] > POOL_SCRATCH / 2 ||
+                job->kernel[0] * job->kernel[1] > POOL_SCRATCH / 8;
   for (int64_t pl = begin; pl < end; pl++) {
     const float *plane = job->x + pl * job->in_plane;
     float *out = job->y + pl * job->out_plane;
@@ -870,15 +1211,116 @@ static void pool_global_planes(void *data, int64_t begin, int64_t end)
   }
 }
 
+/* Pooling in the other dtypes: float64 for every pool type, the integer dtypes for max.
+ * Every window folds directly, as pool_row_direct does; max compares in the dtype (exact for
+ * int64), the sums accumulate in double. */
+typedef struct {
+  const PoolJob *job; /* geometry; its float pointers are unused */
+  DsDType dtype;
+  const void *x;
+  void *y;
+} PoolAnyJob;
+
+#define POOL_ANY_MAX(T, LOWEST)                                                                    \
+  {                                                                                                \
+    T best = LOWEST;                                                                               \
+    const T *px = (const T *)any->x + pl * job->in_plane;                                          \
+    for (int64_t kd = 0; kd < job->kernel[0]; kd++)                                                \
+      for (int64_t kh = 0; kh < job->kernel[1]; kh++)                                              \
+        for (int64_t kw = 0; kw < job->kernel[2]; kw++) {                                          \
+          int64_t id = o[0] * job->stride[0] - job->pad[0] + kd * job->dilate[0];                  \
+          int64_t ih = o[1] * job->stride[1] - job->pad[1] + kh * job->dilate[1];                  \
+          int64_t iw = o[2] * job->stride[2] - job->pad[2] + kw * job->dilate[2];                  \
+          if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1] || iw < 0 ||               \
+              iw >= job->in[2])                                                                    \
+            continue;                                                                              \
+          T v = px[(id * job->in[1] + ih) * job->in[2] + iw];                                      \
+          best = v > best ? v : best;                                                              \
+        }                                                                                          \
+    ((T *)any->y)[pl * job->out_plane + opos] = best;                                              \
+  }
+
+/* The sum (of x, x^2 or x^3 for lp) of one float64 window, finished as pool_finish_row does. */
+static double pool_any_sum(const PoolJob *job, const double *px, const int64_t *o)
+{
+  double acc = 0.0;
+  for (int64_t kd = 0; kd < job->kernel[0]; kd++)
+    for (int64_t kh = 0; kh < job->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < job->kernel[2]; kw++) {
+        int64_t id = o[0] * job->stride[0] - job->pad[0] + kd;
+        int64_t ih = o[1] * job->stride[1] - job->pad[1] + kh;
+        int64_t iw = o[2] * job->stride[2] - job->pad[2] + kw;
+        if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1] || iw < 0 ||
+            iw >= job->in[2])
+          continue;
+        double v = px[(id * job->in[1] + ih) * job->in[2] + iw];
+        acc += job->type != DS_POOL_LP || job->p_value == 1 ? v
+               : job->p_value == 2                          ? v * v
+                                                            : v * v * v;
+      }
+  if (job->type == DS_POOL_AVG) {
+    int64_t div = 1;
+    for (int i = 0; i < 3; i++)
+      div *= pool_extent(o[i] * job->stride[i] - job->pad[i], job->kernel[i], job->in[i],
+                         job->pad_end[i], job->count_include_pad);
+    return acc / (double)div;
+  }
+  if (job->type == DS_POOL_LP)
+    return job->p_value == 2 ? sqrt(acc) : job->p_value == 3 ? cbrt(acc) : acc;
+  return acc;
+}
+
+static void pool_any_planes(void *data, int64_t begin, int64_t end)
+{
+  const PoolAnyJob *any = data;
+  const PoolJob *job = any->job;
+  for (int64_t pl = begin; pl < end; pl++)
+    for (int64_t opos = 0; opos < job->out_plane; opos++) {
+      const int64_t o[3] = {opos / (job->out[1] * job->out[2]), opos / job->out[2] % job->out[1],
+                            opos % job->out[2]};
+      if (job->type != DS_POOL_MAX) { /* float64 */
+        ((double *)any->y)[pl * job->out_plane + opos] =
+            pool_any_sum(job, (const double *)any->x + pl * job->in_plane, o);
+        continue;
+      }
+      switch (any->dtype) {
+      case DS_DTYPE_FLOAT64:
+        POOL_ANY_MAX(double, -DBL_MAX)
+        break;
+      case DS_DTYPE_INT8:
+        POOL_ANY_MAX(int8_t, INT8_MIN)
+        break;
+      case DS_DTYPE_UINT8:
+        POOL_ANY_MAX(uint8_t, 0)
+        break;
+      case DS_DTYPE_INT32:
+        POOL_ANY_MAX(int32_t, INT32_MIN)
+        break;
+      default:
+        POOL_ANY_MAX(int64_t, INT64_MIN)
+        break;
+      }
+    }
+}
+
+static bool pool_any_dtype(DsPoolType type, DsDType t)
+{
+  if (t == DS_DTYPE_FLOAT64)
+    return true;
+  return type == DS_POOL_MAX && (t == DS_DTYPE_INT8 || t == DS_DTYPE_UINT8 ||
+                                 t == DS_DTYPE_INT32 || t == DS_DTYPE_INT64);
+}
+
 static DsStatus pooling_run(const DsKernelCtx *ctx)
 {
   const DsPoolingParam *p = ctx->param;
   if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
-    return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
+  const bool f32 = all_f32(ctx->inputs, 1) && all_f32(ctx->outputs, 1);
+  if (!f32 && (y->dtype != x->dtype || !pool_any_dtype(p->pool_type, x->dtype)))
+    return DS_STATUS_UNSUPPORTED;
   int nd = x->ndim, ns = nd - 2;
   if (nd < 3 || nd > 5 || y->ndim != nd || (!p->global_pool && p->n_spatial != ns) ||
       y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
@@ -894,14 +1336,19 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
     int s = i - (3 - ns);
     job.in[i] = s >= 0 ? x->shape[2 + s] : 1;
     job.out[i] = s >= 0 ? y->shape[2 + s] : 1;
+    job.pad[i] = job.pad_end[i] = 0;
+    job.dilate[i] = 1;
     if (p->global_pool) { /* the whole plane, stride 1, no padding */
       job.kernel[i] = job.in[i];
       job.stride[i] = 1;
-      job.pad[i] = 0;
     } else {
       job.kernel[i] = s >= 0 ? p->kernel[s] : 1;
       job.stride[i] = s >= 0 ? p->stride[s] : 1;
-      job.pad[i] = s >= 0 ? p->pad[s] : 0;
+      if (s >= 0) {
+        job.dilate[i] = p->dilate[s];
+        ds_pool_axis_pads(p, s, job.in[i], &job.pad[i], &job.pad_end[i]);
+      }
+      job.dilated |= job.dilate[i] != 1;
     }
     job.in_plane *= job.in[i];
     job.out_plane *= job.out[i];
@@ -911,6 +1358,12 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
   if (job.p_value < 1 || job.p_value > 3)
     return DS_STATUS_UNSUPPORTED;
   int64_t planes = x->shape[0] * x->shape[1];
+  if (!f32) {
+    PoolAnyJob any = {&job, x->dtype, x->data, y->data};
+    int64_t cost = job.out_plane * job.kernel[0] * job.kernel[1] * job.kernel[2];
+    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.in_plane)), pool_any_planes, &any);
+    return DS_STATUS_OK;
+  }
   if (p->global_pool) {
     ds_parallel_for(ctx->pool, planes, grain_for(job.in_plane), pool_global_planes, &job);
   } else {
@@ -1055,6 +1508,10 @@ static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
     return DS_STATUS_INVALID_ARGUMENT;
   SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 0, (float)p->temperature, log, NULL};
   split_axis(x, axis, &job.outer, &job.len, &job.inner);
+  if (p->trailing_axes) { /* rows of every axis from `axis` on */
+    job.len *= job.inner;
+    job.inner = 1;
+  }
   if (p->use_length) {
     job.length = &ctx->inputs[1];
     if (!index_dtype_ok(job.length->dtype))
@@ -1214,6 +1671,309 @@ static DsStatus embedding_run(const DsKernelCtx *ctx)
   return DS_STATUS_OK;
 }
 
+/* --- _npi_einsum -------------------------------------------------------------------------- */
+
+/* An einsum resolved for concrete shapes: each label's size, the output's labels, the labels
+ * summed over, and per operand each label's stride (the sum of the strides of the axes it
+ * labels, a repeated label reading a diagonal; 0 where an ellipsis dim broadcasts). */
+typedef struct {
+  int n_ops;
+  int64_t size[DS_EINSUM_MAX_LABELS];
+  bool used[DS_EINSUM_MAX_LABELS];
+  int out[DS_MAX_NDIM], n_out;
+  int sum[DS_EINSUM_MAX_LABELS], n_sum;
+  int64_t stride[DS_EINSUM_MAX_OPERANDS][DS_EINSUM_MAX_LABELS];
+  int labels[DS_EINSUM_MAX_OPERANDS][DS_MAX_NDIM];
+  int rank[DS_EINSUM_MAX_OPERANDS];
+} EinsumPlan;
+
+static bool einsum_plan(const DsEinsumParam *p, const DsTensor *in, const DsTensor *y,
+                        EinsumPlan *e)
+{
+  memset(e, 0, sizeof *e);
+  e->n_ops = p->num_args;
+  int ranks[DS_EINSUM_MAX_OPERANDS];
+  for (int k = 0; k < p->num_args; k++)
+    ranks[k] = in[k].ndim;
+  const int total_ell = ds_einsum_ellipsis_rank(p, ranks);
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++)
+    e->size[l] = 1;
+  for (int k = 0; k < p->num_args; k++) {
+    e->rank[k] = ds_einsum_expand_term(&p->in[k], ranks[k], total_ell, e->labels[k]);
+    if (e->rank[k] != ranks[k])
+      return false;
+    for (int i = 0; i < ranks[k]; i++) {
+      int l = e->labels[k][i];
+      int64_t d = in[k].shape[i];
+      /* Only ellipsis dims broadcast (a 1 against any size). */
+      if (e->used[l] && e->size[l] != d &&
+          !(l >= DS_EINSUM_LETTERS && (d == 1 || e->size[l] == 1)))
+        return false;
+      if (!e->used[l] || e->size[l] == 1)
+        e->size[l] = d;
+      e->used[l] = true;
+    }
+  }
+  e->n_out = ds_einsum_expand_term(&p->out, -1, total_ell, e->out);
+  if (e->n_out < 0 || e->n_out != y->ndim)
+    return false;
+  bool in_out[DS_EINSUM_MAX_LABELS] = {false};
+  for (int i = 0; i < e->n_out; i++) {
+    if (y->shape[i] != e->size[e->out[i]])
+      return false;
+    in_out[e->out[i]] = true;
+  }
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++)
+    if (e->used[l] && !in_out[l])
+      e->sum[e->n_sum++] = l;
+  for (int k = 0; k < p->num_args; k++) {
+    int64_t st = 1;
+    for (int i = ranks[k] - 1; i >= 0; i--) {
+      int l = e->labels[k][i];
+      if (!(in[k].shape[i] == 1 && e->size[l] != 1))
+        e->stride[k][l] += st;
+      st *= in[k].shape[i];
+    }
+  }
+  return true;
+}
+
+/* Copies the strided elements of `src` over the index space `dims` (n dims, row-major order)
+ * into contiguous `dst`. */
+static void einsum_gather(size_t es, const char *src, const int64_t *dims, const int64_t *strides,
+                          int n, char *dst)
+{
+  int64_t total = ds_shape_span(dims, 0, n), idx[DS_EINSUM_MAX_LABELS] = {0}, off = 0;
+  for (int64_t i = 0; i < total; i++) {
+    memcpy(dst + (size_t)i * es, src + (size_t)off * es, es);
+    for (int d = n - 1; d >= 0; d--) {
+      off += strides[d];
+      if (++idx[d] < dims[d])
+        break;
+      off -= strides[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* The two-operand contractions BLAS can run: every label in both operands (a batch label if
+ * the output has it, else contracted) or in one operand and the output, none repeated. The
+ * operands are gathered into (batch, M, K) and (batch, K, N), multiplied, and the product
+ * gathered into the output's order. */
+typedef struct {
+  int batch[DS_EINSUM_MAX_LABELS], nb, m[DS_EINSUM_MAX_LABELS], nm, n[DS_EINSUM_MAX_LABELS], nn;
+  int k[DS_EINSUM_MAX_LABELS], nk;
+  int64_t bt, mt, nt, kt;
+} EinsumGemm;
+
+static bool einsum_gemm_plan(const EinsumPlan *e, EinsumGemm *g)
+{
+  if (e->n_ops != 2)
+    return false;
+  memset(g, 0, sizeof *g);
+  bool in_out[DS_EINSUM_MAX_LABELS] = {false};
+  for (int i = 0; i < e->n_out; i++)
+    in_out[e->out[i]] = true;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < e->rank[k]; i++)
+      for (int j = 0; j < i; j++)
+        if (e->labels[k][i] == e->labels[k][j])
+          return false;
+  for (int l = 0; l < DS_EINSUM_MAX_LABELS; l++) {
+    if (!e->used[l])
+      continue;
+    bool in_a = false, in_b = false;
+    for (int i = 0; i < e->rank[0]; i++)
+      in_a |= e->labels[0][i] == l;
+    for (int i = 0; i < e->rank[1]; i++)
+      in_b |= e->labels[1][i] == l;
+    if (in_a && in_b)
+      (in_out[l] ? g->batch : g->k)[in_out[l] ? g->nb++ : g->nk++] = l;
+    else if (in_out[l])
+      (in_a ? g->m : g->n)[in_a ? g->nm++ : g->nn++] = l;
+    else
+      return false; /* summed in one operand only */
+  }
+  g->bt = g->mt = g->nt = g->kt = 1;
+  for (int i = 0; i < g->nb; i++)
+    g->bt *= e->size[g->batch[i]];
+  for (int i = 0; i < g->nm; i++)
+    g->mt *= e->size[g->m[i]];
+  for (int i = 0; i < g->nn; i++)
+    g->nt *= e->size[g->n[i]];
+  for (int i = 0; i < g->nk; i++)
+    g->kt *= e->size[g->k[i]];
+  return true;
+}
+
+static size_t einsum_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                               const DsTensor *outputs, int n_outputs)
+{
+  const DsEinsumParam *p = param;
+  EinsumPlan e;
+  EinsumGemm g;
+  if (n_inputs < p->num_args || n_outputs < 1 ||
+      (inputs[0].dtype != DS_DTYPE_FLOAT32 && inputs[0].dtype != DS_DTYPE_FLOAT64) ||
+      !einsum_plan(p, inputs, &outputs[0], &e) || !einsum_gemm_plan(&e, &g))
+    return 0;
+  int64_t n = g.bt * (g.mt * g.kt + g.kt * g.nt + g.mt * g.nt);
+  return (size_t)n * ds_dtype_size(inputs[0].dtype);
+}
+
+/* The index space and strides that gather operand k's labels in the order of the groups `ls`
+ * (of `counts` labels each). */
+static void einsum_pack(const EinsumPlan *e, int k, const int *const *ls, const int *counts,
+                        int n_groups, int64_t *dims, int64_t *strides, int *n)
+{
+  *n = 0;
+  for (int grp = 0; grp < n_groups; grp++)
+    for (int i = 0; i < counts[grp]; i++) {
+      int l = ls[grp][i];
+      dims[*n] = e->size[l];
+      strides[(*n)++] = e->stride[k][l];
+    }
+}
+
+static DsStatus einsum_gemm_run(const DsKernelCtx *ctx, const EinsumPlan *e, const EinsumGemm *g)
+{
+  const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  DsTensor *y = &ctx->outputs[0];
+  const size_t es = ds_dtype_size(a->dtype);
+  char *pa = ctx->workspace, *pb = pa + (size_t)(g->bt * g->mt * g->kt) * es;
+  char *pc = pb + (size_t)(g->bt * g->kt * g->nt) * es;
+  int64_t dims[DS_EINSUM_MAX_LABELS], strides[DS_EINSUM_MAX_LABELS];
+  int n;
+  const int *a_groups[] = {g->batch, g->m, g->k}, *b_groups[] = {g->batch, g->k, g->n};
+  const int a_counts[] = {g->nb, g->nm, g->nk}, b_counts[] = {g->nb, g->nk, g->nn};
+  einsum_pack(e, 0, a_groups, a_counts, 3, dims, strides, &n);
+  einsum_gather(es, a->data, dims, strides, n, pa);
+  einsum_pack(e, 1, b_groups, b_counts, 3, dims, strides, &n);
+  einsum_gather(es, b->data, dims, strides, n, pb);
+  for (int64_t i = 0; i < g->bt; i++) {
+    DsStatus st =
+        gemm_typed(a->dtype, false, false, g->mt, g->nt, g->kt, pa + (size_t)(i * g->mt * g->kt) * es,
+                   g->kt, pb + (size_t)(i * g->kt * g->nt) * es, g->nt,
+                   pc + (size_t)(i * g->mt * g->nt) * es, g->nt);
+    if (st != DS_STATUS_OK)
+      return st;
+  }
+  /* The product's stride for each label: (batch, M, N) row-major. */
+  int64_t c_stride[DS_EINSUM_MAX_LABELS] = {0}, st = 1;
+  const int *c_groups[] = {g->n, g->m, g->batch};
+  const int c_counts[] = {g->nn, g->nm, g->nb};
+  for (int grp = 0; grp < 3; grp++)
+    for (int i = c_counts[grp] - 1; i >= 0; i--) {
+      c_stride[c_groups[grp][i]] = st;
+      st *= e->size[c_groups[grp][i]];
+    }
+  for (int i = 0; i < e->n_out; i++) {
+    dims[i] = e->size[e->out[i]];
+    strides[i] = c_stride[e->out[i]];
+  }
+  einsum_gather(es, pc, dims, strides, e->n_out, y->data);
+  return DS_STATUS_OK;
+}
+
+typedef struct {
+  const EinsumPlan *e;
+  DsDType dtype;
+  const void *in[DS_EINSUM_MAX_OPERANDS];
+  void *y;
+} EinsumJob;
+
+/* Output elements [begin, end): each a sum over the summed labels of the operands' product, in
+ * double for the floats and in wrapping 64-bit arithmetic for the integers. */
+#define EINSUM_ELEMENTS(T, ACC)                                                                    \
+  for (int64_t o = begin; o < end; o++) {                                                          \
+    int64_t base[DS_EINSUM_MAX_OPERANDS] = {0}, rem = o;                                           \
+    for (int i = e->n_out - 1; i >= 0; i--) {                                                      \
+      int l = e->out[i];                                                                           \
+      int64_t idx = rem % e->size[l];                                                              \
+      rem /= e->size[l];                                                                           \
+      for (int k = 0; k < e->n_ops; k++)                                                           \
+        base[k] += idx * e->stride[k][l];                                                          \
+    }                                                                                              \
+    ACC acc = 0;                                                                                   \
+    int64_t idx[DS_EINSUM_MAX_LABELS] = {0}, off[DS_EINSUM_MAX_OPERANDS] = {0};                   \
+    for (int64_t s = 0; s < total; s++) {                                                          \
+      ACC prod = 1;                                                                                \
+      for (int k = 0; k < e->n_ops; k++)                                                           \
+        prod *= (ACC)((const T *)job->in[k])[base[k] + off[k]];                                    \
+      acc += prod;                                                                                 \
+      for (int d = e->n_sum - 1; d >= 0; d--) {                                                    \
+        int l = e->sum[d];                                                                         \
+        for (int k = 0; k < e->n_ops; k++)                                                         \
+          off[k] += e->stride[k][l];                                                               \
+        if (++idx[d] < e->size[l])                                                                 \
+          break;                                                                                   \
+        for (int k = 0; k < e->n_ops; k++)                                                         \
+          off[k] -= e->stride[k][l] * e->size[l];                                                  \
+        idx[d] = 0;                                                                                \
+      }                                                                                            \
+    }                                                                                              \
+    ((T *)job->y)[o] = (T)acc;                                                                     \
+  }
+
+static void einsum_elements(void *data, int64_t begin, int64_t end)
+{
+  const EinsumJob *job = data;
+  const EinsumPlan *e = job->e;
+  int64_t total = 1;
+  for (int d = 0; d < e->n_sum; d++)
+    total *= e->size[e->sum[d]];
+  switch (job->dtype) {
+  case DS_DTYPE_FLOAT32:
+    EINSUM_ELEMENTS(float, double)
+    break;
+  case DS_DTYPE_FLOAT64:
+    EINSUM_ELEMENTS(double, double)
+    break;
+  case DS_DTYPE_INT32:
+    EINSUM_ELEMENTS(int32_t, uint64_t)
+    break;
+  case DS_DTYPE_INT64:
+    EINSUM_ELEMENTS(int64_t, uint64_t)
+    break;
+  case DS_DTYPE_INT8:
+    EINSUM_ELEMENTS(int8_t, uint64_t)
+    break;
+  default:
+    EINSUM_ELEMENTS(uint8_t, uint64_t)
+    break;
+  }
+}
+
+static DsStatus einsum_run(const DsKernelCtx *ctx)
+{
+  const DsEinsumParam *p = ctx->param;
+  if (ctx->n_inputs < p->num_args || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsDType t = ctx->inputs[0].dtype;
+  for (int k = 0; k < p->num_args; k++)
+    if (ctx->inputs[k].dtype != t)
+      return DS_STATUS_UNSUPPORTED;
+  if (ctx->outputs[0].dtype != t || !ds_cpu_dtype_computable(t) || t == DS_DTYPE_BOOL)
+    return DS_STATUS_UNSUPPORTED;
+  EinsumPlan e;
+  EinsumGemm g;
+  if (!einsum_plan(p, ctx->inputs, &ctx->outputs[0], &e))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if ((t == DS_DTYPE_FLOAT32 || t == DS_DTYPE_FLOAT64) && einsum_gemm_plan(&e, &g)) {
+    if (ctx->workspace == NULL && g.bt * (g.mt * g.kt + g.kt * g.nt + g.mt * g.nt) > 0)
+      return DS_STATUS_INVALID_ARGUMENT;
+    return einsum_gemm_run(ctx, &e, &g);
+  }
+  EinsumJob job = {&e, t, {NULL}, ctx->outputs[0].data};
+  for (int k = 0; k < p->num_args; k++)
+    job.in[k] = ctx->inputs[k].data;
+  int64_t total = 1;
+  for (int d = 0; d < e.n_sum; d++)
+    total *= e.size[e.sum[d]];
+  ds_parallel_for(ctx->pool, ds_tensor_numel(&ctx->outputs[0]), grain_for(total * e.n_ops),
+                  einsum_elements, &job);
+  return DS_STATUS_OK;
+}
+
 void ds_cpu_nn_register(DsKernel *table)
 {
   table[DS_OP_CONVOLUTION] = ds_cpu_convolution_kernel;
@@ -1231,4 +1991,10 @@ void ds_cpu_nn_register(DsKernel *table)
   table[DS_OP_DOT] = (DsKernel){dot_run, NULL};
   table[DS_OP_BATCH_DOT] = (DsKernel){batch_dot_run, NULL};
   table[DS_OP_RNN] = ds_cpu_rnn_kernel;
+  table[DS_OP_MATMUL] = (DsKernel){matmul_run, NULL};
+  table[DS_OP_INSTANCE_NORM] = (DsKernel){instance_norm_run, NULL};
+  table[DS_OP_LRN] = (DsKernel){lrn_run, NULL};
+  table[DS_OP_HARDMAX] = (DsKernel){hardmax_run, NULL};
+  table[DS_OP_RECURRENT_LAYER] = ds_cpu_recurrent_layer_kernel;
+  table[DS_OP_EINSUM] = (DsKernel){einsum_run, einsum_workspace};
 }
