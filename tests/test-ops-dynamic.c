@@ -1155,6 +1155,379 @@ static void test_kernel_unique(void)
   test_alloc_free(&alloc);
 }
 
+/* ================================ ONNX's dynamic forms ================================ */
+
+/* A tensor of dtype t and shape `shape` holding `values`. */
+static DsTensor values_of(DsDType t, const char *shape, const double *values)
+{
+  DsTensor x = tensor_new(t, shape);
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
+    set(&x, i, values[i]);
+  return x;
+}
+
+static void assert_values(const DsTensor *x, const double *want)
+{
+  for (int64_t i = 0; i < ds_tensor_numel(x); i++)
+    if (fabs(get(x, i) - want[i]) > 1e-9)
+      g_error("element %" G_GINT64_FORMAT ": got %g, want %g", i, get(x, i), want[i]);
+}
+
+static void test_onnx_registration_and_shapes(void)
+{
+  static const struct {
+    const char *name;
+    DsOpId id;
+    guint traits;
+  } ops[] = {
+      {"_contrib_dynamic_slice", DS_OP_DYNAMIC_SLICE,
+       DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_expand", DS_OP_DYNAMIC_EXPAND,
+       DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_tile", DS_OP_DYNAMIC_TILE,
+       DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_pad", DS_OP_DYNAMIC_PAD, DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_squeeze", DS_OP_DYNAMIC_SQUEEZE,
+       DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_expand_dims", DS_OP_DYNAMIC_EXPAND_DIMS,
+       DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT},
+      {"_contrib_dynamic_topk", DS_OP_DYNAMIC_TOPK, DS_OP_TRAIT_DYNAMIC_SHAPE},
+      {"_contrib_dynamic_one_hot", DS_OP_DYNAMIC_ONE_HOT, DS_OP_TRAIT_DYNAMIC_SHAPE},
+      {"_contrib_compress", DS_OP_COMPRESS, DS_OP_TRAIT_DYNAMIC_SHAPE},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(ops); i++) {
+    const DsOpDef *op = ds_op_lookup(ops[i].name);
+    g_assert_nonnull(op);
+    g_assert_cmpint(op->id, ==, ops[i].id);
+    g_assert_cmpuint(op->traits, ==, ops[i].traits);
+    g_assert_nonnull(ds_cpu_backend_get()->get_kernel(op->id));
+  }
+  g_autoptr(DsGraph) g = ds_graph_new();
+  /* dynamic_slice: the input count follows the flags; axes and use_axes exclude each other. */
+  DsNode *sl = make_node(g, "_contrib_dynamic_slice", 5, "use_axes", "1", "use_steps", "1", NULL);
+  g_assert_cmpint(sl->op->num_inputs(sl->param), ==, 5);
+  g_autofree char *m1 =
+      parse_error("_contrib_dynamic_slice", 4, "axes", "(0,)", "use_axes", "1", NULL);
+  g_assert_nonnull(strstr(m1, "use_axes"));
+  g_autofree char *m2 = parse_error("_contrib_dynamic_pad", 3, "mode", "wrap", NULL);
+  g_assert_nonnull(strstr(m2, "mode"));
+  g_autofree char *m3 = parse_error("_contrib_dynamic_topk", 2, "dtype", "uint8", NULL);
+  g_assert_nonnull(strstr(m3, "dtype"));
+
+  Sym s = sym_new();
+  /* Sliced axes get unbacked lengths bounded by their size; the others pass through. */
+  DsNode *sa = make_node(g, "_contrib_dynamic_slice", 3, "axes", "(-1,)", NULL);
+  DsShape si[3] = {sym_shp(s.exprs, "(N, 10)"), shp("(1,)"), shp("(1,)")},
+          so[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, sa, si, so));
+  g_assert_true(ds_dim_is_known(so[0].dims[0]) && !ds_expr_is_unbacked(so[0].dims[0].expr));
+  assert_unbacked(&s, so[0].dims[1], 10);
+  /* Without axes, the bounds' length says how many leading axes are sliced. */
+  DsNode *sb = make_node(g, "_contrib_dynamic_slice", 3, NULL);
+  DsShape ti[3] = {shp("(4, 5, 6)"), shp("(2,)"), shp("(?,)")}, to[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, sb, ti, to));
+  assert_unbacked(&s, to[0].dims[0], 4);
+  assert_unbacked(&s, to[0].dims[1], 5);
+  g_assert_cmpint(to[0].dims[2].value, ==, 6);
+  assert_shape(&ti[2], "(2,)");
+  DsShape bad[3] = {shp("(4, 5)"), shp("(2,)"), shp("(3,)")}, bo[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *e1 = infer_in(s.ctx, sb, bad, bo);
+  g_assert_nonnull(e1);
+
+  /* dynamic_expand: a data dim other than 1 stays; the rest come from the values. */
+  DsNode *ex = make_node(g, "_contrib_dynamic_expand", 2, NULL);
+  DsShape ei[2] = {shp("(3, 1)"), shp("(3,)")}, eo[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, ex, ei, eo));
+  g_assert_cmpint(eo[0].ndim, ==, 3);
+  g_assert_cmpint(eo[0].dims[1].value, ==, 3);
+  assert_unbacked(&s, eo[0].dims[2], DS_EXPR_INF);
+
+  /* dynamic_tile: reps has one entry per dim. */
+  DsNode *ti2 = make_node(g, "_contrib_dynamic_tile", 2, NULL);
+  DsShape ri[2] = {shp("(3, 0)"), shp("(3,)")}, ro[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *e2 = infer_in(s.ctx, ti2, ri, ro);
+  g_assert_nonnull(e2);
+  ri[1] = shp("(2,)");
+  g_assert_null(infer_in(s.ctx, ti2, ri, ro));
+  g_assert_cmpint(ro[0].dims[1].value, ==, 0);
+
+  /* dynamic_pad: pads has two entries per dim; value is a scalar. */
+  DsNode *pd = make_node(g, "_contrib_dynamic_pad", 3, NULL);
+  DsShape pi[3] = {shp("(3, 4)"), DS_SHAPE_UNKNOWN, shp("()")}, po[1] = {DS_SHAPE_UNKNOWN};
+  pi[1] = shp("(?,)");
+  g_assert_null(infer_in(s.ctx, pd, pi, po));
+  assert_shape(&pi[1], "(4,)");
+  g_assert_cmpint(po[0].ndim, ==, 2);
+
+  /* squeeze / expand_dims: the rank moves by the axes' count. */
+  DsNode *sq = make_node(g, "_contrib_dynamic_squeeze", 2, NULL);
+  DsShape qi[2] = {shp("(1, 3, 1)"), shp("(2,)")}, qo[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, sq, qi, qo));
+  g_assert_cmpint(qo[0].ndim, ==, 1);
+  qi[1] = shp("(4,)");
+  qo[0] = DS_SHAPE_UNKNOWN;
+  g_autofree char *e3 = infer_in(s.ctx, sq, qi, qo);
+  g_assert_nonnull(e3);
+  DsNode *ed = make_node(g, "_contrib_dynamic_expand_dims", 2, NULL);
+  DsShape di[2] = {shp("(3,)"), shp("(2,)")}, dq[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, ed, di, dq));
+  g_assert_cmpint(dq[0].ndim, ==, 3);
+
+  /* dynamic_topk: the axis' length read at run time; int64 indices. */
+  DsNode *tk = make_node(g, "_contrib_dynamic_topk", 2, "axis", "0", NULL);
+  DsShape ki[2] = {sym_shp(s.exprs, "(7, M)"), shp("(1,)")},
+          ko[2] = {DS_SHAPE_UNKNOWN, DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, tk, ki, ko));
+  assert_unbacked(&s, ko[0].dims[0], 7);
+  g_assert_true(ko[1].dims[0].expr == ko[0].dims[0].expr);
+  DsDType kt[2] = {DS_DTYPE_FLOAT32, DS_DTYPE_INT64}, kot[2] = {DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(tk->op->infer_type(tk, tk->param, kt, kot, &error));
+  g_assert_cmpint(kot[0], ==, DS_DTYPE_FLOAT32);
+  g_assert_cmpint(kot[1], ==, DS_DTYPE_INT64);
+
+  /* one_hot: a new axis of unbounded length; the values' dtype. */
+  DsNode *oh = make_node(g, "_contrib_dynamic_one_hot", 3, "axis", "1", NULL);
+  DsShape hi[3] = {shp("(2, 3)"), shp("()"), shp("(2,)")}, ho[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, oh, hi, ho));
+  g_assert_cmpint(ho[0].ndim, ==, 3);
+  g_assert_cmpint(ho[0].dims[0].value, ==, 2);
+  assert_unbacked(&s, ho[0].dims[1], DS_EXPR_INF);
+  g_assert_cmpint(ho[0].dims[2].value, ==, 3);
+  DsDType ht[3] = {DS_DTYPE_INT64, DS_DTYPE_FLOAT32, DS_DTYPE_INT32}, hot[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(oh->op->infer_type(oh, oh->param, ht, hot, &error));
+  g_assert_cmpint(hot[0], ==, DS_DTYPE_INT32);
+
+  /* compress: bounded by the axis, or by the element count without one. */
+  DsNode *cp = make_node(g, "_contrib_compress", 2, NULL);
+  DsShape ci[2] = {shp("(3, 4)"), shp("(5,)")}, co[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer_in(s.ctx, cp, ci, co));
+  assert_unbacked(&s, co[0].dims[0], 12);
+  DsNode *cpa = make_node(g, "_contrib_compress", 2, "axis", "-1", NULL);
+  co[0] = DS_SHAPE_UNKNOWN;
+  g_assert_null(infer_in(s.ctx, cpa, ci, co));
+  g_assert_cmpint(co[0].dims[0].value, ==, 3);
+  assert_unbacked(&s, co[0].dims[1], 4);
+
+  /* _contrib_dynamic_arange with dtype "None" follows start. */
+  DsNode *ar = make_node(g, "_contrib_dynamic_arange", 3, "dtype", "None", NULL);
+  g_assert_cmpint(((DsDynamicArangeParam *)ar->param)->dtype, ==, DS_DTYPE_UNKNOWN);
+  DsDType at[3] = {DS_DTYPE_INT32, DS_DTYPE_INT32, DS_DTYPE_INT32}, aot[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(ar->op->infer_type(ar, ar->param, at, aot, &error));
+  g_assert_cmpint(aot[0], ==, DS_DTYPE_INT32);
+  sym_free(&s);
+}
+
+/* Runs a dynamic kernel on inputs and checks the single output's shape and values. */
+static void check_dynamic(DsNode *n, DsTensor *in, int n_in, DsDType dtype, int ndim,
+                          const int64_t *dims, const double *want)
+{
+  DsTensor out[2];
+  TestAlloc alloc = test_alloc_new();
+  g_assert_cmpint(run_dynamic(n->op->id, n->param, in, n_in, out, 1, &alloc), ==, DS_STATUS_OK);
+  assert_tensor_shape(&out[0], dtype, ndim, dims);
+  if (want != NULL)
+    assert_values(&out[0], want);
+  test_alloc_free(&alloc);
+}
+
+static DsStatus dynamic_status(DsNode *n, DsTensor *in, int n_in, int n_out)
+{
+  DsTensor out[2];
+  TestAlloc alloc = test_alloc_new();
+  DsStatus status = run_dynamic(n->op->id, n->param, in, n_in, out, n_out, &alloc);
+  test_alloc_free(&alloc);
+  return status;
+}
+
+static void test_kernel_onnx_dynamic(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  double iota[24];
+  for (int i = 0; i < 24; i++)
+    iota[i] = i;
+
+  /* dynamic_reshape with allowzero: a 0 is a 0. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_reshape", 2, "allowzero", "1", NULL);
+    DsTensor in[2] = {tensor_new(DS_DTYPE_FLOAT32, "(0, 3, 4)"),
+                      vector_of(DS_DTYPE_INT64, 3, (double[]){3, 4, 0})};
+    check_dynamic(n, in, 2, DS_DTYPE_FLOAT32, 3, (int64_t[]){3, 4, 0}, NULL);
+    tensors_free(in, 2);
+    DsTensor in2[2] = {tensor_new(DS_DTYPE_FLOAT32, "(2, 3)"),
+                       vector_of(DS_DTYPE_INT64, 2, (double[]){0, 6})};
+    g_assert_cmpint(dynamic_status(n, in2, 2, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in2, 2);
+  }
+
+  /* unique, unsorted: values, first indices, inverse and counts in order of appearance. */
+  {
+    DsNode *n = make_node(g, "_npi_unique", 1, "return_index", "1", "return_inverse", "1",
+                          "return_counts", "1", "sorted", "0", NULL);
+    DsTensor x = vector_of(DS_DTYPE_FLOAT32, 6, (double[]){2, 1, 1, 3, 4, 3});
+    DsTensor out[4];
+    TestAlloc alloc = test_alloc_new();
+    g_assert_cmpint(run_dynamic(DS_OP_UNIQUE, n->param, &x, 1, out, 4, &alloc), ==, DS_STATUS_OK);
+    assert_values(&out[0], (double[]){2, 1, 3, 4});
+    assert_values(&out[1], (double[]){0, 1, 3, 4});
+    assert_values(&out[2], (double[]){0, 1, 1, 2, 3, 2});
+    assert_values(&out[3], (double[]){1, 2, 2, 1});
+    test_alloc_free(&alloc);
+    tensor_free(&x);
+  }
+
+  /* dynamic_slice: ONNX's Slice cases. */
+  {
+    DsTensor x = values_of(DS_DTYPE_FLOAT32, "(4, 6)", iota);
+    DsNode *plain = make_node(g, "_contrib_dynamic_slice", 3, NULL);
+    DsTensor a[3] = {x, vector_of(DS_DTYPE_INT64, 2, (double[]){1, 0}),
+                     vector_of(DS_DTYPE_INT64, 2, (double[]){3, 9e18})};
+    check_dynamic(plain, a, 3, DS_DTYPE_FLOAT32, 2, (int64_t[]){2, 6}, iota + 6);
+    tensor_free(&a[1]);
+    tensor_free(&a[2]);
+    /* Backwards to INT64_MIN on the last axis, every other row. */
+    DsNode *full = make_node(g, "_contrib_dynamic_slice", 5, "use_axes", "1", "use_steps", "1",
+                             NULL);
+    DsTensor b[5] = {x, vector_of(DS_DTYPE_INT64, 2, (double[]){-1, 0}), tensor_new(DS_DTYPE_INT64, "(2,)"),
+                     vector_of(DS_DTYPE_INT64, 2, (double[]){-1, 0}),
+                     vector_of(DS_DTYPE_INT64, 2, (double[]){-2, 2})};
+    ((int64_t *)b[2].data)[0] = INT64_MIN;
+    ((int64_t *)b[2].data)[1] = INT64_MAX;
+    check_dynamic(full, b, 5, DS_DTYPE_FLOAT32, 2, (int64_t[]){2, 3},
+                  (double[]){5, 3, 1, 17, 15, 13});
+    /* A positive step to INT64_MIN is empty. */
+    set(&b[4], 0, 1);
+    check_dynamic(full, b, 5, DS_DTYPE_FLOAT32, 2, (int64_t[]){2, 0}, NULL);
+    set(&b[4], 0, 0);
+    g_assert_cmpint(dynamic_status(full, b, 5, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    set(&b[4], 0, 1);
+    set(&b[3], 0, 0); /* axis 0 twice */
+    g_assert_cmpint(dynamic_status(full, b, 5, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    for (int i = 1; i < 5; i++)
+      tensor_free(&b[i]);
+    /* An axes attribute with steps as the fourth input. */
+    DsNode *attr = make_node(g, "_contrib_dynamic_slice", 4, "axes", "(1,)", "use_steps", "1",
+                             NULL);
+    DsTensor c[4] = {x, vector_of(DS_DTYPE_INT32, 1, (double[]){-2}),
+                     vector_of(DS_DTYPE_INT32, 1, (double[]){-100}),
+                     vector_of(DS_DTYPE_INT32, 1, (double[]){-3})};
+    check_dynamic(attr, c, 4, DS_DTYPE_FLOAT32, 2, (int64_t[]){4, 2},
+                  (double[]){4, 1, 10, 7, 16, 13, 22, 19});
+    for (int i = 1; i < 4; i++)
+      tensor_free(&c[i]);
+    tensor_free(&x);
+  }
+
+  /* dynamic_expand: both ways, and a mismatch. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_expand", 2, NULL);
+    DsTensor in[2] = {values_of(DS_DTYPE_INT64, "(3, 1)", iota),
+                      vector_of(DS_DTYPE_INT64, 3, (double[]){2, 1, 2})};
+    check_dynamic(n, in, 2, DS_DTYPE_INT64, 3, (int64_t[]){2, 3, 2},
+                  (double[]){0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2});
+    set(&in[1], 1, 2);
+    g_assert_cmpint(dynamic_status(n, in, 2, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 2);
+  }
+
+  /* dynamic_tile. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_tile", 2, NULL);
+    DsTensor in[2] = {values_of(DS_DTYPE_UINT8, "(2, 2)", iota),
+                      vector_of(DS_DTYPE_INT64, 2, (double[]){2, 1})};
+    check_dynamic(n, in, 2, DS_DTYPE_UINT8, 2, (int64_t[]){4, 2}, (double[]){0, 1, 2, 3, 0, 1, 2, 3});
+    set(&in[1], 1, -1);
+    g_assert_cmpint(dynamic_status(n, in, 2, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 2);
+  }
+
+  /* dynamic_pad: befores then afters, the constant from its tensor; reflect. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_pad", 3, NULL);
+    DsTensor in[3] = {values_of(DS_DTYPE_FLOAT32, "(2, 2)", iota),
+                      vector_of(DS_DTYPE_INT64, 4, (double[]){0, 1, 1, 0}),
+                      vector_of(DS_DTYPE_FLOAT64, 1, (double[]){7.5})};
+    check_dynamic(n, in, 3, DS_DTYPE_FLOAT32, 2, (int64_t[]){3, 3},
+                  (double[]){7.5, 0, 1, 7.5, 2, 3, 7.5, 7.5, 7.5});
+    DsNode *r = make_node(g, "_contrib_dynamic_pad", 3, "mode", "reflect", NULL);
+    check_dynamic(r, in, 3, DS_DTYPE_FLOAT32, 2, (int64_t[]){3, 3},
+                  (double[]){1, 0, 1, 3, 2, 3, 1, 0, 1});
+    set(&in[1], 0, -3);
+    g_assert_cmpint(dynamic_status(n, in, 3, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 3);
+  }
+
+  /* dynamic_squeeze / expand_dims. */
+  {
+    DsNode *sq = make_node(g, "_contrib_dynamic_squeeze", 2, NULL);
+    DsTensor in[2] = {values_of(DS_DTYPE_INT8, "(1, 3, 1)", iota),
+                      vector_of(DS_DTYPE_INT64, 2, (double[]){-1, 0})};
+    check_dynamic(sq, in, 2, DS_DTYPE_INT8, 1, (int64_t[]){3}, iota);
+    set(&in[1], 0, 1);
+    g_assert_cmpint(dynamic_status(sq, in, 2, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    DsNode *ed = make_node(g, "_contrib_dynamic_expand_dims", 2, NULL);
+    DsTensor in2[2] = {in[0], vector_of(DS_DTYPE_INT32, 2, (double[]){-1, 1})};
+    check_dynamic(ed, in2, 2, DS_DTYPE_INT8, 5, (int64_t[]){1, 1, 3, 1, 1}, iota);
+    tensors_free(in, 2);
+    tensor_free(&in2[1]);
+  }
+
+  /* dynamic_topk: k from a tensor, values and int64 indices. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_topk", 2, NULL);
+    DsTensor in[2] = {values_of(DS_DTYPE_FLOAT32, "(2, 3)", (double[]){1, 3, 2, 6, 5, 4}),
+                      vector_of(DS_DTYPE_INT64, 1, (double[]){2})};
+    DsTensor out[2];
+    TestAlloc alloc = test_alloc_new();
+    g_assert_cmpint(run_dynamic(DS_OP_DYNAMIC_TOPK, n->param, in, 2, out, 2, &alloc), ==,
+                    DS_STATUS_OK);
+    assert_tensor_shape(&out[0], DS_DTYPE_FLOAT32, 2, (int64_t[]){2, 2});
+    assert_tensor_shape(&out[1], DS_DTYPE_INT64, 2, (int64_t[]){2, 2});
+    assert_values(&out[0], (double[]){3, 2, 6, 5});
+    assert_values(&out[1], (double[]){1, 2, 0, 1});
+    test_alloc_free(&alloc);
+    set(&in[1], 0, 4);
+    g_assert_cmpint(dynamic_status(n, in, 2, 2), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 2);
+  }
+
+  /* dynamic_one_hot: negative indices count from the end; out of range is all off. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_one_hot", 3, "axis", "0", NULL);
+    DsTensor in[3] = {vector_of(DS_DTYPE_INT64, 3, (double[]){1, -1, 5}),
+                      vector_of(DS_DTYPE_FLOAT32, 1, (double[]){3.7}),
+                      vector_of(DS_DTYPE_INT32, 2, (double[]){-2, 9})};
+    check_dynamic(n, in, 3, DS_DTYPE_INT32, 2, (int64_t[]){3, 3},
+                  (double[]){-2, -2, -2, 9, -2, -2, -2, 9, -2});
+    set(&in[1], 0, 0);
+    g_assert_cmpint(dynamic_status(n, in, 3, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 3);
+  }
+
+  /* compress: a condition shorter than the axis, and the flattened form. */
+  {
+    DsNode *n = make_node(g, "_contrib_compress", 2, "axis", "1", NULL);
+    DsTensor in[2] = {values_of(DS_DTYPE_FLOAT64, "(2, 3)", iota),
+                      vector_of(DS_DTYPE_BOOL, 2, (double[]){0, 1})};
+    check_dynamic(n, in, 2, DS_DTYPE_FLOAT64, 2, (int64_t[]){2, 1}, (double[]){1, 4});
+    DsNode *flat = make_node(g, "_contrib_compress", 2, NULL);
+    check_dynamic(flat, in, 2, DS_DTYPE_FLOAT64, 1, (int64_t[]){1}, (double[]){1});
+    tensor_free(&in[1]);
+    in[1] = vector_of(DS_DTYPE_BOOL, 4, (double[]){1, 1, 1, 1});
+    g_assert_cmpint(dynamic_status(n, in, 2, 1), ==, DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 2);
+  }
+
+  /* dynamic_arange with dtype "None": int32 bounds give int32 values. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_arange", 3, "dtype", "None", NULL);
+    DsTensor in[3] = {scalar_of(DS_DTYPE_INT32, false, 10), scalar_of(DS_DTYPE_INT32, false, 4),
+                      scalar_of(DS_DTYPE_INT32, false, -3)};
+    check_dynamic(n, in, 3, DS_DTYPE_INT32, 1, (int64_t[]){2}, (double[]){10, 7});
+    tensors_free(in, 3);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1176,6 +1549,8 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/dynamic/kernel/dynamic-reshape", test_kernel_dynamic_reshape);
   g_test_add_func("/ops/dynamic/kernel/dynamic-arange", test_kernel_dynamic_arange);
   g_test_add_func("/ops/dynamic/kernel/unique", test_kernel_unique);
+  g_test_add_func("/ops/dynamic/onnx-forms", test_onnx_registration_and_shapes);
+  g_test_add_func("/ops/dynamic/kernel/onnx-forms", test_kernel_onnx_dynamic);
 
   int status = g_test_run();
   g_rand_free(rng);

@@ -1268,6 +1268,286 @@ static void test_kernel_bad_arguments(void)
   tensor_free(&halves[1]);
 }
 
+/* ================================ ONNX gathers, scatters, topk ================================ */
+
+static DsTensor filled(DsDType t, const char *shape, const double *values)
+{
+  DsTensor x = tensor_new(t, shape);
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
+    set(&x, i, values[i]);
+  return x;
+}
+
+static void assert_values(const DsTensor *x, const double *want)
+{
+  for (int64_t i = 0; i < ds_tensor_numel(x); i++)
+    if (fabs(get(x, i) - want[i]) > 1e-6)
+      g_error("element %" G_GINT64_FORMAT ": got %g, want %g", i, get(x, i), want[i]);
+}
+
+static void test_shape_onnx_index(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  /* take_along_axis: the indices' shape; same ranks. */
+  DsNode *ta = make_node(g, "take_along_axis", 2, "axis", "-1", NULL);
+  DsShape in[3] = {shp("(3, 4)"), shp("(2, 7)")}, out[2] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(ta, in, out));
+  assert_shape(&out[0], "(2, 7)");
+  in[1] = shp("(2,)");
+  out[0] = DS_SHAPE_UNKNOWN;
+  g_autofree char *e1 = infer(ta, in, out);
+  g_assert_nonnull(strstr(e1, "rank"));
+  DsNode *ta3 = make_node(g, "take_along_axis", 2, "axis", "2", NULL);
+  in[1] = shp("(3, 4)");
+  out[0] = DS_SHAPE_UNKNOWN;
+  g_autofree char *e2 = infer(ta3, in, out);
+  g_assert_nonnull(e2);
+
+  /* put_along_axis: the data's shape; updates share the indices' shape. */
+  DsNode *pa = make_node(g, "put_along_axis", 3, "reduction", "mul", NULL);
+  g_assert_cmpint(((DsPutAlongAxisParam *)pa->param)->reduction, ==, DS_SCATTER_MUL);
+  DsShape pin[3] = {shp("(3, 4)"), shp("(2, 4)"), DS_SHAPE_UNKNOWN}, pout[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(pa, pin, pout));
+  assert_shape(&pout[0], "(3, 4)");
+  assert_shape(&pin[2], "(2, 4)");
+  g_autofree char *m1 = parse_error("put_along_axis", 3, "reduction", "sub", NULL);
+  g_assert_nonnull(strstr(m1, "reduction"));
+
+  /* batch_gather_nd: indices.shape[:-1] + data.shape[batch_dims + k:]. */
+  static const struct {
+    const char *batch, *data, *idx, *want;
+  } nd[] = {
+      {"0", "(2, 2)", "(2, 2)", "(2,)"},           {"0", "(2, 2)", "(2, 1)", "(2, 2)"},
+      {"0", "(2, 2, 2)", "(2, 1, 2)", "(2, 1, 2)"}, {"1", "(2, 2, 2)", "(2, 1)", "(2, 2)"},
+      {"1", "(2, 3, 4, 5)", "(2, 6, 2)", "(2, 6, 5)"}, {"0", "(2, 2)", "(2, 3)", "error"},
+      {"1", "(2, 2)", "(3, 1)", "error"},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(nd); c++) {
+    DsNode *n = make_node(g, "batch_gather_nd", 2, "batch_dims", nd[c].batch, NULL);
+    DsShape ni[2] = {shp(nd[c].data), shp(nd[c].idx)}, no[1] = {DS_SHAPE_UNKNOWN};
+    g_autofree char *msg = infer(n, ni, no);
+    if (strcmp(nd[c].want, "error") == 0) {
+      g_assert_nonnull(msg);
+    } else {
+      g_assert_null(msg);
+      assert_shape(&no[0], nd[c].want);
+    }
+  }
+  g_autofree char *m2 = parse_error("batch_gather_nd", 2, "batch_dims", "-1", NULL);
+  g_assert_nonnull(strstr(m2, "batch_dims"));
+
+  /* scatter_nd_update: updates are indices.shape[:-1] + data.shape[k:]. */
+  DsNode *sn = make_node(g, "scatter_nd_update", 3, NULL);
+  DsShape si[3] = {shp("(4, 4, 4)"), shp("(2, 1)"), DS_SHAPE_UNKNOWN}, so[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(sn, si, so));
+  assert_shape(&si[2], "(2, 4, 4)");
+  assert_shape(&so[0], "(4, 4, 4)");
+
+  /* topk: k along the axis; every output the same shape; k < 1 keeps the axis. */
+  DsNode *tk = make_node(g, "topk", 1, "k", "2", "ret_typ", "both", "dtype", "int64", NULL);
+  g_assert_cmpint(tk->op->num_outputs(tk->param), ==, 2);
+  DsShape ti[1] = {shp("(3, 4)")}, to[2] = {DS_SHAPE_UNKNOWN, DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(tk, ti, to));
+  assert_shape(&to[0], "(3, 2)");
+  assert_shape(&to[1], "(3, 2)");
+  DsDType tin[1] = {DS_DTYPE_FLOAT64}, tout[2] = {DS_DTYPE_UNKNOWN, DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(tk->op->infer_type(tk, tk->param, tin, tout, &error));
+  g_assert_cmpint(tout[0], ==, DS_DTYPE_FLOAT64);
+  g_assert_cmpint(tout[1], ==, DS_DTYPE_INT64);
+  check_unary_shape("topk", "(3, 4)", "(3, 4)", "k", "0", NULL);
+  check_unary_shape("topk", "(3, 4)", "(2, 4)", "k", "2", "axis", "0", NULL);
+  check_unary_shape("topk", "(3, 4)", "(2,)", "k", "2", "axis", "None", NULL);
+  check_unary_shape("topk", "(3, 4)", "(3, 4)", "k", "2", "ret_typ", "mask", NULL);
+  check_unary_shape("topk", "(3, 4)", "error", "k", "5", NULL);
+  DsNode *tkd = make_node(g, "topk", 1, NULL);
+  const DsTopkParam *tp = tkd->param;
+  g_assert_true(tp->has_axis);
+  g_assert_cmpint(tp->axis, ==, -1);
+  g_assert_cmpint(tp->k, ==, 1);
+  g_assert_cmpint(tp->ret_typ, ==, DS_TOPK_INDICES);
+  g_assert_cmpint(tp->dtype, ==, DS_DTYPE_FLOAT32);
+  {
+    Sym s = sym_new();
+    DsNode *tks = make_node(g, "topk", 1, "k", "3", "ret_typ", "value", NULL);
+    DsShape xi[1] = {sym_shp(s.exprs, "(B, L)")}, xo[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer_in(s.ctx, tks, xi, xo));
+    assert_shape(&xo[0], "(B, 3)");
+    g_assert_cmpint(ds_shape_ctx_get_guards(s.ctx)->len, ==, 1);
+    sym_free(&s);
+  }
+}
+
+static void test_kernel_onnx_index(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  /* take_along_axis: ONNX's GatherElements examples, negative indices included. */
+  static const struct {
+    const char *axis, *dshape, *ishape;
+    double data[9], idx[6], want[6];
+  } ge[] = {
+      {"1", "(2, 2)", "(2, 2)", {1, 2, 3, 4}, {0, 0, 1, 0}, {1, 1, 4, 3}},
+      {"0", "(3, 3)", "(2, 3)", {1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 0, 2, 0, 0}, {4, 8, 3, 7, 2, 3}},
+      {"0", "(3, 3)", "(2, 3)", {1, 2, 3, 4, 5, 6, 7, 8, 9}, {-1, -2, 0, -2, 0, 0},
+       {7, 5, 3, 4, 2, 3}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(ge); c++)
+    for (guint t = 0; t < G_N_ELEMENTS(move_types); t++) {
+      if (move_types[t] == DS_DTYPE_FLOAT16 || move_types[t] == DS_DTYPE_BOOL)
+        continue;
+      DsNode *n = make_node(g, "take_along_axis", 2, "axis", ge[c].axis, NULL);
+      DsTensor in[2] = {filled(move_types[t], ge[c].dshape, ge[c].data),
+                        filled(t % 2 ? DS_DTYPE_INT32 : DS_DTYPE_INT64, ge[c].ishape, ge[c].idx)};
+      DsTensor out = output_for(n, in, 2, move_types[t]);
+      run_ok(DS_OP_TAKE_ALONG_AXIS, n->param, in, 2, &out, 1);
+      assert_values(&out, ge[c].want);
+      set(&in[1], 0, 3);
+      g_assert_cmpint(run_kernel(DS_OP_TAKE_ALONG_AXIS, n->param, in, 2, &out, 1), ==,
+                      DS_STATUS_OUT_OF_RANGE);
+      tensors_free(in, 2);
+      tensor_free(&out);
+    }
+
+  /* put_along_axis: ScatterElements' examples; duplicates add, multiply, or the last wins. */
+  static const struct {
+    const char *axis, *reduction, *dshape, *ishape;
+    double data[9], idx[6], upd[6], want[9];
+  } se[] = {
+      {"0", "none", "(3, 3)", "(2, 3)", {0}, {1, 0, 2, 0, 2, 1}, {1.0, 1.1, 1.2, 2.0, 2.1, 2.2},
+       {2.0, 1.1, 0.0, 1.0, 0.0, 2.2, 0.0, 2.1, 1.2}},
+      {"1", "add", "(1, 5)", "(1, 2)", {1, 2, 3, 4, 5}, {1, 1}, {1.1, 2.1}, {1, 5.2, 3, 4, 5}},
+      {"1", "mul", "(1, 5)", "(1, 2)", {1, 2, 3, 4, 5}, {1, 1}, {1.1, 2.1}, {1, 4.62, 3, 4, 5}},
+      {"1", "none", "(1, 5)", "(1, 2)", {1, 2, 3, 4, 5}, {-4, -4}, {1.1, 2.1}, {1, 2.1, 3, 4, 5}},
+      {"-1", "max", "(1, 3)", "(1, 2)", {1, 2, 3}, {0, 2}, {5, 0}, {5, 2, 3}},
+      {"1", "min", "(1, 3)", "(1, 2)", {1, 2, 3}, {0, 2}, {5, 0}, {1, 2, 0}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(se); c++) {
+    DsNode *n = make_node(g, "put_along_axis", 3, "axis", se[c].axis, "reduction", se[c].reduction,
+                          NULL);
+    DsTensor in[3] = {filled(DS_DTYPE_FLOAT64, se[c].dshape, se[c].data),
+                      filled(DS_DTYPE_INT64, se[c].ishape, se[c].idx),
+                      filled(DS_DTYPE_FLOAT64, se[c].ishape, se[c].upd)};
+    DsTensor out = output_for(n, in, 3, DS_DTYPE_FLOAT64);
+    run_ok(DS_OP_PUT_ALONG_AXIS, n->param, in, 3, &out, 1);
+    assert_values(&out, se[c].want);
+    set(&in[1], 0, 9);
+    g_assert_cmpint(run_kernel(DS_OP_PUT_ALONG_AXIS, n->param, in, 3, &out, 1), ==,
+                    DS_STATUS_OUT_OF_RANGE);
+    tensors_free(in, 3);
+    tensor_free(&out);
+  }
+
+  /* batch_gather_nd: ONNX's GatherND examples. */
+  static const struct {
+    const char *batch, *dshape, *ishape;
+    double data[8], idx[4], want[8];
+  } gn[] = {
+      {"0", "(2, 2)", "(2, 2)", {0, 1, 2, 3}, {0, 0, 1, 1}, {0, 3}},
+      {"0", "(2, 2)", "(2, 1)", {0, 1, 2, 3}, {1, 0}, {2, 3, 0, 1}},
+      {"0", "(2, 2, 2)", "(2, 2)", {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 1, 0}, {2, 3, 4, 5}},
+      {"0", "(2, 2, 2)", "(1, 1)", {0, 1, 2, 3, 4, 5, 6, 7}, {-1}, {4, 5, 6, 7}},
+      {"1", "(2, 2, 2)", "(2, 1)", {0, 1, 2, 3, 4, 5, 6, 7}, {1, 0}, {2, 3, 4, 5}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(gn); c++) {
+    DsNode *n = make_node(g, "batch_gather_nd", 2, "batch_dims", gn[c].batch, NULL);
+    DsTensor in[2] = {filled(DS_DTYPE_INT32, gn[c].dshape, gn[c].data),
+                      filled(DS_DTYPE_INT64, gn[c].ishape, gn[c].idx)};
+    DsTensor out = output_for(n, in, 2, DS_DTYPE_INT32);
+    run_ok(DS_OP_BATCH_GATHER_ND, n->param, in, 2, &out, 1);
+    assert_values(&out, gn[c].want);
+    set(&in[1], 0, 2);
+    g_assert_cmpint(run_kernel(DS_OP_BATCH_GATHER_ND, n->param, in, 2, &out, 1), ==,
+                    DS_STATUS_OUT_OF_RANGE);
+    tensors_free(in, 2);
+    tensor_free(&out);
+  }
+
+  /* scatter_nd_update: ONNX's ScatterND example, then slices, then duplicates that add. */
+  {
+    DsNode *n = make_node(g, "scatter_nd_update", 3, NULL);
+    double d[8] = {1, 2, 3, 4, 5, 6, 7, 8}, i[4] = {4, 3, 1, 7}, u[4] = {9, 10, 11, 12};
+    DsTensor in[3] = {filled(DS_DTYPE_FLOAT32, "(8,)", d), filled(DS_DTYPE_INT64, "(4, 1)", i),
+                      filled(DS_DTYPE_FLOAT32, "(4,)", u)};
+    DsTensor out = output_for(n, in, 3, DS_DTYPE_FLOAT32);
+    run_ok(DS_OP_SCATTER_ND_UPDATE, n->param, in, 3, &out, 1);
+    double want[8] = {1, 11, 3, 10, 9, 6, 7, 12};
+    assert_values(&out, want);
+    tensors_free(in, 3);
+    tensor_free(&out);
+
+    double d2[8] = {0}, i2[2] = {1, 0}, u2[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    DsTensor in2[3] = {filled(DS_DTYPE_INT64, "(2, 2, 2)", d2), filled(DS_DTYPE_INT64, "(2, 1)", i2),
+                       filled(DS_DTYPE_INT64, "(2, 2, 2)", u2)};
+    DsTensor out2 = output_for(n, in2, 3, DS_DTYPE_INT64);
+    run_ok(DS_OP_SCATTER_ND_UPDATE, n->param, in2, 3, &out2, 1);
+    double want2[8] = {5, 6, 7, 8, 1, 2, 3, 4};
+    assert_values(&out2, want2);
+    tensors_free(in2, 3);
+    tensor_free(&out2);
+
+    DsNode *add = make_node(g, "scatter_nd_update", 3, "reduction", "add", NULL);
+    double d3[3] = {1, 1, 1}, i3[2] = {0, 0}, u3[2] = {5, 6};
+    DsTensor in3[3] = {filled(DS_DTYPE_FLOAT64, "(3,)", d3), filled(DS_DTYPE_INT32, "(2, 1)", i3),
+                       filled(DS_DTYPE_FLOAT64, "(2,)", u3)};
+    DsTensor out3 = output_for(add, in3, 3, DS_DTYPE_FLOAT64);
+    run_ok(DS_OP_SCATTER_ND_UPDATE, add->param, in3, 3, &out3, 1);
+    double want3[3] = {12, 1, 1};
+    assert_values(&out3, want3);
+    set(&in3[1], 1, -4);
+    g_assert_cmpint(run_kernel(DS_OP_SCATTER_ND_UPDATE, add->param, in3, 3, &out3, 1), ==,
+                    DS_STATUS_OUT_OF_RANGE);
+    tensors_free(in3, 3);
+    tensor_free(&out3);
+  }
+
+  /* topk: largest and smallest, ties by index, NaN last, masks, the flattened form. */
+  {
+    double x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    DsNode *n = make_node(g, "topk", 1, "k", "3", "ret_typ", "both", "dtype", "int64", NULL);
+    DsTensor in = filled(DS_DTYPE_FLOAT32, "(3, 4)", x);
+    DsTensor out[2];
+    outputs_for(n, &in, 1, out, 2, DS_DTYPE_FLOAT32);
+    tensor_free(&out[1]);
+    out[1] = tensor_new(DS_DTYPE_INT64, "(3, 3)");
+    run_ok(DS_OP_TOPK, n->param, &in, 1, out, 2);
+    double vals[9] = {3, 2, 1, 7, 6, 5, 11, 10, 9}, idx[9] = {3, 2, 1, 3, 2, 1, 3, 2, 1};
+    assert_values(&out[0], vals);
+    assert_values(&out[1], idx);
+    tensors_free(out, 2);
+    tensor_free(&in);
+
+    double ties[5] = {1, 3, NAN, 3, 2};
+    DsTensor t = filled(DS_DTYPE_FLOAT64, "(5,)", ties);
+    DsNode *big = make_node(g, "topk", 1, "k", "3", "ret_typ", "both", NULL);
+    DsTensor o2[2] = {tensor_new(DS_DTYPE_FLOAT64, "(3,)"), tensor_new(DS_DTYPE_FLOAT32, "(3,)")};
+    run_ok(DS_OP_TOPK, big->param, &t, 1, o2, 2);
+    double tv[3] = {3, 3, 2}, ti[3] = {1, 3, 4};
+    assert_values(&o2[0], tv);
+    assert_values(&o2[1], ti);
+    DsNode *small = make_node(g, "topk", 1, "k", "2", "ret_typ", "indices", "is_ascend", "True",
+                              "dtype", "int32", NULL);
+    DsTensor o3 = tensor_new(DS_DTYPE_INT32, "(2,)");
+    run_ok(DS_OP_TOPK, small->param, &t, 1, &o3, 1);
+    double si[2] = {0, 4};
+    assert_values(&o3, si);
+    DsNode *mask = make_node(g, "topk", 1, "k", "2", "ret_typ", "mask", NULL);
+    DsTensor o4 = tensor_new(DS_DTYPE_FLOAT64, "(5,)");
+    run_ok(DS_OP_TOPK, mask->param, &t, 1, &o4, 1);
+    double mv[5] = {0, 1, 0, 1, 0};
+    assert_values(&o4, mv);
+    DsNode *all = make_node(g, "topk", 1, "k", "0", "ret_typ", "value", "axis", "None", NULL);
+    DsTensor o5 = tensor_new(DS_DTYPE_FLOAT64, "(5,)");
+    run_ok(DS_OP_TOPK, all->param, &t, 1, &o5, 1);
+    g_assert_cmpfloat(get(&o5, 0), ==, 3);
+    g_assert_true(isnan(get(&o5, 4)));
+    tensor_free(&t);
+    tensors_free(o2, 2);
+    tensor_free(&o3);
+    tensor_free(&o4);
+    tensor_free(&o5);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1294,6 +1574,8 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/index/kernel/gather-nd", test_kernel_gather_nd);
   g_test_add_func("/ops/index/kernel/shape-size-array", test_kernel_shape_size_array);
   g_test_add_func("/ops/index/kernel/bad-arguments", test_kernel_bad_arguments);
+  g_test_add_func("/ops/index/shape/onnx-index", test_shape_onnx_index);
+  g_test_add_func("/ops/index/kernel/onnx-index", test_kernel_onnx_index);
 
   int status = g_test_run();
   g_rand_free(rng);

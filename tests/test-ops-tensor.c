@@ -1420,6 +1420,430 @@ static void test_kernel_reduce(void)
   tensor_free(&out);
 }
 
+/* ---- ONNX-form ops: numpy reshape/squeeze, Flatten's axis, expand_dims' tuple, slice's
+ * axes, _contrib_expand, _npi_pad, cumsum, trilu, eye_like, depth_to_space, space_to_depth,
+ * SequenceReverse ---- */
+
+/* A tensor of dtype t and shape `shape` holding `values` (row-major). */
+static DsTensor filled(DsDType t, const char *shape, const double *values)
+{
+  DsTensor x = tensor_new(t, shape);
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
+    set(&x, i, values[i]);
+  return x;
+}
+
+static void assert_values(const DsTensor *x, const double *want)
+{
+  for (int64_t i = 0; i < ds_tensor_numel(x); i++)
+    if (get(x, i) != want[i])
+      g_error("element %" G_GINT64_FORMAT ": got %g, want %g", i, get(x, i), want[i]);
+}
+
+static void test_shape_onnx_forms(void)
+{
+  /* Flatten's axis, negative from the end; 0-dim data with an axis. */
+  check_unary_shape("Flatten", "(2, 3, 4)", "(1, 24)", "axis", "0", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "(6, 4)", "axis", "2", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "(24, 1)", "axis", "3", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "(6, 4)", "axis", "-1", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "(1, 24)", "axis", "-3", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "error", "axis", "4", NULL);
+  check_unary_shape("Flatten", "(2, 3, 4)", "error", "axis", "-4", NULL);
+  check_unary_shape("Flatten", "()", "(1, 1)", "axis", "0", NULL);
+  check_unary_shape("Flatten", "()", "error", NULL);
+  check_unary_shape("Flatten", "(0, 3)", "(0, 3)", NULL);
+
+  /* expand_dims with several axes, counted in the result. */
+  check_unary_shape("expand_dims", "(2, 3)", "(1, 2, 3, 1)", "axis", "(0, 3)", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(2, 3, 1, 1)", "axis", "(-1, -2)", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "(1, 2, 1, 3)", "axis", "(2, 0)", NULL);
+  check_unary_shape("expand_dims", "()", "(1,)", "axis", "(0,)", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "error", "axis", "(1, 1)", NULL);
+  check_unary_shape("expand_dims", "(2, 3)", "error", "axis", "(0, 4)", NULL);
+  g_autofree char *m0 = parse_error("expand_dims", 1, "axis", "()", NULL);
+  g_assert_nonnull(strstr(m0, "axis="));
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *ed = make_node(g, "expand_dims", 1, "axis", "(0, 2)", NULL);
+  DsShape in[1] = {DS_SHAPE_UNKNOWN}, out[1] = {shp("(1, 5, 1, 7)")};
+  g_assert_null(infer(ed, in, out));
+  assert_shape(&in[0], "(5, 7)");
+
+  /* NumPy's squeeze can empty the shape; MXNet's keeps one dim. */
+  check_unary_shape("_np_squeeze", "(1, 1)", "()", NULL);
+  check_unary_shape("_np_squeeze", "(1, 3, 1)", "(3,)", NULL);
+  check_unary_shape("_np_squeeze", "(1,)", "()", "axis", "(0,)", NULL);
+  check_unary_shape("_np_squeeze", "(1, 3, 1)", "(1, 3)", "axis", "(-1,)", NULL);
+  check_unary_shape("_np_squeeze", "(2, 3)", "error", "axis", "(0,)", NULL);
+
+  /* _np_reshape: -1 infers, 0 is a 0, () is a scalar. */
+  check_unary_shape("_np_reshape", "(2, 3, 4)", "(4, 6)", "newshape", "(4, -1)", NULL);
+  check_unary_shape("_np_reshape", "(1, 1)", "()", "newshape", "()", NULL);
+  check_unary_shape("_np_reshape", "(0, 3)", "(3, 0)", "newshape", "(3, 0)", NULL);
+  check_unary_shape("_np_reshape", "(0, 3)", "error", "newshape", "(3, -1, 0)", NULL);
+  check_unary_shape("_np_reshape", "(2, 3)", "error", "newshape", "(4, 2)", NULL);
+  check_unary_shape("_np_reshape", "(2, 3)", "error", "newshape", "(4, -1)", NULL);
+  check_unary_shape("_npi_reshape", "?", "(7, 2)", "newshape", "(7, 2)", NULL);
+  g_autofree char *m1 = parse_error("_np_reshape", 1, "newshape", "(-1, -1)", NULL);
+  g_assert_nonnull(strstr(m1, "-1"));
+  g_autofree char *m2 = parse_error("_np_reshape", 1, "newshape", "(2, -3)", NULL);
+  g_assert_nonnull(strstr(m2, "newshape"));
+  g_autofree char *m3 = parse_error("_np_reshape", 1, "newshape", "(2,)", "order", "F", NULL);
+  g_assert_nonnull(strstr(m3, "order"));
+  {
+    Sym s = sym_new();
+    DsNode *r = make_node(g, "_np_reshape", 1, "newshape", "(-1, 12)", NULL);
+    DsShape si[1] = {sym_shp(s.exprs, "(N, 3, 4)")}, so[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer_in(s.ctx, r, si, so));
+    assert_shape(&so[0], "(N, 12)");
+    sym_free(&s);
+  }
+
+  /* slice with axes: the entries apply to the listed axes only. */
+  check_unary_shape("slice", "(2, 3, 4)", "(2, 3, 3)", "begin", "(1,)", "end", "(None,)", "axes",
+                    "(-1,)", NULL);
+  check_unary_shape("slice", "(2, 3, 4)", "(1, 3, 2)", "begin", "(3, 1)", "end", "(1, 2)",
+                    "step", "(-1, 1)", "axes", "(2, 0)", NULL);
+  check_unary_shape("slice", "(2, 3, 4)", "error", "begin", "(0, 0)", "end", "(1, 1)", "axes",
+                    "(1, -2)", NULL);
+  check_unary_shape("slice", "(2, 3, 4)", "error", "begin", "(0,)", "end", "(1,)", "axes",
+                    "(3,)", NULL);
+  g_autofree char *m4 = parse_error("slice", 1, "begin", "(0,)", "end", "(1,)", "axes", "(0, 1)",
+                                    NULL);
+  g_assert_nonnull(strstr(m4, "axes"));
+
+  /* _contrib_expand broadcasts both ways. */
+  check_unary_shape("_contrib_expand", "(3, 1)", "(2, 3, 4)", "shape", "(2, 1, 4)", NULL);
+  check_unary_shape("_contrib_expand", "(2, 3, 4)", "(2, 3, 4)", "shape", "(1,)", NULL);
+  check_unary_shape("_contrib_expand", "(3,)", "error", "shape", "(2,)", NULL);
+  check_unary_shape("_contrib_expand", "(0, 1)", "(0, 5)", "shape", "(1, 5)", NULL);
+  g_autofree char *m5 = parse_error("_contrib_expand", 1, "shape", "(2, -1)", NULL);
+  g_assert_nonnull(strstr(m5, "negative"));
+
+  /* _npi_pad: every dim grows (or shrinks) by its pair; edge needs data to copy. */
+  check_unary_shape("_npi_pad", "(2, 3)", "(4, 5)", "pad_width", "((1, 1), (0, 2))", NULL);
+  check_unary_shape("_npi_pad", "(2, 3)", "(1, 3)", "pad_width", "((0, -1), (0, 0))", NULL);
+  check_unary_shape("_npi_pad", "(2, 3)", "error", "pad_width", "((0, -3), (0, 0))", NULL);
+  check_unary_shape("_npi_pad", "(0, 3)", "error", "pad_width", "((1, 0), (0, 0))", "mode",
+                    "edge", NULL);
+  check_unary_shape("_npi_pad", "(0, 3)", "(1, 3)", "pad_width", "((1, 0), (0, 0))", NULL);
+  check_unary_shape("_npi_pad", "(2, 3)", "error", "pad_width", "((1, 1),)", NULL);
+  g_autofree char *m6 = parse_error("_npi_pad", 1, "pad_width", "((1, 1), (2,))", NULL);
+  g_assert_nonnull(strstr(m6, "pad_width"));
+  g_autofree char *m7 = parse_error("_npi_pad", 1, "pad_width", "((1, 1),)", "mode", "wrap", NULL);
+  g_assert_nonnull(strstr(m7, "mode"));
+  {
+    Sym s = sym_new();
+    DsNode *pd = make_node(g, "_npi_pad", 1, "pad_width", "((1, 1), (0, 0))", NULL);
+    DsShape si[1] = {sym_shp(s.exprs, "(N, 3)")}, so[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer_in(s.ctx, pd, si, so));
+    assert_shape(&so[0], "(N + 2, 3)");
+    sym_free(&s);
+  }
+
+  /* cumsum and trilu: the data's shape; the parameter is a scalar. */
+  DsNode *cs = make_node(g, "cumsum", 2, NULL);
+  DsShape ci[2] = {shp("(2, 3)"), shp("(1,)")}, co[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(cs, ci, co));
+  assert_shape(&co[0], "(2, 3)");
+  ci[1] = shp("(2,)");
+  g_autofree char *e1 = infer(cs, ci, co);
+  g_assert_nonnull(strstr(e1, "scalar"));
+  ci[0] = shp("()");
+  ci[1] = shp("()");
+  co[0] = DS_SHAPE_UNKNOWN;
+  g_autofree char *e2 = infer(cs, ci, co);
+  g_assert_nonnull(strstr(e2, "rank 1"));
+  DsNode *tr = make_node(g, "trilu", 2, "upper", "False", NULL);
+  g_assert_false(((DsTriluParam *)tr->param)->upper);
+  DsShape ti[2] = {shp("(3,)"), shp("()")}, to[1] = {DS_SHAPE_UNKNOWN};
+  g_autofree char *e3 = infer(tr, ti, to);
+  g_assert_nonnull(strstr(e3, "rank 2"));
+
+  /* eye_like: 2-D, the data's dtype unless one is given. */
+  check_unary_shape("eye_like", "(3, 4)", "(3, 4)", NULL);
+  check_unary_shape("eye_like", "(3, 4, 5)", "error", NULL);
+  DsNode *ey = make_node(g, "eye_like", 1, "k", "-1", NULL);
+  DsDType ein[1] = {DS_DTYPE_INT32}, eout[1] = {DS_DTYPE_UNKNOWN};
+  GError *error = NULL;
+  g_assert_true(ey->op->infer_type(ey, ey->param, ein, eout, &error));
+  g_assert_cmpint(eout[0], ==, DS_DTYPE_INT32);
+  DsNode *ey2 = make_node(g, "eye_like", 1, "dtype", "float64", NULL);
+  eout[0] = DS_DTYPE_UNKNOWN;
+  g_assert_true(ey2->op->infer_type(ey2, ey2->param, ein, eout, &error));
+  g_assert_cmpint(eout[0], ==, DS_DTYPE_FLOAT64);
+
+  /* _npi_full_like: the data's shape, fill_value required, the data's dtype by default. */
+  check_unary_shape("_npi_full_like", "(0, 3)", "(0, 3)", "fill_value", "2", NULL);
+  g_autofree char *m11 = parse_error("_npi_full_like", 1, NULL);
+  g_assert_nonnull(strstr(m11, "fill_value"));
+  DsNode *fl = make_node(g, "_npi_full_like", 1, "fill_value", "1", "dtype", "int64", NULL);
+  DsDType fin[1] = {DS_DTYPE_FLOAT32}, fout[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(fl->op->infer_type(fl, fl->param, fin, fout, &error));
+  g_assert_cmpint(fout[0], ==, DS_DTYPE_INT64);
+
+  /* depth_to_space and space_to_depth. */
+  check_unary_shape("depth_to_space", "(1, 8, 2, 3)", "(1, 2, 4, 6)", "block_size", "2", NULL);
+  check_unary_shape("space_to_depth", "(1, 2, 4, 6)", "(1, 8, 2, 3)", "block_size", "2", NULL);
+  check_unary_shape("depth_to_space", "(1, 6, 2, 3)", "error", "block_size", "2", NULL);
+  check_unary_shape("space_to_depth", "(1, 2, 5, 6)", "error", "block_size", "2", NULL);
+  check_unary_shape("depth_to_space", "(1, 8, 2)", "error", "block_size", "2", NULL);
+  g_autofree char *m8 = parse_error("depth_to_space", 1, "block_size", "2", "mode", "XYZ", NULL);
+  g_assert_nonnull(strstr(m8, "mode"));
+  g_autofree char *m9 = parse_error("space_to_depth", 1, NULL);
+  g_assert_nonnull(strstr(m9, "block_size"));
+
+  /* SequenceReverse: (time, batch, ...), lengths per batch entry. */
+  DsNode *sr = make_node(g, "SequenceReverse", 2, "use_sequence_length", "True", NULL);
+  DsShape si[2] = {shp("(5, 3, 2)"), DS_SHAPE_UNKNOWN}, so[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(sr, si, so));
+  assert_shape(&so[0], "(5, 3, 2)");
+  assert_shape(&si[1], "(3,)");
+  g_assert_cmpint(sr->op->num_inputs(sr->param), ==, 2);
+  g_autofree char *m10 = parse_error("SequenceReverse", 1, "axis", "1", NULL);
+  g_assert_nonnull(strstr(m10, "axis"));
+}
+
+static void test_kernel_onnx_forms(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  /* _contrib_expand: (3, 1) against (2, 1, 4), every element from its broadcast source. */
+  for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
+    DsNode *n = make_node(g, "_contrib_expand", 1, "shape", "(2, 1, 4)", NULL);
+    DsTensor x = tensor_new(all_types[t], "(3, 1)");
+    fill_random(&x, -50, 50);
+    DsTensor out = output_for(n, &x, 1, all_types[t]);
+    g_assert_cmpint(run_kernel(DS_OP_EXPAND, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
+    for (int64_t i = 0; i < ds_tensor_numel(&out); i++)
+      g_assert_cmpfloat(get(&out, i), ==, get(&x, (i / 4) % 3));
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+
+  /* _npi_pad: numpy.pad's values for each mode; reflect past the axis' length repeats. */
+  static const struct {
+    const char *width, *mode, *value, *out_shape;
+    double want[8];
+  } pads[] = {
+      {"((2, 3),)", "reflect", "0", "(8,)", {3, 2, 1, 2, 3, 2, 1, 2}},
+      {"((2, 3),)", "edge", "0", "(8,)", {1, 1, 1, 2, 3, 3, 3, 3}},
+      {"((2, 3),)", "constant", "9", "(8,)", {9, 9, 1, 2, 3, 9, 9, 9}},
+      {"((5, 0),)", "reflect", "0", "(8,)", {2, 1, 2, 3, 2, 1, 2, 3}},
+      {"((-1, 1),)", "constant", "0", "(3,)", {2, 3, 0}},
+  };
+  double v123[3] = {1, 2, 3};
+  for (guint c = 0; c < G_N_ELEMENTS(pads); c++) {
+    DsNode *n = make_node(g, "_npi_pad", 1, "pad_width", pads[c].width, "mode", pads[c].mode,
+                          "constant_values", pads[c].value, NULL);
+    DsTensor x = filled(DS_DTYPE_INT32, "(3,)", v123);
+    DsTensor out = tensor_new(DS_DTYPE_INT32, pads[c].out_shape);
+    run_ok(DS_OP_PAD, n->param, &x, 1, &out, 1);
+    assert_values(&out, pads[c].want);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+  /* 2-D: constant pad on both axes, and a crop. */
+  {
+    DsNode *n = make_node(g, "_npi_pad", 1, "pad_width", "((1, 0), (-1, 1))", "constant_values",
+                          "-1.5", NULL);
+    double v[6] = {1, 2, 3, 4, 5, 6};
+    DsTensor x = filled(DS_DTYPE_FLOAT32, "(2, 3)", v);
+    DsTensor out = tensor_new(DS_DTYPE_FLOAT32, "(3, 3)");
+    run_ok(DS_OP_PAD, n->param, &x, 1, &out, 1);
+    double want[9] = {-1.5, -1.5, -1.5, 2, 3, -1.5, 5, 6, -1.5};
+    assert_values(&out, want);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+
+  /* cumsum: each combination of exclusive and reverse, and axes of a 2-D int64 tensor. */
+  static const struct {
+    const char *exclusive, *reverse;
+    double want[4];
+  } sums[] = {{"0", "0", {1, 3, 6, 10}},
+              {"1", "0", {0, 1, 3, 6}},
+              {"0", "1", {10, 9, 7, 4}},
+              {"1", "1", {9, 7, 4, 0}}};
+  double v1234[4] = {1, 2, 3, 4};
+  for (guint c = 0; c < G_N_ELEMENTS(sums); c++) {
+    DsNode *n = make_node(g, "cumsum", 2, "exclusive", sums[c].exclusive, "reverse",
+                          sums[c].reverse, NULL);
+    DsTensor in[2] = {filled(DS_DTYPE_FLOAT64, "(4,)", v1234), tensor_new(DS_DTYPE_INT32, "()")};
+    DsTensor out = tensor_new(DS_DTYPE_FLOAT64, "(4,)");
+    run_ok(DS_OP_CUMSUM, n->param, in, 2, &out, 1);
+    assert_values(&out, sums[c].want);
+    tensors_free(in, 2);
+    tensor_free(&out);
+  }
+  {
+    DsNode *n = make_node(g, "cumsum", 2, NULL);
+    double v[6] = {1, 2, 3, 4, 5, 6};
+    DsTensor in[2] = {filled(DS_DTYPE_INT64, "(2, 3)", v), tensor_new(DS_DTYPE_INT64, "(1,)")};
+    DsTensor out = tensor_new(DS_DTYPE_INT64, "(2, 3)");
+    set(&in[1], 0, -1);
+    run_ok(DS_OP_CUMSUM, n->param, in, 2, &out, 1);
+    double rows[6] = {1, 3, 6, 4, 9, 15};
+    assert_values(&out, rows);
+    set(&in[1], 0, 0);
+    run_ok(DS_OP_CUMSUM, n->param, in, 2, &out, 1);
+    double cols[6] = {1, 2, 3, 5, 7, 9};
+    assert_values(&out, cols);
+    set(&in[1], 0, 2);
+    g_assert_cmpint(run_kernel(DS_OP_CUMSUM, n->param, in, 2, &out, 1), ==,
+                    DS_STATUS_OUT_OF_RANGE);
+    tensors_free(in, 2);
+    tensor_free(&out);
+    /* Large enough for both threads: against a running sum. */
+    DsTensor big[2] = {tensor_new(DS_DTYPE_FLOAT32, "(300, 200)"), tensor_new(DS_DTYPE_INT64, "()")};
+    fill_random(&big[0], -1, 1);
+    set(&big[1], 0, 0);
+    DsTensor bo = tensor_new(DS_DTYPE_FLOAT32, "(300, 200)");
+    run_ok(DS_OP_CUMSUM, n->param, big, 2, &bo, 1);
+    for (int64_t c = 0; c < 200; c++) {
+      float acc = 0;
+      for (int64_t r = 0; r < 300; r++) {
+        acc += (float)get(&big[0], r * 200 + c);
+        g_assert_cmpfloat(get(&bo, r * 200 + c), ==, acc);
+      }
+    }
+    tensors_free(big, 2);
+    tensor_free(&bo);
+  }
+
+  /* trilu against numpy.triu / numpy.tril on a 3 x 4 matrix, and a batch. */
+  static const struct {
+    const char *upper;
+    double k;
+    double want[12];
+  } tris[] = {
+      {"1", 1, {0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11}},
+      {"0", -1, {0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0}},
+      {"1", -5, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+      {"0", -9e15, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+      {"1", 0, {0, 1, 2, 3, 0, 5, 6, 7, 0, 0, 10, 11}},
+  };
+  double iota[24];
+  for (int i = 0; i < 24; i++)
+    iota[i] = i;
+  for (guint c = 0; c < G_N_ELEMENTS(tris); c++)
+    for (guint t = 0; t < G_N_ELEMENTS(all_types) - 1; t++) {
+      DsDType dt = all_types[t] == DS_DTYPE_INT8 || all_types[t] == DS_DTYPE_UINT8 ? DS_DTYPE_INT64
+                                                                                    : all_types[t];
+      DsNode *n = make_node(g, "trilu", 2, "upper", tris[c].upper, NULL);
+      DsTensor in[2] = {filled(dt, "(3, 4)", iota), tensor_new(DS_DTYPE_INT64, "()")};
+      set(&in[1], 0, tris[c].k);
+      DsTensor out = tensor_new(dt, "(3, 4)");
+      run_ok(DS_OP_TRILU, n->param, in, 2, &out, 1);
+      assert_values(&out, tris[c].want);
+      tensors_free(in, 2);
+      tensor_free(&out);
+    }
+  {
+    DsNode *n = make_node(g, "trilu", 2, NULL);
+    DsTensor in[2] = {filled(DS_DTYPE_FLOAT32, "(2, 3, 4)", iota),
+                      tensor_new(DS_DTYPE_INT32, "()")};
+    DsTensor out = tensor_new(DS_DTYPE_FLOAT32, "(2, 3, 4)");
+    run_ok(DS_OP_TRILU, n->param, in, 2, &out, 1);
+    for (int64_t i = 0; i < 24; i++) {
+      int64_t r = (i / 4) % 3, col = i % 4;
+      g_assert_cmpfloat(get(&out, i), ==, col >= r ? iota[i] : 0);
+    }
+    tensors_free(in, 2);
+    tensor_free(&out);
+  }
+
+  /* eye_like: ones on diagonal k. */
+  {
+    DsNode *n = make_node(g, "eye_like", 1, "k", "1", NULL);
+    DsTensor x = tensor_new(DS_DTYPE_INT64, "(3, 4)");
+    DsTensor out = tensor_new(DS_DTYPE_INT64, "(3, 4)");
+    run_ok(DS_OP_EYE_LIKE, n->param, &x, 1, &out, 1);
+    double want[12] = {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    assert_values(&out, want);
+    DsNode *far = make_node(g, "eye_like", 1, "k", "-7", NULL);
+    run_ok(DS_OP_EYE_LIKE, far->param, &x, 1, &out, 1);
+    double zeros[12] = {0};
+    assert_values(&out, zeros);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+
+  /* _npi_full_like fills, whatever the data's dtype. */
+  {
+    DsNode *n = make_node(g, "_npi_full_like", 1, "fill_value", "-3", "dtype", "int8", NULL);
+    DsTensor x = tensor_new(DS_DTYPE_FLOAT64, "(2, 3)");
+    DsTensor out = tensor_new(DS_DTYPE_INT8, "(2, 3)");
+    run_ok(DS_OP_FULL_LIKE, n->param, &x, 1, &out, 1);
+    double want[6] = {-3, -3, -3, -3, -3, -3};
+    assert_values(&out, want);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+
+  /* depth_to_space (DCR and CRD) and space_to_depth against ONNX's reshape-transpose rule. */
+  for (int crd = 0; crd < 2; crd++) {
+    const int64_t b = 2, N = 2, C = 3, H = 2, W = 3;
+    DsNode *d2s = make_node(g, "depth_to_space", 1, "block_size", "2", "mode", crd ? "CRD" : "DCR",
+                            NULL);
+    DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(2, 12, 2, 3)");
+    fill_random(&x, -1, 1);
+    DsTensor y = output_for(d2s, &x, 1, DS_DTYPE_FLOAT32);
+    run_ok(DS_OP_DEPTH_TO_SPACE, d2s->param, &x, 1, &y, 1);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t h = 0; h < H * b; h++)
+          for (int64_t w = 0; w < W * b; w++) {
+            int64_t bh = h % b, bw = w % b;
+            int64_t ic = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
+            double want = get(&x, ((n * C * b * b + ic) * H + h / b) * W + w / b);
+            g_assert_cmpfloat(get(&y, ((n * C + c) * H * b + h) * W * b + w), ==, want);
+          }
+    /* space_to_depth in the same mode undoes it. */
+    DsNode *s2d = make_node(g, "space_to_depth", 1, "block_size", "2", "mode", crd ? "CRD" : "DCR",
+                            NULL);
+    DsTensor back = output_for(s2d, &y, 1, DS_DTYPE_FLOAT32);
+    run_ok(DS_OP_SPACE_TO_DEPTH, s2d->param, &y, 1, &back, 1);
+    g_assert_cmpmem(back.data, ds_tensor_nbytes(&back), x.data, ds_tensor_nbytes(&x));
+    tensor_free(&x);
+    tensor_free(&y);
+    tensor_free(&back);
+  }
+
+  /* SequenceReverse: the first length steps of each sequence reversed, the rest kept. */
+  {
+    DsNode *n = make_node(g, "SequenceReverse", 2, "use_sequence_length", "True", NULL);
+    DsTensor in[2] = {filled(DS_DTYPE_FLOAT32, "(4, 2, 3)", iota),
+                      tensor_new(DS_DTYPE_INT64, "(2,)")};
+    set(&in[1], 0, 2);
+    set(&in[1], 1, 9); /* past the end: the whole sequence */
+    DsTensor out = tensor_new(DS_DTYPE_FLOAT32, "(4, 2, 3)");
+    run_ok(DS_OP_SEQUENCE_REVERSE, n->param, in, 2, &out, 1);
+    static const int src_t[2][4] = {{1, 0, 2, 3}, {3, 2, 1, 0}};
+    for (int64_t i = 0; i < 24; i++) {
+      int64_t t = i / 6, b = (i / 3) % 2, f = i % 3;
+      g_assert_cmpfloat(get(&out, i), ==, iota[(src_t[b][t] * 2 + b) * 3 + f]);
+    }
+    tensors_free(in, 2);
+    tensor_free(&out);
+  }
+
+  /* slice with axes: entry 0 on the last axis backwards, entry 1 on axis 0. */
+  {
+    DsNode *n = make_node(g, "slice", 1, "begin", "(3, 1)", "end", "(0, None)", "step",
+                          "(-2, 1)", "axes", "(-1, 0)", NULL);
+    DsTensor x = filled(DS_DTYPE_FLOAT32, "(2, 3, 4)", iota);
+    DsTensor out = output_for(n, &x, 1, DS_DTYPE_FLOAT32);
+    g_assert_cmpint(out.ndim, ==, 3);
+    g_assert_cmpint(out.shape[0], ==, 1);
+    g_assert_cmpint(out.shape[2], ==, 2);
+    run_ok(DS_OP_SLICE, n->param, &x, 1, &out, 1);
+    double want[6] = {15, 13, 19, 17, 23, 21};
+    assert_values(&out, want);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1450,6 +1874,8 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/tensor/kernel/take", test_kernel_take);
   g_test_add_func("/ops/tensor/kernel/cast", test_kernel_cast);
   g_test_add_func("/ops/tensor/kernel/reduce", test_kernel_reduce);
+  g_test_add_func("/ops/tensor/shape/onnx-forms", test_shape_onnx_forms);
+  g_test_add_func("/ops/tensor/kernel/onnx-forms", test_kernel_onnx_forms);
 
   int status = g_test_run();
   g_rand_free(rng);

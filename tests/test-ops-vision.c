@@ -1027,6 +1027,273 @@ static void test_deconvolution_kernel(void)
                       "num_filter", "64", "no_bias", "False", NULL);
 }
 
+/* ---- _contrib_resize, _contrib_dynamic_resize, _contrib_non_max_suppression ------------- */
+
+static DsTensor values_f32(const char *shape, const double *values)
+{
+  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, shape);
+  for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
+    set(&x, i, values[i]);
+  return x;
+}
+
+/* Buffers handed to dynamic-shape kernels, freed by the caller. */
+static DsStatus alloc_into(void *data, int index, DsTensor *output)
+{
+  (void)index;
+  output->data = g_malloc0(MAX(ds_tensor_nbytes(output), 1));
+  g_ptr_array_add(data, output->data);
+  return DS_STATUS_OK;
+}
+
+/* Runs a dynamic-shape kernel as the executor does (outputs unshaped). */
+static DsStatus run_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
+                            GPtrArray *buffers)
+{
+  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
+  out[0] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1};
+  size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, 1) : 0;
+  void *workspace = ws > 0 ? g_malloc(ws) : NULL;
+  DsKernelCtx ctx = {param, in, n_in, out, 1, workspace, pool, alloc_into, buffers};
+  DsStatus status = k->run(&ctx);
+  g_free(workspace);
+  return status;
+}
+
+static void assert_close(const DsTensor *x, const double *want, double tol)
+{
+  for (int64_t i = 0; i < ds_tensor_numel(x); i++)
+    if (fabs(get(x, i) - want[i]) > tol)
+      g_error("element %" G_GINT64_FORMAT ": got %.6f, want %.6f", i, get(x, i), want[i]);
+}
+
+static void test_resize_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  static const struct {
+    const char *in, *key, *value, *want;
+  } cases[] = {
+      {"(1, 3, 4, 5)", "scales", "(1, 1, 2, 3)", "(1, 3, 8, 15)"},
+      {"(1, 3, 4, 5)", "scales", "(1, 1, 0.6, 0.6)", "(1, 3, 2, 3)"},
+      {"(1, 3, 4, 5)", "sizes", "(1, 3, 7, 2)", "(1, 3, 7, 2)"},
+      {"?", "sizes", "(1, 3, 7, 2)", "(1, 3, 7, 2)"},
+      {"(1, 3, 4)", "scales", "(1, 1, 2, 2)", "error"},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    DsNode *n = make_node(g, "_contrib_resize", 1, cases[c].key, cases[c].value, NULL);
+    DsShape in[1] = {shp(cases[c].in)}, out[1] = {DS_SHAPE_UNKNOWN};
+    g_autofree char *msg = infer(n, in, out);
+    if (strcmp(cases[c].want, "error") == 0) {
+      g_assert_nonnull(msg);
+    } else {
+      g_assert_null(msg);
+      assert_shape(&out[0], cases[c].want);
+    }
+  }
+  /* tf_crop_and_resize scales the roi's extent. */
+  DsNode *crop = make_node(g, "_contrib_resize", 1, "scales", "(1, 4)", "roi", "(0, 0, 1, 0.5)",
+                           "coordinate_transformation_mode", "tf_crop_and_resize", NULL);
+  DsShape ci[1] = {shp("(2, 4)")}, co[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(crop, ci, co));
+  assert_shape(&co[0], "(2, 8)");
+  /* Symbolic: whole factors multiply or divide; others stay unknown. */
+  DsExprCtx *exprs = ds_expr_ctx_new();
+  DsNode *sn = make_node(g, "_contrib_resize", 1, "scales", "(1, 2, 0.5, 1.5)", NULL);
+  DsShape si[1] = {{.ndim = 4, .dims = {sym(exprs, "N"), sym(exprs, "H"), sym(exprs, "W"),
+                                        sym(exprs, "C")}}},
+          so[1] = {DS_SHAPE_UNKNOWN};
+  infer_symbolic(sn, exprs, si, so);
+  g_autofree char *text = ds_shape_to_string(&so[0]);
+  g_assert_cmpstr(text, ==, "(N, 2*H, W//2, ?)");
+  ds_expr_ctx_free(exprs);
+  /* Parse errors: both or neither target, a crop without a roi, a bad mode. */
+  g_autofree char *m1 = parse_error("_contrib_resize", 1, "scales", "(1,)", "sizes", "(1,)", NULL);
+  g_assert_nonnull(strstr(m1, "scales"));
+  g_autofree char *m2 = parse_error("_contrib_resize", 1, NULL);
+  g_assert_nonnull(strstr(m2, "scales"));
+  g_autofree char *m3 = parse_error("_contrib_resize", 1, "scales", "(1, 2)",
+                                    "coordinate_transformation_mode", "tf_crop_and_resize", NULL);
+  g_assert_nonnull(strstr(m3, "roi"));
+  g_autofree char *m4 = parse_error("_contrib_resize", 1, "scales", "(1, 2)", "mode", "area", NULL);
+  g_assert_nonnull(strstr(m4, "mode"));
+  g_autofree char *m5 = parse_error("_contrib_resize", 1, "scales", "(1, -2)", NULL);
+  g_assert_nonnull(strstr(m5, "positive"));
+  /* The dynamic form: the data's rank, the target one value per dim. */
+  DsNode *dn = make_node(g, "_contrib_dynamic_resize", 3, "use_sizes", "1", NULL);
+  g_assert_true((dn->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE) != 0);
+  DsShape di[3] = {shp("(1, 2, 3)"), shp("(0,)"), shp("(?,)")}, dq[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(dn, di, dq));
+  assert_shape(&di[2], "(3,)");
+  g_assert_cmpint(dq[0].ndim, ==, 3);
+}
+
+static void test_resize_kernel(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  double iota[16];
+  for (int i = 0; i < 16; i++)
+    iota[i] = i + 1;
+  /* ONNX's own expected outputs. */
+  static const struct {
+    const char *shape, *scales, *mode, *coord, *extra_key, *extra_value, *out_shape;
+    double want[16];
+  } cases[] = {
+      {"(1, 1, 2, 2)", "(1, 1, 2, 2)", "linear", "half_pixel", NULL, NULL, "(1, 1, 4, 4)",
+       {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}},
+      {"(1, 1, 2, 4)", "(1, 1, 0.600000024, 0.600000024)", "linear", "align_corners", NULL, NULL,
+       "(1, 1, 1, 2)", {1, 3.14286}},
+      {"(1, 1, 4, 4)", "(1, 1, 0.800000012, 0.800000012)", "cubic", "half_pixel", NULL, NULL,
+       "(1, 1, 3, 3)",
+       {1.47119, 2.78125, 4.08252, 6.71143, 8.02148, 9.32275, 11.9165, 13.2266, 14.5278}},
+      {"(1, 1, 2, 2)", "(1, 1, 2, 3)", "nearest", "half_pixel", NULL, NULL, "(1, 1, 4, 6)",
+       {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}},
+      {"(1, 1, 4, 4)", "(1, 1, 2, 2)", "nearest", "half_pixel", "nearest_mode", "ceil",
+       "(1, 1, 8, 8)", {1, 2, 2, 3, 3, 4, 4, 4, 5, 6, 6, 7, 7, 8, 8, 8}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    DsNode *n = cases[c].extra_key != NULL
+                    ? make_node(g, "_contrib_resize", 1, "scales", cases[c].scales, "mode",
+                                cases[c].mode, "coordinate_transformation_mode", cases[c].coord,
+                                cases[c].extra_key, cases[c].extra_value, NULL)
+                    : make_node(g, "_contrib_resize", 1, "scales", cases[c].scales, "mode",
+                                cases[c].mode, "coordinate_transformation_mode", cases[c].coord,
+                                NULL);
+    DsTensor x = values_f32(cases[c].shape, iota);
+    DsTensor out = ftensor(cases[c].out_shape);
+    DsShape si[1] = {shp(cases[c].shape)}, so[1] = {DS_SHAPE_UNKNOWN};
+    g_assert_null(infer(n, si, so));
+    g_autofree char *inferred = ds_shape_to_string(&so[0]);
+    g_assert_cmpstr(inferred, ==, cases[c].out_shape);
+    run_ok(DS_OP_RESIZE, n->param, &x, 1, &out, 1);
+    /* Only the first rows are listed for the larger outputs. */
+    for (int64_t i = 0; i < 16 && i < ds_tensor_numel(&out); i++)
+      if (cases[c].want[i] != 0 && fabs(get(&out, i) - cases[c].want[i]) > 1e-4)
+        g_error("case %u element %" G_GINT64_FORMAT ": got %.6f, want %.6f", c, i, get(&out, i),
+                cases[c].want[i]);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+  /* Cubic with a = -0.5 excluding outside neighbours, first row of ONNX's output. */
+  {
+    DsNode *n = make_node(g, "_contrib_resize", 1, "scales", "(1, 1, 2, 2)", "mode", "cubic",
+                          "cubic_coeff_a", "-0.5", "exclude_outside", "1", NULL);
+    DsTensor x = values_f32("(1, 1, 4, 4)", iota);
+    DsTensor out = ftensor("(1, 1, 8, 8)");
+    run_ok(DS_OP_RESIZE, n->param, &x, 1, &out, 1);
+    double row0[8] = {0.55882, 0.81494, 1.35698, 1.89706, 2.39706, 2.93714, 3.47918, 3.73529};
+    for (int i = 0; i < 8; i++)
+      g_assert_cmpfloat_with_epsilon(get(&out, i), row0[i], 1e-4);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+  /* The dynamic form: tf_crop_and_resize with its roi and sizes read from tensors. */
+  {
+    DsNode *n = make_node(g, "_contrib_dynamic_resize", 3, "mode", "linear",
+                          "coordinate_transformation_mode", "tf_crop_and_resize",
+                          "extrapolation_value", "10", "use_sizes", "1", NULL);
+    double roi[8] = {0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7}, sizes[4] = {1, 1, 3, 3};
+    DsTensor in[3] = {values_f32("(1, 1, 4, 4)", iota), values_f32("(8,)", roi),
+                      tensor_new(DS_DTYPE_INT64, "(4,)")};
+    for (int i = 0; i < 4; i++)
+      set(&in[2], i, sizes[i]);
+    g_autoptr(GPtrArray) buffers = g_ptr_array_new_with_free_func(g_free);
+    DsTensor out[1];
+    g_assert_cmpint(run_dynamic(DS_OP_DYNAMIC_RESIZE, n->param, in, 3, out, buffers), ==,
+                    DS_STATUS_OK);
+    g_assert_cmpint(out[0].ndim, ==, 4);
+    g_assert_cmpint(out[0].shape[2], ==, 3);
+    double want[9] = {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10};
+    assert_close(&out[0], want, 1e-4);
+    /* Scales instead: floor(4 * 1.5) = 6. */
+    DsNode *sc = make_node(g, "_contrib_dynamic_resize", 3, "mode", "nearest", NULL);
+    tensor_free(&in[1]);
+    tensor_free(&in[2]);
+    in[1] = ftensor("(0,)");
+    double scales[4] = {1, 1, 1.5, 0.5};
+    in[2] = values_f32("(4,)", scales);
+    g_assert_cmpint(run_dynamic(DS_OP_DYNAMIC_RESIZE, sc->param, in, 3, out, buffers), ==,
+                    DS_STATUS_OK);
+    g_assert_cmpint(out[0].shape[2], ==, 6);
+    g_assert_cmpint(out[0].shape[3], ==, 2);
+    set(&in[2], 0, 0);
+    g_assert_cmpint(run_dynamic(DS_OP_DYNAMIC_RESIZE, sc->param, in, 3, out, buffers), ==,
+                    DS_STATUS_INVALID_ARGUMENT);
+    tensors_free(in, 3);
+  }
+}
+
+static void test_nms(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = make_node(g, "_contrib_non_max_suppression", 5, NULL);
+  DsShape in[5] = {shp("(2, 6, 4)"), shp("(2, 3, 6)"), shp("(1,)"), shp("()"), shp("()")},
+          out[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_null(infer(n, in, out));
+  assert_shape(&out[0], "(?, 3)");
+  in[1] = shp("(2, 3, 5)");
+  g_autofree char *e1 = infer(n, in, out);
+  g_assert_nonnull(e1);
+
+  /* ONNX's suppress_by_IOU case, corners and centres, then with a score threshold. */
+  static const double corners[24] = {0, 0, 1, 1,  0, 0.1, 1, 1.1,   0, -0.1, 1, 0.9,
+                                     0, 10, 1, 11, 0, 10.1, 1, 11.1, 0, 100, 1, 101};
+  static const double centres[24] = {0.5, 0.5,  1, 1, 0.5, 0.6,  1, 1, 0.5, 0.4,   1, 1,
+                                     0.5, 10.5, 1, 1, 0.5, 10.6, 1, 1, 0.5, 100.5, 1, 1};
+  static const double scores[6] = {0.9, 0.75, 0.6, 0.95, 0.5, 0.3};
+  static const struct {
+    const double *boxes;
+    const char *center;
+    double max_out, score_threshold;
+    int n;
+    double want[9];
+  } cases[] = {
+      {corners, "0", 3, 0, 3, {0, 0, 3, 0, 0, 0, 0, 0, 5}},
+      {centres, "1", 3, 0, 3, {0, 0, 3, 0, 0, 0, 0, 0, 5}},
+      {corners, "0", 3, 0.4, 2, {0, 0, 3, 0, 0, 0}},
+      {corners, "0", 2, -INFINITY, 2, {0, 0, 3, 0, 0, 0}},
+      {corners, "0", 0, 0, 0, {0}},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    DsNode *node = make_node(g, "_contrib_non_max_suppression", 5, "center_point_box",
+                             cases[c].center, NULL);
+    DsTensor t[5] = {values_f32("(1, 6, 4)", cases[c].boxes), values_f32("(1, 1, 6)", scores),
+                     tensor_new(DS_DTYPE_INT64, "(1,)"), ftensor("(1,)"), ftensor("()")};
+    set(&t[2], 0, cases[c].max_out);
+    set(&t[3], 0, 0.5);
+    set(&t[4], 0, cases[c].score_threshold);
+    g_autoptr(GPtrArray) buffers = g_ptr_array_new_with_free_func(g_free);
+    DsTensor o[1];
+    g_assert_cmpint(run_dynamic(DS_OP_NON_MAX_SUPPRESSION, node->param, t, 5, o, buffers), ==,
+                    DS_STATUS_OK);
+    g_assert_cmpint(o[0].dtype, ==, DS_DTYPE_INT64);
+    g_assert_cmpint(o[0].shape[0], ==, cases[c].n);
+    g_assert_cmpint(o[0].shape[1], ==, 3);
+    assert_close(&o[0], cases[c].want, 0);
+    tensors_free(t, 5);
+  }
+  /* Two batches and two classes: rows in batch, class, then score order. */
+  {
+    double boxes2[48], scores2[24];
+    for (int i = 0; i < 48; i++)
+      boxes2[i] = corners[i % 24];
+    for (int i = 0; i < 24; i++)
+      scores2[i] = scores[i % 6];
+    DsTensor t[5] = {values_f32("(2, 6, 4)", boxes2), values_f32("(2, 2, 6)", scores2),
+                     tensor_new(DS_DTYPE_INT64, "()"), ftensor("()"), ftensor("()")};
+    set(&t[2], 0, 2);
+    set(&t[3], 0, 0.5);
+    set(&t[4], 0, 0);
+    g_autoptr(GPtrArray) buffers = g_ptr_array_new_with_free_func(g_free);
+    DsTensor o[1];
+    g_assert_cmpint(run_dynamic(DS_OP_NON_MAX_SUPPRESSION, n->param, t, 5, o, buffers), ==,
+                    DS_STATUS_OK);
+    g_assert_cmpint(o[0].shape[0], ==, 8);
+    double want[24] = {0, 0, 3, 0, 0, 0, 0, 1, 3, 0, 1, 0, 1, 0, 3, 1, 0, 0, 1, 1, 3, 1, 1, 0};
+    assert_close(&o[0], want, 0);
+    tensors_free(t, 5);
+  }
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1042,6 +1309,9 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/vision/adaptive-avg-pool/kernel", test_adaptive_avg_pool_kernel);
   g_test_add_func("/ops/vision/deconvolution/shape", test_deconvolution_shape);
   g_test_add_func("/ops/vision/deconvolution/kernel", test_deconvolution_kernel);
+  g_test_add_func("/ops/vision/resize/shape", test_resize_shape);
+  g_test_add_func("/ops/vision/resize/kernel", test_resize_kernel);
+  g_test_add_func("/ops/vision/non-max-suppression", test_nms);
   int rc = g_test_run();
   ds_thread_pool_free(pool);
   g_rand_free(rng);

@@ -4,7 +4,9 @@
  * Names, aliases and defaults follow MXNet 1.x (src/operator/tensor/matrix_op-inl.h for
  * repeat, tile, reverse, stack and slice_like; src/operator/slice_channel-inl.h;
  * ordering_op-inl.h for argsort; indexing_op.h for gather_nd; elemwise_unary_op_basic.cc for
- * shape_array and size_array). Every shape rule computes with the ds_dim_* arithmetic, so it
+ * shape_array and size_array; topk). take_along_axis, put_along_axis, batch_gather_nd and
+ * scatter_nd_update are ONNX's GatherElements, ScatterElements, GatherND and ScatterND with
+ * NumPy-style names. Every shape rule computes with the ds_dim_* arithmetic, so it
  * serves symbolic dims too; constants are only read to validate attributes against them.
  */
 #include <string.h>
@@ -576,6 +578,284 @@ static gboolean infer_shape_size_array(DsShapeCtx *ctx, const DsNode *node, cons
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* take_along_axis, put_along_axis */
+
+static const char *const along_axis_inputs[] = {"data", "indices", NULL};
+static const char *const put_along_axis_inputs[] = {"data", "indices", "updates", NULL};
+static const char *const scatter_nd_inputs[] = {"data", "indices", "updates", NULL};
+
+static gboolean parse_reduction(const DsNode *node, DsScatterReduction *out, GError **error)
+{
+  static const char *const choices[] = {"none", "add", "mul", "max", "min", NULL};
+  int r;
+  if (!ds_node_attr_enum(node, "reduction", choices, DS_SCATTER_NONE, &r, error))
+    return FALSE;
+  *out = (DsScatterReduction)r;
+  return TRUE;
+}
+
+static gboolean parse_take_along_axis(const DsNode *node, void *param, GError **error)
+{
+  DsTakeAlongAxisParam *p = param;
+  return attr_int32(node, "axis", 0, &p->axis, error);
+}
+
+static gboolean parse_put_along_axis(const DsNode *node, void *param, GError **error)
+{
+  DsPutAlongAxisParam *p = param;
+  return attr_int32(node, "axis", 0, &p->axis, error) &&
+         parse_reduction(node, &p->reduction, error);
+}
+
+/* Data and indices share a rank (at least 1); the axis must exist. */
+static gboolean check_along_axis(DsShapeCtx *ctx, int axis, const DsShape *data,
+                                 const DsShape *indices, GError **error)
+{
+  if (data->ndim < 0 || indices->ndim < 0)
+    return TRUE;
+  if (data->ndim != indices->ndim || data->ndim == 0) {
+    g_autofree char *sd = ds_shape_to_string(data), *si = ds_shape_to_string(indices);
+    ds_shape_ctx_set_error(ctx, error,
+                           "indices %s must have the rank of the data %s (at least 1)", si, sd);
+    return FALSE;
+  }
+  int a;
+  return ds_shape_ctx_axis(ctx, axis, data->ndim, FALSE, &a, error);
+}
+
+static gboolean infer_shape_take_along_axis(DsShapeCtx *ctx, const DsNode *node,
+                                            const void *param, DsShape *in, DsShape *out,
+                                            GError **error)
+{
+  (void)node;
+  const DsTakeAlongAxisParam *p = param;
+  if (!check_along_axis(ctx, p->axis, &in[0], &in[1], error))
+    return FALSE;
+  if (in[1].ndim < 0)
+    return TRUE;
+  return set_output(ctx, &out[0], &in[1], error) &&
+         ds_shape_ctx_assign(ctx, &in[1], &out[0], "indices", error);
+}
+
+static gboolean infer_shape_put_along_axis(DsShapeCtx *ctx, const DsNode *node,
+                                           const void *param, DsShape *in, DsShape *out,
+                                           GError **error)
+{
+  (void)node;
+  const DsPutAlongAxisParam *p = param;
+  if (!check_along_axis(ctx, p->axis, &in[0], &in[1], error) ||
+      !ds_shape_ctx_assign(ctx, &in[2], &in[1], "updates", error) ||
+      !ds_shape_ctx_assign(ctx, &in[1], &in[2], "indices", error))
+    return FALSE;
+  if (in[0].ndim < 0)
+    return TRUE;
+  return set_output(ctx, &out[0], &in[0], error) &&
+         ds_shape_ctx_assign(ctx, &in[0], &out[0], "data", error);
+}
+
+/* Data, updates and output share a dtype; the indices may have any integer one. */
+static gboolean infer_type_scatter(const DsNode *node, const void *param, DsDType *in,
+                                   DsDType *out, GError **error)
+{
+  (void)param;
+  return ds_ops_assign_dtype(node, &in[2], in[0], "updates", error) &&
+         ds_ops_assign_dtype(node, &in[0], in[2], "data", error) &&
+         ds_ops_unify_dtypes(node, in, 1, out, 1, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* batch_gather_nd, scatter_nd_update */
+
+static gboolean parse_batch_gather_nd(const DsNode *node, void *param, GError **error)
+{
+  DsBatchGatherNdParam *p = param;
+  if (!attr_int32(node, "batch_dims", 0, &p->batch_dims, error))
+    return FALSE;
+  if (p->batch_dims < 0)
+    return ds_ops_attr_invalid(node, "batch_dims", "must not be negative", error);
+  return TRUE;
+}
+
+static gboolean parse_scatter_nd(const DsNode *node, void *param, GError **error)
+{
+  DsScatterNdParam *p = param;
+  return parse_reduction(node, &p->reduction, error);
+}
+
+/* The tuple length k of indices (its last dim, a constant) checked against the data: FALSE
+ * with an error, or *k = -1 while unknown. */
+static gboolean index_tuple_length(DsShapeCtx *ctx, int batch_dims, const DsShape *data,
+                                   const DsShape *indices, int64_t *k, GError **error)
+{
+  *k = -1;
+  if (data->ndim < 0 || indices->ndim < 0)
+    return TRUE;
+  g_autofree char *sd = ds_shape_to_string(data), *si = ds_shape_to_string(indices);
+  if (indices->ndim < 1 || indices->ndim <= batch_dims || data->ndim < batch_dims) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "indices %s need a tuple axis after %d batch axes, with data %s", si,
+                           batch_dims, sd);
+    return FALSE;
+  }
+  DsDim last = indices->dims[indices->ndim - 1];
+  if (!ds_dim_is_known(last))
+    return TRUE;
+  if (!ds_dim_is_const(last) || last.value > data->ndim - batch_dims) {
+    ds_shape_ctx_set_error(ctx, error,
+                           "the index tuples of %s must have a constant length of at most %d "
+                           "(data %s)",
+                           si, data->ndim - batch_dims, sd);
+    return FALSE;
+  }
+  *k = last.value;
+  return TRUE;
+}
+
+static gboolean infer_shape_batch_gather_nd(DsShapeCtx *ctx, const DsNode *node,
+                                            const void *param, DsShape *in, DsShape *out,
+                                            GError **error)
+{
+  (void)node;
+  const DsBatchGatherNdParam *p = param;
+  int64_t k;
+  if (!index_tuple_length(ctx, p->batch_dims, &in[0], &in[1], &k, error))
+    return FALSE;
+  if (k < 0)
+    return TRUE;
+  for (int d = 0; d < p->batch_dims; d++)
+    if (!ds_shape_ctx_unify_dim(ctx, &in[1].dims[d], in[0].dims[d], "indices", error) ||
+        !ds_shape_ctx_unify_dim(ctx, &in[0].dims[d], in[1].dims[d], "data", error))
+      return FALSE;
+  int ndim = in[1].ndim - 1 + in[0].ndim - p->batch_dims - (int)k;
+  if (ndim > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "the result would have %d dims, more than %d", ndim,
+                           DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsShape result = {.ndim = 0};
+  for (int d = 0; d < in[1].ndim - 1; d++)
+    result.dims[result.ndim++] = in[1].dims[d];
+  for (int d = p->batch_dims + (int)k; d < in[0].ndim; d++)
+    result.dims[result.ndim++] = in[0].dims[d];
+  return set_output(ctx, &out[0], &result, error);
+}
+
+static gboolean infer_shape_scatter_nd(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  (void)param;
+  int64_t k;
+  if (!index_tuple_length(ctx, 0, &in[0], &in[1], &k, error))
+    return FALSE;
+  if (k >= 0) {
+    DsShape updates = {.ndim = 0};
+    for (int d = 0; d < in[1].ndim - 1; d++)
+      updates.dims[updates.ndim++] = in[1].dims[d];
+    for (int d = (int)k; d < in[0].ndim; d++) {
+      if (updates.ndim >= DS_MAX_NDIM) {
+        ds_shape_ctx_set_error(ctx, error, "updates would have more than %d dims", DS_MAX_NDIM);
+        return FALSE;
+      }
+      updates.dims[updates.ndim++] = in[0].dims[d];
+    }
+    if (!ds_shape_ctx_assign(ctx, &in[2], &updates, "updates", error))
+      return FALSE;
+  }
+  if (in[0].ndim < 0)
+    return TRUE;
+  return set_output(ctx, &out[0], &in[0], error) &&
+         ds_shape_ctx_assign(ctx, &in[0], &out[0], "data", error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* topk */
+
+static gboolean parse_topk(const DsNode *node, void *param, GError **error)
+{
+  DsTopkParam *p = param;
+  static const char *const returns[] = {"value", "indices", "mask", "both", NULL};
+  int ret;
+  gboolean ascend;
+  p->has_axis = !ds_node_attr_is_none(node, "axis") || ds_node_get_attr(node, "axis") == NULL;
+  if ((p->has_axis && !attr_int32(node, "axis", -1, &p->axis, error)) ||
+      !ds_node_attr_int(node, "k", 1, &p->k, error) ||
+      !ds_node_attr_enum(node, "ret_typ", returns, DS_TOPK_INDICES, &ret, error) ||
+      !ds_node_attr_bool(node, "is_ascend", FALSE, &ascend, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  p->ret_typ = (DsTopkReturn)ret;
+  p->is_ascend = ascend;
+  if (ds_index_dtype_capacity(p->dtype) == 0)
+    return ds_ops_attr_invalid(node, "dtype", "cannot hold indices", error);
+  return TRUE;
+}
+
+static int topk_num_outputs(const void *param)
+{
+  return ds_topk_num_outputs(param);
+}
+
+static gboolean infer_shape_topk(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                 DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsTopkParam *p = param;
+  const DsShape *s = &in[0];
+  if (s->ndim < 0)
+    return TRUE;
+  if (p->ret_typ == DS_TOPK_MASK)
+    return set_output(ctx, &out[0], s, error);
+  DsShape result;
+  int axis = 0;
+  if (p->has_axis) {
+    if (s->ndim == 0) {
+      ds_shape_ctx_set_error(ctx, error, "a 0-dim tensor has no axis to select along");
+      return FALSE;
+    }
+    if (!ds_shape_ctx_axis(ctx, p->axis, s->ndim, FALSE, &axis, error))
+      return FALSE;
+    result = *s;
+  } else {
+    result = (DsShape){.ndim = 1, .dims = {ds_dim_product(ctx, s, 0, s->ndim)}};
+  }
+  DsDim len = result.dims[axis];
+  if (p->k >= 1) {
+    if (ds_dim_is_const(len) && len.value < p->k) {
+      g_autofree char *str = ds_shape_to_string(s);
+      ds_shape_ctx_set_error(ctx, error,
+                             "k=%" G_GINT64_FORMAT " is more than the %" G_GINT64_FORMAT
+                             " elements along the axis of %s",
+                             p->k, len.value, str);
+      return FALSE;
+    }
+    ds_shape_ctx_add_guard(ctx, ds_dim_sub(ctx, len, ds_dim(p->k)), 0,
+                           "k is more than the elements along the axis");
+    result.dims[axis] = ds_dim(p->k);
+  }
+  for (int i = 0; i < ds_topk_num_outputs(p); i++)
+    if (!set_output(ctx, &out[i], &result, error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean infer_type_topk(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                GError **error)
+{
+  const DsTopkParam *p = param;
+  switch (p->ret_typ) {
+  case DS_TOPK_VALUE:
+  case DS_TOPK_MASK:
+    return ds_ops_unify_dtypes(node, in, 1, out, 1, error);
+  case DS_TOPK_INDICES:
+    return ds_ops_assign_dtype(node, &out[0], p->dtype, "indices", error);
+  default:
+    return ds_ops_unify_dtypes(node, in, 1, out, 1, error) &&
+           ds_ops_assign_dtype(node, &out[1], p->dtype, "indices", error);
+  }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
 #define DS_INDEX_OP(ID, NAME, ALIASES, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE)         \
@@ -620,6 +900,20 @@ DS_INDEX_OP(SHAPE_ARRAY, "shape_array", NULL, 0, NULL, ds_op_count_1, ds_op_coun
             infer_shape_shape_array, infer_type_int64_out)
 DS_INDEX_OP(SIZE_ARRAY, "size_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
             infer_shape_size_array, infer_type_int64_out)
+DS_INDEX_OP(TAKE_ALONG_AXIS, "take_along_axis", NULL, sizeof(DsTakeAlongAxisParam),
+            parse_take_along_axis, ds_op_count_2, ds_op_count_1, along_axis_inputs,
+            infer_shape_take_along_axis, infer_type_data_out)
+DS_INDEX_OP(PUT_ALONG_AXIS, "put_along_axis", NULL, sizeof(DsPutAlongAxisParam),
+            parse_put_along_axis, ds_op_count_3, ds_op_count_1, put_along_axis_inputs,
+            infer_shape_put_along_axis, infer_type_scatter)
+DS_INDEX_OP(BATCH_GATHER_ND, "batch_gather_nd", NULL, sizeof(DsBatchGatherNdParam),
+            parse_batch_gather_nd, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
+            infer_shape_batch_gather_nd, infer_type_data_out)
+DS_INDEX_OP(SCATTER_ND_UPDATE, "scatter_nd_update", NULL, sizeof(DsScatterNdParam),
+            parse_scatter_nd, ds_op_count_3, ds_op_count_1, scatter_nd_inputs,
+            infer_shape_scatter_nd, infer_type_scatter)
+DS_INDEX_OP(TOPK, "topk", NULL, sizeof(DsTopkParam), parse_topk, ds_op_count_1, topk_num_outputs,
+            NULL, infer_shape_topk, infer_type_topk)
 
 void ds_ops_index_register(const DsOpDef **table)
 {

@@ -18,7 +18,12 @@
   X(ARGSORT, "argsort")                                                                            \
   X(GATHER_ND, "gather_nd")                                                                        \
   X(SHAPE_ARRAY, "shape_array")                                                                    \
-  X(SIZE_ARRAY, "size_array")
+  X(SIZE_ARRAY, "size_array")                                                                     \
+  X(TAKE_ALONG_AXIS, "take_along_axis")                                                            \
+  X(PUT_ALONG_AXIS, "put_along_axis")                                                              \
+  X(BATCH_GATHER_ND, "batch_gather_nd")                                                            \
+  X(SCATTER_ND_UPDATE, "scatter_nd_update")                                                        \
+  X(TOPK, "topk")
 
 /* Parsed attribute structs for these ops follow. gather_nd, shape_array and size_array take
  * no attributes. */
@@ -95,3 +100,71 @@ static inline int64_t ds_index_dtype_capacity(DsDType dtype)
     return 0;
   }
 }
+
+/* take_along_axis(data, indices) (numpy.take_along_axis; ONNX's GatherElements): indices has
+ * the data's rank and is the output's shape; output[i] = data[i with its `axis` coordinate
+ * replaced by indices[i]]. Negative indices count from the end of the axis; the other axes of
+ * indices may be shorter than the data's. */
+typedef struct {
+  int axis;
+} DsTakeAlongAxisParam;
+
+typedef enum {
+  DS_SCATTER_NONE, /* the update replaces the element; of duplicates the last one wins */
+  DS_SCATTER_ADD,
+  DS_SCATTER_MUL,
+  DS_SCATTER_MAX,
+  DS_SCATTER_MIN,
+} DsScatterReduction;
+
+/* put_along_axis(data, indices, updates) (numpy.put_along_axis; ONNX's ScatterElements): a
+ * copy of the data where each element take_along_axis would read at indices[i] is combined
+ * with updates[i] (indices' shape) as `reduction` says, in the indices' row-major order. */
+typedef struct {
+  int axis;
+  DsScatterReduction reduction;
+} DsPutAlongAxisParam;
+
+/* batch_gather_nd(data, indices): ONNX's GatherND. The last axis of indices (k entries) holds
+ * coordinates into data's axes [batch_dims, batch_dims + k); the first batch_dims axes of data
+ * and indices are shared. The output is indices.shape[:-1] + data.shape[batch_dims + k:].
+ * Negative coordinates count from the end. (MXNet's gather_nd puts the coordinates on the
+ * first axis instead and has no batch axes.) */
+typedef struct {
+  int batch_dims;
+} DsBatchGatherNdParam;
+
+/* scatter_nd_update(data, indices, updates): ONNX's ScatterND. A copy of the data where each
+ * slice batch_gather_nd (batch_dims 0) would read for an index tuple of indices (the last axis
+ * holds the tuples) is combined with the matching slice of updates
+ * (indices.shape[:-1] + data.shape[k:]) as `reduction` says, in row-major order. */
+typedef struct {
+  DsScatterReduction reduction;
+} DsScatterNdParam;
+
+typedef enum {
+  DS_TOPK_VALUE,
+  DS_TOPK_INDICES,
+  DS_TOPK_MASK,
+  DS_TOPK_BOTH,
+} DsTopkReturn;
+
+/* topk: the k largest (is_ascend: smallest) elements along `axis` (has_axis false: of the
+ * flattened data), in order; k < 1 takes them all. Equal values keep their order (the lower
+ * index first) and NaNs come last either way. ret_typ chooses the outputs: the values, their
+ * indices (in `dtype`, float32 by default as in MXNet), a 0/1 mask of the data's shape, or
+ * both values and indices. */
+typedef struct {
+  bool has_axis;
+  int axis;
+  int64_t k;
+  DsTopkReturn ret_typ;
+  bool is_ascend;
+  DsDType dtype;
+} DsTopkParam;
+
+static inline int ds_topk_num_outputs(const DsTopkParam *p)
+{
+  return p->ret_typ == DS_TOPK_BOTH ? 2 : 1;
+}
+

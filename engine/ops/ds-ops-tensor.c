@@ -5,6 +5,11 @@
  * init_op.h, broadcast_reduce_op.h, indexing_op.h, src/operator/nn/concat.cc,
  * src/operator/sequence_mask-inl.h, swapaxis-inl.h). Every shape rule computes with the
  * ds_dim_* arithmetic; constants are only read to validate attributes against them.
+ *
+ * The NumPy-side ops (_np_reshape, _np_squeeze, _npi_pad; src/operator/numpy) and the forms
+ * ONNX's importer needs (Flatten's axis, expand_dims with several axes, slice's axes,
+ * _contrib_expand, cumsum, trilu, eye_like, depth_to_space's CRD mode, SequenceReverse) follow
+ * the same conventions; where they extend an MXNet op, the MXNet spelling keeps its meaning.
  */
 #include <math.h>
 #include <string.h>
@@ -284,26 +289,103 @@ static gboolean infer_shape_reshape(DsShapeCtx *ctx, const DsNode *node, const v
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* _np_reshape */
+
+static gboolean parse_np_reshape(const DsNode *node, void *param, GError **error)
+{
+  DsNpReshapeParam *p = param;
+  if (!ds_ops_attr_require(node, "newshape", error) ||
+      !attr_tuple(node, "newshape", p->newshape, DS_MAX_NDIM, &p->ndim, error))
+    return FALSE;
+  p->ndim = MAX(p->ndim, 0);
+  const char *order = ds_node_get_attr(node, "order");
+  if (order != NULL && strcmp(order, "C") != 0)
+    return ds_ops_attr_invalid(node, "order", "only 'C' is supported", error);
+  int n_infer = 0;
+  for (int i = 0; i < p->ndim; i++) {
+    if (p->newshape[i] < -1)
+      return ds_ops_attr_invalid(node, "newshape", "dims must be -1 or non-negative", error);
+    n_infer += p->newshape[i] == -1;
+  }
+  if (n_infer > 1)
+    return ds_ops_attr_invalid(node, "newshape", "only one dim may be -1", error);
+  return TRUE;
+}
+
+static gboolean infer_shape_np_reshape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsNpReshapeParam *p = param;
+  DsShape result = {.ndim = p->ndim};
+  int inf_idx = -1;
+  for (int i = 0; i < p->ndim; i++) {
+    result.dims[i] = ds_dim(p->newshape[i] == -1 ? 1 : p->newshape[i]);
+    if (p->newshape[i] == -1)
+      inf_idx = i;
+  }
+  if (in[0].ndim < 0) {
+    if (inf_idx >= 0)
+      return TRUE;
+    return set_output(ctx, &out[0], &result, error);
+  }
+  DsDim total = ds_dim_product(ctx, &in[0], 0, in[0].ndim);
+  if (inf_idx >= 0) {
+    DsDim known = ds_dim_product(ctx, &result, 0, result.ndim);
+    if (!infer_quotient(ctx, total, known, "-1", &result.dims[inf_idx], error))
+      return FALSE;
+  }
+  DsDim size = ds_dim_product(ctx, &result, 0, result.ndim);
+  if (ds_dim_is_const(total) && ds_dim_is_const(size) && total.value != size.value) {
+    g_autofree char *si = ds_shape_to_string(&in[0]);
+    g_autofree char *so = ds_shape_to_string(&result);
+    ds_shape_ctx_set_error(ctx, error,
+                           "cannot reshape %s (%" G_GINT64_FORMAT " elements) into %s (%" G_GINT64_FORMAT
+                           " elements)",
+                           si, total.value, so, size.value);
+    return FALSE;
+  }
+  if (!ds_shape_ctx_unify_dim(ctx, &total, size, "the element count", error))
+    return FALSE;
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Flatten */
+
+static gboolean parse_flatten(const DsNode *node, void *param, GError **error)
+{
+  DsFlattenParam *p = param;
+  p->has_axis = !ds_node_attr_is_none(node, "axis");
+  p->axis = 1;
+  return !p->has_axis || attr_int32(node, "axis", 1, &p->axis, error);
+}
 
 static gboolean infer_shape_flatten(DsShapeCtx *ctx, const DsNode *node, const void *param,
                                     DsShape *in, DsShape *out, GError **error)
 {
   (void)node;
-  (void)param;
-  if (in[0].ndim < 0)
+  const DsFlattenParam *p = param;
+  int ndim = in[0].ndim;
+  if (ndim < 0)
     return TRUE;
-  if (in[0].ndim == 0) {
+  if (ndim == 0 && !p->has_axis) {
     ds_shape_ctx_set_error(ctx, error, "cannot flatten a 0-dim tensor");
     return FALSE;
   }
+  /* A negative axis counts from the end: -1 is ndim - 1, not expand_dims' ndim. */
+  int axis = p->axis < 0 ? p->axis + ndim : p->axis;
+  if (axis < 0 || axis > ndim) {
+    ds_shape_ctx_set_error(ctx, error, "axis %d is out of range for rank %d", p->axis, ndim);
+    return FALSE;
+  }
   DsShape result = {.ndim = 2};
-  result.dims[0] = in[0].dims[0];
-  result.dims[1] = ds_dim_product(ctx, &in[0], 1, in[0].ndim);
+  result.dims[0] = ds_dim_product(ctx, &in[0], 0, axis);
+  result.dims[1] = ds_dim_product(ctx, &in[0], axis, ndim);
   if (!set_output(ctx, &out[0], &result, error))
     return FALSE;
-  /* The leading dim passes through unchanged, so a known output tells the input's. */
-  if (out[0].ndim == 2)
+  /* With one leading dim, it passes through unchanged, so a known output tells the input's. */
+  if (axis == 1 && out[0].ndim == 2)
     return ds_shape_ctx_unify_dim(ctx, &in[0].dims[0], out[0].dims[0], "data", error);
   return TRUE;
 }
@@ -314,7 +396,34 @@ static gboolean infer_shape_flatten(DsShapeCtx *ctx, const DsNode *node, const v
 static gboolean parse_expand_dims(const DsNode *node, void *param, GError **error)
 {
   DsExpandDimsParam *p = param;
-  return ds_ops_attr_require(node, "axis", error) && attr_int32(node, "axis", 0, &p->axis, error);
+  if (!ds_ops_attr_require(node, "axis", error) ||
+      !attr_tuple(node, "axis", p->axes, DS_MAX_NDIM, &p->n_axes, error))
+    return FALSE;
+  if (p->n_axes <= 0)
+    return ds_ops_attr_invalid(node, "axis", "must name at least one axis", error);
+  for (int i = 0; i < p->n_axes; i++)
+    if (p->axes[i] < G_MININT32 || p->axes[i] > G_MAXINT32)
+      return ds_ops_attr_invalid(node, "axis", "is out of range", error);
+  return TRUE;
+}
+
+/* Marks the new axes of a rank-`ondim` result; FALSE if one is out of range or repeated. */
+static gboolean expand_dims_mask(DsShapeCtx *ctx, const DsExpandDimsParam *p, int ondim,
+                                 gboolean *is_new, GError **error)
+{
+  for (int i = 0; i < ondim; i++)
+    is_new[i] = FALSE;
+  for (int i = 0; i < p->n_axes; i++) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axes[i], ondim, FALSE, &axis, error))
+      return FALSE;
+    if (is_new[axis]) {
+      ds_shape_ctx_set_error(ctx, error, "axis %d is listed twice", axis);
+      return FALSE;
+    }
+    is_new[axis] = TRUE;
+  }
+  return TRUE;
 }
 
 static gboolean infer_shape_expand_dims(DsShapeCtx *ctx, const DsNode *node, const void *param,
@@ -322,40 +431,47 @@ static gboolean infer_shape_expand_dims(DsShapeCtx *ctx, const DsNode *node, con
 {
   (void)node;
   const DsExpandDimsParam *p = param;
-  int indim = in[0].ndim >= 0 ? in[0].ndim : (out[0].ndim >= 1 ? out[0].ndim - 1 : -1);
+  int n = p->n_axes;
+  int indim = in[0].ndim >= 0 ? in[0].ndim : (out[0].ndim >= n ? out[0].ndim - n : -1);
   if (indim < 0)
     return TRUE;
-  if (indim + 1 > DS_MAX_NDIM) {
+  int ondim = indim + n;
+  if (ondim > DS_MAX_NDIM) {
     ds_shape_ctx_set_error(ctx, error, "the result would have more than %d dims", DS_MAX_NDIM);
     return FALSE;
   }
-  int axis;
-  if (!ds_shape_ctx_axis(ctx, p->axis, indim, TRUE, &axis, error))
+  gboolean is_new[DS_MAX_NDIM];
+  if (!expand_dims_mask(ctx, p, ondim, is_new, error))
     return FALSE;
-  DsShape fwd = {.ndim = indim + 1};
-  for (int i = 0; i < indim + 1; i++) {
-    if (i == axis)
-      fwd.dims[i] = ds_dim(1);
-    else if (in[0].ndim >= 0)
-      fwd.dims[i] = in[0].dims[i < axis ? i : i - 1];
-    else
-      fwd.dims[i] = DS_DIM_UNKNOWN;
-  }
+  DsShape fwd = {.ndim = ondim};
+  for (int i = 0, k = 0; i < ondim; i++)
+    fwd.dims[i] = is_new[i] ? ds_dim(1) : (in[0].ndim >= 0 ? in[0].dims[k++] : DS_DIM_UNKNOWN);
   if (!set_output(ctx, &out[0], &fwd, error))
     return FALSE;
   DsShape back = {.ndim = indim};
-  for (int i = 0; i < indim; i++)
-    back.dims[i] = out[0].dims[i < axis ? i : i + 1];
+  for (int i = 0, k = 0; i < ondim; i++)
+    if (!is_new[i])
+      back.dims[k++] = out[0].dims[i];
   return ds_shape_ctx_assign(ctx, &in[0], &back, "data", error);
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* squeeze */
+/* squeeze, _np_squeeze */
 
 static gboolean parse_squeeze(const DsNode *node, void *param, GError **error)
 {
   DsSqueezeParam *p = param;
+  p->numpy = FALSE;
   return ds_ops_attr_axes(node, "axis", p->axes, &p->n_axes, error);
+}
+
+static gboolean parse_np_squeeze(const DsNode *node, void *param, GError **error)
+{
+  DsSqueezeParam *p = param;
+  if (!ds_ops_attr_axes(node, "axis", p->axes, &p->n_axes, error))
+    return FALSE;
+  p->numpy = TRUE;
+  return TRUE;
 }
 
 static gboolean infer_shape_squeeze(DsShapeCtx *ctx, const DsNode *node, const void *param,
@@ -396,7 +512,7 @@ static gboolean infer_shape_squeeze(DsShapeCtx *ctx, const DsNode *node, const v
   for (int i = 0; i < s->ndim; i++)
     if (!drop[i])
       result.dims[result.ndim++] = s->dims[i];
-  if (result.ndim == 0) { /* MXNet 1.x keeps one dim: (1, 1) squeezes to (1,) */
+  if (result.ndim == 0 && !p->numpy) { /* MXNet 1.x keeps one dim: (1, 1) squeezes to (1,) */
     result.ndim = 1;
     result.dims[0] = ds_dim(1);
   }
@@ -1202,6 +1318,32 @@ static gboolean parse_slice(const DsNode *node, void *param, GError **error)
     if (p->step[i] == 0)
       return ds_ops_attr_invalid(node, "step", "steps must not be 0", error);
   }
+  p->has_axes = ds_node_get_attr(node, "axes") != NULL;
+  if (!p->has_axes)
+    return TRUE;
+  int n_axes;
+  if (!ds_ops_attr_axes(node, "axes", p->axes, &n_axes, error))
+    return FALSE;
+  if (n_axes != p->n_axes)
+    return ds_ops_attr_invalid(node, "axes", "must have as many entries as begin", error);
+  return TRUE;
+}
+
+/* With an `axes` attribute: every listed axis must exist and appear once. */
+static gboolean check_slice_axes(DsShapeCtx *ctx, const DsSliceParam *p, int ndim,
+                                 GError **error)
+{
+  gboolean seen[DS_MAX_NDIM] = {FALSE};
+  for (int i = 0; i < p->n_axes; i++) {
+    int axis;
+    if (!ds_shape_ctx_axis(ctx, p->axes[i], ndim, FALSE, &axis, error))
+      return FALSE;
+    if (seen[axis]) {
+      ds_shape_ctx_set_error(ctx, error, "axis %d is sliced twice", axis);
+      return FALSE;
+    }
+    seen[axis] = TRUE;
+  }
   return TRUE;
 }
 
@@ -1248,12 +1390,24 @@ static gboolean infer_shape_slice(DsShapeCtx *ctx, const DsNode *node, const voi
                            p->n_axes, s, in[0].ndim);
     return FALSE;
   }
+  if (p->has_axes && !check_slice_axes(ctx, p, in[0].ndim, error))
+    return FALSE;
   DsShape result = in[0];
-  for (int i = 0; i < p->n_axes; i++) {
+  for (int d = 0; d < in[0].ndim; d++) {
+    int i = ds_slice_entry_for_axis(p, in[0].ndim, d);
+    if (i < 0)
+      continue;
     int64_t step = p->n_step > 0 ? p->step[i] : 1;
-    result.dims[i] = slice_length(ctx, in[0].dims[i], p->begin[i], p->end[i], step);
+    result.dims[d] = slice_length(ctx, in[0].dims[d], p->begin[i], p->end[i], step);
   }
-  return set_output(ctx, &out[0], &result, error);
+  if (!set_output(ctx, &out[0], &result, error))
+    return FALSE;
+  /* The axes kept whole pass through. */
+  for (int d = 0; d < in[0].ndim; d++)
+    if (ds_slice_entry_for_axis(p, in[0].ndim, d) < 0 &&
+        !ds_shape_ctx_unify_dim(ctx, &in[0].dims[d], out[0].dims[d], "data", error))
+      return FALSE;
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1383,6 +1537,336 @@ static gboolean infer_shape_reduce(DsShapeCtx *ctx, const DsNode *node, const vo
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* _contrib_expand */
+
+static gboolean parse_expand(const DsNode *node, void *param, GError **error)
+{
+  DsExpandParam *p = param;
+  if (!ds_ops_attr_require(node, "shape", error) ||
+      !attr_tuple(node, "shape", p->shape, DS_MAX_NDIM, &p->ndim, error))
+    return FALSE;
+  p->ndim = MAX(p->ndim, 0);
+  for (int i = 0; i < p->ndim; i++)
+    if (p->shape[i] < 0)
+      return ds_ops_attr_invalid(node, "shape", "dims must not be negative", error);
+  return TRUE;
+}
+
+/* NumPy broadcasting of the data's shape and the target: forwards only. */
+static gboolean infer_shape_expand(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsExpandParam *p = param;
+  DsShape target = ds_shape_from_concrete(p->shape, p->ndim), result;
+  if (in[0].ndim < 0)
+    return TRUE;
+  return ds_ops_broadcast_shapes(ctx, &in[0], "data", &target, "shape", &result, error) &&
+         set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _npi_pad */
+
+/* pad_width as MXNet writes it, ((1, 2), (0, 0)), or flat: every integer in order. */
+static gboolean parse_pad_width(const DsNode *node, DsPadParam *p, GError **error)
+{
+  const char *text = ds_node_get_attr(node, "pad_width");
+  if (text == NULL)
+    return ds_ops_attr_require(node, "pad_width", error);
+  g_autofree char *flat = g_strdup(text);
+  for (char *c = flat; *c; c++)
+    if (*c == '(' || *c == ')' || *c == '[' || *c == ']')
+      *c = ' ';
+  g_strstrip(flat);
+  int64_t v[2 * DS_MAX_NDIM];
+  int n = 0;
+  if (flat[0] != '\0') {
+    g_autofree char *tuple = g_strdup_printf("(%s)", flat);
+    if (!ds_attr_parse_tuple(tuple, v, 2 * DS_MAX_NDIM, 0, &n))
+      return ds_ops_attr_invalid(node, "pad_width", "is not a tuple of (before, after) pairs",
+                                 error);
+  }
+  if (n % 2 != 0)
+    return ds_ops_attr_invalid(node, "pad_width", "must hold (before, after) pairs", error);
+  p->ndim = n / 2;
+  for (int d = 0; d < p->ndim; d++) {
+    p->before[d] = v[2 * d];
+    p->after[d] = v[2 * d + 1];
+  }
+  return TRUE;
+}
+
+static gboolean parse_pad(const DsNode *node, void *param, GError **error)
+{
+  DsPadParam *p = param;
+  static const char *const modes[] = {"constant", "edge", "reflect", NULL};
+  int mode;
+  if (!parse_pad_width(node, p, error) ||
+      !ds_node_attr_enum(node, "mode", modes, DS_PAD_CONSTANT, &mode, error) ||
+      !ds_node_attr_float(node, "constant_values", 0.0, &p->value, error))
+    return FALSE;
+  p->mode = (DsPadMode)mode;
+  return TRUE;
+}
+
+/* Each dim grows by its before and after widths; edge and reflect need something to copy
+ * from. */
+static gboolean infer_shape_pad(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsPadParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (in[0].ndim != p->ndim) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "pad_width has %d pairs for data %s of rank %d", p->ndim,
+                           s, in[0].ndim);
+    return FALSE;
+  }
+  DsShape result = {.ndim = p->ndim};
+  for (int d = 0; d < p->ndim; d++) {
+    DsDim len = in[0].dims[d];
+    int64_t grow = p->before[d] + p->after[d];
+    result.dims[d] = grow >= 0 ? ds_dim_add(ctx, len, ds_dim(grow))
+                               : ds_dim_sub(ctx, len, ds_dim(-grow));
+    if (ds_dim_is_const(len)) {
+      int64_t n = len.value, pad_max = MAX(p->before[d], p->after[d]);
+      gboolean bad = n + grow < 0 || (p->mode != DS_PAD_CONSTANT && pad_max > 0 && n == 0);
+      if (bad) {
+        ds_shape_ctx_set_error(ctx, error,
+                               "cannot pad axis %d of size %" G_GINT64_FORMAT " by (%" G_GINT64_FORMAT
+                               ", %" G_GINT64_FORMAT ") in this mode",
+                               d, n, p->before[d], p->after[d]);
+        return FALSE;
+      }
+    } else if (grow < 0) {
+      ds_shape_ctx_add_guard(ctx, result.dims[d], 0, "the cropped size is negative");
+    }
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* cumsum, trilu, eye_like */
+
+static const char *const cumsum_inputs[] = {"data", "axis", NULL};
+static const char *const trilu_inputs[] = {"data", "k", NULL};
+
+static gboolean parse_cumsum(const DsNode *node, void *param, GError **error)
+{
+  DsCumsumParam *p = param;
+  gboolean exclusive, reverse;
+  if (!ds_node_attr_bool(node, "exclusive", FALSE, &exclusive, error) ||
+      !ds_node_attr_bool(node, "reverse", FALSE, &reverse, error))
+    return FALSE;
+  p->exclusive = exclusive;
+  p->reverse = reverse;
+  return TRUE;
+}
+
+/* A scalar parameter tensor (shape () or (1,)). */
+static gboolean check_scalar_input(DsShapeCtx *ctx, DsShape *s, const char *what, GError **error)
+{
+  if (s->ndim <= 0)
+    return TRUE;
+  if (s->ndim > 1 || (ds_dim_is_const(s->dims[0]) && s->dims[0].value != 1)) {
+    g_autofree char *str = ds_shape_to_string(s);
+    ds_shape_ctx_set_error(ctx, error, "%s must be a scalar, shape () or (1,), but has shape %s",
+                           what, str);
+    return FALSE;
+  }
+  return ds_shape_ctx_unify_dim(ctx, &s->dims[0], ds_dim(1), what, error);
+}
+
+/* The data's shape passes through; input 1 is a scalar parameter (cumsum's axis, trilu's k),
+ * and the data must have at least `min_rank` dims. */
+static gboolean infer_data_with_scalar(DsShapeCtx *ctx, const DsNode *node, int min_rank,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  char buf[16];
+  if (!check_scalar_input(ctx, &in[1], ds_ops_input_name(node, 1, buf), error) ||
+      !ds_ops_unify_shapes(ctx, node, in, 1, out, 1, error))
+    return FALSE;
+  if (in[0].ndim >= 0 && in[0].ndim < min_rank) {
+    g_autofree char *str = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "data %s must have rank %d or more", str, min_rank);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean infer_shape_cumsum(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)param;
+  return infer_data_with_scalar(ctx, node, 1, in, out, error);
+}
+
+static gboolean infer_shape_trilu(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                  DsShape *in, DsShape *out, GError **error)
+{
+  (void)param;
+  return infer_data_with_scalar(ctx, node, 2, in, out, error);
+}
+
+static gboolean parse_trilu(const DsNode *node, void *param, GError **error)
+{
+  DsTriluParam *p = param;
+  gboolean upper;
+  if (!ds_node_attr_bool(node, "upper", TRUE, &upper, error))
+    return FALSE;
+  p->upper = upper;
+  return TRUE;
+}
+
+static gboolean parse_eye_like(const DsNode *node, void *param, GError **error)
+{
+  DsEyeLikeParam *p = param;
+  if (!ds_node_attr_int(node, "k", 0, &p->k, error))
+    return FALSE;
+  p->has_dtype = !ds_node_attr_is_none(node, "dtype");
+  if (p->has_dtype && !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  if (p->has_dtype && p->dtype == DS_DTYPE_FLOAT16)
+    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  return TRUE;
+}
+
+static gboolean infer_shape_eye_like(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                     DsShape *in, DsShape *out, GError **error)
+{
+  (void)param;
+  if (!ds_ops_check_rank(ctx, &in[0], 2, "data", "(rows, columns)", error))
+    return FALSE;
+  return ds_ops_unify_shapes(ctx, node, in, 1, out, 1, error);
+}
+
+static gboolean infer_type_eye_like(const DsNode *node, const void *param, DsDType *in,
+                                    DsDType *out, GError **error)
+{
+  const DsEyeLikeParam *p = param;
+  return ds_ops_assign_dtype(node, &out[0], p->has_dtype ? p->dtype : in[0], "output", error);
+}
+
+static gboolean parse_full_like(const DsNode *node, void *param, GError **error)
+{
+  DsFullLikeParam *p = param;
+  if (!ds_ops_attr_require(node, "fill_value", error) ||
+      !ds_node_attr_float(node, "fill_value", 0.0, &p->fill_value, error))
+    return FALSE;
+  p->has_dtype = !ds_node_attr_is_none(node, "dtype");
+  if (p->has_dtype && !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  if (p->has_dtype && p->dtype == DS_DTYPE_FLOAT16)
+    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  return TRUE;
+}
+
+static gboolean infer_type_full_like(const DsNode *node, const void *param, DsDType *in,
+                                     DsDType *out, GError **error)
+{
+  const DsFullLikeParam *p = param;
+  return ds_ops_assign_dtype(node, &out[0], p->has_dtype ? p->dtype : in[0], "output", error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* depth_to_space, space_to_depth */
+
+static gboolean parse_depth_space(const DsNode *node, void *param, GError **error)
+{
+  DsDepthSpaceParam *p = param;
+  static const char *const modes[] = {"DCR", "CRD", NULL};
+  int mode;
+  if (!ds_ops_attr_require(node, "block_size", error) ||
+      !ds_ops_attr_int_range(node, "block_size", 1, 1, 1 << 20, &p->block_size, error) ||
+      !ds_node_attr_enum(node, "mode", modes, 0, &mode, error))
+    return FALSE;
+  p->crd = mode == 1;
+  return TRUE;
+}
+
+/* (N, C, H, W) to (N, C / b^2, H * b, W * b) and back; the divided dims must divide. */
+static gboolean infer_shape_depth_space(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  const DsDepthSpaceParam *p = param;
+  if (!ds_ops_check_rank(ctx, &in[0], 4, "data", "NCHW", error))
+    return FALSE;
+  if (in[0].ndim < 0)
+    return TRUE;
+  gboolean to_space = strcmp(node->op_name, "depth_to_space") == 0;
+  DsDim b = ds_dim(p->block_size), b2 = ds_dim(p->block_size * p->block_size);
+  const DsShape *s = &in[0];
+  DsShape result = {.ndim = 4, .dims = {s->dims[0]}};
+  DsDim divided[3] = {s->dims[1], s->dims[2], s->dims[3]};
+  DsDim by[3] = {to_space ? b2 : ds_dim(1), to_space ? ds_dim(1) : b, to_space ? ds_dim(1) : b};
+  for (int i = 0; i < 3; i++) {
+    DsDim rem = ds_dim_mod(ctx, divided[i], by[i]);
+    if (ds_dim_is_const(rem) && rem.value != 0) {
+      g_autofree char *str = ds_shape_to_string(s);
+      ds_shape_ctx_set_error(ctx, error, "dim %d of data %s does not divide by %" G_GINT64_FORMAT,
+                             i + 1, str, by[i].value);
+      return FALSE;
+    }
+  }
+  if (to_space) {
+    result.dims[1] = ds_dim_floordiv(ctx, s->dims[1], b2);
+    result.dims[2] = ds_dim_mul(ctx, s->dims[2], b);
+    result.dims[3] = ds_dim_mul(ctx, s->dims[3], b);
+  } else {
+    result.dims[1] = ds_dim_mul(ctx, s->dims[1], b2);
+    result.dims[2] = ds_dim_floordiv(ctx, s->dims[2], b);
+    result.dims[3] = ds_dim_floordiv(ctx, s->dims[3], b);
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SequenceReverse */
+
+static const char *const sequence_reverse_inputs[] = {"data", "sequence_length", NULL};
+
+static gboolean parse_sequence_reverse(const DsNode *node, void *param, GError **error)
+{
+  DsSequenceReverseParam *p = param;
+  gboolean use;
+  if (!ds_node_attr_bool(node, "use_sequence_length", FALSE, &use, error) ||
+      !attr_int32(node, "axis", 0, &p->axis, error))
+    return FALSE;
+  p->use_sequence_length = use;
+  if (p->axis != 0)
+    return ds_ops_attr_invalid(node, "axis", "only 0 is supported", error);
+  return TRUE;
+}
+
+static int sequence_reverse_num_inputs(const void *param)
+{
+  return ((const DsSequenceReverseParam *)param)->use_sequence_length ? 2 : 1;
+}
+
+static gboolean infer_shape_sequence_reverse(DsShapeCtx *ctx, const DsNode *node,
+                                             const void *param, DsShape *in, DsShape *out,
+                                             GError **error)
+{
+  const DsSequenceReverseParam *p = param;
+  if (!ds_ops_unify_shapes(ctx, node, in, 1, out, 1, error))
+    return FALSE;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (in[0].ndim < 2) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "data %s must be (time, batch, ...)", s);
+    return FALSE;
+  }
+  if (!p->use_sequence_length)
+    return TRUE;
+  DsShape lengths = {.ndim = 1, .dims = {in[0].dims[1]}};
+  return ds_shape_ctx_assign(ctx, &in[1], &lengths, "sequence_length", error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
 #define DS_TENSOR_OP(ID, NAME, ALIASES, TRAITS, PARAM, PARSE, NUM_IN, INPUTS, SHAPE, TYPE)         \
@@ -1411,11 +1895,12 @@ static const char *const cast_aliases[] = {"cast", NULL};
 static const char *const sum_aliases[] = {"sum_axis", NULL};
 static const char *const max_aliases[] = {"max_axis", NULL};
 static const char *const min_aliases[] = {"min_axis", NULL};
+static const char *const np_reshape_aliases[] = {"_npi_reshape", NULL};
 
 DS_TENSOR_OP(RESHAPE, "Reshape", reshape_aliases, DS_OP_TRAIT_VIEW, sizeof(DsReshapeParam),
              parse_reshape, ds_op_count_1, NULL, infer_shape_reshape, NULL)
-DS_TENSOR_OP(FLATTEN, "Flatten", flatten_aliases, DS_OP_TRAIT_VIEW, 0, NULL, ds_op_count_1, NULL,
-             infer_shape_flatten, NULL)
+DS_TENSOR_OP(FLATTEN, "Flatten", flatten_aliases, DS_OP_TRAIT_VIEW, sizeof(DsFlattenParam),
+             parse_flatten, ds_op_count_1, NULL, infer_shape_flatten, NULL)
 DS_TENSOR_OP(EXPAND_DIMS, "expand_dims", NULL, DS_OP_TRAIT_VIEW, sizeof(DsExpandDimsParam),
              parse_expand_dims, ds_op_count_1, NULL, infer_shape_expand_dims, NULL)
 DS_TENSOR_OP(SQUEEZE, "squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueezeParam), parse_squeeze,
@@ -1468,6 +1953,31 @@ DS_TENSOR_OP(MAX, "max", max_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds
              infer_shape_reduce, NULL)
 DS_TENSOR_OP(MIN, "min", min_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
              infer_shape_reduce, NULL)
+DS_TENSOR_OP(NP_RESHAPE, "_np_reshape", np_reshape_aliases, DS_OP_TRAIT_VIEW,
+             sizeof(DsNpReshapeParam), parse_np_reshape, ds_op_count_1, NULL,
+             infer_shape_np_reshape, NULL)
+DS_TENSOR_OP(NP_SQUEEZE, "_np_squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueezeParam),
+             parse_np_squeeze, ds_op_count_1, NULL, infer_shape_squeeze, NULL)
+DS_TENSOR_OP(EXPAND, "_contrib_expand", NULL, 0, sizeof(DsExpandParam), parse_expand,
+             ds_op_count_1, NULL, infer_shape_expand, NULL)
+DS_TENSOR_OP(PAD, "_npi_pad", NULL, 0, sizeof(DsPadParam), parse_pad, ds_op_count_1, NULL,
+             infer_shape_pad, NULL)
+DS_TENSOR_OP(CUMSUM, "cumsum", NULL, 0, sizeof(DsCumsumParam), parse_cumsum, ds_op_count_2,
+             cumsum_inputs, infer_shape_cumsum, infer_type_data_out)
+DS_TENSOR_OP(TRILU, "trilu", NULL, 0, sizeof(DsTriluParam), parse_trilu, ds_op_count_2,
+             trilu_inputs, infer_shape_trilu, infer_type_data_out)
+DS_TENSOR_OP(EYE_LIKE, "eye_like", NULL, 0, sizeof(DsEyeLikeParam), parse_eye_like,
+             ds_op_count_1, NULL, infer_shape_eye_like, infer_type_eye_like)
+DS_TENSOR_OP(DEPTH_TO_SPACE, "depth_to_space", NULL, 0, sizeof(DsDepthSpaceParam),
+             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL)
+DS_TENSOR_OP(SPACE_TO_DEPTH, "space_to_depth", NULL, 0, sizeof(DsDepthSpaceParam),
+             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL)
+/* Only the data's shape is read: the shapes are one, the dtypes need not be. */
+DS_TENSOR_OP(FULL_LIKE, "_npi_full_like", NULL, 0, sizeof(DsFullLikeParam), parse_full_like,
+             ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_full_like)
+DS_TENSOR_OP(SEQUENCE_REVERSE, "SequenceReverse", NULL, 0, sizeof(DsSequenceReverseParam),
+             parse_sequence_reverse, sequence_reverse_num_inputs, sequence_reverse_inputs,
+             infer_shape_sequence_reverse, infer_type_data_out)
 
 void ds_ops_tensor_register(const DsOpDef **table)
 {

@@ -32,7 +32,18 @@
   X(SUM, "sum")                                                                               \
   X(MEAN, "mean")                                                                             \
   X(MAX, "max")                                                                               \
-  X(MIN, "min")
+  X(MIN, "min")                                                                               \
+  X(NP_RESHAPE, "_np_reshape")                                                                \
+  X(NP_SQUEEZE, "_np_squeeze")                                                                \
+  X(EXPAND, "_contrib_expand")                                                                \
+  X(PAD, "_npi_pad")                                                                          \
+  X(CUMSUM, "cumsum")                                                                         \
+  X(TRILU, "trilu")                                                                           \
+  X(EYE_LIKE, "eye_like")                                                                     \
+  X(DEPTH_TO_SPACE, "depth_to_space")                                                         \
+  X(SPACE_TO_DEPTH, "space_to_depth")                                                         \
+  X(SEQUENCE_REVERSE, "SequenceReverse")                                                      \
+  X(FULL_LIKE, "_npi_full_like")
 
 /* Parsed attribute structs for these ops follow. */
 
@@ -62,16 +73,36 @@ typedef struct {
   int lhs_begin, lhs_end, rhs_begin, rhs_end;
 } DsReshapeLikeParam;
 
-/* expand_dims: position of the new axis, in [-ndim-1, ndim]. */
+/* Flatten: dims [0, axis) and [axis, ndim) each collapse into one, so the result is 2-D.
+ * MXNet's Flatten has no axis and behaves as axis 1; an `axis` attribute (in [-ndim, ndim],
+ * ONNX's Flatten) is accepted as an extension. */
 typedef struct {
+  bool has_axis;
   int axis;
-} DsExpandDimsParam;
+} DsFlattenParam;
 
-/* squeeze: n_axes is -1 when `axis` is None (squeeze every size-1 dim). */
+/* expand_dims: positions of the new axes in the result, each in [-ndim-n, ndim+n-1] for n
+ * axes (negative ones count from the result's end). MXNet takes one axis; a tuple (ONNX's
+ * Unsqueeze) is accepted as an extension and inserts all of them at once. */
 typedef struct {
   int n_axes;
   int64_t axes[DS_MAX_NDIM];
+} DsExpandDimsParam;
+
+/* squeeze, _np_squeeze: n_axes is -1 when `axis` is None (squeeze every size-1 dim). MXNet
+ * 1.x's squeeze keeps one dim when every dim goes; NumPy's (`numpy`) gives a 0-dim tensor. */
+typedef struct {
+  int n_axes;
+  int64_t axes[DS_MAX_NDIM];
+  bool numpy;
 } DsSqueezeParam;
+
+/* _np_reshape (numpy.reshape): `newshape` holds the dims, one of which may be -1 (inferred);
+ * 0 is a literal 0, and () gives a 0-dim tensor. Only order 'C' exists. */
+typedef struct {
+  int ndim;
+  int64_t newshape[DS_MAX_NDIM];
+} DsNpReshapeParam;
 
 /* transpose: n_axes is 0 when `axes` is empty (reverse the axes). */
 typedef struct {
@@ -162,13 +193,17 @@ typedef struct {
 } DsSliceAxisParam;
 
 /* slice (crop): per-axis begin/end/step, DS_SLICE_NONE where None; n_step is 0 when `step`
- * is missing (all 1). Axes past n_axes are kept whole. */
+ * is missing (all 1). Entry i applies to axis i, and axes past n_axes are kept whole. With
+ * `axes` (an extension for ONNX's Slice: has_axes) entry i applies to axis axes[i] instead,
+ * negative axes counting from the end, and every other axis is kept whole. */
 typedef struct {
   int n_axes;
   int64_t begin[DS_MAX_NDIM];
   int64_t end[DS_MAX_NDIM];
   int n_step;
   int64_t step[DS_MAX_NDIM];
+  bool has_axes;
+  int64_t axes[DS_MAX_NDIM];
 } DsSliceParam;
 
 typedef enum {
@@ -197,6 +232,77 @@ typedef struct {
   bool exclude;
 } DsReduceParam;
 
+/* _contrib_expand: ONNX's Expand. The data and `shape` broadcast against each other as NumPy
+ * does (right-aligned; a 1 on either side stretches), so a 1 in `shape` keeps the data's dim
+ * and the result's rank is the larger of the two. */
+typedef struct {
+  int ndim;
+  int64_t shape[DS_MAX_NDIM];
+} DsExpandParam;
+
+typedef enum {
+  DS_PAD_CONSTANT,
+  DS_PAD_EDGE,
+  DS_PAD_REFLECT,
+} DsPadMode;
+
+/* _npi_pad (numpy.pad): pad_width ((before, after), ...) per axis, one pair per dim of the
+ * data. Negative widths (ONNX's Pad) crop instead, as an extension. reflect mirrors without
+ * repeating the edge (numpy's 'reflect'); edge repeats it. */
+typedef struct {
+  int ndim;
+  int64_t before[DS_MAX_NDIM];
+  int64_t after[DS_MAX_NDIM];
+  DsPadMode mode;
+  double value; /* constant_values */
+} DsPadParam;
+
+/* cumsum(data, axis): running sums along the axis given by the scalar `axis` tensor (negative
+ * counts from the end). `exclusive` leaves the element itself out (the first sum is 0);
+ * `reverse` sums from the end. */
+typedef struct {
+  bool exclusive;
+  bool reverse;
+} DsCumsumParam;
+
+/* trilu(data, k): the lower (upper: upper) triangle of the last two dims, from the diagonal k
+ * (the scalar `k` tensor: positive above the main one) down (or up); the rest is zeroed. */
+typedef struct {
+  bool upper;
+} DsTriluParam;
+
+/* eye_like: a 2-D tensor of the data's shape with ones on diagonal k (positive above the main
+ * one), in `dtype` (the data's when has_dtype is false). */
+typedef struct {
+  int64_t k;
+  bool has_dtype;
+  DsDType dtype;
+} DsEyeLikeParam;
+
+/* depth_to_space, space_to_depth on NCHW data with blocks of block_size x block_size. The
+ * channel order of a block is MXNet's (depth, column, row: "DCR"); `mode` "CRD" (ONNX's other
+ * DepthToSpace order, an extension) takes the channel as the outer index instead. */
+typedef struct {
+  int64_t block_size;
+  bool crd;
+} DsDepthSpaceParam;
+
+/* SequenceReverse(data, sequence_length): data is (time, batch, ...) (axis 0, the only axis
+ * MXNet has); each batch entry's first sequence_length[b] steps are reversed and the rest kept
+ * in place. Without use_sequence_length every sequence is reversed whole. */
+typedef struct {
+  bool use_sequence_length;
+  int axis;
+} DsSequenceReverseParam;
+
+/* _npi_full_like (numpy.full_like): the data's shape filled with fill_value, in `dtype` (the
+ * data's when has_dtype is false). The data's values are never read. */
+typedef struct {
+  double fill_value;
+  bool has_dtype;
+  DsDType dtype;
+} DsFullLikeParam;
+
 /* Python slice semantics for one axis of length `len` (MXNet's GetIndexRange):
  * `begin`/`end` may be DS_SLICE_NONE, `step` must not be 0. Gives the first index and the
  * number of elements taken. Shared by slice's shape rule and its kernels. */
@@ -220,6 +326,18 @@ static inline void ds_slice_axis_range(int64_t len, int64_t begin, int64_t end, 
     *first = b;
     *count = b > e ? (b - e - step - 1) / (-step) : 0;
   }
+}
+
+/* Which entry of a slice's begin/end/step tuples applies to axis `d` of a rank-`ndim` input:
+ * its index, or -1 when the axis is kept whole. Assumes the axes were validated. */
+static inline int ds_slice_entry_for_axis(const DsSliceParam *p, int ndim, int d)
+{
+  if (!p->has_axes)
+    return d < p->n_axes ? d : -1;
+  for (int i = 0; i < p->n_axes; i++)
+    if ((p->axes[i] < 0 ? p->axes[i] + ndim : p->axes[i]) == d)
+      return i;
+  return -1;
 }
 
 /* Which axes of a rank-`ndim` input a reduction covers (MXNet's ReduceAxesShapeImpl):

@@ -14,6 +14,7 @@
  */
 #include "ds-ops-vision.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -596,6 +597,288 @@ static const DsOpDef deconvolution_def = {
     .infer_shape = deconvolution_infer_shape,
 };
 
+/* --- _contrib_resize, _contrib_dynamic_resize -------------------------------------------- */
+
+/* A tuple of floats, "(1.0, 2.5)"; *n is -1 when the key is missing. */
+static gboolean attr_float_tuple(const DsNode *node, const char *key, double *out, int max,
+                                 int *n, GError **error)
+{
+  *n = -1;
+  const char *text = ds_node_get_attr(node, key);
+  if (text == NULL)
+    return TRUE;
+  g_autofree char *inner = g_strdup(text);
+  g_strstrip(inner);
+  gsize len = strlen(inner);
+  if (len >= 2 && (inner[0] == '(' || inner[0] == '[') &&
+      (inner[len - 1] == ')' || inner[len - 1] == ']')) {
+    inner[len - 1] = '\0';
+    memmove(inner, inner + 1, len - 1);
+  }
+  g_auto(GStrv) parts = g_strsplit(inner, ",", -1);
+  int k = 0;
+  for (int i = 0; parts[i] != NULL; i++) {
+    g_strstrip(parts[i]);
+    if (parts[i][0] == '\0' && parts[i + 1] == NULL)
+      break; /* "(2.0,)" */
+    if (k >= max || !ds_attr_parse_float(parts[i], &out[k]))
+      return ds_ops_attr_invalid(node, key, "is not a tuple of numbers", error);
+    k++;
+  }
+  *n = k;
+  return TRUE;
+}
+
+static gboolean resize_parse_common(const DsNode *node, DsResizeParam *p, GError **error)
+{
+  static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
+  static const char *const coords[] = {"half_pixel",         "asymmetric",
+                                       "align_corners",      "pytorch_half_pixel",
+                                       "tf_half_pixel_for_nearest", "tf_crop_and_resize", NULL};
+  static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                        "ceil", NULL};
+  int mode, coord, near;
+  gboolean exclude;
+  if (!ds_node_attr_enum(node, "mode", modes, DS_RESIZE_NEAREST, &mode, error) ||
+      !ds_node_attr_enum(node, "coordinate_transformation_mode", coords, DS_RESIZE_HALF_PIXEL,
+                         &coord, error) ||
+      !ds_node_attr_enum(node, "nearest_mode", nearest, DS_RESIZE_ROUND_PREFER_FLOOR, &near,
+                         error) ||
+      !ds_node_attr_float(node, "cubic_coeff_a", -0.75, &p->cubic_coeff_a, error) ||
+      !ds_node_attr_bool(node, "exclude_outside", FALSE, &exclude, error) ||
+      !ds_node_attr_float(node, "extrapolation_value", 0.0, &p->extrapolation_value, error))
+    return FALSE;
+  p->mode = (DsResizeMode)mode;
+  p->coord = (DsResizeCoord)coord;
+  p->nearest = (DsResizeNearest)near;
+  p->exclude_outside = exclude;
+  p->n_scales = p->n_sizes = p->n_roi = -1;
+  return TRUE;
+}
+
+static gboolean resize_parse(const DsNode *node, void *param, GError **error)
+{
+  DsResizeParam *p = param;
+  if (!resize_parse_common(node, p, error) ||
+      !attr_float_tuple(node, "scales", p->scales, DS_MAX_NDIM, &p->n_scales, error) ||
+      !ds_node_attr_tuple(node, "sizes", p->sizes, DS_MAX_NDIM, &p->n_sizes, error) ||
+      !attr_float_tuple(node, "roi", p->roi, 2 * DS_MAX_NDIM, &p->n_roi, error))
+    return FALSE;
+  if ((p->n_scales >= 0) == (p->n_sizes >= 0))
+    return ds_ops_attr_invalid(node, "scales", "exactly one of scales and sizes must be given",
+                               error);
+  for (int i = 0; i < p->n_scales; i++)
+    if (!(p->scales[i] > 0 && p->scales[i] < 1e9))
+      return ds_ops_attr_invalid(node, "scales", "scales must be positive", error);
+  for (int i = 0; i < p->n_sizes; i++)
+    if (p->sizes[i] < 0)
+      return ds_ops_attr_invalid(node, "sizes", "sizes must not be negative", error);
+  if (p->coord == DS_RESIZE_TF_CROP_AND_RESIZE) {
+    int n = p->n_scales >= 0 ? p->n_scales : p->n_sizes;
+    if (p->n_roi != 2 * n)
+      return ds_ops_attr_invalid(node, "roi", "tf_crop_and_resize needs a start and an end per "
+                                 "axis", error);
+  }
+  return TRUE;
+}
+
+static gboolean dynamic_resize_parse(const DsNode *node, void *param, GError **error)
+{
+  DsResizeParam *p = param;
+  gboolean use_sizes;
+  if (!resize_parse_common(node, p, error) ||
+      !ds_node_attr_bool(node, "use_sizes", FALSE, &use_sizes, error))
+    return FALSE;
+  p->use_sizes = use_sizes;
+  return TRUE;
+}
+
+/* floor(dim * factor) in dim arithmetic where the factor allows it (a whole multiple or a
+ * whole divisor), else only for a constant dim; unknown otherwise. */
+static DsDim scaled_dim(DsShapeCtx *ctx, DsDim dim, double factor)
+{
+  if (ds_dim_is_const(dim))
+    return ds_dim((int64_t)floor((double)dim.value * factor));
+  if (factor >= 1 && factor == floor(factor))
+    return ds_dim_mul(ctx, dim, ds_dim((int64_t)factor));
+  double inv = 1.0 / factor;
+  if (inv == floor(inv) && inv < 1e9)
+    return ds_dim_floordiv(ctx, dim, ds_dim((int64_t)inv));
+  return DS_DIM_UNKNOWN;
+}
+
+static gboolean resize_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsResizeParam *p = param;
+  int n = p->n_sizes >= 0 ? p->n_sizes : p->n_scales;
+  if (!ds_ops_check_rank(ctx, &in[0], n, "data", "one dim per scale or size", error))
+    return FALSE;
+  if (in[0].ndim < 0 && p->n_sizes < 0)
+    return TRUE;
+  DsShape result = {.ndim = n};
+  for (int d = 0; d < n; d++) {
+    if (p->n_sizes >= 0) {
+      result.dims[d] = ds_dim(p->sizes[d]);
+      continue;
+    }
+    double factor = p->scales[d];
+    if (p->coord == DS_RESIZE_TF_CROP_AND_RESIZE)
+      factor *= p->roi[n + d] - p->roi[d];
+    result.dims[d] = factor == 1.0 ? in[0].dims[d] : scaled_dim(ctx, in[0].dims[d], factor);
+  }
+  return ds_ops_assign_shape(ctx, &out[0], &result, "output", error);
+}
+
+static const char *const dynamic_resize_inputs[] = {"data", "roi", "target", NULL};
+
+/* The data's rank; every dim comes from the target read at run time. */
+static gboolean dynamic_resize_infer_shape(DsShapeCtx *ctx, const DsNode *node,
+                                           const void *param, DsShape *in, DsShape *out,
+                                           GError **error)
+{
+  (void)node;
+  (void)param;
+  if (!ds_ops_check_rank(ctx, &in[1], 1, "roi", "(2 * ndim,) or (0,)", error) ||
+      !ds_ops_check_rank(ctx, &in[2], 1, "target", "(ndim,)", error))
+    return FALSE;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (in[2].ndim == 1 && !unify(ctx, &in[2].dims[0], ds_dim(in[0].ndim), "target", error))
+    return FALSE;
+  DsShape result = {.ndim = in[0].ndim};
+  for (int d = 0; d < in[0].ndim; d++)
+    result.dims[d] = ds_shape_ctx_unbacked_dim(
+        ctx, out[0].ndim == in[0].ndim ? out[0].dims[d] : DS_DIM_UNKNOWN, DS_DIM_UNKNOWN);
+  return ds_ops_assign_shape(ctx, &out[0], &result, "output", error);
+}
+
+/* Data and output share a dtype; roi and target may have any. */
+static gboolean data_out_type(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                              GError **error)
+{
+  (void)param;
+  return ds_ops_unify_dtypes(node, in, 1, out, 1, error);
+}
+
+static const DsOpDef resize_def = {
+    .id = DS_OP_RESIZE,
+    .name = "_contrib_resize",
+    .param_size = sizeof(DsResizeParam),
+    .parse = resize_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = data_inputs,
+    .output_names = names_output,
+    .infer_shape = resize_infer_shape,
+};
+
+static const DsOpDef dynamic_resize_def = {
+    .id = DS_OP_DYNAMIC_RESIZE,
+    .name = "_contrib_dynamic_resize",
+    .traits = DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT,
+    .param_size = sizeof(DsResizeParam),
+    .parse = dynamic_resize_parse,
+    .num_inputs = ds_op_count_3,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = dynamic_resize_inputs,
+    .output_names = names_output,
+    .infer_shape = dynamic_resize_infer_shape,
+    .infer_type = data_out_type,
+};
+
+/* --- _contrib_non_max_suppression --------------------------------------------------------- */
+
+static const char *const nms_inputs[] = {"boxes", "scores", "max_output_boxes_per_class",
+                                         "iou_threshold", "score_threshold", NULL};
+static const char *const nms_outputs[] = {"selected_indices", NULL};
+
+static gboolean nms_parse(const DsNode *node, void *param, GError **error)
+{
+  DsNonMaxSuppressionParam *p = param;
+  gboolean center;
+  if (!ds_node_attr_bool(node, "center_point_box", FALSE, &center, error))
+    return FALSE;
+  p->center_point_box = center;
+  return TRUE;
+}
+
+/* A scalar input: shape () or (1,). */
+static gboolean check_scalar(DsShapeCtx *ctx, DsShape *s, const char *what, GError **error)
+{
+  if (s->ndim <= 0)
+    return TRUE;
+  if (s->ndim > 1) {
+    g_autofree char *str = ds_shape_to_string(s);
+    ds_shape_ctx_set_error(ctx, error, "%s must be a scalar, but has shape %s", what, str);
+    return FALSE;
+  }
+  return unify(ctx, &s->dims[0], ds_dim(1), what, error);
+}
+
+/* (selected, 3): at most batch * classes * min(boxes, max per class), which only running can
+ * tell; boxes and scores share the batch and box count. */
+static gboolean nms_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                DsShape *in, DsShape *out, GError **error)
+{
+  (void)param;
+  DsShape *boxes = &in[0], *scores = &in[1];
+  if (!ds_ops_check_rank(ctx, boxes, 3, "boxes", "(batch, boxes, 4)", error) ||
+      !ds_ops_check_rank(ctx, scores, 3, "scores", "(batch, classes, boxes)", error))
+    return FALSE;
+  for (int i = 2; i < 5; i++)
+    if (!check_scalar(ctx, &in[i], nms_inputs[i], error))
+      return FALSE;
+  if (boxes->ndim == 3 && !unify(ctx, &boxes->dims[2], ds_dim(4), "boxes", error))
+    return FALSE;
+  if (boxes->ndim == 3 && scores->ndim == 3 &&
+      (!unify(ctx, &scores->dims[0], boxes->dims[0], "scores", error) ||
+       !unify(ctx, &boxes->dims[0], scores->dims[0], "boxes", error) ||
+       !unify(ctx, &scores->dims[2], boxes->dims[1], "scores", error) ||
+       !unify(ctx, &boxes->dims[1], scores->dims[2], "boxes", error)))
+    return FALSE;
+  (void)node;
+  DsDim upper = scores->ndim == 3 ? ds_dim_product(ctx, scores, 0, 3) : DS_DIM_UNKNOWN;
+  DsShape result = {.ndim = 2};
+  result.dims[0] = ds_shape_ctx_unbacked_dim(
+      ctx, out[0].ndim == 2 ? out[0].dims[0] : DS_DIM_UNKNOWN, upper);
+  result.dims[1] = ds_dim(3);
+  return ds_ops_assign_shape(ctx, &out[0], &result, "output", error);
+}
+
+static gboolean nms_infer_type(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                               GError **error)
+{
+  (void)param;
+  return ds_ops_assign_dtype(node, &in[1], in[0], "scores", error) &&
+         ds_ops_assign_dtype(node, &in[0], in[1], "boxes", error) &&
+         ds_ops_assign_dtype(node, &out[0], DS_DTYPE_INT64, "output", error);
+}
+
+static int count_5(const void *param)
+{
+  (void)param;
+  return 5;
+}
+
+static const DsOpDef nms_def = {
+    .id = DS_OP_NON_MAX_SUPPRESSION,
+    .name = "_contrib_non_max_suppression",
+    .traits = DS_OP_TRAIT_DYNAMIC_SHAPE,
+    .param_size = sizeof(DsNonMaxSuppressionParam),
+    .parse = nms_parse,
+    .num_inputs = count_5,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = nms_inputs,
+    .output_names = nms_outputs,
+    .infer_shape = nms_infer_shape,
+    .infer_type = nms_infer_type,
+};
+
 void ds_ops_vision_register(const DsOpDef **table)
 {
   static const DsOpDef *const defs[] = {
@@ -603,6 +886,9 @@ void ds_ops_vision_register(const DsOpDef **table)
       &roi_align_def,
       &adaptive_avg_pool_def,
       &deconvolution_def,
+      &resize_def,
+      &dynamic_resize_def,
+      &nms_def,
   };
   for (gsize i = 0; i < G_N_ELEMENTS(defs); i++)
     table[defs[i]->id] = defs[i];

@@ -5,6 +5,10 @@
  * (Deconvolution). Semantics follow MXNet 1.x's CPU implementations
  * (src/operator/contrib/bounding_box-inl.h, roi_align.cc, adaptive_avg_pooling.cc,
  * src/operator/nn/deconvolution.cc), quirks included where a model could observe them.
+ *
+ * ONNX's Resize/Upsample (_contrib_resize, and _contrib_dynamic_resize reading its target at
+ * run time) and NonMaxSuppression (_contrib_non_max_suppression) follow ONNX's operator
+ * specification and its reference implementation (onnx/backend/test/case/node/resize.py).
  */
 #pragma once
 
@@ -18,7 +22,10 @@
   X(BOX_NMS, "_contrib_box_nms")                                                                   \
   X(ROI_ALIGN, "_contrib_ROIAlign")                                                                \
   X(ADAPTIVE_AVG_POOLING_2D, "_contrib_AdaptiveAvgPooling2D")                                      \
-  X(DECONVOLUTION, "Deconvolution")
+  X(DECONVOLUTION, "Deconvolution")                                                               \
+  X(RESIZE, "_contrib_resize")                                                                     \
+  X(DYNAMIC_RESIZE, "_contrib_dynamic_resize")                                                     \
+  X(NON_MAX_SUPPRESSION, "_contrib_non_max_suppression")
 
 /* Parsed attribute structs for these ops follow; kernels read them through DsKernelCtx.param. */
 
@@ -95,3 +102,64 @@ static inline bool ds_deconv_pad_adj(const DsDeconvolutionParam *p, int i, int64
   *pad = (excess + 1) / 2;
   return true;
 }
+
+/* ---- _contrib_resize, _contrib_dynamic_resize: ONNX's Resize (and Upsample). ---------------- */
+
+typedef enum { DS_RESIZE_NEAREST, DS_RESIZE_LINEAR, DS_RESIZE_CUBIC } DsResizeMode;
+
+/* How an output coordinate maps to an input one (ONNX's coordinate_transformation_mode). */
+typedef enum {
+  DS_RESIZE_HALF_PIXEL,
+  DS_RESIZE_ASYMMETRIC,
+  DS_RESIZE_ALIGN_CORNERS,
+  DS_RESIZE_PYTORCH_HALF_PIXEL,
+  DS_RESIZE_TF_HALF_PIXEL_FOR_NEAREST,
+  DS_RESIZE_TF_CROP_AND_RESIZE,
+} DsResizeCoord;
+
+typedef enum {
+  DS_RESIZE_ROUND_PREFER_FLOOR,
+  DS_RESIZE_ROUND_PREFER_CEIL,
+  DS_RESIZE_FLOOR,
+  DS_RESIZE_CEIL,
+} DsResizeNearest;
+
+/* Every axis is resampled separably: nearest picks one input element, linear interpolates
+ * between two and cubic between four (Keys' kernel with cubic_coeff_a), neighbours past the
+ * edge reading the edge element (exclude_outside: weighted 0, the rest renormalised). With
+ * tf_crop_and_resize the axes cover [roi start, roi end] of the input (roi holds every axis'
+ * start, then every axis' end, as fractions), and an output element whose position falls
+ * outside the input is extrapolation_value.
+ *
+ * _contrib_resize has its target as attributes: `sizes` (the output's shape) or `scales` (one
+ * factor per axis: the output dim is floor(dim * scale), times the roi's extent with
+ * tf_crop_and_resize). _contrib_dynamic_resize(data, roi, target) reads them from tensors: the
+ * roi (float, 2 * ndim values, or empty) and the target, scales (float) or, with use_sizes,
+ * sizes (integer). */
+typedef struct {
+  DsResizeMode mode;
+  DsResizeCoord coord;
+  DsResizeNearest nearest;
+  double cubic_coeff_a;
+  bool exclude_outside;
+  double extrapolation_value;
+  int n_scales; /* -1: none (sizes or dynamic) */
+  double scales[DS_MAX_NDIM];
+  int n_sizes; /* -1: none */
+  int64_t sizes[DS_MAX_NDIM];
+  int n_roi; /* -1: none */
+  double roi[2 * DS_MAX_NDIM];
+  bool use_sizes; /* _contrib_dynamic_resize: the target holds sizes */
+} DsResizeParam;
+
+/* _contrib_non_max_suppression(boxes, scores, max_output_boxes_per_class, iou_threshold,
+ * score_threshold): ONNX's NonMaxSuppression. boxes (batch, n, 4) are [y1, x1, y2, x2] (any
+ * two opposite corners) or, with center_point_box, [x_center, y_center, width, height]; scores
+ * are (batch, classes, n); the other three are scalars. For each batch and class, boxes scoring
+ * above score_threshold are taken best first (equal scores: the lower index first), each one
+ * dropped whose IoU with one already taken exceeds iou_threshold, up to
+ * max_output_boxes_per_class. The output is (selected, 3) int64 rows [batch, class, box]. */
+typedef struct {
+  bool center_point_box;
+} DsNonMaxSuppressionParam;
+

@@ -1,6 +1,9 @@
 /* ds-cpu-dynamic.c: CPU kernels for the ops whose output shape depends on input values:
  * _contrib_boolean_mask, _npx_nonzero, _zeros_shape, _ones_shape, _full_shape,
- * _contrib_dynamic_reshape, _contrib_dynamic_arange and _npi_unique.
+ * _contrib_dynamic_reshape, _contrib_dynamic_arange, _npi_unique, _contrib_compress,
+ * _contrib_dynamic_one_hot, and the shape-tensor forms of slice, expand, tile, pad, squeeze and
+ * expand_dims (their copies shared with the static ops through ds-cpu-copy.h).
+ * _contrib_dynamic_topk's kernel lives with topk's in ds-cpu-index.c.
  *
  * Each kernel reads what decides its outputs' sizes first (the mask, the shape tensor, the
  * bounds, the sorted data), then sets each output's dtype and shape and has the executor
@@ -52,32 +55,6 @@ static bool truthy(DsDType t, const void *base, int64_t i)
   default: /* uint8, bool */
     return ((const uint8_t *)base)[i] != 0;
   }
-}
-
-/* Gives output `index` its dtype and shape and a buffer. One the executor already shaped and
- * allocated must have exactly that dtype and shape. */
-static DsStatus prepare_output(const DsKernelCtx *ctx, int index, DsDType dtype, int ndim,
-                               const int64_t *shape)
-{
-  DsTensor *out = &ctx->outputs[index];
-  if (out->ndim >= 0 && out->data != NULL) {
-    if (out->dtype != dtype || out->ndim != ndim)
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0; d < ndim; d++)
-      if (out->shape[d] != shape[d])
-        return DS_STATUS_INVALID_ARGUMENT;
-    return DS_STATUS_OK;
-  }
-  size_t nbytes;
-  /* A size past int64 (a shape tensor of huge values) could never be allocated; saying so here
-   * also keeps ds_tensor_numel() from overflowing later. */
-  if (!ds_shape_checked_nbytes(shape, ndim, ds_dtype_size(dtype), (size_t)INT64_MAX, &nbytes))
-    return DS_STATUS_NO_MEMORY;
-  out->dtype = dtype;
-  out->ndim = ndim;
-  memcpy(out->shape, shape, sizeof(int64_t) * (size_t)ndim);
-  out->data = NULL;
-  return ds_kernel_alloc_output(ctx, index);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -141,7 +118,7 @@ static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
   int64_t shape[DS_MAX_NDIM];
   memcpy(shape, data->shape, sizeof shape);
   shape[axis] = n_kept;
-  DsStatus status = prepare_output(ctx, 0, data->dtype, data->ndim, shape);
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, data->ndim, shape);
   if (status != DS_STATUS_OK)
     return status;
   MaskJob job = {
@@ -172,7 +149,7 @@ static DsStatus k_nonzero(const DsKernelCtx *ctx)
   for (int64_t i = 0; i < n; i++)
     count += truthy(x->dtype, x->data, i);
   int64_t shape[2] = {count, x->ndim};
-  DsStatus status = prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
   if (status != DS_STATUS_OK || count == 0 || x->ndim == 0)
     return status;
   int64_t *out = ctx->outputs[0].data;
@@ -234,7 +211,7 @@ static DsStatus k_shape_init(const DsKernelCtx *ctx)
     if (dims[d] < 0)
       status = DS_STATUS_INVALID_ARGUMENT;
   if (status == DS_STATUS_OK)
-    status = prepare_output(ctx, 0, p->dtype, n, dims);
+    status = ds_cpu_prepare_output(ctx, 0, p->dtype, n, dims);
   if (status != DS_STATUS_OK)
     return status;
   DsTensor *out = &ctx->outputs[0];
@@ -260,7 +237,7 @@ static void memcpy_worker(void *ctx, int64_t begin, int64_t end)
 
 /* The target shape: 0 copies the data's dim at that position, one -1 takes what is left. */
 static DsStatus dynamic_reshape_target(const DsTensor *data, const int64_t *codes, int n,
-                                       int64_t *dims)
+                                       bool allowzero, int64_t *dims)
 {
   int64_t size = ds_tensor_numel(data), known = 1;
   int infer_at = -1;
@@ -272,9 +249,9 @@ static DsStatus dynamic_reshape_target(const DsTensor *data, const int64_t *code
       infer_at = d;
       continue;
     }
-    if (c < -1 || (c == 0 && d >= data->ndim))
+    if (c < -1 || (c == 0 && !allowzero && d >= data->ndim))
       return DS_STATUS_INVALID_ARGUMENT;
-    dims[d] = c == 0 ? data->shape[d] : c;
+    dims[d] = c == 0 && !allowzero ? data->shape[d] : c;
     /* A product past the size can only end in a mismatch: stop before it can overflow. */
     if (dims[d] != 0 && known > INT64_MAX / dims[d])
       return DS_STATUS_INVALID_ARGUMENT;
@@ -292,16 +269,17 @@ static DsStatus dynamic_reshape_target(const DsTensor *data, const int64_t *code
 
 static DsStatus k_dynamic_reshape(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+  const DsDynamicReshapeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0];
   int64_t codes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   int n;
   DsStatus status = read_shape_tensor(&ctx->inputs[1], codes, &n);
   if (status == DS_STATUS_OK)
-    status = dynamic_reshape_target(data, codes, n, dims);
+    status = dynamic_reshape_target(data, codes, n, p->allowzero, dims);
   if (status == DS_STATUS_OK)
-    status = prepare_output(ctx, 0, data->dtype, n, dims);
+    status = ds_cpu_prepare_output(ctx, 0, data->dtype, n, dims);
   if (status != DS_STATUS_OK)
     return status;
   DsTensor *out = &ctx->outputs[0];
@@ -346,7 +324,8 @@ static DsStatus k_dynamic_arange(const DsKernelCtx *ctx)
   const DsDynamicArangeParam *p = ctx->param;
   if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(p->dtype) || p->dtype == DS_DTYPE_BOOL)
+  DsDType dtype = p->dtype == DS_DTYPE_UNKNOWN ? ctx->inputs[0].dtype : p->dtype;
+  if (!ds_cpu_dtype_computable(dtype) || dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
   double b[3];
   for (int i = 0; i < 3; i++) {
@@ -362,10 +341,10 @@ static DsStatus k_dynamic_arange(const DsKernelCtx *ctx)
   if (!(length <= 9007199254740992.0))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t n = length > 0 ? (int64_t)length : 0;
-  DsStatus status = prepare_output(ctx, 0, p->dtype, 1, &n);
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, dtype, 1, &n);
   if (status != DS_STATUS_OK)
     return status;
-  ArangeJob job = {start, step, ctx->outputs[0].data, p->dtype, ds_dtype_size(p->dtype)};
+  ArangeJob job = {start, step, ctx->outputs[0].data, dtype, ds_dtype_size(dtype)};
   ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, arange_worker, &job);
   return DS_STATUS_OK;
 }
@@ -463,8 +442,9 @@ static size_t unique_workspace(const void *param, const DsTensor *inputs, int n_
   UniqueKeys k;
   if (param == NULL || n_inputs < 1 || !unique_keys(param, &inputs[0], &k))
     return 0;
-  /* The permutation and the merge sort's second array, which then holds the group ids. */
-  return 2 * (size_t)k.len * sizeof(int64_t);
+  /* The permutation and the merge sort's second array, which then holds the group ids; the
+   * first occurrence of each group and its place in output order. */
+  return 4 * (size_t)k.len * sizeof(int64_t);
 }
 
 static DsStatus k_unique(const DsKernelCtx *ctx)
@@ -492,6 +472,30 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
       n_unique++;
     group[j] = n_unique - 1;
   }
+  /* place[g]: where unique item g goes in the output: g when sorted, else its rank by first
+   * occurrence (the stable sort made perm[j] the first occurrence at each run's start). */
+  int64_t *first_at = group + n, *place = first_at + n;
+  for (int64_t j = 0; j < n; j++)
+    if (j == 0 || group[j - 1] != group[j])
+      first_at[group[j]] = perm[j];
+  if (p->sorted) {
+    for (int64_t g = 0; g < n_unique; g++)
+      place[g] = g;
+  } else {
+    /* `place` first marks each position that starts a group (with the group + 1); numbering
+     * the marks in position order gives each group its rank, parked in first_at as -rank - 1
+     * while `place` still holds the marks. */
+    for (int64_t i = 0; i < n; i++)
+      place[i] = 0;
+    for (int64_t g = 0; g < n_unique; g++)
+      place[first_at[g]] = g + 1;
+    int64_t next = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (place[i] > 0)
+        first_at[place[i] - 1] = -(next++) - 1;
+    for (int64_t g = 0; g < n_unique; g++)
+      place[g] = -first_at[g] - 1;
+  }
 
   int64_t shape[DS_MAX_NDIM];
   int ndim = 1;
@@ -502,7 +506,7 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
     memcpy(shape, data->shape, sizeof shape);
     shape[axis] = n_unique;
   }
-  DsStatus status = prepare_output(ctx, 0, data->dtype, ndim, shape);
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, ndim, shape);
   int at_index = -1, at_inverse = -1, at_counts = -1, next = 1;
   if (p->return_index)
     at_index = next++;
@@ -511,11 +515,11 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
   if (p->return_counts)
     at_counts = next++;
   if (status == DS_STATUS_OK && at_index > 0)
-    status = prepare_output(ctx, at_index, DS_DTYPE_INT64, 1, &n_unique);
+    status = ds_cpu_prepare_output(ctx, at_index, DS_DTYPE_INT64, 1, &n_unique);
   if (status == DS_STATUS_OK && at_inverse > 0)
-    status = prepare_output(ctx, at_inverse, DS_DTYPE_INT64, 1, &n);
+    status = ds_cpu_prepare_output(ctx, at_inverse, DS_DTYPE_INT64, 1, &n);
   if (status == DS_STATUS_OK && at_counts > 0)
-    status = prepare_output(ctx, at_counts, DS_DTYPE_INT64, 1, &n_unique);
+    status = ds_cpu_prepare_output(ctx, at_counts, DS_DTYPE_INT64, 1, &n_unique);
   if (status != DS_STATUS_OK)
     return status;
 
@@ -528,8 +532,8 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
   if (counts != NULL)
     memset(counts, 0, (size_t)n_unique * sizeof(int64_t));
   for (int64_t j = 0; j < n; j++) {
-    int64_t g = group[j];
-    if (j == 0 || group[j - 1] != g) {
+    int64_t g = place[group[j]];
+    if (j == 0 || group[j - 1] != group[j]) {
       /* The first of its run: the stable sort made it the first occurrence. */
       for (int64_t o = 0; o < k.outer && row_bytes > 0; o++)
         memcpy(values + (size_t)(o * n_unique + g) * row_bytes,
@@ -546,6 +550,379 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Integer parameter tensors */
+
+/* The values of a 1-D (or 0-D: one value) integer-valued tensor, at most `max` of them. */
+static DsStatus read_int_vector(const DsTensor *t, int64_t *out, int max, int *n)
+{
+  if (t->ndim > 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t len = ds_tensor_numel(t);
+  if (len > max)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(t->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  for (int64_t i = 0; i < len; i++)
+    if (!load_whole(t->dtype, t->data, i, &out[i]))
+      return DS_STATUS_INVALID_ARGUMENT;
+  *n = (int)len;
+  return DS_STATUS_OK;
+}
+
+/* Normalises `n` axes for rank `ndim` into mask[]: false for one out of range or repeated. */
+static bool axes_mask(const int64_t *axes, int n, int ndim, bool *mask)
+{
+  for (int d = 0; d < ndim; d++)
+    mask[d] = false;
+  for (int i = 0; i < n; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + ndim : axes[i];
+    if (a < 0 || a >= ndim || mask[a])
+      return false;
+    mask[a] = true;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _contrib_dynamic_slice */
+
+/* Python slice bounds as ONNX reads them: INT64_MIN is a number (clamped like any other), not
+ * ds_slice_axis_range()'s None. */
+static int64_t onnx_bound(int64_t v)
+{
+  return v == INT64_MIN ? INT64_MIN + 1 : v;
+}
+
+static DsStatus k_dynamic_slice(const DsKernelCtx *ctx)
+{
+  const DsDynamicSliceParam *p = ctx->param;
+  int want = 3 + (p != NULL && p->use_axes) + (p != NULL && p->use_steps);
+  if (p == NULL || ctx->n_inputs != want || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim, n, n_end, n_axes, n_steps;
+  int64_t starts[DS_MAX_NDIM], ends[DS_MAX_NDIM], axes[DS_MAX_NDIM], steps[DS_MAX_NDIM];
+  DsStatus status = read_int_vector(&ctx->inputs[1], starts, DS_MAX_NDIM, &n);
+  if (status == DS_STATUS_OK)
+    status = read_int_vector(&ctx->inputs[2], ends, DS_MAX_NDIM, &n_end);
+  if (status == DS_STATUS_OK && p->use_axes)
+    status = read_int_vector(&ctx->inputs[3], axes, DS_MAX_NDIM, &n_axes);
+  if (status == DS_STATUS_OK && p->use_steps)
+    status = read_int_vector(&ctx->inputs[want - 1], steps, DS_MAX_NDIM, &n_steps);
+  if (status != DS_STATUS_OK)
+    return status;
+  if (!p->use_axes) {
+    n_axes = p->n_axes >= 0 ? p->n_axes : n;
+    for (int i = 0; i < n_axes; i++)
+      axes[i] = p->n_axes >= 0 ? p->axes[i] : i;
+  }
+  if (!p->use_steps) {
+    n_steps = n;
+    for (int i = 0; i < n; i++)
+      steps[i] = 1;
+  }
+  bool sliced[DS_MAX_NDIM];
+  if (n_end != n || n_axes != n || n_steps != n || !axes_mask(axes, n, nd, sliced))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t first[DS_MAX_NDIM], count[DS_MAX_NDIM], step[DS_MAX_NDIM];
+  for (int d = 0; d < nd; d++) {
+    first[d] = 0;
+    count[d] = in->shape[d];
+    step[d] = 1;
+  }
+  for (int i = 0; i < n; i++) {
+    int d = (int)(axes[i] < 0 ? axes[i] + nd : axes[i]);
+    if (steps[i] == 0 || steps[i] == INT64_MIN)
+      return DS_STATUS_INVALID_ARGUMENT;
+    step[d] = steps[i];
+    ds_slice_axis_range(in->shape[d], onnx_bound(starts[i]), onnx_bound(ends[i]), steps[i],
+                        &first[d], &count[d]);
+  }
+  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, count);
+  if (status != DS_STATUS_OK)
+    return status;
+  DsTensor *out = &ctx->outputs[0];
+  DsCpuCopyPlan plan = {
+      .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    plan.shape[d] = count[d];
+    plan.stride[d] = s * step[d];
+    if (count[d] > 0)
+      plan.base += first[d] * s;
+    s *= in->shape[d];
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  if (nd == 0) {
+    memcpy(out->data, in->data, plan.es);
+    return DS_STATUS_OK;
+  }
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _contrib_dynamic_expand, _contrib_dynamic_tile, _contrib_dynamic_pad */
+
+static DsStatus k_dynamic_expand(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int64_t shape[DS_MAX_NDIM], dims[DS_MAX_NDIM];
+  int n;
+  DsStatus status = read_int_vector(&ctx->inputs[1], shape, DS_MAX_NDIM, &n);
+  if (status != DS_STATUS_OK)
+    return status;
+  /* NumPy broadcasting of the data's shape and the target, right-aligned. */
+  int nd = MAX(n, in->ndim);
+  for (int d = 0; d < nd; d++) {
+    int i1 = d - (nd - in->ndim), i2 = d - (nd - n);
+    int64_t a = i1 >= 0 ? in->shape[i1] : 1, b = i2 >= 0 ? shape[i2] : 1;
+    if (b < 0 || (a != b && a != 1 && b != 1))
+      return DS_STATUS_INVALID_ARGUMENT;
+    dims[d] = a == 1 ? b : a;
+  }
+  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  if (status != DS_STATUS_OK)
+    return status;
+  DsCpuCopyPlan plan;
+  if (!ds_cpu_broadcast_plan(in, &ctx->outputs[0], &plan))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (ds_tensor_numel(&ctx->outputs[0]) > 0)
+    ds_cpu_copy_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_dynamic_tile(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int64_t reps[DS_MAX_NDIM], dims[DS_MAX_NDIM];
+  int n;
+  DsStatus status = read_int_vector(&ctx->inputs[1], reps, DS_MAX_NDIM, &n);
+  if (status != DS_STATUS_OK)
+    return status;
+  if (n != in->ndim)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 0; d < n; d++) {
+    if (reps[d] < 0 || (in->shape[d] > 0 && reps[d] > INT64_MAX / in->shape[d]))
+      return DS_STATUS_INVALID_ARGUMENT;
+    dims[d] = in->shape[d] * reps[d];
+  }
+  status = ds_cpu_prepare_output(ctx, 0, in->dtype, n, dims);
+  if (status != DS_STATUS_OK)
+    return status;
+  ds_cpu_tile(in, &ctx->outputs[0], ctx->pool);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_dynamic_pad(const DsKernelCtx *ctx)
+{
+  const DsDynamicPadParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0], *value = &ctx->inputs[2];
+  int64_t pads[2 * DS_MAX_NDIM], dims[DS_MAX_NDIM];
+  int n, nd = in->ndim;
+  DsStatus status = read_int_vector(&ctx->inputs[1], pads, 2 * DS_MAX_NDIM, &n);
+  if (status != DS_STATUS_OK)
+    return status;
+  if (n != 2 * nd || value->ndim > 1 || ds_tensor_numel(value) != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(value->dtype) ||
+      (p->mode == DS_PAD_CONSTANT && !ds_cpu_dtype_computable(in->dtype)))
+    return DS_STATUS_UNSUPPORTED;
+  for (int d = 0; d < nd; d++) {
+    int64_t b = pads[d], a = pads[nd + d];
+    if (b > INT32_MAX || a > INT32_MAX || b < -in->shape[d] || a < -in->shape[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+    dims[d] = in->shape[d] + b + a;
+    if (dims[d] < 0 || (p->mode != DS_PAD_CONSTANT && in->shape[d] == 0 && dims[d] > 0))
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  if (status != DS_STATUS_OK)
+    return status;
+  ds_cpu_pad(in, &ctx->outputs[0], pads, p->mode, ds_cpu_load_f64(value->dtype, value->data, 0),
+             ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _contrib_dynamic_squeeze, _contrib_dynamic_expand_dims: the bytes pass through. */
+
+static DsStatus copy_to_new_shape(const DsKernelCtx *ctx, const int64_t *dims, int nd)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  if (status == DS_STATUS_OK)
+    ds_cpu_copy_bytes(ctx->outputs[0].data, in->data, ds_tensor_nbytes(in), ctx->pool);
+  return status;
+}
+
+static DsStatus k_dynamic_squeeze(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int64_t axes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
+  bool drop[DS_MAX_NDIM];
+  int n, nd = 0;
+  DsStatus status = read_int_vector(&ctx->inputs[1], axes, DS_MAX_NDIM, &n);
+  if (status != DS_STATUS_OK)
+    return status;
+  if (!axes_mask(axes, n, in->ndim, drop))
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 0; d < in->ndim; d++) {
+    if (drop[d] && in->shape[d] != 1)
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (!drop[d])
+      dims[nd++] = in->shape[d];
+  }
+  return copy_to_new_shape(ctx, dims, nd);
+}
+
+static DsStatus k_dynamic_expand_dims(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int64_t axes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
+  bool is_new[DS_MAX_NDIM];
+  int n;
+  DsStatus status = read_int_vector(&ctx->inputs[1], axes, DS_MAX_NDIM, &n);
+  if (status != DS_STATUS_OK)
+    return status;
+  int nd = in->ndim + n;
+  if (nd > DS_MAX_NDIM || !axes_mask(axes, n, nd, is_new))
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int d = 0, k = 0; d < nd; d++)
+    dims[d] = is_new[d] ? 1 : in->shape[k++];
+  return copy_to_new_shape(ctx, dims, nd);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _contrib_dynamic_one_hot */
+
+typedef struct {
+  const DsTensor *indices;
+  char *out;
+  size_t es;
+  int64_t depth, inner; /* inner: indices elements after the new axis */
+  char on[8], off[8];
+} OneHotJob;
+
+/* Units are indices elements: each writes its `depth` outputs, `inner` apart. */
+static void one_hot_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const OneHotJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t o = u / job->inner, i = u % job->inner;
+    double v = ds_cpu_load_f64(job->indices->dtype, job->indices->data, u);
+    int64_t hot = -1;
+    if (v >= (double)-job->depth && v < (double)job->depth) {
+      hot = (int64_t)v; /* truncates towards zero, as a cast to int64 does */
+      hot = hot < 0 ? hot + job->depth : hot;
+    }
+    char *base = job->out + (size_t)(o * job->depth * job->inner + i) * job->es;
+    for (int64_t k = 0; k < job->depth; k++)
+      memcpy(base + (size_t)(k * job->inner) * job->es, k == hot ? job->on : job->off, job->es);
+  }
+}
+
+static DsStatus k_dynamic_one_hot(const DsKernelCtx *ctx)
+{
+  const DsDynamicOneHotParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *indices = &ctx->inputs[0], *values = &ctx->inputs[2];
+  double depth_value;
+  if (ctx->inputs[1].ndim > 1 || ds_tensor_numel(&ctx->inputs[1]) != 1 ||
+      values->ndim != 1 || values->shape[0] != 2)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(indices->dtype) || !ds_cpu_dtype_computable(values->dtype) ||
+      !ds_cpu_dtype_computable(ctx->inputs[1].dtype))
+    return DS_STATUS_UNSUPPORTED;
+  /* ONNX lets depth be any numeric type; a fraction is rounded down. */
+  depth_value = floor(ds_cpu_load_f64(ctx->inputs[1].dtype, ctx->inputs[1].data, 0));
+  int nd = indices->ndim + 1;
+  int axis = p->axis < 0 ? p->axis + nd : p->axis;
+  if (!(depth_value >= 1 && depth_value < 9.0e15) || axis < 0 || axis >= nd || nd > DS_MAX_NDIM)
+    return DS_STATUS_INVALID_ARGUMENT;
+  OneHotJob job = {.indices = indices, .es = ds_dtype_size(values->dtype),
+                   .depth = (int64_t)depth_value};
+  int64_t dims[DS_MAX_NDIM];
+  for (int d = 0, k = 0; d < nd; d++)
+    dims[d] = d == axis ? job.depth : indices->shape[k++];
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, values->dtype, nd, dims);
+  if (status != DS_STATUS_OK)
+    return status;
+  job.out = ctx->outputs[0].data;
+  job.inner = ds_shape_span(indices->shape, axis, indices->ndim);
+  memcpy(job.off, values->data, job.es);
+  memcpy(job.on, (const char *)values->data + job.es, job.es);
+  int64_t n = ds_tensor_numel(indices);
+  if (n == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, n, MAX(1, DS_CPU_PARALLEL_GRAIN / job.depth), one_hot_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* _contrib_compress */
+
+static size_t compress_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                 const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)outputs;
+  (void)n_outputs;
+  return n_inputs < 2 ? 0 : (size_t)ds_tensor_numel(&inputs[1]) * sizeof(int64_t);
+}
+
+static DsStatus k_compress(const DsKernelCtx *ctx)
+{
+  const DsCompressParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *cond = &ctx->inputs[1];
+  if (cond->ndim != 1 || !ds_dtype_is_valid(cond->dtype) || !ds_dtype_is_valid(data->dtype))
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* Without an axis the data is its flattened self. */
+  int64_t flat[1] = {ds_tensor_numel(data)};
+  int nd = p->has_axis ? data->ndim : 1;
+  const int64_t *shape = p->has_axis ? data->shape : flat;
+  int axis = p->has_axis ? (p->axis < 0 ? p->axis + nd : p->axis) : 0;
+  if (axis < 0 || axis >= nd || cond->shape[0] > shape[axis])
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t len = shape[axis], n_cond = cond->shape[0], n_kept = 0;
+  int64_t *kept = ctx->workspace;
+  if (n_cond > 0 && kept == NULL)
+    return DS_STATUS_NO_MEMORY;
+  for (int64_t i = 0; i < n_cond; i++)
+    if (truthy(cond->dtype, cond->data, i))
+      kept[n_kept++] = i;
+  int64_t dims[DS_MAX_NDIM];
+  memcpy(dims, shape, sizeof(int64_t) * (size_t)nd);
+  dims[axis] = n_kept;
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, nd, dims);
+  if (status != DS_STATUS_OK)
+    return status;
+  MaskJob job = {.in = data->data, .out = ctx->outputs[0].data, .kept = kept, .n_kept = n_kept,
+                 .len = len};
+  int64_t outer = ds_shape_span(shape, 0, axis);
+  job.row_bytes = (size_t)ds_shape_span(shape, axis + 1, nd) * ds_dtype_size(data->dtype);
+  if (n_kept == 0 || outer == 0 || job.row_bytes == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, outer * n_kept, ds_cpu_copy_grain((int64_t)job.row_bytes),
+                  mask_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 void ds_cpu_dynamic_register(DsKernel *table)
 {
@@ -557,4 +934,12 @@ void ds_cpu_dynamic_register(DsKernel *table)
   table[DS_OP_DYNAMIC_RESHAPE] = (DsKernel){k_dynamic_reshape, NULL};
   table[DS_OP_DYNAMIC_ARANGE] = (DsKernel){k_dynamic_arange, NULL};
   table[DS_OP_UNIQUE] = (DsKernel){k_unique, unique_workspace};
+  table[DS_OP_DYNAMIC_SLICE] = (DsKernel){k_dynamic_slice, NULL};
+  table[DS_OP_DYNAMIC_EXPAND] = (DsKernel){k_dynamic_expand, NULL};
+  table[DS_OP_DYNAMIC_TILE] = (DsKernel){k_dynamic_tile, NULL};
+  table[DS_OP_DYNAMIC_PAD] = (DsKernel){k_dynamic_pad, NULL};
+  table[DS_OP_DYNAMIC_SQUEEZE] = (DsKernel){k_dynamic_squeeze, NULL};
+  table[DS_OP_DYNAMIC_EXPAND_DIMS] = (DsKernel){k_dynamic_expand_dims, NULL};
+  table[DS_OP_DYNAMIC_ONE_HOT] = (DsKernel){k_dynamic_one_hot, NULL};
+  table[DS_OP_COMPRESS] = (DsKernel){k_compress, compress_workspace};
 }

@@ -1,5 +1,11 @@
 /* ds-cpu-index.c: CPU kernels for repeat, tile, reverse, stack, SliceChannel, slice_like,
- * argsort, gather_nd, shape_array and size_array.
+ * argsort, gather_nd, shape_array and size_array, and for ONNX's gathers and scatters
+ * (take_along_axis, put_along_axis, batch_gather_nd, scatter_nd_update) and topk (with its
+ * dynamic form _contrib_dynamic_topk, which shares the selection).
+ *
+ * Scatters check every index first and then apply the updates in order on one thread, so
+ * duplicates combine (or overwrite) deterministically. topk sorts each lane with argsort's
+ * stable merge sort and keeps the first k.
  *
  * Data movement works on raw elements by size, so every dtype is supported; only argsort's
  * keys, its output indices and gather_nd's indices are typed. Each kernel reduces its index
@@ -91,39 +97,6 @@ static DsStatus k_repeat(const DsKernelCtx *ctx)
 
 /* Output rows (every dim but the last fixed) read input row (idx[d] mod in_shape[d]) and write
  * it reps_last times. Shapes are the rank-extended ones (leading 1s). */
-typedef struct {
-  int ndim;
-  int64_t oshape[DS_MAX_NDIM];
-  int64_t ishape[DS_MAX_NDIM];
-  int64_t istride[DS_MAX_NDIM];
-  size_t es;
-  const char *in;
-  char *out;
-} TileJob;
-
-static void tile_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const TileJob *job = ctx;
-  int last = job->ndim - 1;
-  int64_t in_row = job->ishape[last], out_row = job->oshape[last];
-  size_t row_bytes = (size_t)in_row * job->es;
-  for (int64_t row = begin; row < end; row++) {
-    int64_t off = 0, rest = row;
-    for (int d = last - 1; d >= 0; d--) {
-      off += (rest % job->oshape[d]) % job->ishape[d] * job->istride[d];
-      rest /= job->oshape[d];
-    }
-    const char *src = job->in + (size_t)off * job->es;
-    char *dst = job->out + (size_t)(row * out_row) * job->es;
-    if (in_row == 1) {
-      ds_cpu_fill_elems(dst, src, job->es, out_row);
-      continue;
-    }
-    for (int64_t c = 0; c < out_row; c += in_row)
-      memcpy(dst + (size_t)c * job->es, src, row_bytes);
-  }
-}
-
 static DsStatus k_tile(const DsKernelCtx *ctx)
 {
   const DsTileParam *p = ctx->param;
@@ -136,28 +109,14 @@ static DsStatus k_tile(const DsKernelCtx *ctx)
   int nd = p->n_reps == 0 ? in->ndim : MAX(in->ndim, p->n_reps);
   if (out->ndim != nd)
     return DS_STATUS_INVALID_ARGUMENT;
-  TileJob job = {.ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
-  int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     int i1 = d - (nd - in->ndim), i2 = d - (nd - p->n_reps);
     int64_t dim = i1 >= 0 ? in->shape[i1] : 1;
     int64_t rep = p->n_reps > 0 && i2 >= 0 ? p->reps[i2] : 1;
     if (out->shape[d] != dim * rep)
       return DS_STATUS_INVALID_ARGUMENT;
-    job.ishape[d] = dim;
-    job.oshape[d] = out->shape[d];
-    job.istride[d] = s;
-    s *= dim;
   }
-  if (ds_tensor_numel(out) == 0)
-    return DS_STATUS_OK;
-  if (nd == 0) {
-    memcpy(out->data, in->data, job.es);
-    return DS_STATUS_OK;
-  }
-  int64_t rows = ds_tensor_numel(out) / job.oshape[nd - 1];
-  ds_parallel_for(ctx->pool, rows, ds_cpu_copy_grain(job.oshape[nd - 1] * (int64_t)job.es),
-                  tile_worker, &job);
+  ds_cpu_tile(in, out, ctx->pool);
   return DS_STATUS_OK;
 }
 
@@ -666,6 +625,456 @@ static DsStatus k_size_array(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* take_along_axis, put_along_axis */
+
+/* Where an indices position reads or writes in the data: for every axis but `axis` the same
+ * coordinate, on `axis` the index value. */
+typedef struct {
+  const DsTensor *data, *idx;
+  int axis;
+  int64_t dstride[DS_MAX_NDIM];
+} AlongAxis;
+
+/* Checks shapes and fills the data's strides; false if indices do not fit the data. */
+static bool along_axis_setup(AlongAxis *g, const DsTensor *data, const DsTensor *idx, int axis)
+{
+  if (data->ndim != idx->ndim || data->ndim == 0 || axis < -data->ndim || axis >= data->ndim)
+    return false;
+  g->data = data;
+  g->idx = idx;
+  g->axis = axis < 0 ? axis + data->ndim : axis;
+  int64_t s = 1;
+  for (int d = data->ndim - 1; d >= 0; d--) {
+    if (d != g->axis && idx->shape[d] > data->shape[d])
+      return false;
+    g->dstride[d] = s;
+    s *= data->shape[d];
+  }
+  return true;
+}
+
+/* The data element indices position `u` names, or -1 when its index is out of range. */
+static int64_t along_axis_offset(const AlongAxis *g, int64_t u)
+{
+  int64_t off = 0, rest = u;
+  for (int d = g->idx->ndim - 1; d >= 0; d--) {
+    int64_t c = rest % g->idx->shape[d];
+    rest /= g->idx->shape[d];
+    if (d == g->axis) {
+      c = gather_index(g->idx, u, g->data->shape[d]);
+      if (c < 0)
+        return -1;
+    }
+    off += c * g->dstride[d];
+  }
+  return off;
+}
+
+typedef struct {
+  AlongAxis g;
+  char *out;
+  size_t es;
+  atomic_int out_of_range;
+} TakeAlongJob;
+
+static void take_along_worker(void *ctx, int64_t begin, int64_t end)
+{
+  TakeAlongJob *job = ctx;
+  const char *data = job->g.data->data;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t off = along_axis_offset(&job->g, u);
+    if (off < 0) {
+      atomic_store_explicit(&job->out_of_range, 1, memory_order_relaxed);
+      return;
+    }
+    memcpy(job->out + (size_t)u * job->es, data + (size_t)off * job->es, job->es);
+  }
+}
+
+static DsStatus k_take_along_axis(const DsKernelCtx *ctx)
+{
+  const DsTakeAlongAxisParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(idx->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  TakeAlongJob job = {.out = out->data, .es = ds_dtype_size(data->dtype)};
+  if (!along_axis_setup(&job.g, data, idx, p->axis) || out->dtype != data->dtype ||
+      !same_shape(out, idx))
+    return DS_STATUS_INVALID_ARGUMENT;
+  atomic_init(&job.out_of_range, 0);
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, take_along_worker, &job);
+  return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
+}
+
+/* dst (one element of dtype t) combined with src as `r` says. */
+static void scatter_combine(DsDType t, DsScatterReduction r, void *dst, const void *src)
+{
+#define COMBINE(T)                                                                                 \
+  {                                                                                                \
+    T a = *(T *)dst, b = *(const T *)src;                                                          \
+    switch (r) {                                                                                   \
+    case DS_SCATTER_ADD:                                                                           \
+      *(T *)dst = (T)(a + b);                                                                      \
+      break;                                                                                       \
+    case DS_SCATTER_MUL:                                                                           \
+      *(T *)dst = (T)(a * b);                                                                      \
+      break;                                                                                       \
+    case DS_SCATTER_MAX:                                                                           \
+      *(T *)dst = b > a ? b : a;                                                                   \
+      break;                                                                                       \
+    case DS_SCATTER_MIN:                                                                           \
+      *(T *)dst = b < a ? b : a;                                                                   \
+      break;                                                                                       \
+    default:                                                                                       \
+      *(T *)dst = b;                                                                               \
+      break;                                                                                       \
+    }                                                                                              \
+    return;                                                                                        \
+  }
+  switch (t) {
+  case DS_DTYPE_FLOAT32:
+    COMBINE(float)
+  case DS_DTYPE_FLOAT64:
+    COMBINE(double)
+  case DS_DTYPE_INT32:
+    COMBINE(int32_t)
+  case DS_DTYPE_INT64:
+    COMBINE(int64_t)
+  case DS_DTYPE_INT8:
+    COMBINE(int8_t)
+  default: /* uint8, bool: a bool's product and sum stay 0/1 through the test below */
+    COMBINE(uint8_t)
+  }
+#undef COMBINE
+}
+
+/* The output starts as a copy of the data (unless it is the data's buffer). */
+static void copy_data_to_output(const DsKernelCtx *ctx, const DsTensor *data, DsTensor *out)
+{
+  ds_cpu_copy_bytes(out->data, data->data, ds_tensor_nbytes(out), ctx->pool);
+}
+
+static DsStatus k_put_along_axis(const DsKernelCtx *ctx)
+{
+  const DsPutAlongAxisParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1], *upd = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(idx->dtype) ||
+      (p->reduction != DS_SCATTER_NONE && !ds_cpu_dtype_computable(data->dtype)))
+    return DS_STATUS_UNSUPPORTED;
+  AlongAxis g;
+  if (!along_axis_setup(&g, data, idx, p->axis) || !same_shape(idx, upd) ||
+      !same_shape(out, data) || upd->dtype != data->dtype || out->dtype != data->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  /* Every index is checked before anything is written. */
+  int64_t n = ds_tensor_numel(idx);
+  for (int64_t u = 0; u < n; u++)
+    if (along_axis_offset(&g, u) < 0)
+      return DS_STATUS_OUT_OF_RANGE;
+  copy_data_to_output(ctx, data, out);
+  size_t es = ds_dtype_size(data->dtype);
+  /* In order, one thread: duplicates combine (or overwrite) in the indices' order. */
+  for (int64_t u = 0; u < n; u++) {
+    char *dst = (char *)out->data + (size_t)along_axis_offset(&g, u) * es;
+    const char *src = (const char *)upd->data + (size_t)u * es;
+    if (p->reduction == DS_SCATTER_NONE)
+      memcpy(dst, src, es);
+    else
+      scatter_combine(data->dtype, p->reduction, dst, src);
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* batch_gather_nd, scatter_nd_update */
+
+/* The geometry shared by both: `batch` groups of `n` tuples of `k` coordinates, each naming a
+ * block of `block` elements in a group of the data (`group` elements). */
+typedef struct {
+  const DsTensor *idx;
+  int64_t batch, n, k, block, group;
+  int64_t dims[DS_MAX_NDIM], strides[DS_MAX_NDIM]; /* of the indexed axes, strides in blocks */
+} NdIndex;
+
+static bool nd_index_setup(NdIndex *g, const DsTensor *data, const DsTensor *idx, int b)
+{
+  if (idx->ndim < 1 || idx->ndim <= b || data->ndim < b)
+    return false;
+  int64_t k = idx->shape[idx->ndim - 1];
+  if (k > data->ndim - b)
+    return false;
+  for (int d = 0; d < b; d++)
+    if (idx->shape[d] != data->shape[d])
+      return false;
+  *g = (NdIndex){.idx = idx, .k = k};
+  g->batch = ds_shape_span(data->shape, 0, b);
+  g->n = ds_shape_span(idx->shape, b, idx->ndim - 1);
+  g->block = ds_shape_span(data->shape, b + (int)k, data->ndim);
+  g->group = ds_shape_span(data->shape, b, data->ndim);
+  int64_t s = 1;
+  for (int j = (int)k - 1; j >= 0; j--) {
+    g->dims[j] = data->shape[b + j];
+    g->strides[j] = s;
+    s *= g->dims[j];
+  }
+  return true;
+}
+
+/* The data offset (in elements) of tuple `t` (over all groups), or -1 when out of range. */
+static int64_t nd_index_offset(const NdIndex *g, int64_t t)
+{
+  int64_t off = 0;
+  for (int64_t j = 0; j < g->k; j++) {
+    int64_t c = gather_index(g->idx, t * g->k + j, g->dims[j]);
+    if (c < 0)
+      return -1;
+    off += c * g->strides[j];
+  }
+  return (t / MAX(g->n, 1)) * g->group + off * g->block;
+}
+
+typedef struct {
+  NdIndex g;
+  const char *data;
+  char *out;
+  size_t block_bytes, es;
+  atomic_int out_of_range;
+} BatchGatherJob;
+
+static void batch_gather_worker(void *ctx, int64_t begin, int64_t end)
+{
+  BatchGatherJob *job = ctx;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t off = nd_index_offset(&job->g, t);
+    if (off < 0) {
+      atomic_store_explicit(&job->out_of_range, 1, memory_order_relaxed);
+      return;
+    }
+    memcpy(job->out + (size_t)t * job->block_bytes, job->data + (size_t)off * job->es,
+           job->block_bytes);
+  }
+}
+
+static DsStatus k_batch_gather_nd(const DsKernelCtx *ctx)
+{
+  const DsBatchGatherNdParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(idx->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  BatchGatherJob job = {.data = data->data, .out = out->data, .es = ds_dtype_size(data->dtype)};
+  if (!nd_index_setup(&job.g, data, idx, p->batch_dims) || out->dtype != data->dtype ||
+      ds_tensor_numel(out) != job.g.batch * job.g.n * job.g.block)
+    return DS_STATUS_INVALID_ARGUMENT;
+  job.block_bytes = (size_t)job.g.block * job.es;
+  atomic_init(&job.out_of_range, 0);
+  int64_t tuples = job.g.batch * job.g.n;
+  if (tuples == 0 || job.block_bytes == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, tuples, ds_cpu_copy_grain((int64_t)job.block_bytes),
+                  batch_gather_worker, &job);
+  return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
+}
+
+static DsStatus k_scatter_nd_update(const DsKernelCtx *ctx)
+{
+  const DsScatterNdParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1], *upd = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_cpu_dtype_computable(idx->dtype) ||
+      (p->reduction != DS_SCATTER_NONE && !ds_cpu_dtype_computable(data->dtype)))
+    return DS_STATUS_UNSUPPORTED;
+  NdIndex g;
+  if (!nd_index_setup(&g, data, idx, 0) || !same_shape(out, data) ||
+      upd->dtype != data->dtype || out->dtype != data->dtype ||
+      ds_tensor_numel(upd) != g.n * g.block)
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int64_t t = 0; t < g.n; t++)
+    if (nd_index_offset(&g, t) < 0)
+      return DS_STATUS_OUT_OF_RANGE;
+  copy_data_to_output(ctx, data, out);
+  size_t es = ds_dtype_size(data->dtype);
+  for (int64_t t = 0; t < g.n; t++) {
+    char *dst = (char *)out->data + (size_t)nd_index_offset(&g, t) * es;
+    const char *src = (const char *)upd->data + (size_t)(t * g.block) * es;
+    if (p->reduction == DS_SCATTER_NONE) {
+      memcpy(dst, src, (size_t)g.block * es);
+      continue;
+    }
+    for (int64_t e = 0; e < g.block; e++)
+      scatter_combine(data->dtype, p->reduction, dst + (size_t)e * es, src + (size_t)e * es);
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* topk */
+
+typedef struct {
+  DsDType key_t, idx_t;
+  const char *keys;
+  size_t es;
+  char *values;  /* NULL unless wanted */
+  void *indices; /* NULL unless wanted */
+  char *mask;    /* NULL unless wanted */
+  int64_t len, inner, k;
+  bool ascend;
+  int64_t *idx, *tmp; /* workspace: len positions per lane, twice */
+  char one[8];
+} TopkJob;
+
+static void topk_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const TopkJob *job = ctx;
+  for (int64_t lane = begin; lane < end; lane++) {
+    int64_t o = lane / job->inner, i = lane % job->inner;
+    int64_t first = o * job->len * job->inner + i, ofirst = o * job->k * job->inner + i;
+    Keys keys = {job->key_t, job->keys + (size_t)first * job->es, job->inner};
+    int64_t *idx = job->idx + lane * job->len, *tmp = job->tmp + lane * job->len;
+    for (int64_t j = 0; j < job->len; j++)
+      idx[j] = j;
+    merge_sort(&keys, job->ascend, idx, tmp, job->len);
+    for (int64_t j = 0; j < job->k; j++) {
+      int64_t at = ofirst + j * job->inner, src = first + idx[j] * job->inner;
+      if (job->values != NULL)
+        memcpy(job->values + (size_t)at * job->es, job->keys + (size_t)src * job->es, job->es);
+      if (job->indices != NULL)
+        ds_cpu_store_f64(job->idx_t, (char *)job->indices + (size_t)at * ds_dtype_size(job->idx_t),
+                         (double)idx[j]);
+      if (job->mask != NULL)
+        memcpy(job->mask + (size_t)src * job->es, job->one, job->es);
+    }
+  }
+}
+
+/* Lanes of `len` elements `inner` apart along the axis (or the whole flattened data). */
+static bool topk_geometry(bool has_axis, int axis, const DsTensor *in, int64_t *len,
+                          int64_t *inner)
+{
+  if (!has_axis) {
+    *len = ds_tensor_numel(in);
+    *inner = 1;
+    return true;
+  }
+  if (in->ndim == 0 || axis < -in->ndim || axis >= in->ndim)
+    return false;
+  int a = axis < 0 ? axis + in->ndim : axis;
+  *len = in->shape[a];
+  *inner = ds_shape_span(in->shape, a + 1, in->ndim);
+  return true;
+}
+
+static size_t topk_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                             const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)outputs;
+  (void)n_outputs;
+  if (n_inputs < 1)
+    return 0;
+  return 2 * (size_t)ds_tensor_numel(&inputs[0]) * sizeof(int64_t);
+}
+
+/* The selection itself, once the outputs exist: values/indices/mask may each be NULL. */
+static DsStatus topk_run(const DsKernelCtx *ctx, bool has_axis, int axis, int64_t k, bool ascend,
+                         DsTensor *values, DsTensor *indices, DsTensor *mask)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  int64_t len, inner, n = ds_tensor_numel(in);
+  if (!topk_geometry(has_axis, axis, in, &len, &inner) || k > len)
+    return DS_STATUS_INVALID_ARGUMENT;
+  TopkJob job = {.key_t = in->dtype, .keys = in->data, .es = ds_dtype_size(in->dtype),
+                 .len = len, .inner = inner, .k = k, .ascend = ascend};
+  if (values != NULL)
+    job.values = values->data;
+  if (indices != NULL) {
+    job.indices = indices->data;
+    job.idx_t = indices->dtype;
+    if (len > ds_index_dtype_capacity(indices->dtype))
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  if (mask != NULL) {
+    job.mask = mask->data;
+    memset(mask->data, 0, ds_tensor_nbytes(mask));
+    ds_cpu_store_f64(in->dtype, job.one, 1.0);
+  }
+  if (n == 0 || k == 0)
+    return DS_STATUS_OK;
+  if (ctx->workspace == NULL)
+    return DS_STATUS_NO_MEMORY;
+  job.idx = ctx->workspace;
+  job.tmp = job.idx + n;
+  int64_t cost = len * (int64_t)MAX(1, (int)ceil(log2((double)len + 1)));
+  ds_parallel_for(ctx->pool, n / len, MAX(1, DS_CPU_PARALLEL_GRAIN / cost), topk_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_topk(const DsKernelCtx *ctx)
+{
+  const DsTopkParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != ds_topk_num_outputs(p))
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  if (!ds_cpu_dtype_computable(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t len, inner;
+  if (!topk_geometry(p->has_axis, p->axis, in, &len, &inner))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t k = p->k < 1 ? len : p->k;
+  DsTensor *o = ctx->outputs;
+  switch (p->ret_typ) {
+  case DS_TOPK_VALUE:
+    return topk_run(ctx, p->has_axis, p->axis, k, p->is_ascend, &o[0], NULL, NULL);
+  case DS_TOPK_INDICES:
+    return topk_run(ctx, p->has_axis, p->axis, k, p->is_ascend, NULL, &o[0], NULL);
+  case DS_TOPK_MASK:
+    return topk_run(ctx, p->has_axis, p->axis, k, p->is_ascend, NULL, NULL, &o[0]);
+  default:
+    return topk_run(ctx, p->has_axis, p->axis, k, p->is_ascend, &o[0], &o[1], NULL);
+  }
+}
+
+/* _contrib_dynamic_topk: k read from its tensor, then the outputs sized and filled as topk. */
+static DsStatus k_dynamic_topk(const DsKernelCtx *ctx)
+{
+  const DsDynamicTopkParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 2)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0], *kt = &ctx->inputs[1];
+  if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(kt->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t len, inner;
+  if (kt->ndim > 1 || ds_tensor_numel(kt) != 1 || !topk_geometry(true, p->axis, in, &len, &inner))
+    return DS_STATUS_INVALID_ARGUMENT;
+  double kv = ds_cpu_load_f64(kt->dtype, kt->data, 0);
+  if (!(kv >= 0 && kv <= (double)len) || kv != floor(kv))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t shape[DS_MAX_NDIM];
+  memcpy(shape, in->shape, sizeof shape);
+  int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
+  shape[axis] = (int64_t)kv;
+  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, in->ndim, shape);
+  if (status == DS_STATUS_OK)
+    status = ds_cpu_prepare_output(ctx, 1, p->dtype, in->ndim, shape);
+  if (status != DS_STATUS_OK)
+    return status;
+  return topk_run(ctx, true, p->axis, shape[axis], p->is_ascend, &ctx->outputs[0],
+                  &ctx->outputs[1], NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 void ds_cpu_index_register(DsKernel *table)
 {
@@ -679,4 +1088,11 @@ void ds_cpu_index_register(DsKernel *table)
   table[DS_OP_GATHER_ND] = (DsKernel){k_gather_nd, NULL};
   table[DS_OP_SHAPE_ARRAY] = (DsKernel){k_shape_array, NULL};
   table[DS_OP_SIZE_ARRAY] = (DsKernel){k_size_array, NULL};
+  table[DS_OP_TAKE_ALONG_AXIS] = (DsKernel){k_take_along_axis, NULL};
+  table[DS_OP_PUT_ALONG_AXIS] = (DsKernel){k_put_along_axis, NULL};
+  table[DS_OP_BATCH_GATHER_ND] = (DsKernel){k_batch_gather_nd, NULL};
+  table[DS_OP_SCATTER_ND_UPDATE] = (DsKernel){k_scatter_nd_update, NULL};
+  table[DS_OP_TOPK] = (DsKernel){k_topk, topk_workspace};
+  /* The dynamic form shares topk's selection (its op is listed with the dynamic family). */
+  table[DS_OP_DYNAMIC_TOPK] = (DsKernel){k_dynamic_topk, topk_workspace};
 }

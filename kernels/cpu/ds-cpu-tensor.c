@@ -1,8 +1,10 @@
-/* ds-cpu-tensor.c: CPU kernels for shape manipulation, creation, indexing and reductions.
+/* ds-cpu-tensor.c: CPU kernels for shape manipulation, creation, indexing and reductions, and
+ * for the ONNX forms of this family (_np_reshape, _np_squeeze, _contrib_expand, _npi_pad,
+ * cumsum, trilu, eye_like, depth_to_space, space_to_depth, SequenceReverse).
  *
- * Data movement (Reshape, reshape_like, transpose, Concat, slice, broadcast_*, take) works on
- * raw elements by size, so every dtype is supported; arithmetic (Cast, _arange, fills,
- * reductions, SequenceMask's value) is typed. Each kernel first collapses its index space
+ * Data movement (Reshape, reshape_like, transpose, Concat, slice, broadcast_*, take, pad,
+ * depth_to_space...) works on raw elements by size, so every dtype is supported; arithmetic
+ * (Cast, _arange, fills, reductions, cumsum, SequenceMask's value) is typed. Each kernel first collapses its index space
  * (dropping size-1 dims, merging dims that stay contiguous) so the innermost loop is a memcpy or
  * a simple strided loop, and only the outer dims use an odometer.
  */
@@ -20,6 +22,16 @@ static int64_t load_index(DsDType t, const void *base, int64_t i)
   if (t == DS_DTYPE_INT64)
     return ((const int64_t *)base)[i];
   return ds_cpu_saturate_i64(ds_cpu_load_f64(t, base, i));
+}
+
+static bool same_shape(const DsTensor *a, const DsTensor *b)
+{
+  if (a->ndim != b->ndim)
+    return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d])
+      return false;
+  return true;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -295,7 +307,8 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* broadcast_axis, broadcast_to, broadcast_like: input 0 stretched to the output's shape. */
+/* broadcast_axis, broadcast_to, broadcast_like, _contrib_expand: input 0 stretched to the
+ * output's shape (right-aligned: _contrib_expand's output may have more dims). */
 
 static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
 {
@@ -303,18 +316,9 @@ static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  int nd = out->ndim;
-  if (in->ndim != nd || in->dtype != out->dtype)
+  DsCpuCopyPlan p;
+  if (!ds_cpu_broadcast_plan(in, out, &p))
     return DS_STATUS_INVALID_ARGUMENT;
-  DsCpuCopyPlan p = {.ndim = nd, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    if (in->shape[d] != out->shape[d] && in->shape[d] != 1)
-      return DS_STATUS_INVALID_ARGUMENT;
-    p.shape[d] = out->shape[d];
-    p.stride[d] = in->shape[d] == 1 ? 0 : s;
-    s *= in->shape[d];
-  }
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
   ds_cpu_copy_plan_run(&p, ctx->pool);
@@ -534,11 +538,12 @@ static DsStatus k_slice(const DsKernelCtx *ctx)
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
     int64_t first = 0, count = in->shape[d], step = 1;
-    if (d < p->n_axes) {
-      step = p->n_step > 0 ? p->step[d] : 1;
+    int i = ds_slice_entry_for_axis(p, nd, d);
+    if (i >= 0) {
+      step = p->n_step > 0 ? p->step[i] : 1;
       if (step == 0)
         return DS_STATUS_INVALID_ARGUMENT;
-      ds_slice_axis_range(in->shape[d], p->begin[d], p->end[d], step, &first, &count);
+      ds_slice_axis_range(in->shape[d], p->begin[i], p->end[i], step, &first, &count);
     }
     if (out->shape[d] != count)
       return DS_STATUS_INVALID_ARGUMENT;
@@ -1121,6 +1126,372 @@ static DsStatus k_min(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* _npi_pad */
+
+static DsStatus k_pad(const DsKernelCtx *ctx)
+{
+  const DsPadParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim != p->ndim || out->ndim != p->ndim || in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (p->value != 0.0 && !ds_cpu_dtype_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  for (int d = 0; d < p->ndim; d++) {
+    if (out->shape[d] != in->shape[d] + p->before[d] + p->after[d])
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (p->mode != DS_PAD_CONSTANT && in->shape[d] == 0 && out->shape[d] > 0)
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  ds_cpu_pad(in, out, p->before, p->mode, p->value, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* cumsum */
+
+/* A scalar integer parameter (shape () or (1,)): cumsum's axis, trilu's k. */
+static bool load_scalar_param(const DsTensor *t, int64_t *out)
+{
+  if (t->ndim > 1 || ds_tensor_numel(t) != 1 || !ds_cpu_dtype_computable(t->dtype))
+    return false;
+  *out = load_index(t->dtype, t->data, 0);
+  return true;
+}
+
+typedef struct {
+  const void *in;
+  void *out;
+  int64_t len, inner;
+  bool exclusive, reverse;
+} CumsumJob;
+
+/* Each unit is one outer block: `len` rows of `inner` elements, summed row after row. */
+#define CUMSUM_BLOCK(T)                                                                            \
+  {                                                                                                \
+    const T *in = (const T *)job->in + o * job->len * job->inner;                                  \
+    T *out = (T *)job->out + o * job->len * job->inner;                                            \
+    for (int64_t i = 0; i < job->inner; i++) {                                                     \
+      T acc = 0;                                                                                   \
+      for (int64_t k = 0; k < job->len; k++) {                                                     \
+        int64_t at = (job->reverse ? job->len - 1 - k : k) * job->inner + i;                       \
+        if (job->exclusive) {                                                                      \
+          out[at] = acc;                                                                           \
+          acc = (T)(acc + in[at]);                                                                 \
+        } else {                                                                                   \
+          acc = (T)(acc + in[at]);                                                                 \
+          out[at] = acc;                                                                           \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+static void cumsum_worker_f32(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(float)
+}
+
+static void cumsum_worker_f64(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(double)
+}
+
+static void cumsum_worker_i32(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(int32_t)
+}
+
+static void cumsum_worker_i64(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(int64_t)
+}
+
+static void cumsum_worker_i8(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(int8_t)
+}
+
+static void cumsum_worker_u8(void *ctx, int64_t begin, int64_t end)
+{
+  const CumsumJob *job = ctx;
+  for (int64_t o = begin; o < end; o++)
+    CUMSUM_BLOCK(uint8_t)
+}
+#undef CUMSUM_BLOCK
+
+static DsStatus k_cumsum(const DsKernelCtx *ctx)
+{
+  const DsCumsumParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int64_t axis;
+  if (!load_scalar_param(&ctx->inputs[1], &axis) || in->dtype != out->dtype || !same_shape(in, out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (axis < -in->ndim || axis >= in->ndim)
+    return DS_STATUS_OUT_OF_RANGE;
+  int a = (int)(axis < 0 ? axis + in->ndim : axis);
+  CumsumJob job = {in->data, out->data, in->shape[a], ds_shape_span(in->shape, a + 1, in->ndim),
+                   p->exclusive, p->reverse};
+  int64_t outer = ds_shape_span(in->shape, 0, a);
+  DsParallelFn fn;
+  switch (in->dtype) {
+  case DS_DTYPE_FLOAT32:
+    fn = cumsum_worker_f32;
+    break;
+  case DS_DTYPE_FLOAT64:
+    fn = cumsum_worker_f64;
+    break;
+  case DS_DTYPE_INT32:
+    fn = cumsum_worker_i32;
+    break;
+  case DS_DTYPE_INT64:
+    fn = cumsum_worker_i64;
+    break;
+  case DS_DTYPE_INT8:
+    fn = cumsum_worker_i8;
+    break;
+  case DS_DTYPE_UINT8:
+    fn = cumsum_worker_u8;
+    break;
+  default:
+    return DS_STATUS_UNSUPPORTED;
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, outer, MAX(1, DS_CPU_PARALLEL_GRAIN / MAX(job.len * job.inner, 1)),
+                  fn, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* trilu, eye_like */
+
+typedef struct {
+  const char *in; /* NULL for eye_like */
+  char *out;
+  size_t es;
+  int64_t rows, cols, k;
+  bool upper;
+  char one[8];
+} TriJob;
+
+/* Units are matrix rows: columns [lo, hi) are kept (trilu) or, for eye_like, the one column
+ * row + k is one; everything else is zero. */
+static void tri_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const TriJob *job = ctx;
+  size_t es = job->es;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t r = u % job->rows;
+    char *dst = job->out + (size_t)(u * job->cols) * es;
+    memset(dst, 0, (size_t)job->cols * es);
+    if (job->in == NULL) {
+      int64_t c = r + job->k;
+      if (c >= 0 && c < job->cols)
+        memcpy(dst + (size_t)c * es, job->one, es);
+      continue;
+    }
+    /* Keep column c when c - r >= k (upper) or c - r <= k (lower); r + k cannot overflow as k
+     * is clamped by the caller. */
+    int64_t lo = job->upper ? MAX(r + job->k, 0) : 0;
+    int64_t hi = job->upper ? job->cols : MIN(r + job->k + 1, job->cols);
+    if (hi > lo)
+      memcpy(dst + (size_t)lo * es, job->in + (size_t)(u * job->cols + lo) * es,
+             (size_t)(hi - lo) * es);
+  }
+}
+
+static void run_tri(const DsKernelCtx *ctx, TriJob *job, const DsTensor *out)
+{
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return;
+  int64_t rows = n / MAX(job->cols, 1);
+  ds_parallel_for(ctx->pool, rows, ds_cpu_copy_grain(job->cols * (int64_t)job->es), tri_worker,
+                  job);
+}
+
+static DsStatus k_trilu(const DsKernelCtx *ctx)
+{
+  const DsTriluParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int64_t k;
+  if (in->ndim < 2 || !load_scalar_param(&ctx->inputs[1], &k) || in->dtype != out->dtype ||
+      !same_shape(in, out) || in->data == out->data)
+    return DS_STATUS_INVALID_ARGUMENT;
+  TriJob job = {.in = in->data, .out = out->data, .es = ds_dtype_size(in->dtype),
+                .rows = in->shape[in->ndim - 2], .cols = in->shape[in->ndim - 1],
+                .upper = p->upper};
+  /* Past either corner every k keeps all or nothing. */
+  int64_t far = job.rows + job.cols + 1;
+  job.k = k < -far ? -far : (k > far ? far : k);
+  run_tri(ctx, &job, out);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_full_like(const DsKernelCtx *ctx)
+{
+  const DsFullLikeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (!same_shape(&ctx->inputs[0], out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return fill_output(ctx, out, p->fill_value);
+}
+
+static DsStatus k_eye_like(const DsKernelCtx *ctx)
+{
+  const DsEyeLikeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim != 2 || !same_shape(in, out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  TriJob job = {.out = out->data, .es = ds_dtype_size(out->dtype), .rows = out->shape[0],
+                .cols = out->shape[1]};
+  int64_t far = job.rows + job.cols + 1;
+  job.k = p->k < -far ? -far : (p->k > far ? far : p->k);
+  ds_cpu_store_f64(out->dtype, job.one, 1.0);
+  run_tri(ctx, &job, out);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* depth_to_space, space_to_depth: one strided copy over the blocks' six axes. */
+
+static DsStatus depth_space(const DsKernelCtx *ctx, bool to_space)
+{
+  const DsDepthSpaceParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim != 4 || out->ndim != 4 || in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t b = p->block_size, N = in->shape[0], C = in->shape[1], H = in->shape[2],
+          W = in->shape[3];
+  DsCpuCopyPlan plan = {.ndim = 6, .es = ds_dtype_size(in->dtype), .in = in->data,
+                        .out = out->data};
+  if (to_space) {
+    int64_t c = C / (b * b);
+    if (C % (b * b) != 0 || out->shape[0] != N || out->shape[1] != c || out->shape[2] != H * b ||
+        out->shape[3] != W * b)
+      return DS_STATUS_INVALID_ARGUMENT;
+    /* Output axes (n, c, h, bh, w, bw); channel (bh * b + bw) * c + c' (DCR) or
+     * c' * b * b + bh * b + bw (CRD). */
+    int64_t hw = H * W;
+    int64_t shape[6] = {N, c, H, b, W, b};
+    int64_t stride[6] = {C * hw, p->crd ? b * b * hw : hw, W, p->crd ? b * hw : b * c * hw, 1,
+                         p->crd ? hw : c * hw};
+    memcpy(plan.shape, shape, sizeof shape);
+    memcpy(plan.stride, stride, sizeof stride);
+  } else {
+    int64_t h = H / b, w = W / b;
+    if (H % b != 0 || W % b != 0 || out->shape[0] != N || out->shape[1] != C * b * b ||
+        out->shape[2] != h || out->shape[3] != w)
+      return DS_STATUS_INVALID_ARGUMENT;
+    /* Output axes (n, bh, bw, c, h, w) (DCR) or (n, c, bh, bw, h, w) (CRD). */
+    int64_t shape_dcr[6] = {N, b, b, C, h, w}, stride_dcr[6] = {C * H * W, W, 1, H * W, b * W, b};
+    int64_t shape_crd[6] = {N, C, b, b, h, w}, stride_crd[6] = {C * H * W, H * W, W, 1, b * W, b};
+    memcpy(plan.shape, p->crd ? shape_crd : shape_dcr, sizeof shape_dcr);
+    memcpy(plan.stride, p->crd ? stride_crd : stride_dcr, sizeof stride_dcr);
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  ds_cpu_copy_plan_run(&plan, ctx->pool);
+  return DS_STATUS_OK;
+}
+
+static DsStatus k_depth_to_space(const DsKernelCtx *ctx)
+{
+  return depth_space(ctx, true);
+}
+
+static DsStatus k_space_to_depth(const DsKernelCtx *ctx)
+{
+  return depth_space(ctx, false);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SequenceReverse */
+
+typedef struct {
+  const char *in;
+  char *out;
+  size_t row_bytes;
+  int64_t T, B;
+  const DsTensor *lengths; /* NULL: every sequence is T long */
+} SeqRevJob;
+
+/* The length of batch entry b's sequence, clamped to [0, T]. */
+static int64_t seq_length(const SeqRevJob *job, int64_t b)
+{
+  if (job->lengths == NULL)
+    return job->T;
+  int64_t n = load_index(job->lengths->dtype, job->lengths->data, b);
+  return n < 0 ? 0 : (n > job->T ? job->T : n);
+}
+
+/* Units are (t, b) rows of the output. */
+static void seq_rev_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const SeqRevJob *job = ctx;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t t = u / job->B, b = u % job->B, n = seq_length(job, b);
+    int64_t src = t < n ? n - 1 - t : t;
+    memcpy(job->out + (size_t)u * job->row_bytes,
+           job->in + (size_t)(src * job->B + b) * job->row_bytes, job->row_bytes);
+  }
+}
+
+static DsStatus k_sequence_reverse(const DsKernelCtx *ctx)
+{
+  const DsSequenceReverseParam *p = ctx->param;
+  int want = p != NULL && p->use_sequence_length ? 2 : 1;
+  if (p == NULL || ctx->n_inputs != want || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim < 2 || in->dtype != out->dtype || !same_shape(in, out) || in->data == out->data)
+    return DS_STATUS_INVALID_ARGUMENT;
+  SeqRevJob job = {in->data, out->data, 0, in->shape[0], in->shape[1], NULL};
+  job.row_bytes = (size_t)ds_shape_span(in->shape, 2, in->ndim) * ds_dtype_size(in->dtype);
+  if (p->use_sequence_length) {
+    job.lengths = &ctx->inputs[1];
+    if (job.lengths->ndim != 1 || job.lengths->shape[0] != job.B)
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (!ds_cpu_dtype_computable(job.lengths->dtype))
+      return DS_STATUS_UNSUPPORTED;
+  }
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  ds_parallel_for(ctx->pool, job.T * job.B, ds_cpu_copy_grain((int64_t)job.row_bytes),
+                  seq_rev_worker, &job);
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 void ds_cpu_tensor_register(DsKernel *table)
 {
@@ -1149,4 +1520,15 @@ void ds_cpu_tensor_register(DsKernel *table)
   table[DS_OP_MEAN] = (DsKernel){k_mean, NULL};
   table[DS_OP_MAX] = (DsKernel){k_max, NULL};
   table[DS_OP_MIN] = (DsKernel){k_min, NULL};
+  table[DS_OP_NP_RESHAPE] = (DsKernel){k_view, NULL};
+  table[DS_OP_NP_SQUEEZE] = (DsKernel){k_view, NULL};
+  table[DS_OP_EXPAND] = (DsKernel){k_broadcast_copy, NULL};
+  table[DS_OP_PAD] = (DsKernel){k_pad, NULL};
+  table[DS_OP_CUMSUM] = (DsKernel){k_cumsum, NULL};
+  table[DS_OP_TRILU] = (DsKernel){k_trilu, NULL};
+  table[DS_OP_EYE_LIKE] = (DsKernel){k_eye_like, NULL};
+  table[DS_OP_DEPTH_TO_SPACE] = (DsKernel){k_depth_to_space, NULL};
+  table[DS_OP_SPACE_TO_DEPTH] = (DsKernel){k_space_to_depth, NULL};
+  table[DS_OP_SEQUENCE_REVERSE] = (DsKernel){k_sequence_reverse, NULL};
+  table[DS_OP_FULL_LIKE] = (DsKernel){k_full_like, NULL};
 }

@@ -1,5 +1,12 @@
 /* ds-cpu-vision.c: CPU kernels of the vision family (float32): box_nms, ROIAlign, adaptive
- * average pooling and Deconvolution.
+ * average pooling and Deconvolution; and ONNX's Resize (_contrib_resize and its dynamic form,
+ * every numeric dtype, computed in double) and NonMaxSuppression.
+ *
+ * Resize computes, for every output element, each axis' taps (input positions and weights) as
+ * ONNX's reference does, and sums over their combinations; axes left at scale 1 have a single
+ * tap. NonMaxSuppression sorts each class' candidates by score and keeps a box unless one kept
+ * before overlaps it by more than the IoU threshold (ONNX Runtime's test: an empty box never
+ * suppresses).
  *
  * Each follows MXNet 1.x's CPU implementation step by step where the arithmetic order is
  * observable (ROIAlign's sample positions and bilinear weights, box_nms's float IoU against a
@@ -24,6 +31,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ds-cpu-copy.h"
 #include "ds-cpu-gemm.h"
 #include "ds-cpu.h"
 
@@ -745,10 +753,422 @@ static DsStatus deconv_run(const DsKernelCtx *ctx)
   return DS_STATUS_OK;
 }
 
+/* --- _contrib_resize, _contrib_dynamic_resize --------------------------------------------- */
+
+/* One axis' mapping: `scale` as the coordinate formulas use it (the given factor, or out / in
+ * for sizes), the output extent ONNX's reference uses for align_corners (scale * in, not
+ * floored), and the roi. */
+typedef struct {
+  int64_t in, out;
+  double scale, out_f, roi_start, roi_end;
+} ResizeAxis;
+
+typedef struct {
+  const DsResizeParam *p;
+  int ndim;
+  ResizeAxis axis[DS_MAX_NDIM];
+  int64_t istride[DS_MAX_NDIM];
+  DsDType t;
+  const void *in;
+  void *out;
+} ResizeJob;
+
+/* Up to four input positions and weights along one axis; `outside` for a tf_crop_and_resize
+ * position past the input. */
+typedef struct {
+  int n;
+  int64_t idx[4];
+  double w[4];
+  bool outside;
+} Taps;
+
+/* The input coordinate output index `o` maps to. */
+static double resize_coord(const DsResizeParam *p, const ResizeAxis *a, int64_t o)
+{
+  double x = (double)o, in = (double)a->in;
+  switch (p->coord) {
+  case DS_RESIZE_ASYMMETRIC:
+    return x / a->scale;
+  case DS_RESIZE_ALIGN_CORNERS:
+    return a->out_f == 1.0 ? 0.0 : x * (in - 1) / (a->out_f - 1);
+  case DS_RESIZE_PYTORCH_HALF_PIXEL:
+    return a->out_f > 1.0 ? (x + 0.5) / a->scale - 0.5 : -0.5;
+  case DS_RESIZE_TF_HALF_PIXEL_FOR_NEAREST:
+    return (x + 0.5) / a->scale;
+  case DS_RESIZE_TF_CROP_AND_RESIZE: {
+    double extent = (a->roi_end - a->roi_start) * (in - 1);
+    double c = a->out_f == 1.0 ? extent / 2 : x * extent / (a->out_f - 1);
+    return c + a->roi_start * (in - 1);
+  }
+  default: /* half_pixel */
+    return (x + 0.5) / a->scale - 0.5;
+  }
+}
+
+/* Keys' cubic convolution weight at distance `d` (0 <= d <= 2). */
+static double cubic_weight(double d, double A)
+{
+  if (d <= 1)
+    return ((A + 2) * d - (A + 3)) * d * d + 1;
+  return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+}
+
+/* The taps of output index `o` as ONNX's reference finds them: around x, the nearest
+ * neighbours, preferring the left one (an integer x counts as ratio 1 from x - 1). */
+static void resize_taps(const DsResizeParam *p, const ResizeAxis *a, int64_t o, Taps *t)
+{
+  double x = resize_coord(p, a, o);
+  t->n = 0;
+  t->outside = p->coord == DS_RESIZE_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(a->in - 1));
+  if (t->outside)
+    return;
+  double fl = floor(x);
+  int64_t base = (int64_t)fl;
+  double ratio = x - fl;
+  if (ratio == 0) {
+    base -= 1;
+    ratio = 1;
+  }
+  double w[4];
+  int64_t first;
+  int n;
+  switch (p->mode) {
+  case DS_RESIZE_NEAREST: {
+    bool right;
+    switch (p->nearest) {
+    case DS_RESIZE_ROUND_PREFER_CEIL:
+      right = ratio >= 0.5;
+      break;
+    case DS_RESIZE_FLOOR:
+      right = ratio == 1;
+      break;
+    case DS_RESIZE_CEIL:
+      right = true;
+      break;
+    default:
+      right = ratio > 0.5;
+      break;
+    }
+    n = 1;
+    first = base + (right ? 1 : 0);
+    w[0] = 1;
+    break;
+  }
+  case DS_RESIZE_LINEAR:
+    n = 2;
+    first = base;
+    w[0] = 1 - ratio;
+    w[1] = ratio;
+    break;
+  default:
+    n = 4;
+    first = base - 1;
+    w[0] = cubic_weight(ratio + 1, p->cubic_coeff_a);
+    w[1] = cubic_weight(ratio, p->cubic_coeff_a);
+    w[2] = cubic_weight(1 - ratio, p->cubic_coeff_a);
+    w[3] = cubic_weight(2 - ratio, p->cubic_coeff_a);
+    break;
+  }
+  if (p->exclude_outside && n > 1) {
+    double sum = 0;
+    for (int k = 0; k < n; k++) {
+      if (first + k < 0 || first + k >= a->in)
+        w[k] = 0;
+      sum += w[k];
+    }
+    for (int k = 0; k < n && sum != 0; k++)
+      w[k] /= sum;
+  }
+  /* Neighbours past an edge read the edge element; zero weights are dropped. */
+  for (int k = 0; k < n; k++) {
+    if (w[k] == 0)
+      continue;
+    int64_t i = first + k;
+    t->idx[t->n] = i < 0 ? 0 : (i >= a->in ? a->in - 1 : i);
+    t->w[t->n++] = w[k];
+  }
+}
+
+static void resize_worker(void *ctx, int64_t begin, int64_t end)
+{
+  const ResizeJob *job = ctx;
+  const DsResizeParam *p = job->p;
+  int nd = job->ndim;
+  Taps taps[DS_MAX_NDIM];
+  size_t es = ds_dtype_size(job->t);
+  for (int64_t u = begin; u < end; u++) {
+    int64_t rest = u;
+    bool outside = false;
+    for (int d = nd - 1; d >= 0; d--) {
+      resize_taps(p, &job->axis[d], rest % job->axis[d].out, &taps[d]);
+      rest /= job->axis[d].out;
+      outside |= taps[d].outside || taps[d].n == 0;
+    }
+    double acc = p->extrapolation_value;
+    if (!outside) {
+      /* Every combination of the axes' taps, in an odometer. */
+      int k[DS_MAX_NDIM] = {0};
+      acc = 0;
+      for (;;) {
+        int64_t off = 0;
+        double w = 1;
+        for (int d = 0; d < nd; d++) {
+          off += taps[d].idx[k[d]] * job->istride[d];
+          w *= taps[d].w[k[d]];
+        }
+        acc += w * ds_cpu_load_f64(job->t, job->in, off);
+        int d = nd - 1;
+        while (d >= 0 && ++k[d] == taps[d].n)
+          k[d--] = 0;
+        if (d < 0)
+          break;
+      }
+    }
+    if (job->t == DS_DTYPE_FLOAT32 || job->t == DS_DTYPE_FLOAT64)
+      ds_cpu_store_f64(job->t, (char *)job->out + (size_t)u * es, acc);
+    else /* integer data rounds to the nearest value */
+      ds_cpu_store_f64(job->t, (char *)job->out + (size_t)u * es, nearbyint(acc));
+  }
+}
+
+/* Resamples inputs[0] into `out` (shaped) with per-axis scales (NULL: out / in) and roi (NULL:
+ * the whole input). */
+static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTensor *out,
+                           const double *scales, const double *roi)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim;
+  if (out->ndim != nd || out->dtype != in->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(in->dtype) || in->dtype == DS_DTYPE_BOOL)
+    return DS_STATUS_UNSUPPORTED;
+  ResizeJob job = {.p = p, .ndim = nd, .t = in->dtype, .in = in->data, .out = out->data};
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    ResizeAxis *a = &job.axis[d];
+    a->in = in->shape[d];
+    a->out = out->shape[d];
+    a->roi_start = roi != NULL ? roi[d] : 0;
+    a->roi_end = roi != NULL ? roi[nd + d] : 1;
+    a->scale = scales != NULL ? scales[d] : (a->in > 0 ? (double)a->out / (double)a->in : 1);
+    a->out_f = scales != NULL ? scales[d] * (double)a->in : (double)a->out;
+    if (a->out > 0 && a->in == 0)
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (!(a->scale > 0))
+      return DS_STATUS_INVALID_ARGUMENT;
+    job.istride[d] = s;
+    s *= a->in;
+  }
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return DS_STATUS_OK;
+  int64_t cost = p->mode == DS_RESIZE_CUBIC ? 64 : (p->mode == DS_RESIZE_LINEAR ? 16 : 4);
+  ds_parallel_for(ctx->pool, n, grain_for(cost), resize_worker, &job);
+  return DS_STATUS_OK;
+}
+
+static DsStatus resize_static_run(const DsKernelCtx *ctx)
+{
+  const DsResizeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int n = p->n_scales >= 0 ? p->n_scales : p->n_sizes;
+  if (ctx->inputs[0].ndim != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return resize_run(ctx, p, &ctx->outputs[0], p->n_scales >= 0 ? p->scales : NULL,
+                    p->n_roi > 0 ? p->roi : NULL);
+}
+
+/* A 1-D tensor's values as doubles, at most `max`. */
+static DsStatus read_doubles(const DsTensor *t, double *out, int max, int *n)
+{
+  if (t->ndim != 1 || t->shape[0] > max)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(t->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  *n = (int)t->shape[0];
+  for (int i = 0; i < *n; i++)
+    out[i] = ds_cpu_load_f64(t->dtype, t->data, i);
+  return DS_STATUS_OK;
+}
+
+static DsStatus dynamic_resize_run(const DsKernelCtx *ctx)
+{
+  const DsResizeParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim, n_roi, n_target;
+  double roi[2 * DS_MAX_NDIM], target[DS_MAX_NDIM];
+  DsStatus st = read_doubles(&ctx->inputs[1], roi, 2 * DS_MAX_NDIM, &n_roi);
+  if (st == DS_STATUS_OK)
+    st = read_doubles(&ctx->inputs[2], target, DS_MAX_NDIM, &n_target);
+  if (st != DS_STATUS_OK)
+    return st;
+  bool crop = p->coord == DS_RESIZE_TF_CROP_AND_RESIZE;
+  if (n_target != nd || (crop && n_roi != 2 * nd))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t dims[DS_MAX_NDIM] = {0};
+  for (int d = 0; d < nd; d++) {
+    double v = target[d];
+    if (p->use_sizes) {
+      if (!(v >= 0 && v < 9.0e15) || v != floor(v))
+        return DS_STATUS_INVALID_ARGUMENT;
+      dims[d] = (int64_t)v;
+    } else {
+      double extent = crop ? roi[nd + d] - roi[d] : 1;
+      double size = floor((double)in->shape[d] * extent * v);
+      if (!(v > 0 && size >= 0 && size < 9.0e15))
+        return DS_STATUS_INVALID_ARGUMENT;
+      dims[d] = (int64_t)size;
+    }
+  }
+  st = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  if (st != DS_STATUS_OK)
+    return st;
+  return resize_run(ctx, p, &ctx->outputs[0], p->use_sizes ? NULL : target, crop ? roi : NULL);
+}
+
+/* --- _contrib_non_max_suppression --------------------------------------------------------- */
+
+/* Box i of `b` as (ymin, xmin, ymax, xmax). */
+static void nms_box(const float *b, int64_t i, bool center, float *o)
+{
+  const float *v = b + i * 4;
+  if (center) {
+    o[0] = v[1] - v[3] / 2;
+    o[1] = v[0] - v[2] / 2;
+    o[2] = v[1] + v[3] / 2;
+    o[3] = v[0] + v[2] / 2;
+    return;
+  }
+  o[0] = MIN(v[0], v[2]);
+  o[1] = MIN(v[1], v[3]);
+  o[2] = MAX(v[0], v[2]);
+  o[3] = MAX(v[1], v[3]);
+}
+
+/* Whether boxes i and j overlap by more than `threshold` (ONNX Runtime's SuppressByIOU: an
+ * empty box never suppresses). */
+static bool nms_suppresses(const float *boxes, int64_t i, int64_t j, bool center, float threshold)
+{
+  float a[4], b[4];
+  nms_box(boxes, i, center, a);
+  nms_box(boxes, j, center, b);
+  float iw = MIN(a[3], b[3]) - MAX(a[1], b[1]), ih = MIN(a[2], b[2]) - MAX(a[0], b[0]);
+  if (iw <= 0 || ih <= 0)
+    return false;
+  float inter = iw * ih;
+  float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+  if (area_a <= 0 || area_b <= 0)
+    return false;
+  return inter / (area_a + area_b - inter) > threshold;
+}
+
+/* Insertion into a sorted run: higher score first, then the lower index. */
+static bool nms_before(const float *scores, int64_t a, int64_t b)
+{
+  return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+}
+
+/* Stable merge sort of candidate positions by score. */
+static void nms_sort(const float *scores, int64_t *idx, int64_t *tmp, int64_t n)
+{
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = MIN(n, lo + width), hi = MIN(n, lo + 2 * width), i = lo, j = mid, o = lo;
+      while (i < mid && j < hi)
+        tmp[o++] = nms_before(scores, idx[j], idx[i]) ? idx[j++] : idx[i++];
+      while (i < mid)
+        tmp[o++] = idx[i++];
+      while (j < hi)
+        tmp[o++] = idx[j++];
+    }
+    memcpy(idx, tmp, (size_t)n * sizeof(int64_t));
+  }
+}
+
+static size_t nms_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                            const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  (void)outputs;
+  (void)n_outputs;
+  if (n_inputs < 2 || inputs[1].ndim != 3)
+    return 0;
+  /* Candidates and the sort's second array per class, plus every selected box index. */
+  int64_t n = inputs[1].shape[2];
+  return (2 * (size_t)n + (size_t)ds_tensor_numel(&inputs[1])) * sizeof(int64_t);
+}
+
+/* A scalar parameter as a double. */
+static bool nms_scalar(const DsTensor *t, double *v)
+{
+  if (t->ndim > 1 || ds_tensor_numel(t) != 1 || !ds_cpu_dtype_computable(t->dtype))
+    return false;
+  *v = ds_cpu_load_f64(t->dtype, t->data, 0);
+  return true;
+}
+
+static DsStatus nms_run(const DsKernelCtx *ctx)
+{
+  const DsNonMaxSuppressionParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 5 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *boxes = &ctx->inputs[0], *scores = &ctx->inputs[1];
+  if (!all_f32(ctx->inputs, 2))
+    return DS_STATUS_UNSUPPORTED;
+  double max_out, iou, score_min;
+  if (boxes->ndim != 3 || scores->ndim != 3 || boxes->shape[2] != 4 ||
+      boxes->shape[0] != scores->shape[0] || boxes->shape[1] != scores->shape[2] ||
+      !nms_scalar(&ctx->inputs[2], &max_out) || !nms_scalar(&ctx->inputs[3], &iou) ||
+      !nms_scalar(&ctx->inputs[4], &score_min))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t B = scores->shape[0], C = scores->shape[1], N = scores->shape[2];
+  int64_t limit = max_out <= 0 ? 0 : (max_out >= (double)N ? N : (int64_t)max_out);
+  int64_t *cand = ctx->workspace, *tmp = cand + N, *chosen = tmp + N, n_chosen = 0;
+  if (B * C * N > 0 && cand == NULL)
+    return DS_STATUS_NO_MEMORY;
+  /* Selections are kept as flat (batch * C + class) * N + box, then written out. */
+  for (int64_t b = 0; b < B && limit > 0; b++) {
+    const float *bx = (const float *)boxes->data + b * N * 4;
+    for (int64_t c = 0; c < C; c++) {
+      const float *sc = (const float *)scores->data + (b * C + c) * N;
+      int64_t n = 0;
+      for (int64_t i = 0; i < N; i++)
+        if (sc[i] > score_min)
+          cand[n++] = i;
+      nms_sort(sc, cand, tmp, n);
+      int64_t first = n_chosen;
+      for (int64_t k = 0; k < n && n_chosen - first < limit; k++) {
+        bool keep = true;
+        for (int64_t j = first; j < n_chosen && keep; j++)
+          keep = !nms_suppresses(bx, chosen[j] % N, cand[k], p->center_point_box, (float)iou);
+        if (keep)
+          chosen[n_chosen++] = (b * C + c) * N + cand[k];
+      }
+    }
+  }
+  int64_t shape[2] = {n_chosen, 3};
+  DsStatus st = ds_cpu_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
+  if (st != DS_STATUS_OK)
+    return st;
+  int64_t *out = ctx->outputs[0].data;
+  for (int64_t k = 0; k < n_chosen; k++) {
+    out[3 * k] = chosen[k] / N / C;
+    out[3 * k + 1] = chosen[k] / N % C;
+    out[3 * k + 2] = chosen[k] % N;
+  }
+  return DS_STATUS_OK;
+}
+
 void ds_cpu_vision_register(DsKernel *table)
 {
   table[DS_OP_BOX_NMS] = (DsKernel){box_nms_run, box_nms_workspace};
   table[DS_OP_ROI_ALIGN] = (DsKernel){roi_align_run, NULL};
   table[DS_OP_ADAPTIVE_AVG_POOLING_2D] = (DsKernel){adaptive_avg_pool_run, NULL};
   table[DS_OP_DECONVOLUTION] = (DsKernel){deconv_run, deconv_workspace};
+  table[DS_OP_RESIZE] = (DsKernel){resize_static_run, NULL};
+  table[DS_OP_DYNAMIC_RESIZE] = (DsKernel){dynamic_resize_run, NULL};
+  table[DS_OP_NON_MAX_SUPPRESSION] = (DsKernel){nms_run, nms_workspace};
 }
