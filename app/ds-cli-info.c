@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ds-cli.h"
+#include "ds-expr.h"
 #include "ds-error.h"
 #include "ds-mxnet-json.h"
 
@@ -44,16 +45,38 @@ static GArray *op_histogram(const DsGraph *graph)
   return list;
 }
 
+/* Dims as numbers, symbolic ones as their expression text, unknown ones as null. */
 static cJSON *shape_json(const DsShape *shape)
 {
   if (shape->ndim < 0)
     return cJSON_CreateNull();
   cJSON *list = cJSON_CreateArray();
-  for (int i = 0; i < shape->ndim; i++)
-    cJSON_AddItemToArray(list, ds_dim_is_const(shape->dims[i])
-                                 ? cJSON_CreateNumber((double)shape->dims[i].value)
-                                 : cJSON_CreateNull());
+  for (int i = 0; i < shape->ndim; i++) {
+    cJSON *dim;
+    if (ds_dim_is_const(shape->dims[i])) {
+      dim = cJSON_CreateNumber((double)shape->dims[i].value);
+    } else if (shape->dims[i].expr != NULL) {
+      g_autofree char *text = ds_expr_to_string(shape->dims[i].expr);
+      dim = cJSON_CreateString(text);
+    } else {
+      dim = cJSON_CreateNull();
+    }
+    cJSON_AddItemToArray(list, dim);
+  }
   return list;
+}
+
+/* A variable's shape for the listing: what inference found, or the declared symbolic shape
+ * where inference left dims open (ONNX inputs with named dims). */
+static const DsShape *input_shape(DsSession *session, const DsGraphShapes *shapes,
+                                  const DsNode *node)
+{
+  const DsShape *inferred = &shapes->shapes[ds_session_get_graph(session)->node_row_ptr[node->id]];
+  const DsShape *declared = ds_session_get_declared_shape(session, node->name);
+  int64_t dims[DS_MAX_NDIM];
+  if (declared != NULL && !ds_shape_get_concrete(inferred, dims))
+    return declared;
+  return inferred;
 }
 
 static const char *dtype_or_unknown(DsDType d)
@@ -78,7 +101,10 @@ int ds_cli_info(const DsCliOptions *options)
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "model", options->info_model);
   cJSON_AddNumberToObject(root, "nodes", graph->n_nodes);
+  cJSON_AddStringToObject(root, "format", ds_session_get_format(session));
   cJSON_AddNumberToObject(root, "mxnet_version", graph->mxnet_version);
+  if (ds_session_get_unsupported(session) != NULL)
+    cJSON_AddStringToObject(root, "unsupported", ds_session_get_unsupported(session));
   cJSON *ops_json = cJSON_AddObjectToObject(root, "ops");
   for (guint i = 0; i < ops->len; i++) {
     OpCount *c = &g_array_index(ops, OpCount, i);
@@ -93,7 +119,7 @@ int ds_cli_info(const DsCliOptions *options)
     DsVariableKind kind = ds_session_classify_variable(session, node);
     cJSON *item = cJSON_CreateObject();
     cJSON_AddStringToObject(item, "name", node->name);
-    cJSON_AddItemToObject(item, "shape", shape_json(&shapes->shapes[e]));
+    cJSON_AddItemToObject(item, "shape", shape_json(input_shape(session, shapes, node)));
     cJSON_AddStringToObject(item, "dtype", dtype_or_unknown(shapes->dtypes[e]));
     cJSON_AddStringToObject(item, "kind", ds_variable_kind_name(kind));
     cJSON_AddItemToArray(inputs, item);
@@ -125,9 +151,7 @@ int ds_cli_info(const DsCliOptions *options)
     printf("%s\n", text);
     cJSON_free(text);
   } else {
-    printf("model: %s (MXNet %d.%d.%d JSON)\n", options->info_model,
-           graph->mxnet_version / 10000, graph->mxnet_version / 100 % 100,
-           graph->mxnet_version % 100);
+    printf("model: %s (%s)\n", options->info_model, ds_session_get_format(session));
     printf("nodes: %u (%u ops, %u variables)\n", graph->n_nodes, ds_graph_count_ops(graph),
            graph->n_nodes - ds_graph_count_ops(graph));
     printf("ops:");
@@ -140,7 +164,7 @@ int ds_cli_info(const DsCliOptions *options)
     cJSON_ArrayForEach(item, inputs)
     {
       const DsNode *node = ds_graph_find_node(graph, cJSON_GetObjectItem(item, "name")->valuestring);
-      g_autofree char *shape = ds_shape_to_string(&shapes->shapes[graph->node_row_ptr[node->id]]);
+      g_autofree char *shape = ds_shape_to_string(input_shape(session, shapes, node));
       printf("  %-6s  %-48s  %-20s  %s\n", cJSON_GetObjectItem(item, "kind")->valuestring,
              node->name, shape, cJSON_GetObjectItem(item, "dtype")->valuestring);
     }
@@ -155,6 +179,8 @@ int ds_cli_info(const DsCliOptions *options)
       printf("\nparameters: %" G_GUINT64_FORMAT "\n", n_params);
     else
       printf("\nparameters: unknown (some weight shapes are not known; try --input-shape)\n");
+    if (ds_session_get_unsupported(session) != NULL)
+      printf("\ncannot run: %s\n", ds_session_get_unsupported(session));
   }
   cJSON_Delete(root);
   return 0;

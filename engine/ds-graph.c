@@ -51,6 +51,7 @@ void ds_graph_unref(DsGraph *graph)
   g_free(graph->arg_nodes);
   g_free(graph->node_row_ptr);
   g_free(graph->heads);
+  g_strfreev(graph->head_names);
   if (graph->attrs != NULL)
     cJSON_Delete(graph->attrs);
   if (graph->by_name != NULL)
@@ -233,6 +234,8 @@ gboolean ds_graph_parse_params(DsGraph *graph, GError **error)
 char *ds_graph_dup_output_name(const DsGraph *graph, guint i)
 {
   g_return_val_if_fail(i < graph->n_heads, NULL);
+  if (graph->head_names != NULL)
+    return g_strdup(graph->head_names[i]);
   return ds_graph_dup_entry_name(graph, graph->heads[i]);
 }
 

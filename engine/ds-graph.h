@@ -60,6 +60,8 @@ struct _DsGraph {
   guint *node_row_ptr;  /* n_nodes + 1 entries; entry id = node_row_ptr[node] + index */
   DsEntry *heads;       /* the graph's outputs */
   guint n_heads;
+  char **head_names;    /* NULL, or a name per head given by the file (ONNX's output names);
+                         * ds_graph_dup_output_name() prefers them */
   struct cJSON *attrs;  /* graph-level "attrs" object (mxnet_version ...), written back as is */
   int mxnet_version;    /* from attrs; 800 for a legacy file without one */
   GHashTable *by_name;  /* node name -> DsNode*, built on first lookup */

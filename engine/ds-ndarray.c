@@ -75,7 +75,8 @@ DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const c
   DsNDArray *array = g_new0(DsNDArray, 1);
   array->view.dtype = dtype;
   array->view.ndim = ndim;
-  memcpy(array->view.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (ndim > 0) /* a scalar's shape may be NULL */
+    memcpy(array->view.shape, shape, sizeof(int64_t) * (size_t)ndim);
   array->nbytes = nbytes;
   size_t rounded = (nbytes + 63) & ~(size_t)63;
   array->view.data = aligned_alloc(64, rounded == 0 ? 64 : rounded);

@@ -767,6 +767,8 @@ static gboolean finish_graph(DsGraph *result, const DsGraph *graph, const DsEntr
   result->heads = g_new(DsEntry, MAX(graph->n_heads, 1));
   for (guint h = 0; h < graph->n_heads; h++)
     result->heads[result->n_heads++] = remap(map, graph, graph->heads[h]);
+  if (graph->head_names != NULL)
+    result->head_names = g_strdupv(graph->head_names);
   result->arg_nodes = g_new(guint, MAX(graph->n_arg_nodes, 1));
   for (guint a = 0; a < graph->n_arg_nodes; a++)
     result->arg_nodes[result->n_arg_nodes++] =

@@ -1,6 +1,7 @@
 /* ds-session.c */
 #include "ds-session.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ds-dynamic-executor.h"
@@ -9,6 +10,7 @@
 #include "ds-partition.h"
 #include "ds-mxnet-json.h"
 #include "ds-npy.h"
+#include "ds-onnx-import.h"
 #include "ds-params.h"
 
 static gboolean shape_is_symbolic(const DsShape *shape);
@@ -43,9 +45,32 @@ struct _DsSession {
   DsGraphShapes *symbolic;     /* from the last symbolic inference */
   const DsBackend *backend;
   int n_threads;
+  GHashTable *file_weights; /* names of variables the model file itself feeds (ONNX
+                             * initializers and constants) */
+  char *unsupported;        /* the nodes a run would refuse, listed in one line, or NULL */
+  char *format;             /* the file format, in words */
+  const char *format_id;    /* "mxnet-json" or "onnx" */
 };
 
-DsSession *ds_session_new(const char *model_path, GError **error)
+static DsSession *session_alloc(const char *model_path, DsGraph *graph)
+{
+  DsSession *session = g_new0(DsSession, 1);
+  session->model_path = g_strdup(model_path);
+  session->graph = graph;
+  session->fed =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)ds_ndarray_free);
+  session->declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  session->values = g_array_new(FALSE, TRUE, sizeof(gint64));
+  session->bound = g_array_new(FALSE, TRUE, sizeof(gboolean));
+  session->bound_by = g_ptr_array_new_with_free_func(g_free);
+  session->notes = g_ptr_array_new_with_free_func(g_free);
+  session->guards = g_ptr_array_new_with_free_func(guard_copy_free);
+  session->random = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  session->file_weights = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  return session;
+}
+
+static DsSession *session_new_mxnet(const char *model_path, GError **error)
 {
   g_autoptr(DsGraph) file_graph = ds_mxnet_json_load(model_path, error);
   if (file_graph == NULL)
@@ -57,23 +82,87 @@ DsSession *ds_session_new(const char *model_path, GError **error)
     g_prefix_error(error, "%s: ", model_path);
     return NULL;
   }
-  DsSession *session = g_new0(DsSession, 1);
-  session->model_path = g_strdup(model_path);
-  session->graph = graph;
+  DsSession *session = session_alloc(model_path, graph);
+  session->format_id = "mxnet-json";
+  session->format = g_strdup_printf("MXNet %d.%d.%d JSON", graph->mxnet_version / 10000,
+                                    graph->mxnet_version / 100 % 100, graph->mxnet_version % 100);
   if (partition != NULL && partition->n_regions > 0)
     session->file_partition = partition;
   else
     ds_partition_free(partition);
-  session->fed =
-      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)ds_ndarray_free);
-  session->declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  session->values = g_array_new(FALSE, TRUE, sizeof(gint64));
-  session->bound = g_array_new(FALSE, TRUE, sizeof(gboolean));
-  session->bound_by = g_ptr_array_new_with_free_func(g_free);
-  session->notes = g_ptr_array_new_with_free_func(g_free);
-  session->guards = g_ptr_array_new_with_free_func(guard_copy_free);
-  session->random = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return session;
+}
+
+/* An ONNX model: its initializers feed their weights, and its inputs' named dims are declared
+ * as symbols. */
+static DsSession *session_new_onnx(const char *model_path, GError **error)
+{
+  g_autoptr(DsOnnxModel) model = ds_onnx_model_load(model_path, error);
+  if (model == NULL)
+    return NULL;
+  g_autofree char *dir = g_path_get_dirname(model_path);
+  g_autoptr(DsOnnxImport) import = ds_onnx_import(model, dir, error);
+  if (import == NULL)
+    return NULL;
+  g_autoptr(DsSession) session = session_alloc(model_path, ds_graph_ref(import->graph));
+  session->unsupported = g_steal_pointer(&import->unsupported);
+  session->format = g_steal_pointer(&import->format);
+  session->format_id = "onnx";
+  for (guint i = 0; i < import->weights->len; i++) {
+    const char *name = import->weight_names->pdata[i];
+    g_hash_table_add(session->file_weights, g_strdup(name));
+    g_hash_table_replace(session->fed, g_strdup(name), import->weights->pdata[i]);
+    import->weights->pdata[i] = NULL;
+  }
+  for (guint i = 0; i < import->input_shapes->len; i++) {
+    const DsOnnxInputShape *in = &g_array_index(import->input_shapes, DsOnnxInputShape, i);
+    DsShape shape;
+    if (!ds_session_parse_shape(session, in->shape, &shape, error) ||
+        !ds_session_declare_shape(session, in->name, &shape, error)) {
+      g_prefix_error(error, "%s: input '%s': ", model_path, in->name);
+      return NULL;
+    }
+  }
+  return g_steal_pointer(&session);
+}
+
+/* Whether the file starts like an ONNX ModelProto (the format is chosen by content). */
+static gboolean looks_like_onnx(const char *path)
+{
+  guint8 head[16];
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return FALSE;
+  gsize n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return ds_onnx_is_model_file(head, n);
+}
+
+DsSession *ds_session_new(const char *model_path, GError **error)
+{
+  if (looks_like_onnx(model_path))
+    return session_new_onnx(model_path, error);
+  return session_new_mxnet(model_path, error);
+}
+
+const char *ds_session_get_unsupported(DsSession *session)
+{
+  return session->unsupported;
+}
+
+const DsShape *ds_session_get_declared_shape(DsSession *session, const char *name)
+{
+  return g_hash_table_lookup(session->declared, name);
+}
+
+const char *ds_session_get_format(DsSession *session)
+{
+  return session->format;
+}
+
+const char *ds_session_get_format_id(DsSession *session)
+{
+  return session->format_id;
 }
 
 void ds_session_free(DsSession *session)
@@ -96,6 +185,9 @@ void ds_session_free(DsSession *session)
   g_hash_table_unref(session->fed);
   g_hash_table_unref(session->declared);
   ds_graph_unref(session->graph);
+  g_hash_table_unref(session->file_weights);
+  g_free(session->unsupported);
+  g_free(session->format);
   g_free(session->model_path);
   g_free(session);
 }
@@ -426,10 +518,21 @@ static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guin
   return TRUE;
 }
 
+/* A model with nodes the engine cannot run is refused before anything runs, naming them all. */
+static gboolean check_runnable(DsSession *session, GError **error)
+{
+  if (session->unsupported == NULL)
+    return TRUE;
+  g_set_error_literal(error, DS_ERROR, DS_ERROR_UNSUPPORTED, session->unsupported);
+  return FALSE;
+}
+
 gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 seed,
                             const DsBackend *backend, int n_threads, GError **error)
 {
   invalidate(session);
+  if (!check_runnable(session, error))
+    return FALSE;
   if (!random_inputs && !check_all_fed(session, error))
     return FALSE;
   if (session->exprs != NULL && !bind_from_inputs(session, error))
@@ -749,7 +852,7 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
                             GError **error)
 {
   invalidate(session);
-  if (ds_session_infer_symbolic(session, error) == NULL)
+  if (!check_runnable(session, error) || ds_session_infer_symbolic(session, error) == NULL)
     return FALSE;
   /* Every dim must be an expression the bindings can evaluate: unknown dims cannot be. */
   DsGraph *graph = session->graph;
@@ -879,6 +982,8 @@ DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *va
   static const char *const weight_names[] = {"weight",     "bias",        "gamma",      "beta",
                                              "parameters", "moving_mean", "moving_var", NULL};
   DsGraph *graph = session->graph;
+  if (g_hash_table_contains(session->file_weights, variable->name))
+    return DS_VARIABLE_WEIGHT;
   for (guint i = variable->id + 1; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
     for (guint k = 0; k < node->n_inputs; k++) {

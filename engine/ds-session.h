@@ -25,8 +25,18 @@ typedef enum {
 
 typedef struct _DsSession DsSession;
 
-/* Loads a model file. */
+/* Loads a model file: MXNet symbol JSON or ONNX, chosen by content. An ONNX file's
+ * initializers feed their variables (as weights), and its inputs' named dims are declared as
+ * symbols. */
 DsSession *ds_session_new(const char *model_path, GError **error);
+/* One line naming every node the model has but the engine cannot run (ONNX ops, opsets or
+ * attributes it does not map), or NULL. ds_session_prepare() and ds_session_compile() refuse
+ * such a model with this message before running anything. */
+const char *ds_session_get_unsupported(DsSession *session);
+/* The file format in words: "MXNet 1.5.0 JSON", "ONNX IR 8, opset 13, from pytorch 1.13.1". */
+const char *ds_session_get_format(DsSession *session);
+/* The same as an identifier: "mxnet-json" or "onnx" (profile reports carry it). */
+const char *ds_session_get_format_id(DsSession *session);
 void ds_session_free(DsSession *session);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsSession, ds_session_free)
 
@@ -51,6 +61,10 @@ gboolean ds_session_feed_params(DsSession *session, const char *path, GError **e
  * file's `__shape__` hint for that variable; fed arrays must match it. */
 gboolean ds_session_declare_shape(DsSession *session, const char *name, const DsShape *shape,
                                   GError **error);
+
+/* The shape declared for variable `name` (by ds_session_declare_shape(), or by an ONNX file's
+ * input types, named dims as symbols), or NULL. Borrowed. */
+const DsShape *ds_session_get_declared_shape(DsSession *session, const char *name);
 
 /* Infers shapes as far as they go, without requiring completeness (for --info). */
 const DsGraphShapes *ds_session_infer_partial(DsSession *session, GError **error);

@@ -299,10 +299,12 @@ static cJSON *model_json(const DsProfiler *p)
   char *suffix = g_strrstr(base, "-symbol.json");
   if (suffix == NULL)
     suffix = g_strrstr(base, ".json");
+  if (suffix == NULL)
+    suffix = g_strrstr(base, ".onnx");
   if (suffix != NULL && suffix != base)
     *suffix = '\0';
   cJSON_AddStringToObject(m, "name", base);
-  cJSON_AddStringToObject(m, "format", "mxnet-json");
+  cJSON_AddStringToObject(m, "format", ds_session_get_format_id(session));
   cJSON_AddNumberToObject(m, "nodes", graph->n_nodes);
   cJSON_AddNumberToObject(m, "op_nodes", ds_graph_count_ops(graph));
   cJSON_AddStringToObject(m, "executor", ds_session_get_executor_name(session));

@@ -334,6 +334,52 @@ static void test_bindings_steps_breakpoint(void)
   settle();
 }
 
+/* An ONNX model opens like any other: its Loop is a cluster, stepping goes into the body. */
+static void test_onnx_model(void)
+{
+  g_autofree char *tmp = g_dir_make_tmp("ds-gui-onnx-XXXXXX", NULL);
+  const char *src = g_getenv("DS_SOURCE_DIR");
+  g_autofree char *script = g_build_filename(src != NULL ? src : "..", "tests", "onnx_samples.py",
+                                             NULL);
+  const char *argv[] = {"/usr/bin/python3", script, tmp, NULL};
+  gint status = -1;
+  if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                    NULL, &status, NULL) ||
+      !g_spawn_check_wait_status(status, NULL)) {
+    g_test_skip("the onnx Python package is not available to write the sample models");
+    return;
+  }
+  DsWindow *window = new_window();
+  g_autofree char *path = g_build_filename(tmp, "loop.onnx", NULL);
+  GError *error = NULL;
+  g_assert_true(ds_window_open(window, path, &error));
+  g_assert_no_error(error);
+  settle();
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  g_assert_cmpint(find(scene, "Loop_v_final"), >=, 0);
+  g_assert_cmpint(find(scene, "Loop_v_final/func/Add_v_out"), >=, 0);
+  for (int i = 0; i < 3; i++) {
+    g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
+    wait_idle(window);
+    g_assert_null(ds_window_get_banner_text(window));
+  }
+  const char *text = ds_window_get_status_text(window);
+  g_assert_nonnull(strstr(text, "Loop_v_final › iter 0 › "));
+  screenshot(window, "onnx-loop-step-into");
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+  g_autoptr(GDir) dir = g_dir_open(tmp, 0, NULL);
+  for (const char *name; dir != NULL && (name = g_dir_read_name(dir)) != NULL;) {
+    g_autofree char *file = g_build_filename(tmp, name, NULL);
+    g_unlink(file);
+  }
+  g_rmdir(tmp);
+}
+
 static gboolean file_starts_with(const char *path, const char *magic, gsize n)
 {
   g_autofree char *data = NULL;
@@ -602,6 +648,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/recent-and-state", test_recent_and_state);
   g_test_add_func("/gui/dark-style", test_dark_style);
   g_test_add_func("/gui/german", test_german);
+  g_test_add_func("/gui/onnx-model", test_onnx_model);
   int status = g_test_run();
   if (!g_test_subprocess()) {
     g_autofree char *command = g_strdup_printf("rm -rf '%s'", home);

@@ -887,7 +887,7 @@ static void test_model_types(void)
   g_assert_false(graph_->inputs[1].has_shape);
   g_assert_cmpint(graph_->outputs[0].kind, ==, DS_ONNX_TYPE_OPTIONAL);
   g_assert_false(ds_onnx_value_require_tensor(m, &graph_->outputs[0], "output", &error));
-  g_assert_nonnull(strstr(error->message, "output 'opt' has a optional type"));
+  g_assert_nonnull(strstr(error->message, "output 'opt' has an optional type"));
   g_clear_error(&error);
   g_assert_cmpint(graph_->value_info[0].kind, ==, DS_ONNX_TYPE_NONE);
   g_assert_false(ds_onnx_value_require_tensor(m, &graph_->value_info[0], "value", &error));

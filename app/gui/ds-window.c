@@ -243,8 +243,9 @@ static void on_open(GSimpleAction *action, GVariant *parameter, gpointer data)
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new(
       _("Open a model"), GTK_WINDOW(w), GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   GtkFileFilter *filter = gtk_file_filter_new();
-  gtk_file_filter_set_name(filter, _("Model graphs (JSON)"));
+  gtk_file_filter_set_name(filter, _("Models (MXNet JSON, ONNX)"));
   gtk_file_filter_add_pattern(filter, "*.json");
+  gtk_file_filter_add_pattern(filter, "*.onnx");
   gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
   GtkFileFilter *all = gtk_file_filter_new();
   gtk_file_filter_set_name(all, _("All files"));

@@ -50,10 +50,13 @@ gboolean ds_onnx_value_require_tensor(const DsOnnxModel *model, const DsOnnxValu
   if (value->kind == DS_ONNX_TYPE_NONE)
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "%s: %s '%s' has no type",
                 model->display_name, role != NULL ? role : "value", value->name);
-  else
+  else {
+    const char *kind = ds_onnx_type_kind_name(value->kind);
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-                "%s: %s '%s' has a %s type; only tensors are supported", model->display_name,
-                role != NULL ? role : "value", value->name, ds_onnx_type_kind_name(value->kind));
+                "%s: %s '%s' has %s %s type; only tensors are supported", model->display_name,
+                role != NULL ? role : "value", value->name,
+                strchr("aeiou", kind[0]) != NULL ? "an" : "a", kind);
+  }
   if (error != NULL && *error != NULL)
     ds_pb_one_line((*error)->message);
   return FALSE;

@@ -1,0 +1,1203 @@
+/* ds-onnx-import.c: the importer's frame: graphs, scopes, constants, opaque nodes.
+ *
+ * The op-by-op mapping lives in ds-onnx-ops-*.c; this file walks the graphs, resolves names
+ * through the enclosing bodies, hoists constants into the top graph, and turns a node no
+ * translator can map into an opaque node listed in the import's `unsupported` line.
+ */
+#include "ds-onnx-translate.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "ds-op.h"
+
+/* How many offending nodes the one-line report names before "and N more". */
+#define REPORT_MAX_NODES 12
+
+typedef struct {
+  DsDType dtype;
+  int rank;
+  gint64 dims[DS_MAX_NDIM]; /* -1 where the file gives no value */
+} ValueHint;
+
+/* What the whole import shares, whichever body is being built. */
+typedef struct {
+  const DsOnnxModel *model;
+  const char *base_dir;
+  gint64 opset;
+  GStringChunk *strings;   /* attribute values handed to translators */
+  GHashTable *translators; /* op_type -> const DsOnnxOpTranslator* */
+  GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
+  GHashTable *hints;       /* value name -> ValueHint* */
+  GPtrArray *weights;      /* DsNDArray* */
+  GPtrArray *weight_names; /* char* */
+  GArray *input_shapes;    /* DsOnnxInputShape */
+  GString *unsupported;
+  guint n_unsupported;
+  guint n_unknown_dims; /* fresh symbols made for unknown input dims */
+} Importer;
+
+struct _DsOnnxBuilder {
+  Importer *imp;
+  DsOnnxBuilder *parent;
+  DsGraph *graph;
+  char *prefix;       /* names of generated nodes start with it ("" at the top) */
+  GHashTable *values; /* ONNX value name -> DsEntry* */
+  GHashTable *names;  /* node names used in this graph */
+  GArray *captures;   /* DsOnnxCapture */
+  GArray *capture_vars; /* guint: the capture variable's node id, parallel to captures */
+};
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+gboolean ds_onnx_unsupported(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, DS_ERROR, DS_ERROR_UNSUPPORTED, msg);
+  return FALSE;
+}
+
+gboolean ds_onnx_invalid(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, DS_ERROR, DS_ERROR_INVALID, msg);
+  return FALSE;
+}
+
+gint64 ds_onnx_opset(const DsOnnxBuilder *b)
+{
+  return b->imp->opset;
+}
+
+/* ---- Attributes ------------------------------------------------------------------------------ */
+
+gboolean ds_onnx_has_attr(const DsOnnxNode *node, const char *name)
+{
+  return ds_onnx_node_find_attribute(node, name) != NULL;
+}
+
+gint64 ds_onnx_attr_int(const DsOnnxNode *node, const char *name, gint64 fallback)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, name);
+  return a != NULL && a->type == DS_ONNX_ATTR_INT ? a->i : fallback;
+}
+
+float ds_onnx_attr_float(const DsOnnxNode *node, const char *name, float fallback)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, name);
+  if (a == NULL)
+    return fallback;
+  if (a->type == DS_ONNX_ATTR_INT) /* some writers store 1 for 1.0 */
+    return (float)a->i;
+  return a->type == DS_ONNX_ATTR_FLOAT ? a->f : fallback;
+}
+
+const char *ds_onnx_attr_string(const DsOnnxNode *node, const char *name, const char *fallback)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, name);
+  return a != NULL && a->type == DS_ONNX_ATTR_STRING ? a->s.data : fallback;
+}
+
+int ds_onnx_attr_ints(const DsOnnxNode *node, const char *name, gint64 *out, int max)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, name);
+  if (a == NULL || (a->type != DS_ONNX_ATTR_INTS && a->type != DS_ONNX_ATTR_INT))
+    return -1;
+  if (a->type == DS_ONNX_ATTR_INT) {
+    if (max > 0)
+      out[0] = a->i;
+    return 1;
+  }
+  for (gsize i = 0; i < a->n_ints && (int)i < max; i++)
+    out[i] = a->ints[i];
+  return (int)a->n_ints;
+}
+
+int ds_onnx_attr_floats(const DsOnnxNode *node, const char *name, float *out, int max)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, name);
+  if (a == NULL || a->type != DS_ONNX_ATTR_FLOATS)
+    return -1;
+  for (gsize i = 0; i < a->n_floats && (int)i < max; i++)
+    out[i] = a->floats[i];
+  return (int)a->n_floats;
+}
+
+/* ---- Names and strings ----------------------------------------------------------------------- */
+
+const char *ds_onnx_printf(DsOnnxBuilder *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  return g_string_chunk_insert(b->imp->strings, s);
+}
+
+const char *ds_onnx_fmt_ints(DsOnnxBuilder *b, const gint64 *values, int n)
+{
+  g_autoptr(GString) s = g_string_new("(");
+  for (int i = 0; i < n; i++)
+    g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", values[i]);
+  g_string_append(s, n == 1 ? ",)" : ")");
+  return g_string_chunk_insert(b->imp->strings, s->str);
+}
+
+const char *ds_onnx_fmt_float(DsOnnxBuilder *b, double value)
+{
+  if (isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  if (isnan(value))
+    return "nan";
+  return ds_onnx_printf(b, "%.17g", value);
+}
+
+/* `base`, or `base_1`, `base_2`... : the first name no node of `b`'s graph has. */
+static const char *unique_name(DsOnnxBuilder *b, const char *base)
+{
+  if (!g_hash_table_contains(b->names, base))
+    return g_string_chunk_insert(b->imp->strings, base);
+  for (guint k = 1;; k++) {
+    g_autofree char *name = g_strdup_printf("%s_%u", base, k);
+    if (!g_hash_table_contains(b->names, name))
+      return g_string_chunk_insert(b->imp->strings, name);
+  }
+}
+
+static DsNode *append_node(DsOnnxBuilder *b, const char *base, const char *op_name)
+{
+  const char *name = unique_name(b, base);
+  DsNode *node = ds_graph_add_node(b->graph, name, op_name);
+  g_hash_table_add(b->names, node->name);
+  return node;
+}
+
+/* The name an ONNX node gives its engine nodes: its own, or "<op_type>_<k>". */
+static const char *node_base_name(DsOnnxBuilder *b, const DsOnnxNode *node)
+{
+  if (node->name[0] != '\0')
+    return node->name;
+  const char *out = node->n_outputs > 0 && node->outputs[0][0] != '\0' ? node->outputs[0] : NULL;
+  return out != NULL ? ds_onnx_printf(b, "%s_%s", node->op_type, out)
+                     : ds_onnx_printf(b, "%s", node->op_type);
+}
+
+/* ---- Values ---------------------------------------------------------------------------------- */
+
+static void bind_value(DsOnnxBuilder *b, const char *name, DsEntry entry)
+{
+  DsEntry *e = g_new(DsEntry, 1);
+  *e = entry;
+  g_hash_table_replace(b->values, g_strdup(name), e);
+}
+
+static DsOnnxBuilder *top_builder(DsOnnxBuilder *b)
+{
+  while (b->parent != NULL)
+    b = b->parent;
+  return b;
+}
+
+static void set_dtype_attr(DsNode *variable, DsDType dtype)
+{
+  if (dtype == DS_DTYPE_UNKNOWN)
+    return;
+  char code[8];
+  g_snprintf(code, sizeof code, "%d", (int)dtype);
+  ds_node_add_attr(variable, "__dtype__", code);
+}
+
+static ValueHint *add_hint(Importer *imp, const char *name, DsDType dtype, int rank)
+{
+  if (name == NULL || name[0] == '\0')
+    return NULL;
+  ValueHint *h = g_new(ValueHint, 1);
+  h->dtype = dtype;
+  h->rank = rank > DS_MAX_NDIM ? -1 : rank;
+  for (int i = 0; i < DS_MAX_NDIM; i++)
+    h->dims[i] = -1;
+  g_hash_table_replace(imp->hints, g_strdup(name), h);
+  return h;
+}
+
+gboolean ds_onnx_value_static_shape(DsOnnxBuilder *b, const char *name, gint64 *dims, int *rank)
+{
+  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  if (c != NULL) {
+    *rank = c->view.ndim;
+    for (int i = 0; i < c->view.ndim; i++)
+      dims[i] = c->view.shape[i];
+    return TRUE;
+  }
+  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  if (h == NULL || h->rank < 0)
+    return FALSE;
+  for (int i = 0; i < h->rank; i++)
+    if (h->dims[i] < 0)
+      return FALSE;
+  *rank = h->rank;
+  memcpy(dims, h->dims, sizeof(gint64) * (gsize)h->rank);
+  return TRUE;
+}
+
+gboolean ds_onnx_lookup(DsOnnxBuilder *b, const char *name, DsEntry *out, GError **error)
+{
+  const DsEntry *e = g_hash_table_lookup(b->values, name);
+  if (e != NULL) {
+    *out = *e;
+    return TRUE;
+  }
+  if (b->parent == NULL)
+    return ds_onnx_invalid(error, "no input, initializer or node output is called '%s'", name);
+  /* An outer value: the body reads it through a variable of its own, fed by the
+   * control-flow node. */
+  DsOnnxCapture capture = {NULL, {0, 0, 0}};
+  if (!ds_onnx_lookup(b->parent, name, &capture.outer, error))
+    return FALSE;
+  DsNode *var = append_node(b, name, "null");
+  set_dtype_attr(var, ds_onnx_value_dtype(b, name));
+  capture.name = g_strdup(name);
+  g_array_append_val(b->captures, capture);
+  g_array_append_val(b->capture_vars, var->id);
+  *out = ds_onnx_entry(var, 0);
+  bind_value(b, name, *out);
+  return TRUE;
+}
+
+gboolean ds_onnx_has_input(const DsOnnxNode *node, guint i)
+{
+  return i < node->n_inputs && node->inputs[i][0] != '\0';
+}
+
+gboolean ds_onnx_input(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry *out,
+                       GError **error)
+{
+  if (!ds_onnx_has_input(node, i))
+    return ds_onnx_invalid(error, "input %u is missing", i);
+  return ds_onnx_lookup(b, node->inputs[i], out, error);
+}
+
+const DsNDArray *ds_onnx_input_const(DsOnnxBuilder *b, const DsOnnxNode *node, guint i)
+{
+  if (!ds_onnx_has_input(node, i))
+    return NULL;
+  return g_hash_table_lookup(b->imp->consts, node->inputs[i]);
+}
+
+DsDType ds_onnx_value_dtype(DsOnnxBuilder *b, const char *name)
+{
+  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  if (c != NULL)
+    return c->view.dtype;
+  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  return h != NULL ? h->dtype : DS_DTYPE_UNKNOWN;
+}
+
+int ds_onnx_value_rank(DsOnnxBuilder *b, const char *name)
+{
+  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  if (c != NULL)
+    return c->view.ndim;
+  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  return h != NULL ? h->rank : -1;
+}
+
+DsDType ds_onnx_input_dtype(DsOnnxBuilder *b, const DsOnnxNode *node, guint i)
+{
+  return ds_onnx_has_input(node, i) ? ds_onnx_value_dtype(b, node->inputs[i]) : DS_DTYPE_UNKNOWN;
+}
+
+int ds_onnx_input_rank(DsOnnxBuilder *b, const DsOnnxNode *node, guint i)
+{
+  return ds_onnx_has_input(node, i) ? ds_onnx_value_rank(b, node->inputs[i]) : -1;
+}
+
+int ds_onnx_const_ints(const DsNDArray *array, gint64 *out, int max)
+{
+  const DsTensor *t = &array->view;
+  int64_t n = ds_tensor_numel(t);
+  if (n > max)
+    return -1;
+  for (int64_t i = 0; i < n; i++) {
+    switch (t->dtype) {
+    case DS_DTYPE_INT64:
+      out[i] = ((const gint64 *)t->data)[i];
+      break;
+    case DS_DTYPE_INT32:
+      out[i] = ((const gint32 *)t->data)[i];
+      break;
+    case DS_DTYPE_INT8:
+      out[i] = ((const gint8 *)t->data)[i];
+      break;
+    case DS_DTYPE_UINT8:
+    case DS_DTYPE_BOOL:
+      out[i] = ((const guint8 *)t->data)[i];
+      break;
+    default:
+      return -1;
+    }
+  }
+  return (int)n;
+}
+
+gboolean ds_onnx_const_scalar(const DsNDArray *array, double *out)
+{
+  const DsTensor *t = &array->view;
+  if (ds_tensor_numel(t) < 1)
+    return FALSE;
+  switch (t->dtype) {
+  case DS_DTYPE_FLOAT32:
+    *out = ((const float *)t->data)[0];
+    return TRUE;
+  case DS_DTYPE_FLOAT64:
+    *out = ((const double *)t->data)[0];
+    return TRUE;
+  default: {
+    gint64 v;
+    if (t->dtype == DS_DTYPE_FLOAT16 || ds_onnx_const_ints(array, &v, 1) != 1) {
+      /* ds_onnx_const_ints refuses arrays of more than one element: read the first. */
+      DsNDArray first = *array;
+      first.view.ndim = 0;
+      if (t->dtype == DS_DTYPE_FLOAT16 || ds_onnx_const_ints(&first, &v, 1) != 1)
+        return FALSE;
+    }
+    *out = (double)v;
+    return TRUE;
+  }
+  }
+}
+
+/* ---- Constants ------------------------------------------------------------------------------- */
+
+/* A top-graph variable holding `array` (taken), named after `hint`. */
+static DsEntry add_weight(Importer *imp, DsOnnxBuilder *top, const char *hint, DsNDArray *array)
+{
+  g_autofree char *base = g_strdup(hint != NULL && hint[0] != '\0' ? hint : "const");
+  /* The variable's name must not be an ONNX value bound to something else. */
+  const char *name = base;
+  g_autofree char *alt = NULL;
+  for (guint k = 1; g_hash_table_contains(top->values, name) || g_hash_table_contains(top->names, name);
+       k++) {
+    g_free(alt);
+    alt = g_strdup_printf("%s_%u", base, k);
+    name = alt;
+  }
+  DsNode *var = append_node(top, name, "null");
+  const DsTensor *t = &array->view;
+  int64_t dims[DS_MAX_NDIM];
+  for (int i = 0; i < t->ndim; i++)
+    dims[i] = t->shape[i];
+  ds_node_add_attr(var, "__shape__", ds_onnx_fmt_ints(top, dims, t->ndim));
+  set_dtype_attr(var, t->dtype);
+  g_ptr_array_add(imp->weights, array);
+  g_ptr_array_add(imp->weight_names, g_strdup(var->name));
+  g_hash_table_replace(imp->consts, g_strdup(var->name), array);
+  DsEntry entry = ds_onnx_entry(var, 0);
+  bind_value(top, var->name, entry);
+  return entry;
+}
+
+DsEntry ds_onnx_add_constant(DsOnnxBuilder *b, const char *hint, DsNDArray *array)
+{
+  DsOnnxBuilder *top = top_builder(b);
+  DsEntry entry = add_weight(b->imp, top, hint, array);
+  if (b == top)
+    return entry;
+  const char *name = top->graph->nodes[entry.node_id]->name;
+  DsEntry inner;
+  GError *never = NULL;
+  if (!ds_onnx_lookup(b, name, &inner, &never)) /* bound above: cannot fail */
+    g_error("%s", never->message);
+  return inner;
+}
+
+DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, double value,
+                           gboolean one_dim)
+{
+  int64_t one = 1;
+  DsNDArray *a = ds_ndarray_new(dtype, one_dim ? 1 : 0, &one, hint, NULL);
+  void *p = a->view.data;
+  switch (dtype) {
+  case DS_DTYPE_FLOAT32:
+    *(float *)p = (float)value;
+    break;
+  case DS_DTYPE_FLOAT64:
+    *(double *)p = value;
+    break;
+  case DS_DTYPE_INT32:
+    *(gint32 *)p = (gint32)value;
+    break;
+  case DS_DTYPE_INT64:
+    *(gint64 *)p = (gint64)value;
+    break;
+  case DS_DTYPE_INT8:
+    *(gint8 *)p = (gint8)value;
+    break;
+  case DS_DTYPE_UINT8:
+  case DS_DTYPE_BOOL:
+    *(guint8 *)p = (guint8)value;
+    break;
+  default:
+    break;
+  }
+  return ds_onnx_add_constant(b, hint, a);
+}
+
+/* ---- Emitting -------------------------------------------------------------------------------- */
+
+DsNode *ds_onnx_emitv(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op_name,
+                      const char *suffix, const DsEntry *inputs, guint n_inputs,
+                      const char *const *keys, const char *const *values, guint n_attrs,
+                      GError **error)
+{
+  return ds_onnx_emit_control(b, node, op_name, suffix, inputs, n_inputs, NULL, 0, keys, values,
+                              n_attrs, error);
+}
+
+DsNode *ds_onnx_emit_control(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op_name,
+                             const char *suffix, const DsEntry *inputs, guint n_inputs,
+                             DsGraph **subgraphs, guint n_subgraphs, const char *const *keys,
+                             const char *const *values, guint n_attrs, GError **error)
+{
+  const DsOpDef *op = ds_op_lookup(op_name);
+  if (op == NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "the engine has no op '%s'", op_name);
+    return NULL;
+  }
+  const char *base = node_base_name(b, node);
+  if (suffix != NULL)
+    base = ds_onnx_printf(b, "%s/%s", base, suffix);
+  DsNode *n = append_node(b, base, op_name);
+  n->op = op;
+  for (guint i = 0; i < n_attrs; i++)
+    ds_node_add_attr(n, keys[i], values[i]);
+  n->inputs = g_new0(DsEntry, MAX(n_inputs, 1));
+  if (n_inputs > 0)
+    memcpy(n->inputs, inputs, sizeof(DsEntry) * n_inputs);
+  n->n_inputs = n_inputs;
+  /* Control-flow ops check their subgraphs while parsing: attach them first. */
+  if (n_subgraphs > 0) {
+    n->subgraphs = g_new(DsGraph *, n_subgraphs);
+    memcpy(n->subgraphs, subgraphs, sizeof(DsGraph *) * n_subgraphs);
+    n->n_subgraphs = n_subgraphs;
+  }
+  n->param = op->param_size > 0 ? g_malloc0(op->param_size) : NULL;
+  if (op->parse != NULL && !op->parse(n, n->param, error))
+    return NULL;
+  int want = op->num_inputs(n->param);
+  if (want >= 0 && (guint)want != n_inputs) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "%s takes %d inputs, given %u", op_name,
+                want, n_inputs);
+    return NULL;
+  }
+  n->n_outputs = (guint)op->num_outputs(n->param);
+  return n;
+}
+
+DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                     const DsEntry *inputs, guint n_inputs, GError **error, ...)
+{
+  const char *keys[32], *values[32];
+  guint n = 0;
+  va_list ap;
+  va_start(ap, error);
+  for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+    const char *v = va_arg(ap, const char *);
+    g_assert(n < G_N_ELEMENTS(keys));
+    keys[n] = k;
+    values[n++] = v;
+  }
+  va_end(ap);
+  return ds_onnx_emitv(b, node, op, suffix, inputs, n_inputs, keys, values, n, error);
+}
+
+gboolean ds_onnx_set_output(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry entry,
+                            GError **error)
+{
+  (void)error;
+  if (i < node->n_outputs && node->outputs[i][0] != '\0')
+    bind_value(b, node->outputs[i], entry);
+  return TRUE;
+}
+
+gboolean ds_onnx_bind_outputs(DsOnnxBuilder *b, const DsOnnxNode *node, const DsNode *engine_node,
+                              GError **error)
+{
+  for (guint i = 0; i < node->n_outputs && i < engine_node->n_outputs; i++)
+    if (!ds_onnx_set_output(b, node, i, ds_onnx_entry(engine_node, i), error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
+                                  DsNDArray *array, GError **error)
+{
+  if (i >= node->n_outputs || node->outputs[i][0] == '\0') {
+    ds_ndarray_free(array);
+    return TRUE;
+  }
+  DsEntry entry = ds_onnx_add_constant(b, node->outputs[i], array);
+  g_hash_table_replace(b->imp->consts, g_strdup(node->outputs[i]), array);
+  return ds_onnx_set_output(b, node, i, entry, error);
+}
+
+/* ---- Builders -------------------------------------------------------------------------------- */
+
+static void capture_clear(gpointer data)
+{
+  g_free(((DsOnnxCapture *)data)->name);
+}
+
+static DsOnnxBuilder *builder_new(Importer *imp, DsOnnxBuilder *parent, const char *prefix)
+{
+  DsOnnxBuilder *b = g_new0(DsOnnxBuilder, 1);
+  b->imp = imp;
+  b->parent = parent;
+  b->graph = ds_graph_new();
+  b->prefix = g_strdup(prefix);
+  b->values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  b->names = g_hash_table_new(g_str_hash, g_str_equal);
+  b->captures = g_array_new(FALSE, FALSE, sizeof(DsOnnxCapture));
+  g_array_set_clear_func(b->captures, capture_clear);
+  b->capture_vars = g_array_new(FALSE, FALSE, sizeof(guint));
+  return b;
+}
+
+DsOnnxBuilder *ds_onnx_builder_new_child(DsOnnxBuilder *parent, const char *prefix)
+{
+  return builder_new(parent->imp, parent, prefix);
+}
+
+void ds_onnx_builder_free(DsOnnxBuilder *b)
+{
+  if (b == NULL)
+    return;
+  ds_graph_unref(b->graph);
+  g_free(b->prefix);
+  g_hash_table_unref(b->values);
+  g_hash_table_unref(b->names);
+  g_array_unref(b->captures);
+  g_array_unref(b->capture_vars);
+  g_free(b);
+}
+
+DsGraph *ds_onnx_builder_graph(DsOnnxBuilder *b)
+{
+  return b->graph;
+}
+
+DsEntry ds_onnx_builder_add_input(DsOnnxBuilder *b, const char *name, DsDType dtype, int rank)
+{
+  DsNode *var = append_node(b, name[0] != '\0' ? name : "input", "null");
+  set_dtype_attr(var, dtype);
+  add_hint(b->imp, name, dtype, rank);
+  DsEntry entry = ds_onnx_entry(var, 0);
+  if (name[0] != '\0')
+    bind_value(b, name, entry);
+  return entry;
+}
+
+const GArray *ds_onnx_builder_get_captures(DsOnnxBuilder *b)
+{
+  return b->captures;
+}
+
+int ds_onnx_builder_input_index(DsOnnxBuilder *b, DsEntry entry)
+{
+  int k = 0;
+  for (guint i = 0; i < b->graph->n_nodes; i++) {
+    if (!ds_node_is_variable(b->graph->nodes[i]))
+      continue;
+    if (i == entry.node_id)
+      return k;
+    k++;
+  }
+  return -1;
+}
+
+/* arg_nodes, row pointers and heads: what every finished graph has. */
+static gboolean finish_graph(DsOnnxBuilder *b, const DsEntry *heads, guint n_heads,
+                             GError **error)
+{
+  DsGraph *g = b->graph;
+  g->arg_nodes = g_new(guint, MAX(g->n_nodes, 1));
+  for (guint i = 0; i < g->n_nodes; i++)
+    if (ds_node_is_variable(g->nodes[i]))
+      g->arg_nodes[g->n_arg_nodes++] = i;
+  g->heads = g_new(DsEntry, MAX(n_heads, 1));
+  if (n_heads > 0)
+    memcpy(g->heads, heads, sizeof(DsEntry) * n_heads);
+  g->n_heads = n_heads;
+  g->mxnet_version = 10500;
+  ds_graph_update_row_ptr(g);
+  return ds_graph_validate(g, b->imp->model->display_name, error);
+}
+
+DsGraph *ds_onnx_builder_finish(DsOnnxBuilder *b, const DsEntry *heads, guint n_heads,
+                                GError **error)
+{
+  if (!finish_graph(b, heads, n_heads, error))
+    return NULL;
+  return ds_graph_ref(b->graph);
+}
+
+/* ---- Translating nodes ----------------------------------------------------------------------- */
+
+/* Where each builder from `b` to the top stood before a node: what a rollback returns to. */
+typedef struct {
+  guint n_nodes[64];
+  guint n_captures[64];
+  guint n_weights;
+  guint depth;
+} Mark;
+
+static void take_mark(DsOnnxBuilder *b, Mark *m)
+{
+  m->depth = 0;
+  for (DsOnnxBuilder *p = b; p != NULL && m->depth < G_N_ELEMENTS(m->n_nodes); p = p->parent) {
+    m->n_nodes[m->depth] = p->graph->n_nodes;
+    m->n_captures[m->depth++] = p->captures->len;
+  }
+  m->n_weights = b->imp->weights->len;
+}
+
+static gboolean entry_removed(DsOnnxBuilder *p, guint mark, gpointer value)
+{
+  (void)p;
+  return ((const DsEntry *)value)->node_id >= mark;
+}
+
+/* Undoes what a translator emitted before it gave up: nodes, bindings, captures, weights. */
+static void rollback(DsOnnxBuilder *b, const Mark *m)
+{
+  guint level = 0;
+  for (DsOnnxBuilder *p = b; p != NULL && level < m->depth; p = p->parent, level++) {
+    guint mark = m->n_nodes[level];
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, p->values);
+    while (g_hash_table_iter_next(&it, &key, &value))
+      if (entry_removed(p, mark, value))
+        g_hash_table_iter_remove(&it);
+    for (guint i = mark; i < p->graph->n_nodes; i++) {
+      g_hash_table_remove(p->names, p->graph->nodes[i]->name);
+      if (p->graph->by_name != NULL)
+        g_hash_table_remove(p->graph->by_name, p->graph->nodes[i]->name);
+      ds_node_free(p->graph->nodes[i]);
+    }
+    p->graph->n_nodes = MIN(p->graph->n_nodes, mark);
+    g_array_set_size(p->captures, m->n_captures[level]);
+    g_array_set_size(p->capture_vars, m->n_captures[level]);
+  }
+  Importer *imp = b->imp;
+  while (imp->weights->len > m->n_weights) {
+    guint last = imp->weights->len - 1;
+    g_hash_table_remove(imp->consts, imp->weight_names->pdata[last]);
+    g_ptr_array_remove_index(imp->weight_names, last);
+    g_ptr_array_remove_index(imp->weights, last);
+  }
+  /* Constants recorded under ONNX names pointed at the arrays just freed. */
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, imp->consts);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    gboolean alive = FALSE;
+    for (guint i = 0; i < imp->weights->len && !alive; i++)
+      alive = imp->weights->pdata[i] == value;
+    if (!alive)
+      g_hash_table_iter_remove(&it);
+  }
+}
+
+/* An attribute as display text for an opaque node. */
+static char *attribute_text(const DsOnnxAttribute *a)
+{
+  g_autoptr(GString) s = g_string_new(NULL);
+  switch (a->type) {
+  case DS_ONNX_ATTR_FLOAT:
+    g_string_printf(s, "%g", a->f);
+    break;
+  case DS_ONNX_ATTR_INT:
+    g_string_printf(s, "%" G_GINT64_FORMAT, a->i);
+    break;
+  case DS_ONNX_ATTR_STRING:
+    g_string_append_len(s, a->s.data, (gssize)strnlen(a->s.data, a->s.len));
+    break;
+  case DS_ONNX_ATTR_INTS:
+    g_string_append_c(s, '(');
+    for (gsize i = 0; i < a->n_ints; i++)
+      g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", a->ints[i]);
+    g_string_append_c(s, ')');
+    break;
+  case DS_ONNX_ATTR_FLOATS:
+    g_string_append_c(s, '(');
+    for (gsize i = 0; i < a->n_floats; i++)
+      g_string_append_printf(s, "%s%g", i ? ", " : "", a->floats[i]);
+    g_string_append_c(s, ')');
+    break;
+  case DS_ONNX_ATTR_TENSOR:
+    g_string_printf(s, "tensor %s", ds_onnx_elem_type_name(a->t->data_type));
+    break;
+  case DS_ONNX_ATTR_GRAPH:
+    g_string_printf(s, "graph '%s' (%" G_GSIZE_FORMAT " nodes)", a->g->name, a->g->n_nodes);
+    break;
+  default:
+    g_string_printf(s, "(%d values)", (int)(a->n_strings + a->n_tensors + a->n_graphs));
+    break;
+  }
+  return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* The node as the engine cannot run it: an op-less node with the same inputs and outputs, so
+ * the model still prints and draws. */
+static gboolean add_opaque(DsOnnxBuilder *b, const DsOnnxNode *node, const char *reason,
+                           GError **error)
+{
+  Importer *imp = b->imp;
+  if (imp->n_unsupported < REPORT_MAX_NODES)
+    g_string_append_printf(imp->unsupported, "%s'%s' (%s: %s)", imp->n_unsupported ? ", " : "",
+                           node_base_name(b, node), node->op_type, reason);
+  imp->n_unsupported++;
+  GArray *inputs = g_array_new(FALSE, FALSE, sizeof(DsEntry));
+  for (guint i = 0; i < node->n_inputs; i++) {
+    DsEntry e;
+    if (!ds_onnx_has_input(node, i))
+      continue;
+    if (!ds_onnx_input(b, node, i, &e, error)) {
+      g_array_unref(inputs);
+      return FALSE;
+    }
+    g_array_append_val(inputs, e);
+  }
+  DsNode *n = append_node(b, node_base_name(b, node), node->op_type);
+  for (gsize i = 0; i < node->n_attributes; i++) {
+    g_autofree char *text = attribute_text(&node->attributes[i]);
+    ds_node_add_attr(n, node->attributes[i].name, text);
+  }
+  n->n_inputs = inputs->len;
+  n->inputs = (DsEntry *)g_array_free(inputs, FALSE);
+  n->n_outputs = MAX((guint)node->n_outputs, 1);
+  for (guint i = 0; i < node->n_outputs; i++)
+    ds_onnx_set_output(b, node, i, ds_onnx_entry(n, i), error);
+  return TRUE;
+}
+
+static gboolean is_default_domain(const char *domain)
+{
+  return domain[0] == '\0' || strcmp(domain, "ai.onnx") == 0;
+}
+
+/* Why the node cannot be translated, or NULL: a translator exists for its op and opset. */
+static const char *find_translator(DsOnnxBuilder *b, const DsOnnxNode *node,
+                                   const DsOnnxOpTranslator **out)
+{
+  *out = NULL;
+  if (!is_default_domain(node->domain))
+    return ds_onnx_printf(b, "domain '%s' is not supported", node->domain);
+  const DsOnnxOpTranslator *t = g_hash_table_lookup(b->imp->translators, node->op_type);
+  if (t == NULL)
+    return "no mapping for this op";
+  if (b->imp->opset < t->min_opset)
+    return ds_onnx_printf(b, "its opset %" G_GINT64_FORMAT " form is not supported (from %d)",
+                          b->imp->opset, t->min_opset);
+  *out = t;
+  return NULL;
+}
+
+static gboolean translate_node(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  /* Shape arithmetic on values known now (static shapes, constants) is folded here, so that
+   * what it feeds (a Reshape's shape, a ConstantOfShape) sees a constant. */
+  if (is_default_domain(node->domain)) {
+    DsNDArray *folded = NULL;
+    if (ds_onnx_fold(b, node, &folded))
+      return ds_onnx_set_output_const(b, node, 0, folded, error);
+  }
+  const DsOnnxOpTranslator *t;
+  const char *why = find_translator(b, node, &t);
+  if (why != NULL)
+    return add_opaque(b, node, why, error);
+  Mark mark;
+  take_mark(b, &mark);
+  GError *local = NULL;
+  if (t->translate(b, node, &local)) {
+    for (guint i = 0; i < node->n_outputs; i++)
+      if (node->outputs[i][0] != '\0' && !g_hash_table_contains(b->values, node->outputs[i]))
+        return ds_onnx_invalid(error, "node '%s' (%s): output %u ('%s') is not produced",
+                               node_base_name(b, node), node->op_type, i, node->outputs[i]);
+    return TRUE;
+  }
+  if (local != NULL && local->domain == DS_ERROR && local->code == DS_ERROR_UNSUPPORTED) {
+    rollback(b, &mark);
+    gboolean ok = add_opaque(b, node, local->message, error);
+    g_error_free(local);
+    return ok;
+  }
+  g_propagate_prefixed_error(error, local, "node '%s' (%s): ", node_base_name(b, node),
+                             node->op_type);
+  return FALSE;
+}
+
+static void add_value_hints(Importer *imp, const DsOnnxValueInfo *values, gsize n)
+{
+  for (gsize i = 0; i < n; i++) {
+    const DsOnnxValueInfo *v = &values[i];
+    if (v->kind != DS_ONNX_TYPE_TENSOR)
+      continue;
+    ValueHint *h =
+        add_hint(imp, v->name, ds_onnx_dtype(v->elem_type), v->has_shape ? (int)v->n_dims : -1);
+    for (gsize d = 0; h != NULL && d < v->n_dims && d < DS_MAX_NDIM; d++)
+      if (v->dims[d].kind == DS_ONNX_DIM_VALUE)
+        h->dims[d] = v->dims[d].value;
+  }
+}
+
+/* Initializers of a graph (the top one or a body) become weights of the top graph. */
+static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **error)
+{
+  for (gsize i = 0; i < g->n_initializers; i++) {
+    const DsOnnxTensor *t = &g->initializers[i];
+    g_autofree char *what =
+        g_strdup_printf("%s: initializer '%s'", b->imp->model->display_name, t->name);
+    DsNDArray *array = ds_onnx_tensor_to_ndarray(t, b->imp->base_dir, what, error);
+    if (array == NULL)
+      return FALSE;
+    DsOnnxBuilder *top = top_builder(b);
+    DsEntry e = add_weight(b->imp, top, t->name, array);
+    /* The weight is named after the initializer unless that name was taken. */
+    g_hash_table_replace(b->imp->consts, g_strdup(t->name), array);
+    bind_value(top, t->name, e);
+    if (b != top) {
+      DsEntry inner;
+      if (!ds_onnx_lookup(b, t->name, &inner, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean ds_onnx_builder_translate(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error)
+{
+  add_value_hints(b->imp, graph->inputs, graph->n_inputs);
+  add_value_hints(b->imp, graph->outputs, graph->n_outputs);
+  add_value_hints(b->imp, graph->value_info, graph->n_value_info);
+  if (b->parent != NULL && !add_initializers(b, graph, error))
+    return FALSE;
+  for (gsize i = 0; i < graph->n_nodes; i++)
+    if (!translate_node(b, &graph->nodes[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+/* ---- The top graph --------------------------------------------------------------------------- */
+
+/* A dim_param as a symbol name: an identifier the expression parser reads back. */
+static char *symbol_name(const char *param)
+{
+  g_autoptr(GString) s = g_string_new(NULL);
+  if (!g_ascii_isalpha(param[0]) && param[0] != '_')
+    g_string_append_c(s, '_');
+  for (const char *p = param; *p; p++)
+    g_string_append_c(s, g_ascii_isalnum(*p) || *p == '_' ? *p : '_');
+  return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GError **error)
+{
+  Importer *imp = b->imp;
+  if (!ds_onnx_value_require_tensor(imp->model, v, "input", error))
+    return FALSE;
+  DsDType dtype = ds_onnx_dtype(v->elem_type);
+  if (dtype == DS_DTYPE_UNKNOWN || dtype == DS_DTYPE_FLOAT16) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "%s: input '%s' has element type %s, which the engine does not run",
+                imp->model->display_name, v->name, ds_onnx_elem_type_name(v->elem_type));
+    return FALSE;
+  }
+  if (v->has_shape && v->n_dims > DS_MAX_NDIM) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "%s: input '%s' has %" G_GSIZE_FORMAT
+                " dims, more than the %d supported", imp->model->display_name, v->name,
+                v->n_dims, DS_MAX_NDIM);
+    return FALSE;
+  }
+  DsEntry e = ds_onnx_builder_add_input(b, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
+  DsNode *var = b->graph->nodes[e.node_id];
+  if (!v->has_shape)
+    return TRUE;
+  gint64 hint[DS_MAX_NDIM];
+  g_autoptr(GString) declared = g_string_new("(");
+  gboolean symbolic = FALSE;
+  for (gsize d = 0; d < v->n_dims; d++) {
+    const DsOnnxDim *dim = &v->dims[d];
+    if (d > 0)
+      g_string_append(declared, ", ");
+    hint[d] = dim->kind == DS_ONNX_DIM_VALUE ? dim->value : 0;
+    if (dim->kind == DS_ONNX_DIM_VALUE) {
+      g_string_append_printf(declared, "%" G_GINT64_FORMAT, dim->value);
+    } else if (dim->kind == DS_ONNX_DIM_PARAM) {
+      g_autofree char *sym = symbol_name(dim->param);
+      g_string_append(declared, sym);
+      symbolic = TRUE;
+    } else {
+      g_string_append_printf(declared, "unk__%u", imp->n_unknown_dims++);
+      symbolic = TRUE;
+    }
+  }
+  g_string_append_c(declared, ')');
+  ds_node_add_attr(var, "__shape__", ds_onnx_fmt_ints(b, hint, (int)v->n_dims));
+  /* A declaration keeps the symbols; a scalar needs one too, since an empty `__shape__` means
+   * "rank unknown" to MXNet. */
+  if (symbolic || v->n_dims == 0) {
+    DsOnnxInputShape s = {g_strdup(var->name), g_string_free(g_steal_pointer(&declared), FALSE)};
+    g_array_append_val(imp->input_shapes, s);
+  }
+  return TRUE;
+}
+
+/* Drops weights nothing reads: the values a folded computation or a translator's rewrite (a
+ * transposed Gemm weight) replaced, so --info and the canvas show what the model uses. The
+ * graph's nodes are renumbered and `heads` remapped. */
+static void prune_unread_weights(DsOnnxBuilder *b, DsEntry *heads, guint n_heads)
+{
+  Importer *imp = b->imp;
+  DsGraph *g = b->graph;
+  g_autofree gboolean *read = g_new0(gboolean, MAX(g->n_nodes, 1));
+  for (guint i = 0; i < g->n_nodes; i++)
+    for (guint k = 0; k < g->nodes[i]->n_inputs; k++)
+      read[g->nodes[i]->inputs[k].node_id] = TRUE;
+  for (guint h = 0; h < n_heads; h++)
+    read[heads[h].node_id] = TRUE;
+  g_autofree guint *new_id = g_new(guint, MAX(g->n_nodes, 1));
+  guint kept = 0;
+  for (guint i = 0; i < g->n_nodes; i++) {
+    DsNode *node = g->nodes[i];
+    guint w;
+    gboolean drop = !read[i] && ds_node_is_variable(node) &&
+                    g_ptr_array_find_with_equal_func(imp->weight_names, node->name, g_str_equal, &w);
+    if (drop) {
+      g_hash_table_remove(imp->consts, node->name);
+      g_ptr_array_remove_index(imp->weight_names, w);
+      g_ptr_array_remove_index(imp->weights, w);
+      if (g->by_name != NULL)
+        g_hash_table_remove(g->by_name, node->name);
+      ds_node_free(node);
+      continue;
+    }
+    new_id[i] = kept;
+    node->id = kept;
+    g->nodes[kept++] = node;
+  }
+  g->n_nodes = kept;
+  for (guint i = 0; i < g->n_nodes; i++)
+    for (guint k = 0; k < g->nodes[i]->n_inputs; k++)
+      g->nodes[i]->inputs[k].node_id = new_id[g->nodes[i]->inputs[k].node_id];
+  for (guint h = 0; h < n_heads; h++)
+    heads[h].node_id = new_id[heads[h].node_id];
+}
+
+static gboolean is_initializer(const DsOnnxGraph *g, const char *name)
+{
+  for (gsize i = 0; i < g->n_initializers; i++)
+    if (strcmp(g->initializers[i].name, name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **error)
+{
+  Importer *imp = b->imp;
+  for (gsize i = 0; i < g->n_inputs; i++) {
+    /* Older writers list initializers among the inputs too: they are weights. */
+    if (is_initializer(g, g->inputs[i].name))
+      continue;
+    if (!add_graph_input(b, &g->inputs[i], error))
+      return FALSE;
+  }
+  if (!add_initializers(b, g, error) || !ds_onnx_builder_translate(b, g, error))
+    return FALSE;
+  for (gsize i = 0; i < g->n_outputs; i++)
+    if (!ds_onnx_value_require_tensor(imp->model, &g->outputs[i], "output", error))
+      return FALSE;
+  g_autofree DsEntry *heads = g_new(DsEntry, MAX(g->n_outputs, 1));
+  b->graph->head_names = g_new0(char *, g->n_outputs + 1);
+  for (gsize i = 0; i < g->n_outputs; i++) {
+    if (!ds_onnx_lookup(b, g->outputs[i].name, &heads[i], error)) {
+      g_prefix_error(error, "%s: graph output %" G_GSIZE_FORMAT ": ", imp->model->display_name,
+                     i);
+      return FALSE;
+    }
+    b->graph->head_names[i] = g_strdup(g->outputs[i].name);
+  }
+  prune_unread_weights(b, heads, (guint)g->n_outputs);
+  return finish_graph(b, heads, (guint)g->n_outputs, error);
+}
+
+/* ---- Entry point ----------------------------------------------------------------------------- */
+
+static gboolean translate_constant(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error);
+
+static const DsOnnxOpTranslator core_ops[] = {
+    {"Constant", 1, translate_constant},
+    {NULL, 0, NULL},
+};
+
+/* Constant: its value becomes a weight, known to the translators that read it. */
+static gboolean translate_constant(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  const DsOnnxAttribute *a = ds_onnx_node_find_attribute(node, "value");
+  g_autofree char *what = g_strdup_printf("Constant '%s'", node_base_name(b, node));
+  DsNDArray *array = NULL;
+  if (a != NULL && a->type == DS_ONNX_ATTR_TENSOR) {
+    array = ds_onnx_tensor_to_ndarray(a->t, b->imp->base_dir, what, error);
+  } else {
+    int64_t n = 0;
+    const DsOnnxAttribute *f = ds_onnx_node_find_attribute(node, "value_float");
+    const DsOnnxAttribute *fs = ds_onnx_node_find_attribute(node, "value_floats");
+    const DsOnnxAttribute *i = ds_onnx_node_find_attribute(node, "value_int");
+    const DsOnnxAttribute *is = ds_onnx_node_find_attribute(node, "value_ints");
+    if (f != NULL || i != NULL) {
+      array = ds_ndarray_new(f != NULL ? DS_DTYPE_FLOAT32 : DS_DTYPE_INT64, 0, &n, what, error);
+      if (f != NULL)
+        *(float *)array->view.data = f->f;
+      else
+        *(gint64 *)array->view.data = i->i;
+    } else if (fs != NULL || is != NULL) {
+      n = fs != NULL ? (int64_t)fs->n_floats : (int64_t)is->n_ints;
+      array = ds_ndarray_new(fs != NULL ? DS_DTYPE_FLOAT32 : DS_DTYPE_INT64, 1, &n, what, error);
+      if (array != NULL && n > 0)
+        memcpy(array->view.data, fs != NULL ? (const void *)fs->floats : (const void *)is->ints,
+               array->nbytes);
+    } else {
+      return ds_onnx_unsupported(error, "only tensor, float(s) and int(s) values are supported");
+    }
+  }
+  if (array == NULL)
+    return FALSE;
+  return ds_onnx_set_output_const(b, node, 0, array, error);
+}
+
+static void register_family(GHashTable *table, const DsOnnxOpTranslator *family)
+{
+  for (const DsOnnxOpTranslator *t = family; t->op_type != NULL; t++)
+    g_hash_table_insert(table, (gpointer)t->op_type, (gpointer)t);
+}
+
+static gint64 default_opset(const DsOnnxModel *model)
+{
+  for (gsize i = 0; i < model->n_opsets; i++)
+    if (is_default_domain(model->opsets[i].domain))
+      return model->opsets[i].version;
+  return 0;
+}
+
+static void input_shape_clear(gpointer data)
+{
+  DsOnnxInputShape *s = data;
+  g_free(s->name);
+  g_free(s->shape);
+}
+
+static void importer_clear(Importer *imp)
+{
+  g_string_chunk_free(imp->strings);
+  g_hash_table_unref(imp->translators);
+  g_hash_table_unref(imp->consts);
+  g_hash_table_unref(imp->hints);
+  if (imp->weights != NULL)
+    g_ptr_array_unref(imp->weights);
+  if (imp->weight_names != NULL)
+    g_ptr_array_unref(imp->weight_names);
+  if (imp->input_shapes != NULL)
+    g_array_unref(imp->input_shapes);
+  if (imp->unsupported != NULL)
+    g_string_free(imp->unsupported, TRUE);
+}
+
+DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GError **error)
+{
+  gint64 opset = default_opset(model);
+  if (opset == 0) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "%s: the model imports no version of the standard operator set (ai.onnx)",
+                model->display_name);
+    return NULL;
+  }
+  /* Below opset 7 a model still loads: each op's translator says whether its form at that
+   * opset is one it maps (Relu has not changed since 6, Add's broadcast attribute went in 7). */
+  if (opset < 1 || opset > DS_ONNX_MAX_OPSET) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "%s: opset %" G_GINT64_FORMAT " of the standard operator set is not supported "
+                "(%d to %d are)",
+                model->display_name, opset, DS_ONNX_MIN_OPSET, DS_ONNX_MAX_OPSET);
+    return NULL;
+  }
+  Importer imp = {
+      .model = model,
+      .base_dir = base_dir,
+      .opset = opset,
+      .strings = g_string_chunk_new(1024),
+      .translators = g_hash_table_new(g_str_hash, g_str_equal),
+      .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+      .weights = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free),
+      .weight_names = g_ptr_array_new_with_free_func(g_free),
+      .input_shapes = g_array_new(FALSE, FALSE, sizeof(DsOnnxInputShape)),
+      .unsupported = g_string_new(NULL),
+  };
+  g_array_set_clear_func(imp.input_shapes, input_shape_clear);
+  register_family(imp.translators, core_ops);
+  register_family(imp.translators, ds_onnx_math_ops);
+  register_family(imp.translators, ds_onnx_nn_ops);
+  register_family(imp.translators, ds_onnx_tensor_ops);
+  register_family(imp.translators, ds_onnx_control_ops);
+
+  DsOnnxBuilder *top = builder_new(&imp, NULL, "");
+  gboolean ok = import_top(top, model->graph, error);
+  if (!ok && error != NULL && *error != NULL &&
+      !g_str_has_prefix((*error)->message, model->display_name))
+    g_prefix_error(error, "%s: ", model->display_name);
+  DsOnnxImport *result = NULL;
+  if (ok) {
+    result = g_new0(DsOnnxImport, 1);
+    result->graph = ds_graph_ref(top->graph);
+    result->weights = g_steal_pointer(&imp.weights);
+    result->weight_names = g_steal_pointer(&imp.weight_names);
+    result->input_shapes = g_steal_pointer(&imp.input_shapes);
+    result->opset = opset;
+    result->format = g_strdup_printf(
+        "ONNX IR %" G_GINT64_FORMAT ", opset %" G_GINT64_FORMAT "%s%s%s%s", model->ir_version,
+        opset, model->producer_name[0] ? ", from " : "", model->producer_name,
+        model->producer_version[0] ? " " : "", model->producer_version);
+    if (imp.n_unsupported > 0) {
+      if (imp.n_unsupported > REPORT_MAX_NODES)
+        g_string_append_printf(imp.unsupported, " and %u more",
+                               imp.n_unsupported - REPORT_MAX_NODES);
+      result->unsupported =
+          g_strdup_printf("%s: %u node%s cannot run: %s", model->display_name, imp.n_unsupported,
+                          imp.n_unsupported == 1 ? "" : "s", imp.unsupported->str);
+    }
+  }
+  ds_onnx_builder_free(top);
+  importer_clear(&imp);
+  return result;
+}
+
+void ds_onnx_import_free(DsOnnxImport *import)
+{
+  if (import == NULL)
+    return;
+  ds_graph_unref(import->graph);
+  g_ptr_array_unref(import->weights);
+  g_ptr_array_unref(import->weight_names);
+  g_array_unref(import->input_shapes);
+  g_free(import->unsupported);
+  g_free(import->format);
+  g_free(import);
+}
