@@ -11,10 +11,13 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 status=0
 logs="$build/meson-logs/testlog.json"
+# The onnx-conformance test's per-op table of ONNX node tests passed (tests/meson.build).
+onnx_summary="$build/tests/onnx-conformance-summary.txt"
 
 section() { printf '\n=== %s ===\n' "$1"; }
 
 section "tests ($build)"
+rm -f "$onnx_summary" # only this run's table is shown below
 meson test -C "$build" --print-errorlogs --num-processes 2 || status=1
 
 if [ "${DS_SKIP_ASAN:-0}" != 1 ]; then
@@ -53,6 +56,10 @@ if [ "${DS_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 section "summary"
+if [ -f "$onnx_summary" ]; then
+  cat "$onnx_summary"
+  echo
+fi
 # shellcheck disable=SC2086
 /usr/bin/python3 tools/test-summary.py $logs || status=1
 exit $status
