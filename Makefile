@@ -34,6 +34,7 @@ test: build
 bench: build
 	/usr/bin/python3 tools/make_bench_models.py $(BUILD)/bench-models
 	DS_BENCH_MODELS=$(BUILD)/bench-models $(BUILD)/bench/ds-bench
+	/usr/bin/python3 bench/onnx_peer.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-*

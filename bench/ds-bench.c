@@ -942,11 +942,62 @@ static void bench_layout(const char *resnet, const char *const *resnet_shapes, c
   g_rmdir(dir);
 }
 
+/* `ds-bench onnx-run MODEL THREADS RUNS [NAME=FILE.npy ...]`, for bench/onnx_peer.py: loads a
+ * model (ONNX or MXNet JSON, by content), feeds the files, and prints one line
+ * `onnx-run median_ms=M min_ms=M runs=N threads=T executor=E`: the median and fastest of RUNS
+ * plain runs (no hooks) after WARMUP warm-up runs. Errors print `ds-bench: MESSAGE`, exit 1. */
+static int bench_onnx_run(int argc, char **argv)
+{
+  if (argc < 3) {
+    fprintf(stderr, "usage: ds-bench onnx-run MODEL THREADS RUNS [NAME=FILE.npy ...]\n");
+    return 2;
+  }
+  int threads = (int)g_ascii_strtoll(argv[1], NULL, 10);
+  int runs = (int)g_ascii_strtoll(argv[2], NULL, 10);
+  if (threads < 1 || runs < 1) {
+    fprintf(stderr, "ds-bench: onnx-run: THREADS and RUNS must be >= 1\n");
+    return 2;
+  }
+  GError *error = NULL;
+  g_autoptr(DsSession) session = ds_session_new(argv[0], &error);
+  if (session == NULL)
+    die(error);
+  for (int i = 3; i < argc; i++) {
+    g_auto(GStrv) kv = g_strsplit(argv[i], "=", 2);
+    if (kv[0] == NULL || kv[1] == NULL) {
+      fprintf(stderr, "ds-bench: onnx-run: expected NAME=FILE.npy, got '%s'\n", argv[i]);
+      return 2;
+    }
+    if (!ds_session_feed_npy(session, kv[0], kv[1], &error))
+      die(error);
+  }
+  if (!ds_session_prepare(session, FALSE, 0, ds_backend_find("cpu"), threads, &error))
+    die(error);
+  double *times = g_new(double, runs);
+  for (int i = 0; i < WARMUP + runs; i++) {
+    double t0 = now_ms();
+    if (!ds_session_run(session, &error))
+      die(error);
+    if (i >= WARMUP)
+      times[i - WARMUP] = now_ms() - t0;
+  }
+  double best = times[0];
+  for (int i = 1; i < runs; i++)
+    best = MIN(best, times[i]);
+  printf("onnx-run median_ms=%.6f min_ms=%.6f runs=%d threads=%d executor=%s\n",
+         median(times, runs), best, runs, threads, ds_session_get_executor_name(session));
+  g_free(times);
+  return 0;
+}
+
 /* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
- * dynamic, control, profiler, layout, canvas or cursor. */
+ * dynamic, control, profiler, layout, canvas or cursor. `ds-bench onnx-run ...` times one
+ * model for bench/onnx_peer.py (see bench_onnx_run). */
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
+  if (only != NULL && strcmp(only, "onnx-run") == 0)
+    return bench_onnx_run(argc - 2, argv + 2);
 #define SECTION(name) (only == NULL || strcmp(only, name) == 0)
   const char *const resnet_shapes[] = {"data", "1,3,224,224", NULL};
   const char *const bert_shapes[] = {"data0", "1,384", "data1", "1,384", "data2", "1", NULL};

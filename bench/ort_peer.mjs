@@ -1,0 +1,107 @@
+// ort_peer.mjs: the ONNX Runtime side of bench/onnx_peer.py.
+//
+//   node bench/ort_peer.mjs SPEC_JSON
+//
+// SPEC_JSON (a JSON object as one argument): {"ort_dir": folder holding
+// node_modules/onnxruntime-node, "model": path, "inputs": {name: file.npy}, "threads": int,
+// "warmup": int, "runs": int, "save_dir": folder or null}. Loads the model in an
+// InferenceSession (graphOptimizationLevel 'all', intra- and inter-op threads both "threads",
+// CPU), runs it "warmup" times, then times "runs" runs in-process with process.hrtime, and
+// prints one JSON line: {"ort_version", "median_ms", "min_ms", "runs", "threads",
+// "outputs": {name: dims}}. With save_dir, writes each output as save_dir/<name>.npy. Errors
+// print one line on stderr and exit 1.
+
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+// .npy descr <-> ONNX Runtime tensor type and typed array.
+const DTYPES = {
+  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
+  '<i4': ['int32', Int32Array], '<i8': ['int64', BigInt64Array],
+  '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+};
+
+function readNpy(file) {
+  const buf = readFileSync(file);
+  if (buf.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (major === 1 ? 10 : 12) + headerLen;
+  const header = buf.toString('latin1', major === 1 ? 10 : 12, start);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)?.[1];
+  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order`);
+  if (!(descr in DTYPES) || shapeText === undefined)
+    throw new Error(`${file}: unsupported header ${header.trim()}`);
+  const dims = shapeText.split(',').map((d) => d.trim()).filter((d) => d).map(Number);
+  const [type, Array_] = DTYPES[descr];
+  const count = dims.reduce((a, b) => a * b, 1);
+  const bytes = buf.subarray(start, start + count * Array_.BYTES_PER_ELEMENT);
+  const data = new Array_(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  return { type, data, dims };
+}
+
+function writeNpy(file, tensor) {
+  const descr = Object.keys(DTYPES).find((k) => DTYPES[k][0] === tensor.type);
+  if (descr === undefined) throw new Error(`output type ${tensor.type} cannot be saved`);
+  const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
+  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+  const pre = Buffer.alloc(10);
+  pre.write('\x93NUMPY', 0, 'latin1');
+  pre[6] = 1;
+  pre[7] = 0;
+  pre.writeUInt16LE(header.length, 8);
+  const data = tensor.data;
+  writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'),
+    Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
+}
+
+function median(values) {
+  const v = [...values].sort((a, b) => a - b);
+  const n = v.length;
+  return n % 2 ? v[(n - 1) / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+async function main() {
+  const spec = JSON.parse(process.argv[2] ?? '{}');
+  const require = createRequire(path.join(path.resolve(spec.ort_dir), 'package.json'));
+  const ort = require('onnxruntime-node');
+  const session = await ort.InferenceSession.create(spec.model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    intraOpNumThreads: spec.threads,
+    interOpNumThreads: spec.threads,
+  });
+  const feeds = {};
+  for (const [name, file] of Object.entries(spec.inputs)) {
+    const { type, data, dims } = readNpy(file);
+    feeds[name] = new ort.Tensor(type, data, dims);
+  }
+  let results;
+  for (let i = 0; i < spec.warmup; i++) results = await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < spec.runs; i++) {
+    const t0 = process.hrtime.bigint();
+    results = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const outputs = {};
+  for (const [name, tensor] of Object.entries(results)) outputs[name] = tensor.dims;
+  if (spec.save_dir) {
+    mkdirSync(spec.save_dir, { recursive: true });
+    for (const [name, tensor] of Object.entries(results))
+      writeNpy(path.join(spec.save_dir, `${name}.npy`), tensor);
+  }
+  console.log(JSON.stringify({
+    ort_version: ort.env.versions?.common ?? null, median_ms: median(times),
+    min_ms: Math.min(...times), runs: spec.runs, threads: spec.threads, outputs,
+  }));
+}
+
+main().catch((e) => {
+  console.error(`ort_peer: ${String(e?.message ?? e).split('\n')[0]}`);
+  process.exit(1);
+});
