@@ -423,30 +423,7 @@ DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, do
 {
   int64_t one = 1;
   DsNDArray *a = ds_ndarray_new(dtype, one_dim ? 1 : 0, &one, hint, NULL);
-  void *p = a->view.data;
-  switch (dtype) {
-  case DS_DTYPE_FLOAT32:
-    *(float *)p = (float)value;
-    break;
-  case DS_DTYPE_FLOAT64:
-    *(double *)p = value;
-    break;
-  case DS_DTYPE_INT32:
-    *(gint32 *)p = (gint32)value;
-    break;
-  case DS_DTYPE_INT64:
-    *(gint64 *)p = (gint64)value;
-    break;
-  case DS_DTYPE_INT8:
-    *(gint8 *)p = (gint8)value;
-    break;
-  case DS_DTYPE_UINT8:
-  case DS_DTYPE_BOOL:
-    *(guint8 *)p = (guint8)value;
-    break;
-  default:
-    break;
-  }
+  ds_tensor_store_f64(dtype, a->view.data, value);
   return ds_onnx_add_constant(b, hint, a);
 }
 

@@ -13,17 +13,10 @@ void ds_cpu_index_register(DsKernel *table);
 void ds_cpu_vision_register(DsKernel *table);
 void ds_cpu_dynamic_register(DsKernel *table);
 
-/* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates (narrower
- * integer types then wrap, as C arithmetic on them would). */
+/* double -> int64 without undefined behaviour (ds_tensor_saturate_i64). */
 static inline int64_t ds_cpu_saturate_i64(double x)
 {
-  if (x != x)
-    return 0;
-  if (x >= 9223372036854775807.0)
-    return INT64_MAX;
-  if (x <= -9223372036854775808.0)
-    return INT64_MIN;
-  return (int64_t)x;
+  return ds_tensor_saturate_i64(x);
 }
 
 /* Element `i` of a computable tensor as a double. */
@@ -32,35 +25,10 @@ static inline double ds_cpu_load_f64(DsDType t, const void *base, int64_t i)
   return ds_tensor_load_f64(t, base, i);
 }
 
-/* Writes `value` converted to dtype `t` into `cell`: floats round, integers truncate and
- * saturate (then wrap for the narrow types), bool is value != 0. */
+/* Writes `value` converted to dtype `t` into `cell` (ds_tensor_store_f64). */
 static inline void ds_cpu_store_f64(DsDType t, void *cell, double value)
 {
-  switch (t) {
-  case DS_DTYPE_FLOAT32:
-    *(float *)cell = (float)value;
-    break;
-  case DS_DTYPE_FLOAT64:
-    *(double *)cell = value;
-    break;
-  case DS_DTYPE_INT32:
-    *(int32_t *)cell = (int32_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT64:
-    *(int64_t *)cell = ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_INT8:
-    *(int8_t *)cell = (int8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_UINT8:
-    *(uint8_t *)cell = (uint8_t)ds_cpu_saturate_i64(value);
-    break;
-  case DS_DTYPE_BOOL:
-    *(uint8_t *)cell = value != 0.0;
-    break;
-  default:
-    break;
-  }
+  ds_tensor_store_f64(t, cell, value);
 }
 
 /* -1, 0 or 1 for element i against element j of a computable tensor, ascending, NaN after
