@@ -1286,7 +1286,7 @@ typedef struct {
   size_t es;
   int64_t rows, cols, k;
   bool upper;
-  char one[8];
+  _Alignas(8) char one[8]; /* eye_like's 1 in the output dtype, stored as that type */
 } TriJob;
 
 /* Units are matrix rows: columns [lo, hi) are kept (trilu) or, for eye_like, the one column
