@@ -677,18 +677,27 @@ static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTens
         }
 }
 
-static void check_pooling(const char *data, ...)
+/* A Pooling node in `g` with the attributes `args` holds, inferred on input shape `data`; its
+ * output shape as text in `out_shape` (caller frees). */
+static DsNode *pooling_node_v(DsGraph *g, const char *data, va_list args, char **out_shape)
 {
-  g_autoptr(DsGraph) g = ds_graph_new();
-  va_list args;
-  va_start(args, data);
   GError *error = NULL;
   DsNode *n = node_v(g, "Pooling", &error, args);
-  va_end(args);
   g_assert_no_error(error);
   DsShape in[1], out[1];
   infer_ok(n, (const char *[]){data}, in, out);
-  g_autofree char *os = ds_shape_to_string(&out[0]);
+  *out_shape = ds_shape_to_string(&out[0]);
+  return n;
+}
+
+static void check_pooling(const char *data, ...)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *os = NULL;
+  va_list args;
+  va_start(args, data);
+  DsNode *n = pooling_node_v(g, data, args, &os);
+  va_end(args);
   DsTensor x = rtensor(data, -2, 2), y = ftensor(os);
   run_ok(DS_OP_POOLING, n->param, &x, 1, &y, 1);
   double *want = dalloc(ds_tensor_numel(&y));
@@ -751,15 +760,11 @@ static void test_pooling_kernel(void)
 static void check_pooling_dtype(DsDType t, const char *data, ...)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
+  g_autofree char *os = NULL;
   va_list args;
   va_start(args, data);
-  GError *error = NULL;
-  DsNode *n = node_v(g, "Pooling", &error, args);
+  DsNode *n = pooling_node_v(g, data, args, &os);
   va_end(args);
-  g_assert_no_error(error);
-  DsShape in[1], out[1];
-  infer_ok(n, (const char *[]){data}, in, out);
-  g_autofree char *os = ds_shape_to_string(&out[0]);
   DsTensor xf = ftensor(data), yf = ftensor(os);
   DsTensor x = tensor_new(t, data), y = tensor_new(t, os);
   for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
