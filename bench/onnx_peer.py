@@ -32,6 +32,8 @@ RUNS = {"add_chain": 200, "boolean_mask": 100}  # others: DEFAULT_RUNS
 DEFAULT_RUNS = 30
 # Targets on ORT time / dynscope time, and on the add chain's µs per node.
 TARGETS = {"mlp": 1.0, "lstm_loop": 2.0}
+# Models timed at every core as well as at one thread.
+THREADED = {"mlp", "lstm_loop"}
 NODE_TARGET_US = 0.43
 TIMEOUT = 600
 
@@ -132,12 +134,15 @@ def label(model, case, inputs):
     shape = np.load(next(iter(inputs.values())), mmap_mode="r").shape
     text = "%s %s" % (model["name"], "x".join(str(d) for d in shape))
     if "trip_count" in case:
-        text = "%s, %d steps" % (model["name"], case["trip_count"])
+        text = "%s, batch %d, %d steps" % (model["name"], case["batch"], case["trip_count"])
     return text
 
 
-def bench_model(build, ort_dir, models_dir, model, threads):
-    case = next((c for c in model["cases"] if c["bench"]), model["cases"][0])
+def bench_cases(model):
+    return [c for c in model["cases"] if c["bench"]] or model["cases"][:1]
+
+
+def bench_model(build, ort_dir, models_dir, model, case, threads):
     inputs = paths(models_dir, case)
     path = os.path.join(models_dir, model["file"])
     runs = RUNS.get(model["name"], DEFAULT_RUNS)
@@ -199,8 +204,9 @@ def main():
     print("  %-30s %3s %10s %12s %8s" % ("model (bench case)", "thr", "ORT ms", "dynscope ms",
                                          "ratio"))
     for model in listing["models"]:
-        for threads in ([1, cores] if model["name"] == "mlp" and cores > 1 else [1]):
-            bench_model(build, ort_dir, models_dir, model, threads)
+        for case in bench_cases(model):
+            for threads in ([1, cores] if model["name"] in THREADED and cores > 1 else [1]):
+                bench_model(build, ort_dir, models_dir, model, case, threads)
     for name, reason in listing["skipped"].items():
         print("  %-30s skipped: %s" % (name, reason))
 

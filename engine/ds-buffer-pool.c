@@ -60,6 +60,8 @@ static void *take(DsBufferPool *pool, guint index, guint slot)
 void *ds_buffer_pool_acquire(DsBufferPool *pool, guint slot, gsize bytes, const char *what,
                              GError **error)
 {
+  if (what == NULL)
+    what = "a buffer";
   if (bytes > G_MAXSIZE - POOL_ALIGN) {
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT, "%s: %zu bytes is too large", what, bytes);
     return NULL;

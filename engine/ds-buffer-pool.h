@@ -25,7 +25,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBufferPool, ds_buffer_pool_free)
 
 /* A buffer of at least `bytes` (64-byte aligned; a valid pointer even for 0 bytes) for `slot`
  * (any stable id; G_MAXUINT for none). NULL with a DS_ERROR_LIMIT error starting with `what`
- * when the memory limit or the allocator refuses. */
+ * (NULL: "a buffer", for callers that prefix the error themselves rather than format a name
+ * on every call) when the memory limit or the allocator refuses. */
 void *ds_buffer_pool_acquire(DsBufferPool *pool, guint slot, gsize bytes, const char *what,
                              GError **error);
 /* Gives a buffer back for reuse. */

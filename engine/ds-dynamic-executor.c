@@ -93,16 +93,21 @@ static gboolean check_guards(DsDynamicExecutor *dx, GError **error)
   return TRUE;
 }
 
+/* Names output `k` of `node` in an error (formatted only then: this runs per node per run). */
+static char *describe_output(const DsNode *node, guint k)
+{
+  return ds_node_is_variable(node)
+             ? g_strdup_printf("input '%s'", node->name)
+             : g_strdup_printf("node '%s' (%s): output %u", node->name, node->op_name, k);
+}
+
 /* Binds the symbols of `sym` from the sizes of `t`, produced by `node` (output `k`), and
  * checks the dims the bindings already decide. */
 static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k,
                               const DsShape *sym, const DsTensor *t, GError **error)
 {
-  g_autofree char *where =
-      ds_node_is_variable(node)
-          ? g_strdup_printf("input '%s'", node->name)
-          : g_strdup_printf("node '%s' (%s): output %u", node->name, node->op_name, k);
   if (sym->ndim >= 0 && sym->ndim != t->ndim) {
+    g_autofree char *where = describe_output(node, k);
     g_autofree char *want = ds_shape_to_string(sym);
     g_set_error(error, DS_ERROR, DS_ERROR_SHAPE, "%s has rank %d, but its inferred shape %s has %d",
                 where, t->ndim, want, sym->ndim);
@@ -119,6 +124,7 @@ static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k
         int64_t lo, hi;
         ds_expr_ctx_get_range(dx->exprs, e, &lo, &hi);
         if (actual < lo || actual > hi) {
+          g_autofree char *where = describe_output(node, k);
           g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
                       "%s: dim %d is %" G_GINT64_FORMAT ", outside the range of %s", where, i,
                       actual, ds_expr_get_symbol_name(e));
@@ -134,6 +140,7 @@ static gboolean learn_symbols(DsDynamicExecutor *dx, const DsNode *node, guint k
     }
     if (want >= 0 && want != actual) {
       g_autofree char *text = ds_dim_to_string(d);
+      g_autofree char *where = describe_output(node, k);
       g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
                   "%s: dim %d is %" G_GINT64_FORMAT
                   ", but shape inference says %s = %" G_GINT64_FORMAT,
@@ -516,12 +523,13 @@ static DsStatus alloc_output(void *data, int index, DsTensor *output)
     ds_buffer_pool_release(dx->pool, dx->owned[e]);
     dx->owned[e] = NULL;
   }
-  g_autofree char *what =
-      g_strdup_printf("node '%s' (%s) output %d", node->name, node->op_name, index);
   g_clear_error(&dx->alloc_error);
-  output->data = ds_buffer_pool_acquire(dx->pool, e, nbytes, what, &dx->alloc_error);
-  if (output->data == NULL)
+  output->data = ds_buffer_pool_acquire(dx->pool, e, nbytes, NULL, &dx->alloc_error);
+  if (output->data == NULL) {
+    g_prefix_error(&dx->alloc_error, "node '%s' (%s) output %d: ", node->name, node->op_name,
+                   index);
     return DS_STATUS_NO_MEMORY;
+  }
   dx->owned[e] = output->data;
   return DS_STATUS_OK;
 }
@@ -533,6 +541,7 @@ static void make_view(DsTensor *t, const DsShape *shape, DsDType dtype, void *da
   for (int i = 0; i < shape->ndim; i++)
     t->shape[i] = shape->dims[i].value;
   t->data = data;
+  t->constant = NULL;
 }
 
 static void record_shape(DsDynamicExecutor *dx, guint e, const DsTensor *t)
@@ -566,10 +575,11 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
       }
       if (dx->owned[base + k] != NULL)
         ds_buffer_pool_release(dx->pool, dx->owned[base + k]);
-      g_autofree char *what = g_strdup_printf("node '%s' (%s)", node->name, node->op_name);
-      void *data = ds_buffer_pool_acquire(dx->pool, base + k, nbytes, what, error);
-      if (data == NULL)
+      void *data = ds_buffer_pool_acquire(dx->pool, base + k, nbytes, NULL, error);
+      if (data == NULL) {
+        g_prefix_error(error, "node '%s' (%s): ", node->name, node->op_name);
         return FALSE;
+      }
       dx->owned[base + k] = data;
       make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k], data);
     }

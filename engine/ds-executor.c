@@ -48,6 +48,7 @@ static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void 
   for (int i = 0; i < shape->ndim; i++)
     view->shape[i] = shape->dims[i].value;
   view->data = data;
+  view->constant = NULL;
 }
 
 /* Grows a buffer to `bytes` (its contents are not kept), accounting the growth. */
@@ -168,10 +169,12 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
     if (pinned && exec->bound[e]) {
       gboolean same = old.ndim == exec->entries[e].ndim && old.dtype == exec->entries[e].dtype &&
                       memcmp(old.shape, exec->entries[e].shape, sizeof(int64_t) * old.ndim) == 0;
-      if (same)
+      if (same) {
         exec->entries[e].data = old.data;
-      else
+        exec->entries[e].constant = old.constant;
+      } else {
         exec->bound[e] = FALSE;
+      }
     }
   }
 
@@ -264,7 +267,7 @@ gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value
   g_return_val_if_fail(e < exec->plan->n_entries && exec->plan->offsets[e] == DS_PLAN_PINNED,
                        FALSE);
   DsTensor *view = &exec->entries[e];
-  if (view->data == value->data && exec->bound[e])
+  if (view->data == value->data && view->constant == value->constant && exec->bound[e])
     return TRUE; /* the same buffer again: nothing to refresh */
   gboolean same = view->ndim == value->ndim && view->dtype == value->dtype;
   for (int i = 0; same && i < view->ndim; i++)
@@ -279,6 +282,7 @@ gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value
     return FALSE;
   }
   view->data = value->data;
+  view->constant = value->constant;
   exec->bound[e] = TRUE;
   exec->views_stale = TRUE;
   return TRUE;
@@ -319,6 +323,7 @@ static gboolean refresh_views(DsExecutor *exec, GError **error)
         return FALSE;
       }
       ins[k].data = exec->entries[e].data;
+      ins[k].constant = exec->entries[e].constant;
     }
   }
   exec->views_stale = FALSE;

@@ -3,50 +3,20 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "ds-constant.h"
 #include "ds-error.h"
-
-static size_t limit_bytes;
-
-size_t ds_memory_get_limit_bytes(void)
-{
-  if (limit_bytes == 0) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    guint64 total = pages > 0 && page > 0 ? (guint64)pages * (guint64)page : (guint64)8 << 30;
-    limit_bytes = (size_t)(total / 4 * 3);
-  }
-  return limit_bytes;
-}
-
-void ds_memory_set_limit_bytes(size_t bytes) { limit_bytes = bytes; }
-
-static gsize used_bytes; /* atomic */
 
 gboolean ds_memory_reserve(size_t bytes, const char *what, GError **error)
 {
-  size_t limit = ds_memory_get_limit_bytes();
-  for (;;) {
-    gsize used = (gsize)g_atomic_pointer_get(&used_bytes);
-    if (bytes > limit || used > limit - bytes) {
-      g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
-                  "%s: %zu more bytes would exceed the memory limit of %zu bytes (%zu already "
-                  "held; see --max-memory)",
-                  what, bytes, limit, used);
-      return FALSE;
-    }
-    if (g_atomic_pointer_compare_and_exchange(&used_bytes, (gpointer)used,
-                                              (gpointer)(used + bytes)))
-      return TRUE;
-  }
+  if (ds_memory_try_reserve(bytes))
+    return TRUE;
+  g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
+              "%s: %zu more bytes would exceed the memory limit of %zu bytes (%zu already held; "
+              "see --max-memory)",
+              what, bytes, ds_memory_get_limit_bytes(), ds_memory_get_used_bytes());
+  return FALSE;
 }
-
-void ds_memory_release(size_t bytes)
-{
-  g_atomic_pointer_add(&used_bytes, -(gssize)bytes);
-}
-
-size_t ds_memory_get_used_bytes(void) { return (gsize)g_atomic_pointer_get(&used_bytes); }
 
 DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const char *what,
                           GError **error)
@@ -91,10 +61,17 @@ DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const c
   return array;
 }
 
+void ds_ndarray_make_constant(DsNDArray *array)
+{
+  if (array->view.constant == NULL)
+    array->view.constant = ds_constant_new(array->view.data, array->nbytes);
+}
+
 void ds_ndarray_free(DsNDArray *array)
 {
   if (array == NULL)
     return;
+  ds_constant_free(array->view.constant);
   free(array->view.data);
   ds_memory_release(array->nbytes);
   g_free(array);

@@ -9,6 +9,7 @@
 
 #include <glib.h>
 
+#include "ds-memory.h"
 #include "ds-tensor.h"
 
 typedef struct {
@@ -21,16 +22,13 @@ typedef struct {
 DsNDArray *ds_ndarray_new(DsDType dtype, int ndim, const int64_t *shape, const char *what,
                           GError **error);
 void ds_ndarray_free(DsNDArray *array);
+
+/* Declares the array's data immutable from now on (a weight): views of it carry a DsConstant,
+ * so kernels may keep forms derived from it, such as packed matrices (ds-constant.h). Nothing
+ * may write the data afterwards; feed a new array instead. */
+void ds_ndarray_make_constant(DsNDArray *array);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsNDArray, ds_ndarray_free)
 
-/* The most bytes one process may hold in tensors at once (default: 75% of physical memory):
- * fed arrays, weights, the executor's arena and workspace all count. The command line's
- * --max-memory sets it. */
-size_t ds_memory_get_limit_bytes(void);
-void ds_memory_set_limit_bytes(size_t bytes);
-
-/* Accounts `bytes` against the limit before they are allocated; the error (DS_ERROR_LIMIT)
- * starts with `what`. Thread-safe. */
+/* Accounts `bytes` against the tensor memory budget (ds-memory.h) before they are
+ * allocated; the error (DS_ERROR_LIMIT) starts with `what`. Thread-safe. */
 gboolean ds_memory_reserve(size_t bytes, const char *what, GError **error);
-void ds_memory_release(size_t bytes);
-size_t ds_memory_get_used_bytes(void);

@@ -111,6 +111,7 @@ static DsSession *session_new_onnx(const char *model_path, GError **error)
   for (guint i = 0; i < import->weights->len; i++) {
     const char *name = import->weight_names->pdata[i];
     g_hash_table_add(session->file_weights, g_strdup(name));
+    ds_ndarray_make_constant(import->weights->pdata[i]);
     g_hash_table_replace(session->fed, g_strdup(name), import->weights->pdata[i]);
     import->weights->pdata[i] = NULL;
   }
@@ -216,6 +217,15 @@ static const DsNode *find_variable(DsSession *session, const char *name, GError 
   return node;
 }
 
+/* Takes `array` as the value of `node`. Weights become constants, so kernels may keep packed
+ * forms of them across runs; the session never writes a fed array. */
+static void store_fed(DsSession *session, const DsNode *node, DsNDArray *array)
+{
+  if (ds_session_classify_variable(session, node) == DS_VARIABLE_WEIGHT)
+    ds_ndarray_make_constant(array);
+  g_hash_table_replace(session->fed, g_strdup(node->name), array);
+}
+
 static void invalidate(DsSession *session)
 {
   g_clear_pointer(&session->exec, ds_executor_free);
@@ -225,11 +235,12 @@ static void invalidate(DsSession *session)
 
 gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array, GError **error)
 {
-  if (find_variable(session, name, error) == NULL) {
+  const DsNode *node = find_variable(session, name, error);
+  if (node == NULL) {
     ds_ndarray_free(array);
     return FALSE;
   }
-  g_hash_table_replace(session->fed, g_strdup(name), array);
+  store_fed(session, node, array);
   invalidate(session);
   return TRUE;
 }
@@ -258,7 +269,7 @@ gboolean ds_session_feed_params(DsSession *session, const char *path, GError **e
   }
   for (guint i = 0; i < params->n_items; i++) {
     DsParam *p = &params->items[i];
-    g_hash_table_replace(session->fed, g_strdup(p->name), g_steal_pointer(&p->array));
+    store_fed(session, ds_graph_find_node(session->graph, p->name), g_steal_pointer(&p->array));
   }
   invalidate(session);
   return TRUE;
@@ -442,7 +453,7 @@ static gboolean fill_unfed(DsSession *session, DsGraphShapes *shapes, guint64 se
     if (array == NULL)
       return FALSE;
     fill_random(array, rand);
-    g_hash_table_replace(session->fed, g_strdup(node->name), array);
+    store_fed(session, node, array);
   }
   return TRUE;
 }
@@ -935,7 +946,7 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
       return FALSE;
     g_autoptr(GRand) rand = g_rand_new_with_seed((guint32)(seed + n));
     fill_random(fresh, rand);
-    g_hash_table_replace(session->fed, g_strdup(node->name), fresh);
+    store_fed(session, node, fresh);
     g_hash_table_add(session->random, g_strdup(node->name));
   }
 

@@ -25,7 +25,7 @@ stored as the model's dtype) as OUTDIR/expected_<model>[_<case>]/<output>.npy; t
                "inputs": [{"name", "dtype", "dims": [int or dim_param]}], "outputs": [name],
                "rtol", "atol",
                "cases": [{"name", "bench": bool, "note", "inputs": {name: path},
-                          "expected": {name: path}, "trip_count"?: int}]}],
+                          "expected": {name: path}, "trip_count"?: int, "batch"?: int}]}],
    "skipped": {model: reason}}
 
 with paths relative to OUTDIR. Cases marked "bench" are sized for bench/onnx_peer.py. Exits 77
@@ -245,11 +245,13 @@ def lstm_loop():
                   "h0": (0.5 * rng.standard_normal((batch, LSTM_HIDDEN))).astype(np.float32),
                   "c0": (0.5 * rng.standard_normal((batch, LSTM_HIDDEN))).astype(np.float32)}
         trip = max(lengths)
-        return (name, inputs, dict(trip_count=trip, note="trip count %d" % trip, **extra))
+        return (name, inputs, dict(trip_count=trip, batch=batch,
+                                   note="trip count %d, batch %d" % (trip, batch), **extra))
 
     return spec("lstm_loop", finish(graph, 16), ["hs", "h_last", "c_last"], reference,
                 [case("default", 8, [7, 3, 5, 1]), case("long", 30, [23, 9, 17, 4]),
-                 case("bench", 64, [64] * 16, bench=True)])
+                 case("bench", 64, [64] * 16, bench=True),
+                 case("bench_batch1", 64, [64], bench=True)])
 
 
 # ---------------------------------------------------------------------------

@@ -11,11 +11,14 @@
  * and a fixed bound keeps shapes on the stack. Loaders reject more with a clear error. */
 #define DS_MAX_NDIM 8
 
+typedef struct _DsConstant DsConstant; /* ds-constant.h */
+
 typedef struct {
   DsDType dtype;
   int ndim;
   int64_t shape[DS_MAX_NDIM];
   void *data;
+  DsConstant *constant; /* the immutable buffer `data` lies in (a weight), or NULL */
 } DsTensor;
 
 /* Number of elements (1 for a scalar, 0 if any dim is 0). */

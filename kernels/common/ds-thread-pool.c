@@ -2,6 +2,7 @@
 #include "ds-thread-pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -152,4 +153,42 @@ void ds_parallel_for(DsThreadPool *pool, int64_t n, int64_t grain, DsParallelFn 
   while (pool->pending > 0)
     pthread_cond_wait(&pool->work_done, &pool->lock);
   pthread_mutex_unlock(&pool->lock);
+}
+
+typedef struct {
+  DsParallelFn fn;
+  void *ctx;
+  int64_t n, grain;
+  atomic_int_fast64_t next; /* the first index no thread has taken yet */
+} Pieces;
+
+static void take_pieces(void *data, int64_t begin, int64_t end)
+{
+  Pieces *pieces = data;
+  (void)begin, (void)end;
+  for (;;) {
+    int64_t first = atomic_fetch_add(&pieces->next, pieces->grain);
+    if (first >= pieces->n)
+      return;
+    int64_t last = pieces->n - first < pieces->grain ? pieces->n : first + pieces->grain;
+    pieces->fn(pieces->ctx, first, last);
+  }
+}
+
+void ds_parallel_for_dynamic(DsThreadPool *pool, int64_t n, int64_t grain, DsParallelFn fn,
+                             void *ctx)
+{
+  if (n <= 0)
+    return;
+  if (grain < 1)
+    grain = 1;
+  int n_threads = ds_thread_pool_get_n_threads(pool);
+  if (n_threads <= 1 || n <= grain) {
+    fn(ctx, 0, n);
+    return;
+  }
+  Pieces pieces = {.fn = fn, .ctx = ctx, .n = n, .grain = grain};
+  atomic_init(&pieces.next, 0);
+  int64_t n_pieces = (n + grain - 1) / grain;
+  ds_parallel_for(pool, n_pieces < n_threads ? n_pieces : n_threads, 1, take_pieces, &pieces);
 }

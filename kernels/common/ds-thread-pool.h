@@ -26,3 +26,10 @@ int ds_thread_pool_get_n_threads(const DsThreadPool *pool);
  * costs a wake-up (a few µs), which tiny loops cannot repay. `pool` may be NULL.
  * Not reentrant: a parallel body must not call ds_parallel_for on the same pool. */
 void ds_parallel_for(DsThreadPool *pool, int64_t n, int64_t grain, DsParallelFn fn, void *ctx);
+
+/* Runs fn over [0, n) in pieces of `grain` that the threads take in turn until none are left,
+ * so a thread that is slowed down (a busy core on a shared machine) does less of the work
+ * instead of holding everyone up. For loops of even, substantial pieces (GEMM panels). Runs
+ * inline when there is only one piece or one thread. Not reentrant, as ds_parallel_for. */
+void ds_parallel_for_dynamic(DsThreadPool *pool, int64_t n, int64_t grain, DsParallelFn fn,
+                             void *ctx);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ds-cpu-gemm.h"
+#include "ds-cpu-packed-gemm.h"
 #include "ds-cpu.h"
 
 static bool all_f32(const DsTensor *t, int n)
@@ -170,6 +171,45 @@ static void bias_rows(void *data, int64_t begin, int64_t end)
   }
 }
 
+/* C[m x n] = A[m x k] * op(B) (+ bias) through the packed path (ds-cpu-packed-gemm.h) when
+ * `b` is a constant float32 matrix and the executor gave the workspace; false otherwise, and
+ * the caller multiplies with BLAS. */
+static bool packed_gemm(const DsKernelCtx *ctx, const DsTensor *b, bool trans_b, int64_t m,
+                        int64_t n, int64_t k, const float *a, const float *bias, float *c)
+{
+  if (m <= 0 || ctx->workspace == NULL)
+    return false;
+  const DsPackedMatrix *packed = ds_cpu_pack_constant(b, trans_b, k, n, trans_b ? k : n);
+  if (packed == NULL)
+    return false;
+  ds_cpu_packed_sgemm(m, a, k, packed, bias, false, c, n, ctx->workspace, ctx->pool);
+  return true;
+}
+
+/* FullyConnected's rows and input features for these shapes; false if they do not agree. */
+static bool fully_connected_dims(const DsFullyConnectedParam *p, const DsTensor *x,
+                                 const DsTensor *w, int64_t *rows, int64_t *in_features)
+{
+  if (p->num_hidden <= 0)
+    return false;
+  *rows = p->flatten ? (x->ndim > 0 ? x->shape[0] : 1)
+                     : ds_shape_span(x->shape, 0, x->ndim > 0 ? x->ndim - 1 : 0);
+  *in_features = ds_tensor_numel(w) / p->num_hidden;
+  return ds_tensor_numel(w) == p->num_hidden * *in_features &&
+         ds_tensor_numel(x) == *rows * *in_features;
+}
+
+static size_t fully_connected_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                        const DsTensor *outputs, int n_outputs)
+{
+  (void)outputs, (void)n_outputs;
+  int64_t rows, in_features;
+  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
+      !fully_connected_dims(param, &inputs[0], &inputs[1], &rows, &in_features))
+    return 0;
+  return ds_cpu_packed_sgemm_workspace(rows, in_features);
+}
+
 static DsStatus fully_connected_run(const DsKernelCtx *ctx)
 {
   const DsFullyConnectedParam *p = ctx->param;
@@ -180,17 +220,17 @@ static DsStatus fully_connected_run(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
-  int64_t hidden = p->num_hidden;
-  int64_t rows = p->flatten ? (x->ndim > 0 ? x->shape[0] : 1)
-                            : ds_shape_span(x->shape, 0, x->ndim > 0 ? x->ndim - 1 : 0);
-  int64_t in_features = ds_tensor_numel(w) / hidden;
-  if (ds_tensor_numel(w) != hidden * in_features || ds_tensor_numel(x) != rows * in_features ||
+  int64_t hidden = p->num_hidden, rows, in_features;
+  if (!fully_connected_dims(p, x, w, &rows, &in_features) ||
       ds_tensor_numel(y) != rows * hidden ||
       (!p->no_bias && ds_tensor_numel(&ctx->inputs[2]) != hidden))
     return DS_STATUS_INVALID_ARGUMENT;
+  const float *bias = p->no_bias ? NULL : ctx->inputs[2].data;
+  if (packed_gemm(ctx, w, true, rows, hidden, in_features, x->data, bias, y->data))
+    return DS_STATUS_OK;
   float beta = 0.0f;
-  if (!p->no_bias) {
-    BiasRowsJob job = {ctx->inputs[2].data, y->data, hidden};
+  if (bias != NULL) {
+    BiasRowsJob job = {bias, y->data, hidden};
     ds_parallel_for(ctx->pool, rows, grain_for(hidden), bias_rows, &job);
     beta = 1.0f;
   }
@@ -213,6 +253,19 @@ static DsStatus gemm_typed(DsDType dtype, bool ta, bool tb, int64_t m, int64_t n
   if (dtype == DS_DTYPE_FLOAT64)
     return ds_cpu_dgemm(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
   return ds_cpu_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+
+/* The packed path reads A untransposed: rows of lhs flattened to (m, k). */
+static size_t dot_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                            const DsTensor *outputs, int n_outputs)
+{
+  const DsDotParam *p = param;
+  (void)outputs, (void)n_outputs;
+  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 || p->transpose_a ||
+      inputs[0].ndim < 1)
+    return 0;
+  int64_t k = inputs[0].shape[inputs[0].ndim - 1];
+  return k > 0 ? ds_cpu_packed_sgemm_workspace(ds_tensor_numel(&inputs[0]) / k, k) : 0;
 }
 
 static DsStatus dot_run(const DsKernelCtx *ctx)
@@ -241,6 +294,9 @@ static DsStatus dot_run(const DsKernelCtx *ctx)
   }
   if (ds_tensor_numel(&ctx->outputs[0]) != m * n)
     return DS_STATUS_INVALID_ARGUMENT;
+  if (a->dtype == DS_DTYPE_FLOAT32 && !p->transpose_a &&
+      packed_gemm(ctx, b, p->transpose_b, m, n, k, a->data, NULL, ctx->outputs[0].data))
+    return DS_STATUS_OK;
   return gemm_typed(a->dtype, p->transpose_a, p->transpose_b, m, n, k, a->data,
                     p->transpose_a ? m : k, b->data, p->transpose_b ? k : n, ctx->outputs[0].data,
                     n);
@@ -385,6 +441,18 @@ static void matmul_int_rows(void *data, int64_t begin, int64_t end)
   }
 }
 
+/* Only a batch against one float32 matrix (the packed path's case) needs a workspace. */
+static size_t matmul_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                               const DsTensor *outputs, int n_outputs)
+{
+  (void)param;
+  MatmulGeom g;
+  if (n_inputs < 2 || n_outputs < 1 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
+      !matmul_geom(&inputs[0], &inputs[1], &outputs[0], &g) || !g.one_gemm)
+    return 0;
+  return ds_cpu_packed_sgemm_workspace(g.count * g.m, g.k);
+}
+
 static DsStatus matmul_run(const DsKernelCtx *ctx)
 {
   if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
@@ -404,9 +472,13 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
   }
   /* A batch against one matrix (N-D x 2-D, the dense layers of a transformer) is one GEMM
    * over every row: the operand and the output are contiguous in that order already. */
-  if (g.one_gemm)
+  if (g.one_gemm) {
+    if (t == DS_DTYPE_FLOAT32 &&
+        packed_gemm(ctx, b, false, g.count * g.m, g.n, g.k, a->data, NULL, y->data))
+      return DS_STATUS_OK;
     return gemm_typed(t, false, false, g.count * g.m, g.n, g.k, a->data, g.k, b->data, g.n,
                       y->data, g.n);
+  }
   const size_t es = ds_dtype_size(t);
   for (int64_t i = 0; i < g.count; i++) {
     int64_t am, bm;
@@ -1978,7 +2050,7 @@ void ds_cpu_nn_register(DsKernel *table)
 {
   table[DS_OP_CONVOLUTION] = ds_cpu_convolution_kernel;
   table[DS_OP_POOLING] = (DsKernel){pooling_run, NULL};
-  table[DS_OP_FULLY_CONNECTED] = (DsKernel){fully_connected_run, NULL};
+  table[DS_OP_FULLY_CONNECTED] = (DsKernel){fully_connected_run, fully_connected_workspace};
   table[DS_OP_BATCH_NORM] = (DsKernel){batch_norm_run, batch_norm_workspace};
   table[DS_OP_LAYER_NORM] = (DsKernel){layer_norm_run, NULL};
   table[DS_OP_ACTIVATION] = (DsKernel){activation_run, NULL};
@@ -1988,10 +2060,10 @@ void ds_cpu_nn_register(DsKernel *table)
   table[DS_OP_SOFTMAX_OUTPUT] = (DsKernel){softmax_output_run, NULL};
   table[DS_OP_DROPOUT] = (DsKernel){dropout_run, NULL};
   table[DS_OP_EMBEDDING] = (DsKernel){embedding_run, NULL};
-  table[DS_OP_DOT] = (DsKernel){dot_run, NULL};
+  table[DS_OP_DOT] = (DsKernel){dot_run, dot_workspace};
   table[DS_OP_BATCH_DOT] = (DsKernel){batch_dot_run, NULL};
   table[DS_OP_RNN] = ds_cpu_rnn_kernel;
-  table[DS_OP_MATMUL] = (DsKernel){matmul_run, NULL};
+  table[DS_OP_MATMUL] = (DsKernel){matmul_run, matmul_workspace};
   table[DS_OP_INSTANCE_NORM] = (DsKernel){instance_norm_run, NULL};
   table[DS_OP_LRN] = (DsKernel){lrn_run, NULL};
   table[DS_OP_HARDMAX] = (DsKernel){hardmax_run, NULL};
