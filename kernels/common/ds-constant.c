@@ -2,7 +2,8 @@
  * has one or two forms, looked up once per kernel call). */
 #include "ds-constant.h"
 
-#include <glib.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,17 +19,19 @@ typedef struct Derived {
 struct _DsConstant {
   const char *data;
   size_t nbytes;
-  GMutex lock;
+  pthread_mutex_t lock;
   Derived *derived;
   size_t derived_bytes;
 };
 
 DsConstant *ds_constant_new(const void *data, size_t nbytes)
 {
-  DsConstant *constant = g_new0(DsConstant, 1);
+  DsConstant *constant = calloc(1, sizeof *constant);
+  if (constant == NULL)
+    return NULL; /* the buffer is then simply not known as constant */
   constant->data = data;
   constant->nbytes = nbytes;
-  g_mutex_init(&constant->lock);
+  pthread_mutex_init(&constant->lock, NULL);
   return constant;
 }
 
@@ -39,18 +42,18 @@ void ds_constant_free(DsConstant *constant)
   for (Derived *d = constant->derived, *next; d != NULL; d = next) {
     next = d->next;
     free(d->form);
-    g_free(d);
+    free(d);
   }
   ds_memory_release(constant->derived_bytes);
-  g_mutex_clear(&constant->lock);
-  g_free(constant);
+  pthread_mutex_destroy(&constant->lock);
+  free(constant);
 }
 
 size_t ds_constant_get_derived_bytes(DsConstant *constant)
 {
-  g_mutex_lock(&constant->lock);
+  pthread_mutex_lock(&constant->lock);
   size_t bytes = constant->derived_bytes;
-  g_mutex_unlock(&constant->lock);
+  pthread_mutex_unlock(&constant->lock);
   return bytes;
 }
 
@@ -79,7 +82,7 @@ const void *ds_tensor_get_derived(const DsTensor *source, DsDerivedKey *key, siz
   if (c == NULL)
     return NULL;
   key->offset = (size_t)((const char *)source->data - c->data);
-  g_mutex_lock(&c->lock);
+  pthread_mutex_lock(&c->lock);
   Derived *d = c->derived;
   while (d != NULL && !same_key(&d->key, key))
     d = d->next;
@@ -87,14 +90,16 @@ const void *ds_tensor_get_derived(const DsTensor *source, DsDerivedKey *key, siz
     void *form = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
     if (form == NULL) {
       ds_memory_release(nbytes);
+    } else if ((d = malloc(sizeof *d)) == NULL) {
+      free(form);
+      ds_memory_release(nbytes);
     } else {
       derive(source, key, form);
-      d = g_new0(Derived, 1);
       *d = (Derived){*key, form, nbytes, c->derived};
       c->derived = d;
       c->derived_bytes += nbytes;
     }
   }
-  g_mutex_unlock(&c->lock);
+  pthread_mutex_unlock(&c->lock);
   return d != NULL ? d->form : NULL;
 }

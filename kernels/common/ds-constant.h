@@ -16,7 +16,7 @@
 #include "ds-tensor.h"
 
 /* Marks `nbytes` at `data` immutable until ds_constant_free(), which the buffer's owner calls
- * before freeing the buffer. */
+ * before freeing the buffer. NULL only when out of memory (the buffer is then an ordinary one). */
 DsConstant *ds_constant_new(const void *data, size_t nbytes);
 void ds_constant_free(DsConstant *constant);
 
