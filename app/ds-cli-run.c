@@ -25,9 +25,23 @@ static char *format_bytes(gsize bytes)
   return g_format_size_full(bytes, G_FORMAT_SIZE_IEC_UNITS);
 }
 
-/* "executor: dynamic, 3 regions (...)" and the memory line, for either executor. */
+/* "packed weights: ..." when products packed weights for the micro-kernel (made once, kept
+ * beside the weights: memory a user should see). */
+static void print_packed_weights(DsSession *session)
+{
+  guint n;
+  gsize bytes = ds_session_get_packed_weight_bytes(session, &n);
+  if (bytes == 0)
+    return;
+  g_autofree char *text = format_bytes(bytes);
+  printf("packed weights: %s (%u weight%s packed once for the GEMM micro-kernel)\n", text, n,
+         n == 1 ? "" : "s");
+}
+
+/* "executor: dynamic, 3 regions (...)" and the memory lines, for either executor. */
 static void print_executor_summary(DsSession *session, DsGraph *graph, int repeat)
 {
+  print_packed_weights(session);
   DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
   if (dynamic == NULL) {
     DsExecutor *exec = ds_session_get_executor(session);

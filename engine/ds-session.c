@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ds-constant.h"
 #include "ds-dynamic-executor.h"
 #include "ds-error.h"
 #include "ds-expr.h"
@@ -1029,6 +1030,24 @@ const char *ds_variable_kind_name(DsVariableKind kind)
 DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session)
 {
   return session->dynamic;
+}
+
+gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights)
+{
+  gsize bytes = 0;
+  guint n = 0;
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init(&iter, session->fed);
+  while (g_hash_table_iter_next(&iter, NULL, &value)) {
+    DsConstant *constant = ((DsNDArray *)value)->view.constant;
+    gsize held = constant != NULL ? ds_constant_get_derived_bytes(constant) : 0;
+    bytes += held;
+    n += held > 0;
+  }
+  if (n_weights != NULL)
+    *n_weights = n;
+  return bytes;
 }
 
 const char *ds_session_get_executor_name(DsSession *session)

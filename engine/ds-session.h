@@ -96,6 +96,9 @@ const DsPartition *ds_session_get_file_partition(DsSession *session);
 /* After ds_session_prepare(), whichever executor was bound: */
 DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session); /* or NULL */
 const char *ds_session_get_executor_name(DsSession *session);           /* "static"... */
+/* Bytes of the forms kernels derived from the fed weights (packed matrices, ds-constant.h),
+ * and how many weights have one. */
+gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights);
 gboolean ds_session_run(DsSession *session, GError **error);
 /* Head `i`'s tensor and every entry's shape after the last run. Borrowed. */
 const DsTensor *ds_session_get_output(DsSession *session, guint i);

@@ -79,6 +79,18 @@ def compare(name, ours, want, model):
 # The checks, one TAP line each
 # ---------------------------------------------------------------------------
 
+def check_packed(text, model):
+    """The run's "packed weights:" line counts the weights its products packed once (the line
+    is absent only from builds without the packed GEMM path: no AVX2 and FMA)."""
+    m = re.search(r"^packed weights: .* \((\d+) weights? packed", text, re.M)
+    want = model.get("packed_weights", 0)
+    if m is None:
+        return "no packed weights" if want == 0 else "no packed GEMM in this build"
+    if int(m.group(1)) != want:
+        raise Failure("%s weights packed, expected %d" % (m.group(1), want))
+    return "%d weight%s packed" % (want, "" if want == 1 else "s")
+
+
 def check_run(models_dir, model, case, tmp):
     out = os.path.join(tmp, "out")
     dynscope(["--run", os.path.join(models_dir, model["file"])] + input_args(models_dir, case)
@@ -129,8 +141,8 @@ def check_render(models_dir, model, tmp):
 
 def check_report(models_dir, model, case, tmp):
     report = os.path.join(tmp, "r.json")
-    dynscope(["--run", os.path.join(models_dir, model["file"])] + input_args(models_dir, case)
-             + ["--repeat", "2", "--report", report])
+    text = dynscope(["--run", os.path.join(models_dir, model["file"])]
+                    + input_args(models_dir, case) + ["--repeat", "2", "--report", report])
     with open(report) as f:
         r = json.load(f)
     if r.get("schema") != "dynscope-profile":
@@ -138,7 +150,8 @@ def check_report(models_dir, model, case, tmp):
     if len(r["run"]["wall_ns"]) != 2 or not r["events"]:
         raise Failure("%d run times and %d events for --repeat 2"
                       % (len(r["run"]["wall_ns"]), len(r["events"])))
-    return "%d events, format %s" % (len(r["events"]), r["model"].get("format"))
+    return "%d events, format %s; %s" % (len(r["events"]), r["model"].get("format"),
+                                          check_packed(text, model))
 
 
 def echoing(title, fn):

@@ -23,7 +23,7 @@ stored as the model's dtype) as OUTDIR/expected_<model>[_<case>]/<output>.npy; t
 
   {"models": [{"name", "file", "opset", "symbols": [dim_param, ...],
                "inputs": [{"name", "dtype", "dims": [int or dim_param]}], "outputs": [name],
-               "rtol", "atol",
+               "rtol", "atol", "packed_weights"?: weights its products pack for the GEMM,
                "cases": [{"name", "bench": bool, "note", "inputs": {name: path},
                           "expected": {name: path}, "trip_count"?: int, "batch"?: int}]}],
    "skipped": {model: reason}}
@@ -109,7 +109,7 @@ def mlp():
                                                                   dtype=np.float32)}
 
     return spec("mlp", finish(graph, 13), ["y"], reference,
-                [("default", x(5), {}), ("bench", x(64), {"bench": True})])
+                [("default", x(5), {}), ("bench", x(64), {"bench": True})], packed_weights=3)
 
 
 # ---------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def transformer_block():
     # Runtime: max abs error 7e-7 on outputs of size ~4).
     return spec("transformer_block", model, ["y"], reference,
                 [("default", x(3, 17), {"note": "exported at (2, 10), run at (3, 17)"}),
-                 ("bench", x(4, 64), {"bench": True})])
+                 ("bench", x(4, 64), {"bench": True})], packed_weights=4)
 
 
 # ---------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def lstm_loop():
     return spec("lstm_loop", finish(graph, 16), ["hs", "h_last", "c_last"], reference,
                 [case("default", 8, [7, 3, 5, 1]), case("long", 30, [23, 9, 17, 4]),
                  case("bench", 64, [64] * 16, bench=True),
-                 case("bench_batch1", 64, [64], bench=True)])
+                 case("bench_batch1", 64, [64], bench=True)], packed_weights=2)
 
 
 # ---------------------------------------------------------------------------
@@ -294,7 +294,7 @@ def boolean_mask():
 
     return spec("boolean_mask", finish(graph, 17), ["selected", "total"], reference,
                 [case("default", 50, 0.0), case("none_selected", 7, 1e6),
-                 case("bench", 4096, 0.0, bench=True)])
+                 case("bench", 4096, 0.0, bench=True)], packed_weights=1)
 
 
 # ---------------------------------------------------------------------------
@@ -369,8 +369,9 @@ def write_model(outdir, s):
                    for v in inputs],
         "outputs": s["outputs"], "rtol": s["rtol"], "atol": s["atol"], "cases": [],
     }
-    if "nodes" in s:
-        entry["nodes"] = s["nodes"]
+    for key in ("nodes", "packed_weights"):
+        if key in s:
+            entry[key] = s[key]
     for case_name, case_inputs, extra in s["cases"]:
         suffix = "" if case_name == "default" else "_" + case_name
         expected = s["reference"](case_inputs)
