@@ -177,7 +177,7 @@ static void bias_rows(void *data, int64_t begin, int64_t end)
 static bool packed_gemm(const DsKernelCtx *ctx, const DsTensor *b, bool trans_b, int64_t m,
                         int64_t n, int64_t k, const float *a, const float *bias, float *c)
 {
-  if (m <= 0 || ctx->workspace == NULL)
+  if (!ds_cpu_packed_sgemm_suits(m) || ctx->workspace == NULL)
     return false;
   const DsPackedMatrix *packed = ds_cpu_pack_constant(b, trans_b, k, n, trans_b ? k : n);
   if (packed == NULL)
@@ -207,7 +207,7 @@ static size_t fully_connected_workspace(const void *param, const DsTensor *input
   if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
       !fully_connected_dims(param, &inputs[0], &inputs[1], &rows, &in_features))
     return 0;
-  return ds_cpu_packed_sgemm_workspace(rows, in_features);
+  return ds_cpu_packed_sgemm_suits(rows) ? ds_cpu_packed_sgemm_workspace(rows, in_features) : 0;
 }
 
 static DsStatus fully_connected_run(const DsKernelCtx *ctx)
@@ -265,7 +265,8 @@ static size_t dot_workspace(const void *param, const DsTensor *inputs, int n_inp
       inputs[0].ndim < 1)
     return 0;
   int64_t k = inputs[0].shape[inputs[0].ndim - 1];
-  return k > 0 ? ds_cpu_packed_sgemm_workspace(ds_tensor_numel(&inputs[0]) / k, k) : 0;
+  int64_t m = k > 0 ? ds_tensor_numel(&inputs[0]) / k : 0;
+  return ds_cpu_packed_sgemm_suits(m) ? ds_cpu_packed_sgemm_workspace(m, k) : 0;
 }
 
 static DsStatus dot_run(const DsKernelCtx *ctx)
@@ -450,7 +451,9 @@ static size_t matmul_workspace(const void *param, const DsTensor *inputs, int n_
   if (n_inputs < 2 || n_outputs < 1 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
       !matmul_geom(&inputs[0], &inputs[1], &outputs[0], &g) || !g.one_gemm)
     return 0;
-  return ds_cpu_packed_sgemm_workspace(g.count * g.m, g.k);
+  return ds_cpu_packed_sgemm_suits(g.count * g.m)
+             ? ds_cpu_packed_sgemm_workspace(g.count * g.m, g.k)
+             : 0;
 }
 
 static DsStatus matmul_run(const DsKernelCtx *ctx)

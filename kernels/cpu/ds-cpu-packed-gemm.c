@@ -81,6 +81,8 @@ const DsPackedMatrix *ds_cpu_pack_constant(const DsTensor *b, bool trans_b, int6
   return ds_tensor_get_derived(b, &key, packed_bytes(k, n), pack_b);
 }
 
+bool ds_cpu_packed_sgemm_suits(int64_t m) { return DS_PACKED_GEMM && m > 0 && m <= MC; }
+
 size_t ds_cpu_packed_sgemm_workspace(int64_t m, int64_t k)
 {
   if (!DS_PACKED_GEMM || m <= 0 || k <= 0)
