@@ -196,26 +196,22 @@ static void micro_kernel_rows(int mr, int64_t kc, const float *a, int64_t a_row,
                               const float *b, float *c, int64_t ldc, int nr, const float *bias,
                               bool add_c)
 {
+  /* One inlined copy per row count, so that each has a constant `mr`. */
+#define ROWS(R)                                                                                 \
+  case R:                                                                                       \
+    micro_kernel(R, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);                          \
+    break;
   switch (mr) {
-  case 6:
-    micro_kernel(6, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
-    break;
-  case 5:
-    micro_kernel(5, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
-    break;
-  case 4:
-    micro_kernel(4, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
-    break;
-  case 3:
-    micro_kernel(3, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
-    break;
-  case 2:
-    micro_kernel(2, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
-    break;
+    ROWS(6)
+    ROWS(5)
+    ROWS(4)
+    ROWS(3)
+    ROWS(2)
   default:
     micro_kernel(1, kc, a, a_row, a_step, b, c, ldc, nr, bias, add_c);
     break;
   }
+#undef ROWS
 }
 
 /* ---- the loops ---- */
