@@ -79,6 +79,12 @@ static int render(const DsCliOptions *o, GError **error)
     if (labelled == NULL)
       return ds_cli_fail(*error);
     partition = labelled;
+  } else if (ds_session_get_device(session) != NULL) {
+    /* --device: the regions as a run would place them. */
+    labelled = ds_partition_label_placement(graph, symbolic, ds_session_get_device(session), error);
+    if (labelled == NULL)
+      return ds_cli_fail(*error);
+    partition = labelled;
   }
 
   g_autofree gboolean *is_weight = g_new0(gboolean, graph->n_nodes + 1);

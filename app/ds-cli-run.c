@@ -9,6 +9,7 @@
 #include "ds-cli.h"
 #include "ds-attr.h"
 #include "ds-dynamic-executor.h"
+#include "ds-partition.h"
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-node-timer.h"
@@ -38,6 +39,34 @@ static void print_packed_weights(DsSession *session)
          n == 1 ? "" : "s");
 }
 
+/* "placement: 3 regions on cuda (41 op nodes), 2 on the host (3 op nodes); copies per run:
+ * ..." when a device runs part of the model. */
+static void print_placement(DsSession *session, const DsDynamicExecutorStats *st, int repeat)
+{
+  const DsPartition *placement = ds_session_get_placement(session);
+  const DsBackend *device = ds_session_get_device(session);
+  if (placement == NULL || device == NULL)
+    return;
+  guint device_regions = 0, device_nodes = 0, host_regions = 0, host_nodes = 0;
+  for (guint r = 0; r < placement->n_regions; r++) {
+    const DsRegion *region = &placement->regions[r];
+    if (region->backend != NULL) {
+      device_regions++;
+      device_nodes += region->n_nodes;
+    } else {
+      host_regions++;
+      host_nodes += region->n_nodes;
+    }
+  }
+  g_autofree char *to_device = format_bytes(st->copy_to_device_bytes / (guint64)repeat);
+  g_autofree char *to_host = format_bytes(st->copy_to_host_bytes / (guint64)repeat);
+  printf("placement: %u region%s on %s (%u op nodes), %u on the host (%u op nodes); copies on "
+         "region edges: %s to the device and %s back per run (weights once), %" G_GUINT64_FORMAT
+         " tensors in all\n",
+         device_regions, device_regions == 1 ? "" : "s", device->name, device_nodes, host_regions,
+         host_nodes, to_device, to_host, st->n_copies);
+}
+
 /* "executor: dynamic, 3 regions (...)" and the memory lines, for either executor. */
 static void print_executor_summary(DsSession *session, DsGraph *graph, int repeat)
 {
@@ -59,6 +88,7 @@ static void print_executor_summary(DsSession *session, DsGraph *graph, int repea
   }
   DsDynamicExecutorStats st;
   ds_dynamic_executor_get_stats(dynamic, &st);
+  print_placement(session, &st, repeat);
   printf("executor: dynamic, %u regions (%u static on cached plans, %u dynamic-shape op%s, "
          "%u other op%s run imperatively), %u op nodes, %d run%s\n",
          st.n_regions + st.n_dynamic_nodes + st.n_imperative_nodes, st.n_regions,

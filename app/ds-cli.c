@@ -32,11 +32,34 @@ static gboolean split_assignment(const char *arg, const char *option, char **nam
   return TRUE;
 }
 
+/* --device NAME: a compiled-in backend that can run here. The host backend is "cpu"; any
+ * other is a device the model's supported regions are placed on. */
+static gboolean check_device(const char *name)
+{
+  if (name == NULL || strcmp(name, "cpu") == 0)
+    return TRUE;
+  const DsBackend *backend = ds_backend_find(name);
+  if (backend == NULL) {
+    g_autofree char *names = g_strjoinv(", ", (char **)ds_backend_names());
+    g_printerr(_("dynscope: --device %s: this build has no such backend (available: %s)\n"), name,
+               names);
+    return FALSE;
+  }
+  const char *why = backend->unavailable != NULL ? backend->unavailable() : NULL;
+  if (why != NULL) {
+    g_printerr(_("dynscope: --device %s: %s\n"), name, why);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error)
 {
   g_autoptr(DsSession) session = ds_session_new(model, error);
   if (session == NULL)
     return NULL;
+  if (options->device != NULL && strcmp(options->device, "cpu") != 0)
+    ds_session_set_device(session, ds_backend_find(options->device));
   if (options->executor != NULL) {
     static const char *const names[] = {"auto", "static", "dynamic", NULL};
     guint i = 0;
@@ -286,9 +309,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   } else if (options.repeat < 1 || options.threads < 0 || options.threads > 256) {
     g_printerr(_("dynscope: --repeat must be >= 1 and --threads between 0 and 256\n"));
     status = 2;
-  } else if (options.device != NULL && strcmp(options.device, "cpu") != 0) {
-    g_printerr(_("dynscope: --device %s: this build has no such backend (available: cpu)\n"),
-               options.device);
+  } else if (!check_device(options.device)) {
     status = 2;
   } else if (fail_if_slower != NULL && !parse_percent(fail_if_slower, &options.fail_if_slower)) {
     g_printerr("dynscope: --fail-if-slower %s: expected a percentage >= 0, like 5 or 2.5\n",

@@ -18,6 +18,7 @@ typedef struct {
   DsExecutor *exec; /* made on the first run, when sizes are known */
   DsShape *key;     /* input shapes the current plan was made for */
   gboolean planned;
+  const DsBackend *backend; /* where it runs: the executor's own, or a device */
 } Region;
 
 typedef struct {
@@ -29,7 +30,17 @@ typedef struct {
   const DsKernel *kernel;
   DsControlFlow *control; /* loops and branches run their subgraphs here instead */
   gboolean dynamic;       /* sizes its outputs as it runs */
+  const DsBackend *backend;
 } NodeKernel;
+
+/* A tensor's copy on the other side of the host/device line. */
+typedef struct {
+  void *data; /* a buffer from the pool of `memory`, or NULL */
+  DsMemory memory;
+  const void *source; /* the bytes it copies */
+  gboolean valid;     /* holds `source`'s bytes in this run */
+  gboolean constant;  /* of a weight: valid for the executor's life */
+} Mirror;
 
 struct _DsDynamicExecutor {
   DsGraph *graph;
@@ -38,6 +49,11 @@ struct _DsDynamicExecutor {
   DsThreadPool *threads;
   gboolean owns_threads;
   DsBufferPool *pool;
+  const DsBackend *device;   /* the device regions are placed on, or NULL */
+  DsBufferPool *device_pool; /* its buffers */
+  Mirror *mirrors;           /* per entry, where placement needs one */
+  DsTensor *host_heads;      /* per head: the host copy of a device output, or data NULL */
+  guint64 n_copies, copy_to_device_bytes, copy_to_host_bytes;
   DsExprCtx *exprs; /* borrowed */
   DsGraphShapes *symbolic;
   DsGraphShapes *current; /* concrete shapes of this run, where known */
@@ -54,6 +70,7 @@ struct _DsDynamicExecutor {
   DsTensor *entries;       /* per entry: the tensor of this run */
   gboolean *bound;         /* per entry: variables only */
   void **owned;            /* per entry: a pool buffer to give back, or NULL */
+  DsMemory *owned_memory;  /* per entry: which pool it came from */
   guint *refs_init, *refs; /* per entry: readers left (heads count as one forever) */
 
   guint n_symbols;
@@ -207,6 +224,12 @@ static gboolean resolve_output_shapes(DsDynamicExecutor *dx, const DsNode *node,
 
 /* ---- binding ---- */
 
+/* The pool of buffers in `memory`. */
+static DsBufferPool *pool_of(DsDynamicExecutor *dx, DsMemory memory)
+{
+  return memory == DS_MEMORY_HOST || dx->device_pool == NULL ? dx->pool : dx->device_pool;
+}
+
 static void region_free(Region *r)
 {
   g_free(r->name);
@@ -227,8 +250,11 @@ void ds_dynamic_executor_free(DsDynamicExecutor *dx)
   g_free(dx->regions);
   if (dx->pool != NULL) {
     for (guint e = 0; dx->owned != NULL && e < dx->symbolic->n_entries; e++)
-      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+      ds_buffer_pool_release(pool_of(dx, dx->owned_memory[e]), dx->owned[e]);
+    for (guint e = 0; dx->mirrors != NULL && e < dx->symbolic->n_entries; e++)
+      ds_buffer_pool_release(pool_of(dx, dx->mirrors[e].memory), dx->mirrors[e].data);
     ds_buffer_pool_free(dx->pool);
+    ds_buffer_pool_free(dx->device_pool);
   }
   for (guint i = 0; dx->kernels != NULL && i < dx->graph->n_nodes; i++)
     ds_control_flow_free(dx->kernels[i].control);
@@ -239,6 +265,9 @@ void ds_dynamic_executor_free(DsDynamicExecutor *dx)
   g_free(dx->entries);
   g_free(dx->bound);
   g_free(dx->owned);
+  g_free(dx->owned_memory);
+  g_free(dx->mirrors);
+  g_free(dx->host_heads);
   g_free(dx->refs_init);
   g_free(dx->refs);
   g_free(dx->init_values);
@@ -358,6 +387,9 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
   dx->entries = g_new0(DsTensor, n_entries);
   dx->bound = g_new0(gboolean, n_entries);
   dx->owned = g_new0(void *, n_entries);
+  dx->owned_memory = g_new0(DsMemory, n_entries);
+  dx->mirrors = g_new0(Mirror, n_entries);
+  dx->host_heads = g_new0(DsTensor, graph->n_heads + 1);
   dx->refs_init = g_new0(guint, n_entries);
   dx->refs = g_new0(guint, n_entries);
   dx->kernels = g_new0(NodeKernel, graph->n_nodes);
@@ -395,7 +427,12 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
     }
     gboolean control = (node->op->traits & DS_OP_TRAIT_CONTROL_FLOW) != 0;
     gboolean dynamic = control || (node->op->traits & DS_OP_TRAIT_DYNAMIC_SHAPE) != 0;
-    const DsKernel *kernel = control ? NULL : backend->get_kernel(node->op->id);
+    int r = partition->region_of_node[i];
+    const DsBackend *placed = r >= 0 ? partition->regions[r].backend : NULL;
+    const DsBackend *node_backend = placed != NULL && !control ? placed : backend;
+    if (node_backend != backend)
+      dx->device = node_backend;
+    const DsKernel *kernel = control ? NULL : node_backend->get_kernel(node->op->id);
     if (control) {
       dx->kernels[i].control = ds_control_flow_new(node, backend, dx->threads, error);
       if (dx->kernels[i].control == NULL)
@@ -403,10 +440,9 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
     } else if (kernel == NULL) {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                   "node '%s': op '%s' has no kernel on the %s backend", node->name, node->op_name,
-                  backend->name);
+                  node_backend->name);
       return NULL;
     }
-    int r = partition->region_of_node[i];
     if (r >= 0 && partition->regions[r].kind == DS_REGION_STATIC && !dynamic) {
       if (unit_of_region[r] < 0) {
         const DsRegion *src = &partition->regions[r];
@@ -419,6 +455,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
           region->mask[src->nodes[j]] = TRUE;
         region->inputs = ds_region_inputs(partition, (guint)r);
         region->key = g_new0(DsShape, region->inputs->len + 1);
+        region->backend = node_backend;
         units_by_id[n_units] = (Unit){TRUE, dx->n_regions++};
         first_node[n_units] = i;
         unit_of_region[r] = (int)n_units++;
@@ -428,6 +465,7 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
     }
     dx->kernels[i].kernel = kernel;
     dx->kernels[i].dynamic = dynamic;
+    dx->kernels[i].backend = node_backend;
     if (dynamic)
       dx->n_dynamic++;
     else
@@ -447,6 +485,8 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
   dx->ins = g_new0(DsTensor, dx->width + 1);
   dx->outs = g_new0(DsTensor, dx->width + 1);
   dx->pool = ds_buffer_pool_new(backend);
+  if (dx->device != NULL)
+    dx->device_pool = ds_buffer_pool_new(dx->device);
   if (backend->set_n_threads != NULL)
     backend->set_n_threads(n_threads);
   return g_steal_pointer(&dx);
@@ -520,21 +560,24 @@ static DsStatus alloc_output(void *data, int index, DsTensor *output)
     return DS_STATUS_NO_MEMORY;
   }
   if (dx->owned[e] != NULL) { /* asked twice: give the first buffer back */
-    ds_buffer_pool_release(dx->pool, dx->owned[e]);
+    ds_buffer_pool_release(pool_of(dx, dx->owned_memory[e]), dx->owned[e]);
     dx->owned[e] = NULL;
   }
   g_clear_error(&dx->alloc_error);
-  output->data = ds_buffer_pool_acquire(dx->pool, e, nbytes, NULL, &dx->alloc_error);
+  DsMemory memory = dx->kernels[node->id].backend->memory;
+  output->memory = memory;
+  output->data = ds_buffer_pool_acquire(pool_of(dx, memory), e, nbytes, NULL, &dx->alloc_error);
   if (output->data == NULL) {
     g_prefix_error(&dx->alloc_error, "node '%s' (%s) output %d: ", node->name, node->op_name,
                    index);
     return DS_STATUS_NO_MEMORY;
   }
   dx->owned[e] = output->data;
+  dx->owned_memory[e] = memory;
   return DS_STATUS_OK;
 }
 
-static void make_view(DsTensor *t, const DsShape *shape, DsDType dtype, void *data)
+static void make_view(DsTensor *t, const DsShape *shape, DsDType dtype, void *data, DsMemory memory)
 {
   t->dtype = dtype;
   t->ndim = shape->ndim;
@@ -542,6 +585,61 @@ static void make_view(DsTensor *t, const DsShape *shape, DsDType dtype, void *da
     t->shape[i] = shape->dims[i].value;
   t->data = data;
   t->constant = NULL;
+  t->memory = memory;
+}
+
+/* ---- the host/device line ---- */
+
+static void mirror_drop(DsDynamicExecutor *dx, Mirror *m)
+{
+  ds_buffer_pool_release(pool_of(dx, m->memory), m->data);
+  *m = (Mirror){0};
+}
+
+/* Entry `e` as `target` reads it: itself when it lies in target's memory, else its mirror
+ * there, copied now unless this run (or, for a weight, any run) already did. */
+static gboolean stage(DsDynamicExecutor *dx, guint e, const DsBackend *target, DsTensor *out,
+                      GError **error)
+{
+  const DsTensor *t = &dx->entries[e];
+  *out = *t;
+  if (t->memory == target->memory || t->data == NULL)
+    return TRUE;
+  Mirror *m = &dx->mirrors[e];
+  gsize nbytes = ds_tensor_nbytes(t);
+  if (!(m->valid && m->source == t->data && m->memory == target->memory)) {
+    mirror_drop(dx, m);
+    guint slot = ds_graph_n_entries(dx->graph) + dx->graph->n_nodes + e;
+    m->data = ds_buffer_pool_acquire(pool_of(dx, target->memory), slot, nbytes, NULL, error);
+    if (m->data == NULL) {
+      g_prefix_error(error, "copying '%s' to the %s backend: ",
+                     dx->graph->nodes[ds_graph_entry_node(dx->graph, e)]->name, target->name);
+      return FALSE;
+    }
+    m->memory = target->memory;
+    gboolean to_device = target->memory != DS_MEMORY_HOST;
+    gboolean ok = to_device ? dx->device->copy_to_device(m->data, t->data, nbytes)
+                            : dx->device->copy_to_host(m->data, t->data, nbytes);
+    if (!ok) {
+      g_set_error(error, DS_ERROR, DS_ERROR_RUNTIME, "copying '%s' %s the %s device failed",
+                  dx->graph->nodes[ds_graph_entry_node(dx->graph, e)]->name,
+                  to_device ? "to" : "from", dx->device->name);
+      mirror_drop(dx, m);
+      return FALSE;
+    }
+    m->source = t->data;
+    m->valid = TRUE;
+    m->constant = t->constant != NULL;
+    dx->n_copies++;
+    if (to_device)
+      dx->copy_to_device_bytes += nbytes;
+    else
+      dx->copy_to_host_bytes += nbytes;
+  }
+  out->data = m->data;
+  out->memory = target->memory;
+  out->constant = NULL; /* derived forms of weights are host-side */
+  return TRUE;
 }
 
 static void record_shape(DsDynamicExecutor *dx, guint e, const DsTensor *t)
@@ -556,12 +654,15 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
   DsGraph *graph = dx->graph;
   const NodeKernel *nk = &dx->kernels[node->id];
   guint base = graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
+  DsBufferPool *pool = pool_of(dx, nk->backend->memory);
   for (guint k = 0; k < node->n_inputs; k++)
-    dx->ins[k] = dx->entries[ds_graph_entry_id(graph, node->inputs[k])];
+    if (!stage(dx, ds_graph_entry_id(graph, node->inputs[k]), nk->backend, &dx->ins[k], error))
+      return FALSE;
 
   if (nk->dynamic) {
     for (guint k = 0; k < n_out; k++)
-      dx->outs[k] = (DsTensor){.dtype = dx->symbolic->dtypes[base + k], .ndim = -1};
+      dx->outs[k] = (DsTensor){
+          .dtype = dx->symbolic->dtypes[base + k], .ndim = -1, .memory = nk->backend->memory};
   } else {
     if (!resolve_output_shapes(dx, node, error))
       return FALSE;
@@ -574,14 +675,17 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
         return FALSE;
       }
       if (dx->owned[base + k] != NULL)
-        ds_buffer_pool_release(dx->pool, dx->owned[base + k]);
-      void *data = ds_buffer_pool_acquire(dx->pool, base + k, nbytes, NULL, error);
+        ds_buffer_pool_release(pool_of(dx, dx->owned_memory[base + k]), dx->owned[base + k]);
+      dx->owned[base + k] = NULL;
+      void *data = ds_buffer_pool_acquire(pool, base + k, nbytes, NULL, error);
       if (data == NULL) {
         g_prefix_error(error, "node '%s' (%s): ", node->name, node->op_name);
         return FALSE;
       }
       dx->owned[base + k] = data;
-      make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k], data);
+      dx->owned_memory[base + k] = nk->backend->memory;
+      make_view(&dx->outs[k], &dx->current->shapes[base + k], dx->symbolic->dtypes[base + k], data,
+                nk->backend->memory);
     }
   }
 
@@ -618,7 +722,7 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
                                               (int)n_out);
     if (bytes > 0) {
       /* A slot of its own per node, so warm runs find the same buffer again. */
-      workspace = ds_buffer_pool_acquire(dx->pool, ds_graph_n_entries(graph) + node->id, bytes,
+      workspace = ds_buffer_pool_acquire(pool, ds_graph_n_entries(graph) + node->id, bytes,
                                          "a kernel workspace", error);
       if (workspace == NULL)
         return FALSE;
@@ -627,7 +731,7 @@ static gboolean run_node(DsDynamicExecutor *dx, const DsNode *node, GError **err
   ctx.workspace = workspace;
   dx->current_node = node;
   DsStatus status = nk->kernel->run(&ctx);
-  ds_buffer_pool_release(dx->pool, workspace);
+  ds_buffer_pool_release(pool, workspace);
   if (status != DS_STATUS_OK) {
     if (dx->alloc_error != NULL) {
       g_propagate_error(error, g_steal_pointer(&dx->alloc_error));
@@ -689,7 +793,7 @@ static gboolean run_region_plan(DsDynamicExecutor *dx, Region *region, GError **
       if (!resolve_output_shapes(dx, graph->nodes[region->nodes[j]], error))
         return FALSE;
     if (region->exec == NULL) {
-      region->exec = ds_executor_new_region(graph, dx->current, region->mask, dx->backend,
+      region->exec = ds_executor_new_region(graph, dx->current, region->mask, region->backend,
                                             dx->threads, dx->n_threads, error);
       if (region->exec == NULL)
         return FALSE;
@@ -711,7 +815,9 @@ static gboolean run_region_plan(DsDynamicExecutor *dx, Region *region, GError **
   }
   for (guint j = 0; j < region->inputs->len; j++) {
     guint e = g_array_index(region->inputs, guint, j);
-    if (!ds_executor_bind_entry(region->exec, e, &dx->entries[e], error))
+    DsTensor input;
+    if (!stage(dx, e, region->backend, &input, error) ||
+        !ds_executor_bind_entry(region->exec, e, &input, error))
       return FALSE;
   }
   return ds_executor_run(region->exec, error);
@@ -721,7 +827,8 @@ static gboolean run_region_plan(DsDynamicExecutor *dx, Region *region, GError **
  * split a graph around its dynamic ops are not: they are how this executor works). */
 static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error)
 {
-  if (!dx->region_frames || dx->hooks.frame_enter == NULL)
+  gboolean placed = region->backend != dx->backend;
+  if (!(dx->region_frames || placed) || dx->hooks.frame_enter == NULL)
     return run_region_plan(dx, region, error);
   DsFrame frame = {
       .kind = DS_FRAME_REGION,
@@ -729,6 +836,7 @@ static gboolean run_region(DsDynamicExecutor *dx, Region *region, GError **error
       .name = region->name,
       .iteration = -1,
       .in_region = region->mask,
+      .backend = placed ? region->backend->name : NULL,
   };
   dx->hooks.frame_enter(dx->hooks_data, &frame);
   gboolean ok = run_region_plan(dx, region, error);
@@ -741,23 +849,45 @@ static void release_inputs(DsDynamicExecutor *dx, const DsNode *node)
 {
   for (guint k = 0; k < node->n_inputs; k++) {
     guint e = ds_graph_entry_id(dx->graph, node->inputs[k]);
-    if (--dx->refs[e] == 0 && dx->owned[e] != NULL) {
-      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+    if (--dx->refs[e] != 0)
+      continue;
+    if (dx->owned[e] != NULL) {
+      ds_buffer_pool_release(pool_of(dx, dx->owned_memory[e]), dx->owned[e]);
       dx->owned[e] = NULL;
     }
+    if (dx->mirrors[e].data != NULL && !dx->mirrors[e].constant)
+      mirror_drop(dx, &dx->mirrors[e]);
   }
+}
+
+/* The graph's outputs that a device produced, copied to the host (each a head's view of the
+ * entry's mirror, so a head listed twice is copied once). */
+static gboolean fetch_heads(DsDynamicExecutor *dx, GError **error)
+{
+  if (dx->device == NULL)
+    return TRUE;
+  const DsBackend *host = dx->backend;
+  for (guint h = 0; h < dx->graph->n_heads; h++) {
+    guint e = ds_graph_entry_id(dx->graph, dx->graph->heads[h]);
+    dx->host_heads[h] = (DsTensor){0};
+    if (dx->entries[e].memory != DS_MEMORY_HOST && !stage(dx, e, host, &dx->host_heads[h], error))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean ds_dynamic_executor_run(DsDynamicExecutor *dx, GError **error)
 {
   DsGraph *graph = dx->graph;
   guint n_entries = dx->symbolic->n_entries;
-  /* The last run's outputs go back to the pool now. */
+  /* The last run's outputs and copies go back to the pool now (weights' copies stay). */
   for (guint e = 0; e < n_entries; e++) {
     if (dx->owned[e] != NULL) {
-      ds_buffer_pool_release(dx->pool, dx->owned[e]);
+      ds_buffer_pool_release(pool_of(dx, dx->owned_memory[e]), dx->owned[e]);
       dx->owned[e] = NULL;
     }
+    if (dx->mirrors[e].data != NULL && !dx->mirrors[e].constant)
+      mirror_drop(dx, &dx->mirrors[e]);
   }
   memcpy(dx->refs, dx->refs_init, sizeof(guint) * n_entries);
   memcpy(dx->values, dx->init_values, sizeof(int64_t) * dx->n_symbols);
@@ -803,7 +933,7 @@ gboolean ds_dynamic_executor_run(DsDynamicExecutor *dx, GError **error)
       release_inputs(dx, node);
     }
   }
-  return TRUE;
+  return fetch_heads(dx, error);
 }
 
 /* ---- results ---- */
@@ -817,7 +947,8 @@ const DsTensor *ds_dynamic_executor_get_entry(const DsDynamicExecutor *dx, guint
 const DsTensor *ds_dynamic_executor_get_output(const DsDynamicExecutor *dx, guint i)
 {
   g_return_val_if_fail(i < dx->graph->n_heads, NULL);
-  return &dx->entries[ds_graph_entry_id(dx->graph, dx->graph->heads[i])];
+  const DsTensor *t = &dx->entries[ds_graph_entry_id(dx->graph, dx->graph->heads[i])];
+  return t->memory == DS_MEMORY_HOST || dx->host_heads[i].data == NULL ? t : &dx->host_heads[i];
 }
 
 const DsGraphShapes *ds_dynamic_executor_get_shapes(const DsDynamicExecutor *dx)
@@ -849,6 +980,20 @@ void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecuto
   ds_buffer_pool_get_stats(dx->pool, &stats->pool);
   stats->n_allocations = stats->pool.n_allocations;
   stats->memory_bytes = stats->pool.bytes_held;
+  if (dx->device_pool != NULL) {
+    DsBufferPoolStats device;
+    ds_buffer_pool_get_stats(dx->device_pool, &device);
+    stats->n_allocations += device.n_allocations;
+    stats->memory_bytes += device.bytes_held;
+  }
+  for (guint r = 0; r < dx->n_regions; r++)
+    stats->n_device_regions += dx->regions[r].backend != dx->backend;
+  for (guint i = 0; i < dx->graph->n_nodes; i++)
+    stats->n_device_regions +=
+        dx->kernels[i].kernel != NULL && dx->kernels[i].backend != dx->backend;
+  stats->n_copies = dx->n_copies;
+  stats->copy_to_device_bytes = dx->copy_to_device_bytes;
+  stats->copy_to_host_bytes = dx->copy_to_host_bytes;
   for (guint r = 0; r < dx->n_regions; r++) {
     if (dx->regions[r].exec == NULL)
       continue;

@@ -15,6 +15,14 @@
  * pool until their last reader has run, so after a warm-up run at the largest sizes, runs at
  * smaller sizes allocate nothing.
  *
+ * Placement: a region the partition gives a `backend` (ds_partition_label_placement) runs on
+ * that device backend, its static part on a cached plan in device memory and its dynamic-shape
+ * ops imperatively on the device, with buffers from a device pool. Where host and device units
+ * meet, the executor copies the tensor across, once per run (a weight once for the executor's
+ * life: weights do not change), and device outputs of the graph are copied back to the host
+ * after each run, so ds_dynamic_executor_get_output() is always host memory. Placed regions
+ * are frames for the hooks, with DsFrame.backend set.
+ *
  * Memory policy: the executor refs the graph, copies the partition's regions and the symbolic
  * shapes, and borrows `exprs` (which must outlive it). Bound inputs are borrowed.
  */
@@ -71,6 +79,9 @@ typedef struct {
   guint64 n_allocations;    /* buffers allocated: pool buffers plus region arena growths */
   gsize memory_bytes;       /* held now: region arenas and workspaces, pool buffers */
   DsBufferPoolStats pool;
+  guint n_device_regions;   /* units placed on the device backend */
+  guint64 n_copies;         /* tensors copied across the host/device line, all runs */
+  guint64 copy_to_device_bytes, copy_to_host_bytes; /* their bytes, all runs */
 } DsDynamicExecutorStats;
 
 void ds_dynamic_executor_get_stats(const DsDynamicExecutor *dx, DsDynamicExecutorStats *stats);

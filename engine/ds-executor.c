@@ -41,7 +41,8 @@ struct _DsExecutor {
   guint64 n_allocations; /* buffer (re)allocations so far */
 };
 
-static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data)
+static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void *data,
+                      DsMemory memory)
 {
   view->dtype = dtype;
   view->ndim = shape->ndim;
@@ -49,6 +50,7 @@ static void make_view(DsTensor *view, const DsShape *shape, DsDType dtype, void 
     view->shape[i] = shape->dims[i].value;
   view->data = data;
   view->constant = NULL;
+  view->memory = memory;
 }
 
 /* Grows a buffer to `bytes` (its contents are not kept), accounting the growth. */
@@ -165,7 +167,8 @@ gboolean ds_executor_reshape(DsExecutor *exec, const DsGraphShapes *shapes, GErr
     DsTensor old = exec->entries[e];
     gboolean pinned = plan->offsets[e] == DS_PLAN_PINNED;
     void *data = pinned ? NULL : (char *)exec->arena + plan->offsets[e];
-    make_view(&exec->entries[e], &shapes->shapes[e], shapes->dtypes[e], data);
+    make_view(&exec->entries[e], &shapes->shapes[e], shapes->dtypes[e], data,
+              exec->backend->memory);
     if (pinned && exec->bound[e]) {
       gboolean same = old.ndim == exec->entries[e].ndim && old.dtype == exec->entries[e].dtype &&
                       memcmp(old.shape, exec->entries[e].shape, sizeof(int64_t) * old.ndim) == 0;
@@ -235,20 +238,6 @@ void ds_executor_free(DsExecutor *exec)
   g_free(exec);
 }
 
-/* The node that writes entry `e` (node_row_ptr is ascending). */
-static guint entry_node(const DsGraph *graph, guint e)
-{
-  guint lo = 0, hi = graph->n_nodes;
-  while (hi - lo > 1) {
-    guint mid = (lo + hi) / 2;
-    if (graph->node_row_ptr[mid] <= e)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 static char *tensor_shape_string(const DsTensor *t)
 {
   DsShape s = ds_shape_from_concrete(t->shape, t->ndim);
@@ -269,13 +258,21 @@ gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value
   DsTensor *view = &exec->entries[e];
   if (view->data == value->data && view->constant == value->constant && exec->bound[e])
     return TRUE; /* the same buffer again: nothing to refresh */
+  if (value->memory != exec->backend->memory) {
+    const DsNode *producer = exec->graph->nodes[ds_graph_entry_node(exec->graph, e)];
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "input '%s': its tensor is in %s memory, the %s backend needs it in its own",
+                producer->name, value->memory == DS_MEMORY_HOST ? "host" : "device",
+                exec->backend->name);
+    return FALSE;
+  }
   gboolean same = view->ndim == value->ndim && view->dtype == value->dtype;
   for (int i = 0; same && i < view->ndim; i++)
     same = view->shape[i] == value->shape[i];
   if (!same) {
     g_autofree char *want = tensor_shape_string(view);
     g_autofree char *got = tensor_shape_string(value);
-    const DsNode *producer = exec->graph->nodes[entry_node(exec->graph, e)];
+    const DsNode *producer = exec->graph->nodes[ds_graph_entry_node(exec->graph, e)];
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
                 "input '%s': got %s %s, the bound graph expects %s %s", producer->name,
                 ds_dtype_name(value->dtype), got, ds_dtype_name(view->dtype), want);
@@ -283,6 +280,7 @@ gboolean ds_executor_bind_entry(DsExecutor *exec, guint e, const DsTensor *value
   }
   view->data = value->data;
   view->constant = value->constant;
+  view->memory = value->memory;
   exec->bound[e] = TRUE;
   exec->views_stale = TRUE;
   return TRUE;
@@ -319,11 +317,12 @@ static gboolean refresh_views(DsExecutor *exec, GError **error)
       if (exec->plan->offsets[e] == DS_PLAN_PINNED && !exec->bound[e]) {
         g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "node '%s' (%s): input %d ('%s') has no value",
                     step->node->name, step->node->op_name, k,
-                    graph->nodes[entry_node(graph, e)]->name);
+                    graph->nodes[ds_graph_entry_node(graph, e)]->name);
         return FALSE;
       }
       ins[k].data = exec->entries[e].data;
       ins[k].constant = exec->entries[e].constant;
+      ins[k].memory = exec->entries[e].memory;
     }
   }
   exec->views_stale = FALSE;

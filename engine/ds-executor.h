@@ -37,6 +37,7 @@ typedef struct {
   const gboolean *in_region; /* region frames: per graph node; else NULL */
   const DsTensor *inputs; /* subgraph frames: its variables' values, in node order */
   guint n_inputs;
+  const char *backend;    /* region frames placed on a device: its backend ("cuda"); else NULL */
 } DsFrame;
 
 /* Hooks around each node and frame (the profiler and the debug cursor plug in here). NULL

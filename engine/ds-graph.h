@@ -112,6 +112,20 @@ static inline guint ds_graph_entry_id(const DsGraph *graph, DsEntry entry)
   return graph->node_row_ptr[entry.node_id] + entry.index;
 }
 
+/* The node that produces entry `e` (a binary search over node_row_ptr). */
+static inline guint ds_graph_entry_node(const DsGraph *graph, guint e)
+{
+  guint lo = 0, hi = graph->n_nodes;
+  while (hi - lo > 1) {
+    guint mid = (lo + hi) / 2;
+    if (graph->node_row_ptr[mid] <= e)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* Recomputes node_row_ptr from each node's n_outputs. */
 void ds_graph_update_row_ptr(DsGraph *graph);
 

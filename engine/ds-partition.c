@@ -93,6 +93,20 @@ static const DsSubgraphProperty elementwise_property = {
     .filter = elementwise_filter,
 };
 
+/* Placement: static-dynamic's rule, and the same side of the host/device line. The property
+ * is made per call (it carries the graph's per-node decision), so it is not in the list. */
+typedef struct {
+  DsSubgraphProperty base;
+  const gboolean *on_device; /* per node id */
+} PlacementProperty;
+
+static gboolean same_placement(const DsSubgraphProperty *prop, const DsNode *node,
+                               const DsNode *other)
+{
+  const PlacementProperty *pp = (const PlacementProperty *)prop;
+  return both_static(prop, node, other) && pp->on_device[node->id] == pp->on_device[other->id];
+}
+
 static const DsSubgraphProperty *const properties[] = {
     &static_dynamic_property,
     &elementwise_property,
@@ -453,11 +467,70 @@ static DsPartition *number_regions(const DsGraph *graph, const DsSubgraphPropert
   for (guint r = 0; r < n_labelled; r++) {
     DsRegion *region = &partition->regions[r];
     region->kind = kind_of_nodes(graph, region->nodes, region->n_nodes);
-    if (strcmp(prop->name, static_dynamic_property.name) == 0)
+    if (strcmp(prop->name, static_dynamic_property.name) == 0 ||
+        strcmp(prop->name, "placement") == 0)
       region->name =
           g_strdup_printf("%s%u", region->kind == DS_REGION_DYNAMIC ? "dynamic" : "static", r);
     else
       region->name = g_strdup_printf("%s%u", prefix, r);
+  }
+  return partition;
+}
+
+gboolean ds_partition_device_runs(const DsBackend *device, const DsGraph *graph, const DsNode *node,
+                                  const DsGraphShapes *shapes)
+{
+  if (ds_node_is_variable(node) || node->op == NULL || node->op->id == DS_OP_CACHED_OP ||
+      has_trait(node, DS_OP_TRAIT_CONTROL_FLOW) || device->get_kernel(node->op->id) == NULL)
+    return FALSE;
+  if (device->supports == NULL)
+    return TRUE;
+  if (shapes == NULL)
+    return FALSE;
+  DsDType in[64], out[64];
+  guint n_out = ds_node_n_op_outputs(node);
+  if (node->n_inputs > G_N_ELEMENTS(in) || n_out > G_N_ELEMENTS(out))
+    return FALSE;
+  for (guint k = 0; k < node->n_inputs; k++)
+    in[k] = shapes->dtypes[ds_graph_entry_id(graph, node->inputs[k])];
+  for (guint k = 0; k < n_out; k++)
+    out[k] = shapes->dtypes[graph->node_row_ptr[node->id] + k];
+  for (guint k = 0; k < node->n_inputs; k++)
+    if (in[k] == DS_DTYPE_UNKNOWN)
+      return FALSE;
+  for (guint k = 0; k < n_out; k++)
+    if (out[k] == DS_DTYPE_UNKNOWN)
+      return FALSE;
+  return device->supports(node->op->id, node->param, in, (int)node->n_inputs, out, (int)n_out);
+}
+
+DsPartition *ds_partition_label_placement(const DsGraph *graph, const DsGraphShapes *shapes,
+                                          const DsBackend *device, GError **error)
+{
+  g_autofree gboolean *on_device = g_new0(gboolean, MAX(graph->n_nodes, 1));
+  for (guint i = 0; i < graph->n_nodes; i++)
+    on_device[i] = ds_partition_device_runs(device, graph, graph->nodes[i], shapes);
+  PlacementProperty prop = {
+      .base =
+          {
+              .name = "placement",
+              .description = "regions on the device backend and regions on the host",
+              .select = any_op,
+              .select_input = same_placement,
+              .select_output = same_placement,
+          },
+      .on_device = on_device,
+  };
+  DsPartition *partition = ds_partition_label(graph, &prop.base, error);
+  if (partition == NULL)
+    return NULL;
+  for (guint r = 0; r < partition->n_regions; r++) {
+    DsRegion *region = &partition->regions[r];
+    if (!on_device[region->nodes[0]])
+      continue;
+    region->backend = device;
+    g_free(region->name);
+    region->name = g_strdup_printf("%s%u", device->name, r);
   }
   return partition;
 }

@@ -21,6 +21,7 @@
  */
 #pragma once
 
+#include "ds-backend.h"
 #include "ds-graph.h"
 #include "ds-infer.h"
 
@@ -71,7 +72,8 @@ typedef struct {
   guint n_nodes;
   guint *nodes;        /* node ids of the original graph, topological order */
   DsRegionKind kind;
-  char *name;          /* "static0", "dynamic1", "elementwise2"... */
+  char *name;          /* "static0", "dynamic1", "elementwise2", "cuda3"... */
+  const DsBackend *backend; /* placement: the device backend its nodes run on; NULL: the host */
 } DsRegion;
 
 struct _DsPartition {
@@ -86,6 +88,18 @@ DsPartition *ds_partition_label(const DsGraph *graph, const DsSubgraphProperty *
                                 GError **error);
 void ds_partition_free(DsPartition *partition);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsPartition, ds_partition_free)
+
+/* Backend placement (seed 004's accelerator half): the static-dynamic regions, each split
+ * further so that its nodes all run on `device` or all on the host. A node runs on `device`
+ * when the backend has its kernel and supports its dtypes (from `shapes`, which may be
+ * partial: an unknown dtype keeps the node on the host); loops, branches and `_CachedOp`
+ * never do. Device regions are named after the backend ("cuda0") and carry it in `backend`;
+ * the dynamic executor copies tensors across where host and device regions meet. */
+DsPartition *ds_partition_label_placement(const DsGraph *graph, const DsGraphShapes *shapes,
+                                          const DsBackend *device, GError **error);
+/* Whether `device` can run `node` (the rule above). */
+gboolean ds_partition_device_runs(const DsBackend *device, const DsGraph *graph,
+                                  const DsNode *node, const DsGraphShapes *shapes);
 
 /* Inputs and outputs of a region, as entry ids of the original graph: inputs are the entries
  * its nodes read that it does not produce (first-use order, no duplicates); outputs are the

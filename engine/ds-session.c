@@ -35,6 +35,8 @@ struct _DsSession {
   DsExecutorChoice choice;
   DsDynamicExecutor *dynamic;  /* instead of `exec` when the dynamic executor runs */
   DsPartition *file_partition; /* the regions a partitioned file was saved with, or NULL */
+  const DsBackend *device;     /* the device regions are placed on, or NULL */
+  DsPartition *placement;      /* the regions of the last binding on `device` */
   DsExprCtx *exprs;            /* created on first use */
   GArray *values;              /* int64 per symbol id */
   GArray *bound;               /* gboolean per symbol id */
@@ -174,6 +176,7 @@ void ds_session_free(DsSession *session)
   ds_executor_free(session->exec);
   ds_dynamic_executor_free(session->dynamic);
   ds_partition_free(session->file_partition);
+  ds_partition_free(session->placement);
   ds_graph_shapes_free(session->shapes);
   ds_graph_shapes_free(session->symbolic);
   g_array_unref(session->values);
@@ -232,6 +235,42 @@ static void invalidate(DsSession *session)
   g_clear_pointer(&session->exec, ds_executor_free);
   g_clear_pointer(&session->dynamic, ds_dynamic_executor_free);
   g_clear_pointer(&session->shapes, ds_graph_shapes_free);
+  g_clear_pointer(&session->placement, ds_partition_free);
+}
+
+void ds_session_set_device(DsSession *session, const DsBackend *device)
+{
+  invalidate(session);
+  session->device = device;
+}
+
+const DsBackend *ds_session_get_device(DsSession *session)
+{
+  return session->device;
+}
+
+const DsPartition *ds_session_get_placement(DsSession *session)
+{
+  return session->placement;
+}
+
+/* The regions the dynamic executor runs: the placement on the device when there is one
+ * (made from the symbolic shapes' dtypes), else the file's own regions, else none (the
+ * executor then splits around dynamic ops itself). */
+static const DsPartition *executor_partition(DsSession *session, GError **error)
+{
+  if (session->device == NULL)
+    return session->file_partition;
+  const char *why = session->device->unavailable != NULL ? session->device->unavailable() : NULL;
+  if (why != NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "the %s backend cannot run here: %s",
+                session->device->name, why);
+    return NULL;
+  }
+  g_clear_pointer(&session->placement, ds_partition_free);
+  session->placement = ds_partition_label_placement(session->graph, session->symbolic,
+                                                    session->device, error);
+  return session->placement;
 }
 
 gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array, GError **error)
@@ -480,7 +519,8 @@ gboolean ds_session_uses_dynamic_executor(DsSession *session)
   case DS_EXECUTOR_DYNAMIC:
     return TRUE;
   default:
-    return first_dynamic_node(session->graph) != NULL || session->file_partition != NULL;
+    return first_dynamic_node(session->graph) != NULL || session->file_partition != NULL ||
+           session->device != NULL;
   }
 }
 
@@ -512,9 +552,12 @@ static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guin
     return FALSE;
   /* No bindings carried over: every run learns its symbols from the arrays it is given, so
    * inputs of another size can be bound to the same executor. */
-  g_autoptr(DsDynamicExecutor) dynamic = ds_dynamic_executor_new(
-      session->graph, session->file_partition, session->symbolic, session->exprs, NULL, NULL, 0,
-      session->guards, backend, n_threads, error);
+  const DsPartition *partition = executor_partition(session, error);
+  if (partition == NULL && session->device != NULL)
+    return FALSE;
+  g_autoptr(DsDynamicExecutor) dynamic =
+      ds_dynamic_executor_new(session->graph, partition, session->symbolic, session->exprs, NULL,
+                              NULL, 0, session->guards, backend, n_threads, error);
   if (dynamic == NULL)
     return FALSE;
   GHashTableIter iter;
@@ -891,9 +934,12 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
   session->n_threads = n_threads;
   if (ds_session_uses_dynamic_executor(session)) {
     /* The dynamic executor is bound once; each size only binds new inputs. */
+    const DsPartition *partition = executor_partition(session, error);
+    if (partition == NULL && session->device != NULL)
+      return FALSE;
     session->dynamic =
-        ds_dynamic_executor_new(graph, session->file_partition, session->symbolic, session->exprs,
-                                NULL, NULL, 0, session->guards, backend, n_threads, error);
+        ds_dynamic_executor_new(graph, partition, session->symbolic, session->exprs, NULL, NULL, 0,
+                                session->guards, backend, n_threads, error);
     if (session->dynamic == NULL)
       return FALSE;
   }

@@ -93,6 +93,19 @@ gboolean ds_session_uses_dynamic_executor(DsSession *session);
 /* The regions of a partitioned file (its `_CachedOp` nodes, inlined on load), or NULL. */
 const DsPartition *ds_session_get_file_partition(DsSession *session);
 
+/* ---- placement on a device (seed 004) ---- */
+
+/* Places the model on `device` (a backend with DS_MEMORY_DEVICE memory, such as "cuda"), or
+ * back on the host only (NULL). At the next ds_session_prepare() or ds_session_compile() the
+ * regions the device supports run there (ds_partition_label_placement), the rest on the
+ * backend passed to it, on the dynamic executor, which copies tensors across region edges.
+ * Preparing fails with a message when the device cannot run in this process. The placement
+ * replaces the regions of a partitioned file. */
+void ds_session_set_device(DsSession *session, const DsBackend *device);
+const DsBackend *ds_session_get_device(DsSession *session);
+/* The placement of the last binding on the device, or NULL. Borrowed. */
+const DsPartition *ds_session_get_placement(DsSession *session);
+
 /* After ds_session_prepare(), whichever executor was bound: */
 DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session); /* or NULL */
 const char *ds_session_get_executor_name(DsSession *session);           /* "static"... */

@@ -230,6 +230,55 @@ static void test_partition_counts(void)
   g_assert_cmpint(find_node(scene, "data")->kind, ==, DS_VIZ_NODE_INPUT);
 }
 
+/* A device that runs FullyConnected only: enough to place regions (nothing runs here). */
+static const DsKernel *fc_only_kernel(DsOpId op)
+{
+  return op == DS_OP_FULLY_CONNECTED ? ds_backend_find("cpu")->get_kernel(op) : NULL;
+}
+
+static void test_placement_clusters(void)
+{
+  g_autoptr(DsSession) session =
+      open_model("dynamic", "boolean-mask-symbol.json", "data", "(s0, 8)");
+  GError *error = NULL;
+  const DsGraphShapes *symbolic = ds_session_infer_symbolic(session, &error);
+  g_assert_no_error(error);
+  DsGraph *graph = ds_session_get_graph(session);
+  DsBackend fake = *ds_backend_find("cpu");
+  fake.name = "fakedev";
+  fake.memory = DS_MEMORY_DEVICE;
+  fake.get_kernel = fc_only_kernel;
+  g_autoptr(DsPartition) placement = ds_partition_label_placement(graph, symbolic, &fake, &error);
+  g_assert_no_error(error);
+  DsVizOptions o = {.partition = placement, .symbolic = symbolic};
+  g_autoptr(DsVizScene) scene = ds_viz_scene_build(graph, &o, &error);
+  g_assert_no_error(error);
+  guint device_clusters = 0;
+  for (guint r = 0; r < placement->n_regions; r++) {
+    const DsRegion *region = &placement->regions[r];
+    const DsVizCluster *cl = &g_array_index(scene->clusters, DsVizCluster,
+                                            ds_viz_scene_find_cluster(scene, region->name));
+    if (region->backend == NULL) {
+      g_assert_cmpint(cl->kind, !=, DS_VIZ_CLUSTER_DEVICE);
+      continue;
+    }
+    device_clusters++;
+    g_assert_cmpint(cl->kind, ==, DS_VIZ_CLUSTER_DEVICE);
+    g_assert_true(g_str_has_prefix(cl->label, "fakedev"));
+    g_assert_true(g_str_has_suffix(cl->label, ", on fakedev)"));
+    for (guint k = 0; k < region->n_nodes; k++)
+      g_assert_cmpstr(graph->nodes[region->nodes[k]]->op_name, ==, "FullyConnected");
+  }
+  g_assert_cmpuint(device_clusters, >=, 1);
+  gboolean legend = FALSE;
+  for (guint i = 0; i < scene->legend->len; i++)
+    legend |= strstr(g_array_index(scene->legend, DsVizLegendEntry, i).text,
+                     "placed on the device") != NULL;
+  g_assert_true(legend);
+  g_autoptr(DsVizLayout) layout = ds_viz_layout(scene, &error);
+  g_assert_no_error(error);
+}
+
 static const char nested_json[] =
     "{\"nodes\": ["
     " {\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(2, 3, 2)\"}, "
@@ -734,6 +783,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/viz/partition-counts", test_partition_counts);
   g_test_add_func("/viz/control-flow-clusters", test_control_flow_clusters);
+  g_test_add_func("/viz/placement-clusters", test_placement_clusters);
   g_test_add_func("/viz/overlays", test_overlays);
   g_test_add_func("/viz/geometry", test_geometry);
   g_test_add_func("/viz/collapse-keeps-order", test_collapse_keeps_order);

@@ -17,6 +17,7 @@
 #define FILL_COLLAPSED      "#fff2cc"
 #define FILL_STATIC         "#eaf3fb"
 #define FILL_DYNAMIC        "#fdf0e2"
+#define FILL_DEVICE         "#e8f5e0"
 #define FILL_LOOP           "#eef7ea"
 #define FILL_COND           "#f6eefa"
 #define FILL_BODY           "#fbfbf8"
@@ -95,6 +96,11 @@ static gboolean index_profile(const cJSON *report, GHashTable *index, GError **e
     const cJSON *reused = cJSON_GetObjectItem(e, "reused_bytes");
     np->fresh += cJSON_IsNumber(fresh) ? (guint64)fresh->valuedouble : 0;
     np->reused += cJSON_IsNumber(reused) ? (guint64)reused->valuedouble : 0;
+    const cJSON *gpu = cJSON_GetObjectItem(e, "gpu_ns"); /* null unless traced on a GPU */
+    if (cJSON_IsNumber(gpu) && gpu->valuedouble > 0) {
+      np->gpu_ns += (guint64)gpu->valuedouble;
+      np->has_gpu = TRUE;
+    }
     const cJSON *shapes = cJSON_GetObjectItem(e, "output_shapes");
     if (cJSON_IsArray(shapes)) {
       g_free(np->last_shapes);
@@ -229,6 +235,20 @@ static char *short_name(const char *name)
   return g_strconcat("…", g_utf8_offset_to_pointer(name, n - (LABEL_NAME_CHARS - 1)), NULL);
 }
 
+/* A partition region's cluster: its kind, and where it runs when placed on a device. */
+static gint add_region_cluster(Builder *b, const DsRegion *region, gint parent)
+{
+  const char *kind = region->kind == DS_REGION_STATIC ? "static" : "dynamic";
+  if (region->backend != NULL)
+    return add_cluster(b, DS_VIZ_CLUSTER_DEVICE, region->name,
+                       g_strdup_printf("%s (%s, on %s)", region->name, kind, region->backend->name),
+                       FILL_DEVICE, parent);
+  return add_cluster(
+      b, region->kind == DS_REGION_STATIC ? DS_VIZ_CLUSTER_STATIC : DS_VIZ_CLUSTER_DYNAMIC,
+      region->name, g_strdup_printf("%s (%s)", region->name, kind),
+      region->kind == DS_REGION_STATIC ? FILL_STATIC : FILL_DYNAMIC, parent);
+}
+
 /* The label and fill of an op node, with the overlay's value. */
 static void op_look(Builder *b, const DsNode *node, const char *key, GString *label,
                     const char **fill)
@@ -247,7 +267,9 @@ static void op_look(Builder *b, const DsNode *node, const char *key, GString *la
   switch (b->o->overlay) {
   case DS_VIZ_OVERLAY_TIME: {
     g_autofree char *t = ds_viz_format_ns(np->total_ns);
-    g_string_append_printf(label, "\n%s", t);
+    g_autofree char *gpu = np->has_gpu ? ds_viz_format_ns(np->gpu_ns) : NULL;
+    g_string_append_printf(label, "\n%s%s%s", t, gpu != NULL ? " · GPU " : "",
+                           gpu != NULL ? gpu : "");
     *fill = heat_fill(np->total_ns, b->max_ns);
     break;
   }
@@ -454,17 +476,8 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
         continue;
       }
       gpointer known = g_hash_table_lookup(b->clusters, region->name);
-      container =
-          known != NULL
-              ? (gint)GPOINTER_TO_UINT(known) - 1
-              : add_cluster(
-                    b,
-                    region->kind == DS_REGION_STATIC ? DS_VIZ_CLUSTER_STATIC
-                                                     : DS_VIZ_CLUSTER_DYNAMIC,
-                    region->name,
-                    g_strdup_printf("%s (%s)", region->name,
-                                    region->kind == DS_REGION_STATIC ? "static" : "dynamic"),
-                    region->kind == DS_REGION_STATIC ? FILL_STATIC : FILL_DYNAMIC, cluster);
+      container = known != NULL ? (gint)GPOINTER_TO_UINT(known) - 1
+                                : add_region_cluster(b, region, cluster);
     }
     if (is_control(node)) {
       scene_of[i] = (gint)add_control(b, node, path, key_path, container, scene_of, graph, top);
@@ -628,18 +641,20 @@ static void build_legend(Builder *b)
     break;
   }
   gboolean kinds[DS_VIZ_NODE_COLLAPSED + 1] = {FALSE};
-  gboolean regions[DS_VIZ_CLUSTER_DYNAMIC + 1] = {FALSE};
+  gboolean regions[DS_VIZ_CLUSTER_DEVICE + 1] = {FALSE};
   for (guint i = 0; i < scene->nodes->len; i++)
     kinds[g_array_index(scene->nodes, DsVizNode, i).kind] = TRUE;
   for (guint i = 0; i < scene->clusters->len; i++) {
     DsVizClusterKind k = g_array_index(scene->clusters, DsVizCluster, i).kind;
-    if (k <= DS_VIZ_CLUSTER_DYNAMIC)
+    if (k <= DS_VIZ_CLUSTER_DEVICE)
       regions[k] = TRUE;
   }
   if (regions[DS_VIZ_CLUSTER_STATIC])
     add_legend(scene, FILL_STATIC, g_strdup("static region (one cached plan)"));
   if (regions[DS_VIZ_CLUSTER_DYNAMIC])
     add_legend(scene, FILL_DYNAMIC, g_strdup("dynamic region (run imperatively)"));
+  if (regions[DS_VIZ_CLUSTER_DEVICE])
+    add_legend(scene, FILL_DEVICE, g_strdup("region placed on the device (copies at its edges)"));
   if (kinds[DS_VIZ_NODE_INPUT])
     add_legend(scene, FILL_INPUT, g_strdup("model input"));
   if (kinds[DS_VIZ_NODE_WEIGHT])

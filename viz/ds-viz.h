@@ -28,6 +28,7 @@ typedef enum {
 typedef enum {
   DS_VIZ_CLUSTER_STATIC,  /* a static partition region */
   DS_VIZ_CLUSTER_DYNAMIC, /* a region holding a dynamic-shape op */
+  DS_VIZ_CLUSTER_DEVICE,  /* a region placed on a device backend (CUDA) */
   DS_VIZ_CLUSTER_LOOP,    /* a _foreach or _while_loop node and its subgraphs */
   DS_VIZ_CLUSTER_COND,    /* a _cond node and its subgraphs */
   DS_VIZ_CLUSTER_BODY,    /* one subgraph: body, cond, func, then, else */
@@ -59,7 +60,7 @@ typedef struct {
 typedef struct {
   DsVizClusterKind kind;
   char *id;    /* "static0", "while0", "while0/func" */
-  char *label; /* "while  while0", "then", "static0 (static)" */
+  char *label; /* "while  while0", "then", "static0 (static)", "cuda2 (static, on cuda)" */
   char *fill;
   gint parent;   /* enclosing cluster, or -1 */
   guint n_nodes; /* graph nodes inside it, nested ones included */
@@ -112,6 +113,9 @@ typedef struct {
   guint64 total_ns, count;
   guint64 fresh, reused; /* output bytes, docs/profile-report.md */
   char *last_shapes;     /* output shapes of the last execution: "(4, 32), (4,)" */
+  /* Kernel time on the GPU, when the report has it (has_gpu). */
+  guint64 gpu_ns;
+  gboolean has_gpu;
 } DsVizNodeProfile;
 
 /* key -> DsVizNodeProfile, or NULL with an error if the report has no events. Caller unrefs. */

@@ -104,7 +104,9 @@ static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shape
 {
   g_ptr_array_add(w->expanded, NULL);
   const cJSON *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
-  DsVizOptions options = {.partition = ds_session_get_file_partition(session),
+  const DsPartition *placement = ds_session_get_placement(session);
+  DsVizOptions options = {.partition = placement != NULL ? placement
+                                                         : ds_session_get_file_partition(session),
                           .symbolic = shapes,
                           .concrete = report != NULL ? ds_session_get_run_shapes(session) : NULL,
                           .is_weight = weights,

@@ -10,6 +10,7 @@ const char *ds_status_message(DsStatus status)
   case DS_STATUS_NO_MEMORY: return "out of memory";
   case DS_STATUS_UNSUPPORTED: return "unsupported dtype or mode";
   case DS_STATUS_CANCELLED: return "cancelled";
+  case DS_STATUS_DEVICE_ERROR: return "device error";
   }
   return "unknown status";
 }

@@ -12,6 +12,7 @@ typedef enum {
   DS_STATUS_NO_MEMORY,
   DS_STATUS_UNSUPPORTED,      /* a dtype or mode with no kernel */
   DS_STATUS_CANCELLED,
+  DS_STATUS_DEVICE_ERROR,     /* the accelerator failed a launch, copy or library call */
 } DsStatus;
 
 /* A short English phrase for messages ("index out of range"). */

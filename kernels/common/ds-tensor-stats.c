@@ -25,6 +25,20 @@ static inline void accumulate(Accumulator *acc, double x)
 
 void ds_tensor_get_stats(const DsTensor *t, DsTensorStats *stats)
 {
+  if (t->memory != DS_MEMORY_HOST && t->data != NULL) {
+    /* A device tensor: read a host copy (without a reader, only the size is known). */
+    DsTensor host = *t;
+    host.memory = DS_MEMORY_HOST;
+    host.data = g_try_malloc(MAX(ds_tensor_nbytes(t), 1));
+    if (host.data == NULL || !ds_tensor_copy_to_host(t, host.data)) {
+      g_free(host.data);
+      host.data = NULL;
+    }
+    ds_tensor_get_stats(&host, stats);
+    stats->numel = ds_tensor_numel(t);
+    g_free(host.data);
+    return;
+  }
   Accumulator acc = {.min = INFINITY, .max = -INFINITY};
   int64_t n = t->data != NULL ? ds_tensor_numel(t) : 0;
   /* float32 is nearly every tensor a debugger is asked about: keep its loop tight. */

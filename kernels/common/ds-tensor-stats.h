@@ -17,7 +17,8 @@ typedef struct {
   double preview[DS_TENSOR_PREVIEW]; /* the first elements, in memory order */
 } DsTensorStats;
 
-/* Statistics of a host tensor of any dtype (bool as 0/1). */
+/* Statistics of a tensor of any dtype (bool as 0/1); a device tensor is read through
+ * ds_tensor_copy_to_host(). */
 void ds_tensor_get_stats(const DsTensor *t, DsTensorStats *stats);
 
 /* One line: "min -1.5 max 2 mean 0.25 nan 0 inf 0 [0.1, 0.2, ...]" (caller frees). */

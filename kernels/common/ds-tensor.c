@@ -1,6 +1,8 @@
 /* ds-tensor.c */
 #include "ds-tensor.h"
 
+#include <string.h>
+
 bool ds_shape_checked_nbytes(const int64_t *shape, int ndim, size_t elem_bytes,
                              size_t limit_bytes, size_t *nbytes_out)
 {
@@ -26,4 +28,22 @@ bool ds_shape_checked_nbytes(const int64_t *shape, int ndim, size_t elem_bytes,
     return false;
   *nbytes_out = bytes;
   return true;
+}
+
+static DsDeviceReadFn device_reader;
+
+void ds_tensor_set_device_reader(DsDeviceReadFn read) { device_reader = read; }
+
+bool ds_tensor_copy_to_host(const DsTensor *t, void *dst)
+{
+  size_t bytes = ds_tensor_nbytes(t);
+  if (bytes == 0)
+    return true;
+  if (t->data == NULL)
+    return false;
+  if (t->memory == DS_MEMORY_HOST) {
+    memcpy(dst, t->data, bytes);
+    return true;
+  }
+  return device_reader != NULL && device_reader(dst, t->data, bytes);
 }

@@ -13,12 +13,20 @@
 
 typedef struct _DsConstant DsConstant; /* ds-constant.h */
 
+/* Where a tensor's bytes live. Host code reads only DS_MEMORY_HOST data; device data is read
+ * through its backend's copies (ds-backend.h) or ds_tensor_read(). */
+typedef enum {
+  DS_MEMORY_HOST = 0,
+  DS_MEMORY_DEVICE, /* an accelerator's memory (CUDA) */
+} DsMemory;
+
 typedef struct {
   DsDType dtype;
   int ndim;
   int64_t shape[DS_MAX_NDIM];
   void *data;
   DsConstant *constant; /* the immutable buffer `data` lies in (a weight), or NULL */
+  DsMemory memory;      /* where `data` points */
 } DsTensor;
 
 /* Number of elements (1 for a scalar, 0 if any dim is 0). */
@@ -48,6 +56,14 @@ static inline int64_t ds_shape_span(const int64_t *shape, int from, int to)
  * of `elem_bytes`-sized elements would overflow `SIZE_MAX`/`limit_bytes`. */
 bool ds_shape_checked_nbytes(const int64_t *shape, int ndim, size_t elem_bytes,
                              size_t limit_bytes, size_t *nbytes_out);
+
+/* How host code reads device memory: a device backend that can run registers its blocking
+ * device-to-host copy here (one device kind per process). */
+typedef bool (*DsDeviceReadFn)(void *dst, const void *src, size_t bytes);
+void ds_tensor_set_device_reader(DsDeviceReadFn read);
+/* Copies `t`'s bytes into host memory `dst` (ds_tensor_nbytes(t) of them), from wherever they
+ * live; false if they are on a device no reader is registered for, or the copy failed. */
+bool ds_tensor_copy_to_host(const DsTensor *t, void *dst);
 
 /* IEEE half-precision bits as a float (float16 is a storage type: nothing computes in it). */
 static inline float ds_half_to_float(uint16_t h)

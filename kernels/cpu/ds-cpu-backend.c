@@ -42,11 +42,12 @@ static void cpu_set_n_threads(int n_threads)
 }
 
 static const DsBackend cpu_backend = {
-  /* .name = */ "cpu",
-  /* .get_kernel = */ cpu_get_kernel,
-  /* .alloc_buffer = */ cpu_alloc_buffer,
-  /* .free_buffer = */ cpu_free_buffer,
-  /* .set_n_threads = */ cpu_set_n_threads,
+    .name = "cpu",
+    .memory = DS_MEMORY_HOST,
+    .get_kernel = cpu_get_kernel,
+    .alloc_buffer = cpu_alloc_buffer,
+    .free_buffer = cpu_free_buffer,
+    .set_n_threads = cpu_set_n_threads,
 };
 
 const DsBackend *ds_cpu_backend_get(void) { return &cpu_backend; }
