@@ -1,0 +1,175 @@
+/* ds-cuda-backend.c: the CUDA backend: device check, stream, buffers, copies, kernel table.
+ *
+ * Everything runs on one non-blocking stream on device 0. The device is looked at once, the
+ * first time anything asks (unavailable()); nothing else touches CUDA before that says yes,
+ * so a machine without a GPU or driver gets a clear message and never a CUDA error later.
+ */
+#include "ds-cuda.h"
+
+#include <glib.h>
+
+static DsKernel kernel_table[DS_OP_COUNT];
+static DsCudaSupportsFn supports_table[DS_OP_COUNT];
+
+static cudaStream_t stream;
+static char *unavailable_reason;
+
+static bool cuda_copy_to_host(void *dst, const void *src, size_t bytes);
+
+static void *probe_device(void *unused)
+{
+  (void)unused;
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    unavailable_reason = g_strdup_printf("no usable CUDA device (%s)", cudaGetErrorString(err));
+    return NULL;
+  }
+  if (n == 0) {
+    unavailable_reason = g_strdup("no CUDA device");
+    return NULL;
+  }
+  err = cudaSetDevice(0);
+  if (err == cudaSuccess)
+    err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (err != cudaSuccess)
+    unavailable_reason = g_strdup_printf("CUDA device 0 cannot start (%s)",
+                                         cudaGetErrorString(err));
+  else
+    ds_tensor_set_device_reader(cuda_copy_to_host);
+  return NULL;
+}
+
+static const char *cuda_unavailable(void)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, probe_device, NULL);
+  return unavailable_reason;
+}
+
+cudaStream_t ds_cuda_stream(void) { return stream; }
+
+cublasHandle_t ds_cuda_cublas(void)
+{
+  static gsize done;
+  static cublasHandle_t handle;
+  if (g_once_init_enter(&done)) {
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+      handle = NULL;
+    else
+      cublasSetStream(handle, stream);
+    g_once_init_leave(&done, 1);
+  }
+  return handle;
+}
+
+DsStatus ds_cuda_status(cudaError_t err)
+{
+  switch (err) {
+  case cudaSuccess:
+    return DS_STATUS_OK;
+  case cudaErrorMemoryAllocation:
+    return DS_STATUS_NO_MEMORY;
+  default:
+    return DS_STATUS_DEVICE_ERROR;
+  }
+}
+
+DsStatus ds_cuda_cublas_status(cublasStatus_t st)
+{
+  switch (st) {
+  case CUBLAS_STATUS_SUCCESS:
+    return DS_STATUS_OK;
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return DS_STATUS_NO_MEMORY;
+  case CUBLAS_STATUS_INVALID_VALUE:
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return DS_STATUS_UNSUPPORTED;
+  default:
+    return DS_STATUS_DEVICE_ERROR;
+  }
+}
+
+static void *build_table(void *unused)
+{
+  (void)unused;
+  ds_cuda_elemwise_register(kernel_table, supports_table);
+  ds_cuda_reduce_register(kernel_table, supports_table);
+  ds_cuda_nn_register(kernel_table, supports_table);
+  ds_cuda_tensor_register(kernel_table, supports_table);
+  return NULL;
+}
+
+static const DsKernel *cuda_get_kernel(DsOpId op)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once(&once, build_table, NULL);
+  if (op >= DS_OP_COUNT || kernel_table[op].run == NULL)
+    return NULL;
+  return &kernel_table[op];
+}
+
+static bool cuda_supports(DsOpId op, const void *param, const DsDType *in, int n_in,
+                          const DsDType *out, int n_out)
+{
+  if (cuda_get_kernel(op) == NULL)
+    return false;
+  return supports_table[op] == NULL || supports_table[op](op, param, in, n_in, out, n_out);
+}
+
+static void *cuda_alloc_buffer(size_t bytes)
+{
+  void *ptr = NULL;
+  if (cuda_unavailable() != NULL)
+    return NULL;
+  /* cudaMalloc aligns to 256 bytes; a zero-byte tensor still gets a distinct buffer. */
+  if (cudaMalloc(&ptr, bytes == 0 ? 256 : bytes) != cudaSuccess) {
+    (void)cudaGetLastError(); /* clear the sticky-free error so later calls are not blamed */
+    return NULL;
+  }
+  return ptr;
+}
+
+static void cuda_free_buffer(void *ptr)
+{
+  if (ptr != NULL)
+    cudaFree(ptr);
+}
+
+static void cuda_set_n_threads(int n_threads) { (void)n_threads; }
+
+static bool copy_sync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+  if (bytes == 0)
+    return true;
+  return cudaMemcpyAsync(dst, src, bytes, kind, stream) == cudaSuccess &&
+         cudaStreamSynchronize(stream) == cudaSuccess;
+}
+
+static bool cuda_copy_to_device(void *dst, const void *src, size_t bytes)
+{
+  return copy_sync(dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
+static bool cuda_copy_to_host(void *dst, const void *src, size_t bytes)
+{
+  return copy_sync(dst, src, bytes, cudaMemcpyDeviceToHost);
+}
+
+static bool cuda_synchronize(void) { return cudaStreamSynchronize(stream) == cudaSuccess; }
+
+static const DsBackend cuda_backend = {
+    .name = "cuda",
+    .memory = DS_MEMORY_DEVICE,
+    .get_kernel = cuda_get_kernel,
+    .alloc_buffer = cuda_alloc_buffer,
+    .free_buffer = cuda_free_buffer,
+    .set_n_threads = cuda_set_n_threads,
+    .unavailable = cuda_unavailable,
+    .copy_to_device = cuda_copy_to_device,
+    .copy_to_host = cuda_copy_to_host,
+    .synchronize = cuda_synchronize,
+    .supports = cuda_supports,
+};
+
+const DsBackend *ds_cuda_backend_get(void) { return &cuda_backend; }

@@ -1,0 +1,906 @@
+/* ds-cuda-elemwise.c: CUDA kernels of the elementwise family, host side.
+ *
+ * Covers the unary math, the scalar ops, the binary and broadcast ops, where, _npi_where,
+ * add_n, the copies and fills, NumPy's float predicates, and the elementwise layers of the nn
+ * family (Activation, LeakyReLU, Dropout at inference). Each kernel checks its tensors, plans
+ * any broadcast (DsCudaBcast: the same dim collapsing as ds-cpu-elemwise.c's) and calls a
+ * launcher of ds-cuda-elemwise.cu on ds_cuda_stream(). The semantics are the CPU kernels'
+ * (ds-cpu-elemwise.c, ds-cpu-nn.c); the dtypes are fewer: float32 throughout, float64 where the
+ * same templates give it for free, integers and bool for the comparisons, logical ops and data
+ * movement. Each op's supports() says exactly which, so placement keeps the rest on the CPU.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ds-cuda-elemwise-launch.h"
+#include "ds-cuda.h"
+
+_Static_assert(DS_CUDA_MAX_DIMS == DS_MAX_NDIM, "broadcast plans must hold any tensor's dims");
+
+/* ------------------------------------------------------------------------------------------ */
+/* Shared checks */
+
+static bool is_float_dtype(DsDType t)
+{
+  return t == DS_DTYPE_FLOAT32 || t == DS_DTYPE_FLOAT64;
+}
+
+/* Any dtype the CPU computes in (float16 is storage only there). */
+static bool computable(DsDType t)
+{
+  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
+}
+
+static bool same_shape(const DsTensor *a, const DsTensor *b)
+{
+  if (a->ndim != b->ndim)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i])
+      return false;
+  return true;
+}
+
+/* Queues a device-to-device copy (nothing when the planner aliased the buffers). */
+static DsStatus copy_device(void *dst, const void *src, size_t bytes)
+{
+  if (dst == src || bytes == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ds_cuda_stream()));
+}
+
+/* Fills n elements of dtype t with `value` converted to t (t's bytes, little-endian). */
+static DsStatus fill_value(void *out, DsDType t, int64_t n, double value)
+{
+  if (n == 0)
+    return DS_STATUS_OK;
+  size_t es = ds_dtype_size(t);
+  if (value == 0.0)
+    return ds_cuda_status(cudaMemsetAsync(out, 0, (size_t)n * es, ds_cuda_stream()));
+  uint64_t cell = 0;
+  ds_tensor_store_f64(t, &cell, value);
+  return ds_cuda_status(ds_cuda_launch_fill(out, es, cell, n, ds_cuda_stream()));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Broadcast plans */
+
+/* The plan for `out` from `k` (2 or 3) operands broadcasting to it (right-aligned, size-1 dims
+ * stretching); false if they do not. Size-1 output dims go and neighbours every operand walks
+ * alike merge, so same-shape operands become one dim of stride 1 and a scalar one of stride 0:
+ * the kernels then do no division per element. */
+static bool plan_build(const DsTensor *const *ops, int k, const DsTensor *out, DsCudaBcast *p)
+{
+  int nd = out->ndim;
+  int64_t shape[DS_MAX_NDIM], st[3][DS_MAX_NDIM], stride[3] = {1, 1, 1};
+  memset(p, 0, sizeof *p);
+  for (int j = 0; j < k; j++)
+    if (ops[j]->ndim > nd)
+      return false;
+  for (int i = nd - 1; i >= 0; i--) {
+    shape[i] = out->shape[i];
+    for (int j = 0; j < k; j++) {
+      int ij = i - (nd - ops[j]->ndim);
+      int64_t d = ij >= 0 ? ops[j]->shape[ij] : 1;
+      if (d != shape[i] && d != 1)
+        return false;
+      st[j][i] = d == 1 ? 0 : stride[j];
+      stride[j] *= d;
+    }
+  }
+  int n = 0;
+  for (int i = 0; i < nd; i++) {
+    if (shape[i] == 1)
+      continue;
+    bool merge = n > 0;
+    for (int j = 0; j < k && merge; j++)
+      merge = p->stride[j][n - 1] == st[j][i] * shape[i];
+    if (merge) {
+      p->shape[n - 1] *= shape[i];
+      for (int j = 0; j < k; j++)
+        p->stride[j][n - 1] = st[j][i];
+      continue;
+    }
+    p->shape[n] = shape[i];
+    for (int j = 0; j < k; j++)
+      p->stride[j][n] = st[j][i];
+    n++;
+  }
+  if (n == 0) {
+    p->shape[0] = 1;
+    n = 1;
+  }
+  p->ndim = n;
+  return true;
+}
+
+/* A one-dim plan over n elements where every operand walks with stride 1. */
+static void plan_flat(int64_t n, DsCudaBcast *p)
+{
+  memset(p, 0, sizeof *p);
+  p->ndim = 1;
+  p->shape[0] = n;
+  for (int j = 0; j < 3; j++)
+    p->stride[j][0] = 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Unary float32 ops */
+
+static DsStatus run_unary(const DsKernelCtx *ctx, int fn, float a, float b)
+{
+  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0];
+  if (x->dtype != DS_DTYPE_FLOAT32 || y->dtype != DS_DTYPE_FLOAT32)
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(x);
+  if (ds_tensor_numel(y) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(ds_cuda_launch_unary_f32(fn, x->data, y->data, n, a, b, ds_cuda_stream()));
+}
+
+#define UNARY_KERNEL(NAME, FN)                                                                     \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_unary(ctx, FN, 0.0f, 0.0f);                                                         \
+  }
+UNARY_KERNEL(k_relu, DS_CUDA_UN_RELU)
+UNARY_KERNEL(k_sigmoid, DS_CUDA_UN_SIGMOID)
+UNARY_KERNEL(k_tanh, DS_CUDA_UN_TANH)
+UNARY_KERNEL(k_exp, DS_CUDA_UN_EXP)
+UNARY_KERNEL(k_log, DS_CUDA_UN_LOG)
+UNARY_KERNEL(k_sqrt, DS_CUDA_UN_SQRT)
+UNARY_KERNEL(k_rsqrt, DS_CUDA_UN_RSQRT)
+UNARY_KERNEL(k_square, DS_CUDA_UN_SQUARE)
+UNARY_KERNEL(k_abs, DS_CUDA_UN_ABS)
+UNARY_KERNEL(k_negative, DS_CUDA_UN_NEGATIVE)
+UNARY_KERNEL(k_reciprocal, DS_CUDA_UN_RECIPROCAL)
+UNARY_KERNEL(k_erf, DS_CUDA_UN_ERF)
+UNARY_KERNEL(k_floor, DS_CUDA_UN_FLOOR)
+UNARY_KERNEL(k_ceil, DS_CUDA_UN_CEIL)
+UNARY_KERNEL(k_rint, DS_CUDA_UN_RINT)
+UNARY_KERNEL(k_sign, DS_CUDA_UN_SIGN)
+UNARY_KERNEL(k_sin, DS_CUDA_UN_SIN)
+UNARY_KERNEL(k_cos, DS_CUDA_UN_COS)
+UNARY_KERNEL(k_tan, DS_CUDA_UN_TAN)
+UNARY_KERNEL(k_arcsin, DS_CUDA_UN_ASIN)
+UNARY_KERNEL(k_arccos, DS_CUDA_UN_ACOS)
+UNARY_KERNEL(k_arctan, DS_CUDA_UN_ATAN)
+UNARY_KERNEL(k_sinh, DS_CUDA_UN_SINH)
+UNARY_KERNEL(k_cosh, DS_CUDA_UN_COSH)
+UNARY_KERNEL(k_arcsinh, DS_CUDA_UN_ASINH)
+UNARY_KERNEL(k_arccosh, DS_CUDA_UN_ACOSH)
+UNARY_KERNEL(k_arctanh, DS_CUDA_UN_ATANH)
+UNARY_KERNEL(k_softsign, DS_CUDA_UN_SOFTSIGN)
+UNARY_KERNEL(k_logical_not, DS_CUDA_UN_LOGICAL_NOT)
+UNARY_KERNEL(k_hard_swish, DS_CUDA_UN_HARD_SWISH)
+#undef UNARY_KERNEL
+
+/* clip: the bounds take the data's dtype first, as MXNet compares against DType(a_min). */
+static DsStatus k_clip(const DsKernelCtx *ctx)
+{
+  const DsClipParam *p = ctx->param;
+  if (p == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return run_unary(ctx, DS_CUDA_UN_CLIP, (float)p->a_min, (float)p->a_max);
+}
+
+/* The activations with two coefficients (DsActParam: alpha, beta). */
+#define ACT_PARAM_KERNEL(NAME, FN)                                                                 \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    const DsActParam *p = ctx->param;                                                              \
+    if (p == NULL)                                                                                 \
+      return DS_STATUS_INVALID_ARGUMENT;                                                           \
+    return run_unary(ctx, FN, (float)p->alpha, (float)p->beta);                                    \
+  }
+ACT_PARAM_KERNEL(k_hard_sigmoid, DS_CUDA_UN_HARD_SIGMOID)
+ACT_PARAM_KERNEL(k_selu, DS_CUDA_UN_SELU)
+ACT_PARAM_KERNEL(k_celu, DS_CUDA_UN_CELU)
+ACT_PARAM_KERNEL(k_thresholded_relu, DS_CUDA_UN_THRESHOLDED_RELU)
+ACT_PARAM_KERNEL(k_shrink, DS_CUDA_UN_SHRINK)
+#undef ACT_PARAM_KERNEL
+
+/* Activation: each act_type's formula is ds-cpu-nn.c's. */
+static DsStatus k_activation(const DsKernelCtx *ctx)
+{
+  const DsActivationParam *p = ctx->param;
+  if (p == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  switch (p->act_type) {
+  case DS_ACT_RELU:
+    return run_unary(ctx, DS_CUDA_UN_ACT_RELU, 0.0f, 0.0f);
+  case DS_ACT_SIGMOID:
+    return run_unary(ctx, DS_CUDA_UN_SIGMOID, 0.0f, 0.0f);
+  case DS_ACT_TANH:
+    return run_unary(ctx, DS_CUDA_UN_TANH, 0.0f, 0.0f);
+  case DS_ACT_SOFTRELU:
+    return run_unary(ctx, DS_CUDA_UN_ACT_SOFTRELU, 0.0f, 0.0f);
+  case DS_ACT_SOFTSIGN:
+    return run_unary(ctx, DS_CUDA_UN_SOFTSIGN, 0.0f, 0.0f);
+  case DS_ACT_LOG_SIGMOID:
+    return run_unary(ctx, DS_CUDA_UN_ACT_LOG_SIGMOID, 0.0f, 0.0f);
+  case DS_ACT_MISH:
+    return run_unary(ctx, DS_CUDA_UN_ACT_MISH, 0.0f, 0.0f);
+  }
+  return DS_STATUS_UNSUPPORTED;
+}
+
+static bool all_f32(const DsTensor *t, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (t[i].dtype != DS_DTYPE_FLOAT32)
+      return false;
+  return true;
+}
+
+/* prelu's gamma lined up with the data as MXNet does: one slope for everything, or a 1-D
+ * gamma along axis 1 (axis 0 when axis 1 does not match). */
+static DsStatus run_prelu(const DsKernelCtx *ctx)
+{
+  const DsTensor *x = &ctx->inputs[0], *gamma = &ctx->inputs[1];
+  int64_t n = ds_tensor_numel(x), ng = ds_tensor_numel(gamma);
+  int64_t channels = 1, inner = n > 0 ? n : 1;
+  if (ng != 1) {
+    int axis = x->ndim >= 2 && x->shape[1] == ng ? 1 : (x->ndim >= 1 && x->shape[0] == ng ? 0 : -1);
+    if (axis < 0)
+      return DS_STATUS_INVALID_ARGUMENT;
+    channels = ng;
+    inner = ds_shape_span(x->shape, axis + 1, x->ndim);
+  }
+  if (n == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(ds_cuda_launch_prelu_f32(x->data, gamma->data, ctx->outputs[0].data, n,
+                                                 channels, inner, ds_cuda_stream()));
+}
+
+/* LeakyReLU: leaky, rrelu (the mean slope at inference, also written to its second output),
+ * prelu, elu, selu, gelu. */
+static DsStatus k_leaky_relu(const DsKernelCtx *ctx)
+{
+  const DsLeakyReLUParam *p = ctx->param;
+  if (p == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int n_in = p->act_type == DS_LEAKY_PRELU ? 2 : 1;
+  int n_out = p->act_type == DS_LEAKY_RRELU ? 2 : 1;
+  if (ctx->n_inputs < n_in || ctx->n_outputs < n_out)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, n_out))
+    return DS_STATUS_UNSUPPORTED;
+  if (ds_tensor_numel(&ctx->outputs[0]) != ds_tensor_numel(&ctx->inputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  float slope = (float)p->slope;
+  switch (p->act_type) {
+  case DS_LEAKY_LEAKY:
+    return run_unary(ctx, DS_CUDA_UN_LEAKY, slope, 0.0f);
+  case DS_LEAKY_RRELU: {
+    slope = (float)((p->lower_bound + p->upper_bound) / 2.0);
+    DsStatus st = run_unary(ctx, DS_CUDA_UN_LEAKY, slope, 0.0f);
+    if (st != DS_STATUS_OK)
+      return st;
+    DsTensor *mask = &ctx->outputs[1];
+    return fill_value(mask->data, mask->dtype, ds_tensor_numel(mask), slope);
+  }
+  case DS_LEAKY_PRELU:
+    return run_prelu(ctx);
+  case DS_LEAKY_ELU:
+    return run_unary(ctx, DS_CUDA_UN_LEAKY_ELU, slope, 0.0f);
+  case DS_LEAKY_SELU:
+    return run_unary(ctx, DS_CUDA_UN_LEAKY_SELU, 0.0f, 0.0f);
+  case DS_LEAKY_GELU:
+    return run_unary(ctx, DS_CUDA_UN_LEAKY_GELU, 0.0f, 0.0f);
+  }
+  return DS_STATUS_UNSUPPORTED;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Copies, fills, predicates, Dropout */
+
+/* _copy, BlockGrad: the bytes pass through. */
+static DsStatus k_copy(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (!ds_dtype_is_valid(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return copy_device(out->data, in->data, ds_tensor_nbytes(out));
+}
+
+static DsStatus run_fill_like(const DsKernelCtx *ctx, double value)
+{
+  if (ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (!computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  return fill_value(out->data, out->dtype, ds_tensor_numel(out), value);
+}
+
+static DsStatus k_zeros_like(const DsKernelCtx *ctx)
+{
+  return run_fill_like(ctx, 0.0);
+}
+static DsStatus k_ones_like(const DsKernelCtx *ctx)
+{
+  return run_fill_like(ctx, 1.0);
+}
+
+/* _npi_isnan and friends: bool results, false for every integer. */
+static DsStatus run_predicate(const DsKernelCtx *ctx, int pred)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (!computable(in->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(in);
+  if (out->dtype != DS_DTYPE_BOOL || ds_tensor_numel(out) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  if (!is_float_dtype(in->dtype))
+    return fill_value(out->data, DS_DTYPE_BOOL, n, 0.0);
+  return ds_cuda_status(
+      ds_cuda_launch_predicate(pred, in->dtype, in->data, out->data, n, ds_cuda_stream()));
+}
+
+static DsStatus k_isnan(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, DS_CUDA_PRED_NAN);
+}
+static DsStatus k_isinf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, DS_CUDA_PRED_INF);
+}
+static DsStatus k_isposinf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, DS_CUDA_PRED_POSINF);
+}
+static DsStatus k_isneginf(const DsKernelCtx *ctx)
+{
+  return run_predicate(ctx, DS_CUDA_PRED_NEGINF);
+}
+
+static bool dropout_mask_dtype_ok(DsDType t)
+{
+  return t == DS_DTYPE_FLOAT32 || t == DS_DTYPE_FLOAT64 || t == DS_DTYPE_FLOAT16;
+}
+
+/* Dropout at inference: the data passes through, and the mask (when asked for) is 1, the scale
+ * that makes output = data * mask hold. mode='always' would drop at random: refused. */
+static DsStatus k_dropout(const DsKernelCtx *ctx)
+{
+  const DsDropoutParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs < 1 || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (p->mode == DS_DROPOUT_ALWAYS && p->p > 0.0)
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *y = &ctx->outputs[0];
+  if (!same_shape(x, y) || x->dtype != y->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (ctx->n_outputs >= 2 && !dropout_mask_dtype_ok(ctx->outputs[1].dtype))
+    return DS_STATUS_UNSUPPORTED;
+  DsStatus st = copy_device(y->data, x->data, ds_tensor_nbytes(x));
+  if (st != DS_STATUS_OK || ctx->n_outputs < 2)
+    return st;
+  DsTensor *mask = &ctx->outputs[1];
+  int64_t n = ds_tensor_numel(mask);
+  if (mask->dtype == DS_DTYPE_FLOAT16) /* 1.0 in IEEE half precision */
+    return n == 0 ? DS_STATUS_OK
+                  : ds_cuda_status(ds_cuda_launch_fill(mask->data, 2, 0x3c00, n, ds_cuda_stream()));
+  return fill_value(mask->data, mask->dtype, n, 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Binary and broadcast ops */
+
+/* What an op allows of its dtypes. */
+typedef enum {
+  RULE_SAME,     /* operands and result share one dtype */
+  RULE_LHS,      /* broadcast_power: the result has lhs's dtype (here: rhs's too) */
+  RULE_BOOL_OUT, /* the operands share a dtype, the result is bool (_npi_equal...) */
+} BinRule;
+
+typedef struct {
+  DsOpId id;
+  int op; /* DsCudaBinaryOp */
+  BinRule rule;
+  DsKernelFn run;
+} BinEntry;
+
+static bool is_compare(int op)
+{
+  return op >= DS_CUDA_BIN_EQ && op <= DS_CUDA_BIN_LE;
+}
+
+static bool is_logical(int op)
+{
+  return op >= DS_CUDA_BIN_AND && op <= DS_CUDA_BIN_XOR;
+}
+
+/* The (op, dtypes) pairs ds_cuda_launch_binary has kernels for. */
+static bool binary_dtypes_ok(int op, BinRule rule, DsDType ta, DsDType tb, DsDType to)
+{
+  if (ta != tb)
+    return false;
+  if (rule == RULE_BOOL_OUT)
+    return to == DS_DTYPE_BOOL && is_compare(op) && computable(ta);
+  if (to != ta)
+    return false;
+  switch (ta) {
+  case DS_DTYPE_FLOAT32:
+  case DS_DTYPE_FLOAT64:
+    return true;
+  case DS_DTYPE_INT32:
+  case DS_DTYPE_INT64:
+    return op == DS_CUDA_BIN_ADD || op == DS_CUDA_BIN_SUB || op == DS_CUDA_BIN_MUL ||
+           op == DS_CUDA_BIN_MAX || op == DS_CUDA_BIN_MIN || is_compare(op) || is_logical(op);
+  case DS_DTYPE_BOOL:
+    return is_compare(op) || is_logical(op);
+  default:
+    return false;
+  }
+}
+
+static DsStatus run_binary(const DsKernelCtx *ctx, int op, BinRule rule)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  if (!binary_dtypes_ok(op, rule, a->dtype, b->dtype, out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *ops[2] = {a, b};
+  DsCudaBcast plan;
+  if (!plan_build(ops, 2, out, &plan))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(ds_cuda_launch_binary(op, a->dtype, out->dtype, a->data, b->data, out->data,
+                                              n, &plan, ds_cuda_stream()));
+}
+
+#define BINARY_KERNEL(NAME, OP, RULE)                                                              \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_binary(ctx, OP, RULE);                                                              \
+  }
+BINARY_KERNEL(k_add, DS_CUDA_BIN_ADD, RULE_SAME)
+BINARY_KERNEL(k_sub, DS_CUDA_BIN_SUB, RULE_SAME)
+BINARY_KERNEL(k_mul, DS_CUDA_BIN_MUL, RULE_SAME)
+BINARY_KERNEL(k_div, DS_CUDA_BIN_DIV, RULE_SAME)
+BINARY_KERNEL(k_maximum, DS_CUDA_BIN_MAX, RULE_SAME)
+BINARY_KERNEL(k_minimum, DS_CUDA_BIN_MIN, RULE_SAME)
+BINARY_KERNEL(k_power, DS_CUDA_BIN_POW, RULE_LHS)
+BINARY_KERNEL(k_equal, DS_CUDA_BIN_EQ, RULE_SAME)
+BINARY_KERNEL(k_not_equal, DS_CUDA_BIN_NE, RULE_SAME)
+BINARY_KERNEL(k_greater, DS_CUDA_BIN_GT, RULE_SAME)
+BINARY_KERNEL(k_greater_equal, DS_CUDA_BIN_GE, RULE_SAME)
+BINARY_KERNEL(k_lesser, DS_CUDA_BIN_LT, RULE_SAME)
+BINARY_KERNEL(k_lesser_equal, DS_CUDA_BIN_LE, RULE_SAME)
+BINARY_KERNEL(k_mod, DS_CUDA_BIN_MOD, RULE_SAME)
+BINARY_KERNEL(k_fmod, DS_CUDA_BIN_FMOD, RULE_SAME)
+BINARY_KERNEL(k_logical_and, DS_CUDA_BIN_AND, RULE_SAME)
+BINARY_KERNEL(k_logical_or, DS_CUDA_BIN_OR, RULE_SAME)
+BINARY_KERNEL(k_logical_xor, DS_CUDA_BIN_XOR, RULE_SAME)
+BINARY_KERNEL(k_prelu, DS_CUDA_BIN_PRELU, RULE_SAME)
+BINARY_KERNEL(k_np_equal, DS_CUDA_BIN_EQ, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_not_equal, DS_CUDA_BIN_NE, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_greater, DS_CUDA_BIN_GT, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_greater_equal, DS_CUDA_BIN_GE, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_less, DS_CUDA_BIN_LT, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_less_equal, DS_CUDA_BIN_LE, RULE_BOOL_OUT)
+#undef BINARY_KERNEL
+
+static const BinEntry binary_ops[] = {
+    {DS_OP_ELEMWISE_ADD, DS_CUDA_BIN_ADD, RULE_SAME, k_add},
+    {DS_OP_ELEMWISE_SUB, DS_CUDA_BIN_SUB, RULE_SAME, k_sub},
+    {DS_OP_ELEMWISE_MUL, DS_CUDA_BIN_MUL, RULE_SAME, k_mul},
+    {DS_OP_ELEMWISE_DIV, DS_CUDA_BIN_DIV, RULE_SAME, k_div},
+    {DS_OP_BROADCAST_ADD, DS_CUDA_BIN_ADD, RULE_SAME, k_add},
+    {DS_OP_BROADCAST_SUB, DS_CUDA_BIN_SUB, RULE_SAME, k_sub},
+    {DS_OP_BROADCAST_MUL, DS_CUDA_BIN_MUL, RULE_SAME, k_mul},
+    {DS_OP_BROADCAST_DIV, DS_CUDA_BIN_DIV, RULE_SAME, k_div},
+    {DS_OP_BROADCAST_MAXIMUM, DS_CUDA_BIN_MAX, RULE_SAME, k_maximum},
+    {DS_OP_BROADCAST_MINIMUM, DS_CUDA_BIN_MIN, RULE_SAME, k_minimum},
+    {DS_OP_BROADCAST_POWER, DS_CUDA_BIN_POW, RULE_LHS, k_power},
+    {DS_OP_BROADCAST_EQUAL, DS_CUDA_BIN_EQ, RULE_SAME, k_equal},
+    {DS_OP_BROADCAST_NOT_EQUAL, DS_CUDA_BIN_NE, RULE_SAME, k_not_equal},
+    {DS_OP_BROADCAST_GREATER, DS_CUDA_BIN_GT, RULE_SAME, k_greater},
+    {DS_OP_BROADCAST_GREATER_EQUAL, DS_CUDA_BIN_GE, RULE_SAME, k_greater_equal},
+    {DS_OP_BROADCAST_LESSER, DS_CUDA_BIN_LT, RULE_SAME, k_lesser},
+    {DS_OP_BROADCAST_LESSER_EQUAL, DS_CUDA_BIN_LE, RULE_SAME, k_lesser_equal},
+    {DS_OP_BROADCAST_MOD, DS_CUDA_BIN_MOD, RULE_SAME, k_mod},
+    {DS_OP_BROADCAST_FMOD, DS_CUDA_BIN_FMOD, RULE_SAME, k_fmod},
+    {DS_OP_BROADCAST_LOGICAL_AND, DS_CUDA_BIN_AND, RULE_SAME, k_logical_and},
+    {DS_OP_BROADCAST_LOGICAL_OR, DS_CUDA_BIN_OR, RULE_SAME, k_logical_or},
+    {DS_OP_BROADCAST_LOGICAL_XOR, DS_CUDA_BIN_XOR, RULE_SAME, k_logical_xor},
+    {DS_OP_BROADCAST_PRELU, DS_CUDA_BIN_PRELU, RULE_SAME, k_prelu},
+    {DS_OP_NP_EQUAL, DS_CUDA_BIN_EQ, RULE_BOOL_OUT, k_np_equal},
+    {DS_OP_NP_NOT_EQUAL, DS_CUDA_BIN_NE, RULE_BOOL_OUT, k_np_not_equal},
+    {DS_OP_NP_GREATER, DS_CUDA_BIN_GT, RULE_BOOL_OUT, k_np_greater},
+    {DS_OP_NP_GREATER_EQUAL, DS_CUDA_BIN_GE, RULE_BOOL_OUT, k_np_greater_equal},
+    {DS_OP_NP_LESS, DS_CUDA_BIN_LT, RULE_BOOL_OUT, k_np_less},
+    {DS_OP_NP_LESS_EQUAL, DS_CUDA_BIN_LE, RULE_BOOL_OUT, k_np_less_equal},
+};
+
+static const BinEntry *binary_entry(DsOpId id)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(binary_ops); i++)
+    if (binary_ops[i].id == id)
+      return &binary_ops[i];
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scalar ops */
+
+/* out = x (op) scalar, or scalar (op) x when `reverse`, float32 or float64 in and out (the
+ * scalar takes the data's dtype, MXNet's DType(alpha)). Integer data keeps to the CPU, whose
+ * scalar ops have NumPy's mixed-type rules. */
+static DsStatus run_scalar_value(const DsKernelCtx *ctx, int op, double scalar, bool reverse)
+{
+  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (!is_float_dtype(x->dtype) || out->dtype != x->dtype)
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(out);
+  if (ds_tensor_numel(x) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(ds_cuda_launch_scalar(op, x->dtype, x->data, scalar, reverse, out->data, n,
+                                              ds_cuda_stream()));
+}
+
+static DsStatus run_scalar(const DsKernelCtx *ctx, int op, bool reverse)
+{
+  const DsScalarParam *p = ctx->param;
+  if (p == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return run_scalar_value(ctx, op, p->scalar, reverse);
+}
+
+#define SCALAR_KERNEL(NAME, OP, REVERSE)                                                           \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_scalar(ctx, OP, REVERSE);                                                           \
+  }
+SCALAR_KERNEL(k_plus_scalar, DS_CUDA_BIN_ADD, false)
+SCALAR_KERNEL(k_minus_scalar, DS_CUDA_BIN_SUB, false)
+SCALAR_KERNEL(k_rminus_scalar, DS_CUDA_BIN_SUB, true)
+SCALAR_KERNEL(k_mul_scalar, DS_CUDA_BIN_MUL, false)
+SCALAR_KERNEL(k_div_scalar, DS_CUDA_BIN_DIV, false)
+SCALAR_KERNEL(k_rdiv_scalar, DS_CUDA_BIN_DIV, true)
+SCALAR_KERNEL(k_power_scalar, DS_CUDA_BIN_POW, false)
+SCALAR_KERNEL(k_maximum_scalar, DS_CUDA_BIN_MAX, false)
+SCALAR_KERNEL(k_minimum_scalar, DS_CUDA_BIN_MIN, false)
+SCALAR_KERNEL(k_equal_scalar, DS_CUDA_BIN_EQ, false)
+SCALAR_KERNEL(k_greater_scalar, DS_CUDA_BIN_GT, false)
+SCALAR_KERNEL(k_lesser_scalar, DS_CUDA_BIN_LT, false)
+#undef SCALAR_KERNEL
+
+/* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
+static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 1 || ctx->inputs[0].ndim < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0];
+  return run_scalar_value(ctx, DS_CUDA_BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* where, _npi_where, add_n */
+
+/* Whether `where`-style selection can move elements of dtype t (any fixed size). */
+static bool select_dtype_ok(DsDType t)
+{
+  size_t es = ds_dtype_size(t);
+  return es == 1 || es == 2 || es == 4 || es == 8;
+}
+
+static DsStatus launch_select(const DsTensor *c, const DsTensor *x, const DsTensor *y,
+                              DsTensor *out, const DsCudaBcast *plan)
+{
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return DS_STATUS_OK;
+  return ds_cuda_status(ds_cuda_launch_select(c->dtype, c->data, x->data, y->data, out->data,
+                                              ds_dtype_size(out->dtype), n, plan,
+                                              ds_cuda_stream()));
+}
+
+/* where (MXNet's): the condition has x's shape, or is 1-D with one flag per row of x. */
+static DsStatus k_where(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *c = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (!computable(c->dtype) || !computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (x->dtype != out->dtype || y->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t n = ds_tensor_numel(out), nc = ds_tensor_numel(c);
+  if (ds_tensor_numel(x) != n || ds_tensor_numel(y) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsCudaBcast plan;
+  if (nc == n && (c->ndim == out->ndim || n == 0)) {
+    plan_flat(n, &plan);
+    return launch_select(c, x, y, out, &plan);
+  }
+  if (c->ndim != 1 || out->ndim < 1 || c->shape[0] != out->shape[0])
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  /* (rows, row length): the condition steps once per row, x and y once per element. */
+  plan_flat(n, &plan);
+  plan.ndim = 2;
+  plan.shape[0] = nc;
+  plan.shape[1] = n / nc;
+  for (int j = 0; j < 3; j++) {
+    plan.stride[j][0] = j == 0 ? 1 : n / nc;
+    plan.stride[j][1] = j == 0 ? 0 : 1;
+  }
+  return launch_select(c, x, y, out, &plan);
+}
+
+/* _npi_where: condition, x and y broadcast together. */
+static DsStatus k_np_where(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 3 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *c = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
+  DsTensor *out = &ctx->outputs[0];
+  if (!computable(c->dtype) || !select_dtype_ok(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  if (x->dtype != out->dtype || y->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *ops[3] = {c, x, y};
+  DsCudaBcast plan;
+  if (!plan_build(ops, 3, out, &plan))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return launch_select(c, x, y, out, &plan);
+}
+
+/* Device pointers handed to one launcher call: a bounded stack array however many inputs. */
+#define ADD_N_CHUNK 64
+
+/* add_n: the inputs added left to right, as the CPU's float32 loop does (so bit for bit). */
+static DsStatus k_add_n(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsTensor *out = &ctx->outputs[0];
+  if (!is_float_dtype(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t n = ds_tensor_numel(out);
+  for (int k = 0; k < ctx->n_inputs; k++) {
+    if (ctx->inputs[k].dtype != out->dtype)
+      return DS_STATUS_UNSUPPORTED;
+    if (ds_tensor_numel(&ctx->inputs[k]) != n)
+      return DS_STATUS_INVALID_ARGUMENT;
+  }
+  if (n == 0)
+    return DS_STATUS_OK;
+  const void *ptrs[ADD_N_CHUNK];
+  for (int first = 0; first < ctx->n_inputs; first += ADD_N_CHUNK) {
+    int count = MIN(ADD_N_CHUNK, ctx->n_inputs - first);
+    for (int k = 0; k < count; k++)
+      ptrs[k] = ctx->inputs[first + k].data;
+    DsStatus st = ds_cuda_status(
+        ds_cuda_launch_add_n(out->dtype, ptrs, count, first > 0, out->data, n, ds_cuda_stream()));
+    if (st != DS_STATUS_OK)
+      return st;
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* supports(): the dtypes each kernel handles */
+
+static bool supports_unary_f32(DsOpId op, const void *param, const DsDType *in, int n_in,
+                               const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  return n_in >= 1 && n_out >= 1 && in[0] == DS_DTYPE_FLOAT32 && out[0] == DS_DTYPE_FLOAT32;
+}
+
+static bool supports_copy(DsOpId op, const void *param, const DsDType *in, int n_in,
+                          const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  return n_in >= 1 && n_out >= 1 && ds_dtype_is_valid(in[0]) && in[0] == out[0];
+}
+
+static bool supports_fill(DsOpId op, const void *param, const DsDType *in, int n_in,
+                          const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  (void)in;
+  (void)n_in;
+  return n_out >= 1 && computable(out[0]);
+}
+
+static bool supports_predicate(DsOpId op, const void *param, const DsDType *in, int n_in,
+                               const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  return n_in >= 1 && n_out >= 1 && computable(in[0]) && out[0] == DS_DTYPE_BOOL;
+}
+
+static bool supports_binary(DsOpId op, const void *param, const DsDType *in, int n_in,
+                            const DsDType *out, int n_out)
+{
+  (void)param;
+  const BinEntry *e = binary_entry(op);
+  return e != NULL && n_in >= 2 && n_out >= 1 &&
+         binary_dtypes_ok(e->op, e->rule, in[0], in[1], out[0]);
+}
+
+static bool supports_scalar(DsOpId op, const void *param, const DsDType *in, int n_in,
+                            const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  return n_in >= 1 && n_out >= 1 && is_float_dtype(in[0]) && out[0] == in[0];
+}
+
+static bool supports_where(DsOpId op, const void *param, const DsDType *in, int n_in,
+                           const DsDType *out, int n_out)
+{
+  (void)param;
+  if (n_in < 3 || n_out < 1 || !computable(in[0]) || in[1] != out[0] || in[2] != out[0])
+    return false;
+  /* MXNet's where refuses float16 data on the CPU; _npi_where moves its bytes. */
+  return op == DS_OP_NP_WHERE ? select_dtype_ok(out[0]) : computable(out[0]);
+}
+
+static bool supports_add_n(DsOpId op, const void *param, const DsDType *in, int n_in,
+                           const DsDType *out, int n_out)
+{
+  (void)op;
+  (void)param;
+  if (n_in < 1 || n_out < 1 || !is_float_dtype(out[0]))
+    return false;
+  for (int i = 0; i < n_in; i++)
+    if (in[i] != out[0])
+      return false;
+  return true;
+}
+
+static bool supports_leaky_relu(DsOpId op, const void *param, const DsDType *in, int n_in,
+                                const DsDType *out, int n_out)
+{
+  (void)op;
+  const DsLeakyReLUParam *p = param;
+  if (p == NULL)
+    return false;
+  int want_in = p->act_type == DS_LEAKY_PRELU ? 2 : 1;
+  int want_out = p->act_type == DS_LEAKY_RRELU ? 2 : 1;
+  if (n_in < want_in || n_out < want_out)
+    return false;
+  for (int i = 0; i < want_in; i++)
+    if (in[i] != DS_DTYPE_FLOAT32)
+      return false;
+  for (int i = 0; i < want_out; i++)
+    if (out[i] != DS_DTYPE_FLOAT32)
+      return false;
+  return true;
+}
+
+static bool supports_dropout(DsOpId op, const void *param, const DsDType *in, int n_in,
+                             const DsDType *out, int n_out)
+{
+  (void)op;
+  const DsDropoutParam *p = param;
+  if (p == NULL || (p->mode == DS_DROPOUT_ALWAYS && p->p > 0.0))
+    return false;
+  if (n_in < 1 || n_out < 1 || !ds_dtype_is_valid(in[0]) || in[0] != out[0])
+    return false;
+  return n_out < 2 || dropout_mask_dtype_ok(out[1]);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  DsOpId id;
+  DsKernelFn run;
+  DsCudaSupportsFn supports;
+} OpEntry;
+
+static const OpEntry other_ops[] = {
+    {DS_OP_RELU, k_relu, supports_unary_f32},
+    {DS_OP_SIGMOID, k_sigmoid, supports_unary_f32},
+    {DS_OP_TANH, k_tanh, supports_unary_f32},
+    {DS_OP_EXP, k_exp, supports_unary_f32},
+    {DS_OP_LOG, k_log, supports_unary_f32},
+    {DS_OP_SQRT, k_sqrt, supports_unary_f32},
+    {DS_OP_RSQRT, k_rsqrt, supports_unary_f32},
+    {DS_OP_SQUARE, k_square, supports_unary_f32},
+    {DS_OP_ABS, k_abs, supports_unary_f32},
+    {DS_OP_NEGATIVE, k_negative, supports_unary_f32},
+    {DS_OP_RECIPROCAL, k_reciprocal, supports_unary_f32},
+    {DS_OP_ERF, k_erf, supports_unary_f32},
+    {DS_OP_CLIP, k_clip, supports_unary_f32},
+    {DS_OP_FLOOR, k_floor, supports_unary_f32},
+    {DS_OP_CEIL, k_ceil, supports_unary_f32},
+    {DS_OP_RINT, k_rint, supports_unary_f32},
+    {DS_OP_SIGN, k_sign, supports_unary_f32},
+    {DS_OP_SIN, k_sin, supports_unary_f32},
+    {DS_OP_COS, k_cos, supports_unary_f32},
+    {DS_OP_TAN, k_tan, supports_unary_f32},
+    {DS_OP_ARCSIN, k_arcsin, supports_unary_f32},
+    {DS_OP_ARCCOS, k_arccos, supports_unary_f32},
+    {DS_OP_ARCTAN, k_arctan, supports_unary_f32},
+    {DS_OP_SINH, k_sinh, supports_unary_f32},
+    {DS_OP_COSH, k_cosh, supports_unary_f32},
+    {DS_OP_ARCSINH, k_arcsinh, supports_unary_f32},
+    {DS_OP_ARCCOSH, k_arccosh, supports_unary_f32},
+    {DS_OP_ARCTANH, k_arctanh, supports_unary_f32},
+    {DS_OP_SOFTSIGN, k_softsign, supports_unary_f32},
+    {DS_OP_LOGICAL_NOT, k_logical_not, supports_unary_f32},
+    {DS_OP_HARD_SWISH, k_hard_swish, supports_unary_f32},
+    {DS_OP_HARD_SIGMOID, k_hard_sigmoid, supports_unary_f32},
+    {DS_OP_SELU, k_selu, supports_unary_f32},
+    {DS_OP_CELU, k_celu, supports_unary_f32},
+    {DS_OP_THRESHOLDED_RELU, k_thresholded_relu, supports_unary_f32},
+    {DS_OP_SHRINK, k_shrink, supports_unary_f32},
+    {DS_OP_ACTIVATION, k_activation, supports_unary_f32},
+    {DS_OP_LEAKY_RELU, k_leaky_relu, supports_leaky_relu},
+    {DS_OP_DROPOUT, k_dropout, supports_dropout},
+    {DS_OP_IDENTITY, k_copy, supports_copy},
+    {DS_OP_BLOCK_GRAD, k_copy, supports_copy},
+    {DS_OP_ZEROS_LIKE, k_zeros_like, supports_fill},
+    {DS_OP_ONES_LIKE, k_ones_like, supports_fill},
+    {DS_OP_ISNAN, k_isnan, supports_predicate},
+    {DS_OP_ISINF, k_isinf, supports_predicate},
+    {DS_OP_ISPOSINF, k_isposinf, supports_predicate},
+    {DS_OP_ISNEGINF, k_isneginf, supports_predicate},
+    {DS_OP_PLUS_SCALAR, k_plus_scalar, supports_scalar},
+    {DS_OP_MINUS_SCALAR, k_minus_scalar, supports_scalar},
+    {DS_OP_RMINUS_SCALAR, k_rminus_scalar, supports_scalar},
+    {DS_OP_MUL_SCALAR, k_mul_scalar, supports_scalar},
+    {DS_OP_DIV_SCALAR, k_div_scalar, supports_scalar},
+    {DS_OP_RDIV_SCALAR, k_rdiv_scalar, supports_scalar},
+    {DS_OP_POWER_SCALAR, k_power_scalar, supports_scalar},
+    {DS_OP_MAXIMUM_SCALAR, k_maximum_scalar, supports_scalar},
+    {DS_OP_MINIMUM_SCALAR, k_minimum_scalar, supports_scalar},
+    {DS_OP_EQUAL_SCALAR, k_equal_scalar, supports_scalar},
+    {DS_OP_GREATER_SCALAR, k_greater_scalar, supports_scalar},
+    {DS_OP_LESSER_SCALAR, k_lesser_scalar, supports_scalar},
+    {DS_OP_DIV_SQRT_DIM, k_div_sqrt_dim, supports_scalar},
+    {DS_OP_WHERE, k_where, supports_where},
+    {DS_OP_NP_WHERE, k_np_where, supports_where},
+    {DS_OP_ADD_N, k_add_n, supports_add_n},
+};
+
+void ds_cuda_elemwise_register(DsKernel *table, DsCudaSupportsFn *supports)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(binary_ops); i++) {
+    table[binary_ops[i].id] = (DsKernel){binary_ops[i].run, NULL};
+    supports[binary_ops[i].id] = supports_binary;
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(other_ops); i++) {
+    table[other_ops[i].id] = (DsKernel){other_ops[i].run, NULL};
+    supports[other_ops[i].id] = other_ops[i].supports;
+  }
+}
