@@ -990,8 +990,12 @@ static int bench_onnx_run(int argc, char **argv)
   return 0;
 }
 
+/* The CUDA backend's section (ds-bench-gpu.c). */
+void ds_bench_gpu(const char *resnet, const char *const *resnet_shapes, const char *bert,
+                  const char *const *bert_shapes);
+
 /* `ds-bench [SECTION]` runs one section only: latency, gemm, planner, sizes, symbolic,
- * dynamic, control, profiler, layout, canvas or cursor. `ds-bench onnx-run ...` times one
+ * dynamic, control, profiler, layout, canvas, cursor or gpu. `ds-bench onnx-run ...` times one
  * model for bench/onnx_peer.py (see bench_onnx_run). */
 int main(int argc, char **argv)
 {
@@ -1109,6 +1113,11 @@ int main(int argc, char **argv)
            "breakpoint) against a plain run of the same session, alternated, 1 thread\n"
            "(target: overhead <= 2%%)\n");
     bench_cursor(resnet, resnet_shapes);
+  }
+  if (SECTION("gpu")) {
+    printf("\ngpu: the cuda backend against the CPU, cuBLAS and cudaMemcpy, and CUPTI's cost\n");
+    g_autofree char *bert_model = shared_model("gluonnlp_static_bert_qa-symbol.json");
+    ds_bench_gpu(resnet, resnet_shapes, bert_model, bert_shapes);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 /* ds-profiler-private.h: the profiler's recording, shared by the report writers. */
 #pragma once
 
+#include "ds-cupti.h"
 #include "ds-profiler.h"
 
 /* Strings are interned once (frame paths repeat every iteration); index 0 is "". */
@@ -19,6 +20,11 @@ typedef struct {
   gint64 iteration;
   gboolean resolved;
   guint prefix, key_prefix, region, body; /* interned once resolved */
+  /* A region placed on a device: the external id of the GPU work launched in it outside its
+   * nodes (the executor's copies on the region's edges), and that work; else all 0. */
+  guint64 gpu_id;
+  guint gpu_kernels;
+  guint64 gpu_ns, gpu_copy_bytes;
 } FrameRecord;
 
 typedef struct {
@@ -36,7 +42,24 @@ typedef struct {
   guint64 start_ns, end_ns; /* from the profiler's origin */
   guint shapes;             /* offset in `shape_pool`: n_in, n_out, then ndim and dims each */
   gsize fresh_bytes, reused_bytes, live_bytes;
+  gboolean on_device; /* its outputs are in device memory: "backend": "cuda" */
+  guint64 gpu_id;     /* the external id its GPU work was tagged with */
+  /* From ds_profiler_add_gpu_records(): its kernels, their time, and the bytes its memcpys
+   * and memsets wrote. */
+  guint gpu_kernels;
+  guint64 gpu_ns, gpu_copy_bytes;
 } Event;
+
+/* One GPU record of a run, as the trace draws it. */
+typedef struct {
+  DsCuptiKind kind;
+  DsCuptiCopy copy;
+  guint name;               /* interned kernel name; 0 for copies */
+  gint event;               /* the event it belongs to, or -1 */
+  gint record;              /* else the placed region's frame record, or -1 */
+  guint64 start_ns, end_ns; /* from the profiler's origin */
+  guint64 bytes;
+} GpuRecord;
 
 typedef struct {
   DsGraph *graph;
@@ -63,8 +86,20 @@ struct _DsProfiler {
   guint64 overhead_ns; /* spent in the hooks */
   guint n_runs;
 
+  /* GPU work: traced with CUPTI when the session runs on a device. */
+  DsCupti *cupti;           /* while tracing, else NULL */
+  gboolean gpu_tried;       /* whether the first run looked for a device to trace */
+  char *gpu_unavailable;    /* why a session with a device is not traced, or NULL */
+  gboolean has_gpu;         /* GPU records exist for the runs: reports give numbers, not null */
+  GArray *gpu_targets;      /* gint64 per external id - 1: the event, -(frame record + 1), or
+                             * GPU_TARGET_NONE while its node runs */
+  GArray *gpu_records;      /* GpuRecord */
+  guint64 gpu_unattributed; /* records with no node or region */
+  guint64 gpu_dropped;      /* records CUPTI dropped */
+  guint n_gpu_pushed;       /* ids pushed to CUPTI and not popped yet */
+
   /* While running. */
-  GArray *starts;    /* guint64: begin times of the nodes running (a loop holds its body's) */
+  GArray *starts;    /* Open: the nodes running (a loop holds its body's) */
   GPtrArray *frames; /* PFrame*, reused */
   guint depth;
   GHashTable *infos; /* DsGraph* -> readers per entry */
@@ -74,7 +109,14 @@ struct _DsProfiler {
   guint peak_event;
 };
 
+#define GPU_TARGET_NONE G_MININT64
+
 const char *ds_profiler_string(const DsProfiler *p, guint index);
+/* Attributes GPU records to the events and placed regions whose external ids they carry
+ * (Event.gpu_id, FrameRecord.gpu_id; others count as unattributed), and keeps them for the
+ * trace. Times are on the profiler's clock (ds_monotonic_ns). After each traced run, and in
+ * tests, which feed records of their own. */
+void ds_profiler_add_gpu_records(DsProfiler *p, const DsCuptiRecord *records, guint n);
 /* Names the frames and events recorded so far (paths, keys, regions, bodies). Every report
  * writer calls it first. */
 void ds_profiler_resolve(DsProfiler *p);

@@ -1,4 +1,4 @@
-/* ds-profiler.c: recording nodes, frames and memory from the executor's hooks. */
+/* ds-profiler.c: recording nodes, frames, memory and GPU work from the executor's hooks. */
 #include "ds-profiler-private.h"
 
 #include <string.h>
@@ -32,7 +32,14 @@ typedef struct {
   gint64 iteration;
   Table own;
   Table *table;
+  guint gpu_pushed_at; /* ids pushed to CUPTI when it was entered */
 } PFrame;
+
+/* A node that began and has not ended yet. */
+typedef struct {
+  guint64 start_ns;
+  guint64 gpu_id;
+} Open;
 
 /* ---- strings ---- */
 
@@ -83,17 +90,26 @@ DsProfiler *ds_profiler_new(DsSession *session)
   p->buffers = g_array_new(FALSE, FALSE, sizeof(Buffer));
   p->shape_pool = g_array_new(FALSE, FALSE, sizeof(gint64));
   p->run_ns = g_array_new(FALSE, FALSE, sizeof(guint64));
-  p->starts = g_array_new(FALSE, FALSE, sizeof(guint64));
+  p->starts = g_array_new(FALSE, FALSE, sizeof(Open));
+  p->gpu_targets = g_array_new(FALSE, FALSE, sizeof(gint64));
+  p->gpu_records = g_array_new(FALSE, FALSE, sizeof(GpuRecord));
   p->frames = g_ptr_array_new_with_free_func(frame_free);
   p->infos = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, graph_info_free);
   p->segments = g_array_new(FALSE, FALSE, sizeof(Segment));
   return p;
 }
 
+static void pop_gpu_ids(DsProfiler *p, guint down_to);
+
 void ds_profiler_free(DsProfiler *p)
 {
   if (p == NULL)
     return;
+  pop_gpu_ids(p, 0); /* a failed run that was not ended */
+  ds_cupti_free(p->cupti);
+  g_free(p->gpu_unavailable);
+  g_array_unref(p->gpu_targets);
+  g_array_unref(p->gpu_records);
   g_hash_table_unref(p->strings.index);
   g_ptr_array_unref(p->strings.strings);
   g_array_unref(p->events);
@@ -141,8 +157,119 @@ static PFrame *frame_at(DsProfiler *p, guint depth)
   return p->frames->pdata[depth];
 }
 
+/* ---- GPU tracing ---- */
+
+/* Ids pushed to CUPTI are popped down to `down_to`: after each node, and what failed nodes
+ * left when their frame or the run ends, so the thread's id stack stays balanced. */
+static void pop_gpu_ids(DsProfiler *p, guint down_to)
+{
+  for (; p->n_gpu_pushed > down_to; p->n_gpu_pushed--)
+    ds_cupti_pop(p->cupti);
+}
+
+static void push_gpu_id(DsProfiler *p, guint64 id)
+{
+  if (p->cupti == NULL)
+    return;
+  ds_cupti_push(p->cupti, id);
+  p->n_gpu_pushed++;
+}
+
+/* A new external id, for work that will belong to `target` (GpuRecord's event or record). */
+static guint64 gpu_id_new(DsProfiler *p, gint64 target)
+{
+  g_array_append_val(p->gpu_targets, target);
+  return p->gpu_targets->len;
+}
+
+/* Traces the GPU when the session runs on a device that is there; keeps the reason when
+ * CUPTI cannot start. */
+static void start_gpu_trace(DsProfiler *p)
+{
+  p->gpu_tried = TRUE;
+  const DsBackend *device = ds_session_get_device(p->session);
+  if (device == NULL || (device->unavailable != NULL && device->unavailable() != NULL))
+    return;
+  p->cupti = ds_cupti_start(&p->gpu_unavailable);
+  p->has_gpu = p->cupti != NULL;
+  p->gpu_dropped = ds_cupti_get_dropped(p->cupti);
+}
+
+/* After a run: waits for the device, so every kernel has its record, then attributes them. */
+static void collect_gpu_trace(DsProfiler *p)
+{
+  pop_gpu_ids(p, 0);
+  const DsBackend *device = ds_session_get_device(p->session);
+  if (device != NULL && device->synchronize != NULL)
+    device->synchronize();
+  guint64 dropped_before = ds_cupti_get_dropped(p->cupti);
+  ds_cupti_flush(p->cupti);
+  guint n;
+  const DsCuptiRecord *records = ds_cupti_records(p->cupti, &n);
+  ds_profiler_add_gpu_records(p, records, n);
+  ds_cupti_clear(p->cupti);
+  p->gpu_dropped += ds_cupti_get_dropped(p->cupti) - dropped_before;
+}
+
+static guint64 since_origin(const DsProfiler *p, guint64 ns)
+{
+  return ns > p->origin_ns ? ns - p->origin_ns : 0;
+}
+
+static void add_gpu_record(DsProfiler *p, const DsCuptiRecord *r)
+{
+  GpuRecord g = {
+      .kind = r->kind,
+      .copy = r->copy,
+      .name = r->name != NULL ? intern(&p->strings, r->name) : 0,
+      .event = -1,
+      .record = -1,
+      .start_ns = since_origin(p, r->start_ns),
+      .end_ns = since_origin(p, r->end_ns),
+      .bytes = r->bytes,
+  };
+  guint64 id = r->external_id;
+  gint64 target = id > 0 && id <= p->gpu_targets->len
+                      ? g_array_index(p->gpu_targets, gint64, id - 1)
+                      : GPU_TARGET_NONE;
+  gboolean kernel = r->kind == DS_CUPTI_KERNEL;
+  guint64 dur = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+  guint *kernels = NULL;
+  guint64 *ns = NULL, *bytes = NULL;
+  if (target >= 0 && target < p->events->len) {
+    Event *e = &g_array_index(p->events, Event, target);
+    g.event = (gint)target;
+    kernels = &e->gpu_kernels, ns = &e->gpu_ns, bytes = &e->gpu_copy_bytes;
+  } else if (target < 0 && target != GPU_TARGET_NONE && -target - 1 < p->records->len) {
+    FrameRecord *f = &g_array_index(p->records, FrameRecord, -target - 1);
+    g.record = (gint)(-target - 1);
+    kernels = &f->gpu_kernels, ns = &f->gpu_ns, bytes = &f->gpu_copy_bytes;
+  } else {
+    p->gpu_unattributed++;
+  }
+  if (kernels != NULL && kernel) {
+    (*kernels)++;
+    *ns += dur;
+  } else if (bytes != NULL) {
+    *bytes += r->bytes;
+  }
+  g_array_append_val(p->gpu_records, g);
+}
+
+void ds_profiler_add_gpu_records(DsProfiler *p, const DsCuptiRecord *records, guint n)
+{
+  p->has_gpu = TRUE;
+  for (guint i = 0; i < n; i++)
+    add_gpu_record(p, &records[i]);
+}
+
+/* ---- runs ---- */
+
 void ds_profiler_begin_run(DsProfiler *p)
 {
+  if (!p->gpu_tried)
+    start_gpu_trace(p);
+  pop_gpu_ids(p, 0); /* an earlier run failed and was not ended */
   guint64 now = ds_monotonic_ns();
   if (p->n_runs == 0)
     p->origin_ns = now;
@@ -178,6 +305,11 @@ void ds_profiler_end_run(DsProfiler *p)
   for (guint b = 0; b < p->buffers->len; b++)
     buffer_die(p, b);
   p->n_runs++;
+  if (p->cupti != NULL) {
+    guint64 t0 = ds_monotonic_ns();
+    collect_gpu_trace(p);
+    p->overhead_ns += ds_monotonic_ns() - t0;
+  }
 }
 
 /* ---- memory from addresses ---- */
@@ -251,9 +383,20 @@ static gboolean on_node_begin(gpointer data, const DsNode *node)
 {
   DsProfiler *p = data;
   (void)node;
-  guint64 now = ds_monotonic_ns();
-  g_array_append_val(p->starts, now);
+  /* The id is pushed before the clock is read, so its cost is not the node's. */
+  Open open = {.gpu_id = gpu_id_new(p, GPU_TARGET_NONE)};
+  push_gpu_id(p, open.gpu_id);
+  open.start_ns = ds_monotonic_ns();
+  g_array_append_val(p->starts, open);
   return TRUE;
+}
+
+static gboolean on_device(const DsTensor *outputs, guint n)
+{
+  for (guint k = 0; k < n; k++)
+    if (outputs[k].memory == DS_MEMORY_DEVICE)
+      return TRUE;
+  return FALSE;
 }
 
 static void record_shapes(DsProfiler *p, const DsNode *node, const DsTensor *inputs,
@@ -290,11 +433,13 @@ static void on_node_end(gpointer data, const DsNode *node, const DsTensor *input
 {
   DsProfiler *p = data;
   guint64 end = ds_monotonic_ns();
-  guint64 start = end;
+  Open open = {.start_ns = end};
   if (p->starts->len > 0) {
-    start = g_array_index(p->starts, guint64, p->starts->len - 1);
+    open = g_array_index(p->starts, Open, p->starts->len - 1);
     g_array_set_size(p->starts, p->starts->len - 1);
   }
+  if (p->n_gpu_pushed > 0)
+    pop_gpu_ids(p, p->n_gpu_pushed - 1);
   PFrame *f = p->frames->pdata[p->depth];
   Table *t = f->table;
   DsGraph *graph = f->graph;
@@ -306,10 +451,14 @@ static void on_node_end(gpointer data, const DsNode *node, const DsTensor *input
       .record = f->record,
       .iteration = f->iteration,
       .depth = p->depth,
-      .start_ns = start - p->origin_ns,
+      .start_ns = open.start_ns - p->origin_ns,
       .end_ns = end - p->origin_ns,
       .shapes = p->shape_pool->len,
+      .on_device = on_device(outputs, ds_node_n_op_outputs(node)),
+      .gpu_id = open.gpu_id,
   };
+  if (open.gpu_id > 0)
+    g_array_index(p->gpu_targets, gint64, open.gpu_id - 1) = index;
   record_shapes(p, node, inputs, outputs);
 
   guint base = graph->node_row_ptr[node->id], n_out = ds_node_n_op_outputs(node);
@@ -372,6 +521,12 @@ static void on_frame_enter(gpointer data, const DsFrame *frame)
       .iteration = frame->iteration,
   };
   f->record = p->records->len;
+  f->gpu_pushed_at = p->n_gpu_pushed;
+  /* Work a placed region launches outside its nodes (the copies on its edges) is its own. */
+  if (frame->kind == DS_FRAME_REGION && frame->backend != NULL) {
+    record.gpu_id = gpu_id_new(p, -(gint64)f->record - 1);
+    push_gpu_id(p, record.gpu_id);
+  }
   g_array_append_val(p->records, record);
   if (frame->kind == DS_FRAME_REGION) {
     f->iteration = parent->iteration;
@@ -461,6 +616,7 @@ static void on_frame_exit(gpointer data, const DsFrame *frame)
   DsProfiler *p = data;
   g_return_if_fail(p->depth > 0);
   PFrame *f = p->frames->pdata[p->depth--];
+  pop_gpu_ids(p, f->gpu_pushed_at); /* its own id, and those of nodes that failed in it */
   if (frame->kind != DS_FRAME_SUBGRAPH)
     return;
   /* What the subgraph still held (its outputs, inputs it did not read) is let go: the loop
@@ -509,6 +665,23 @@ guint64 ds_profiler_get_node_total_ns(const DsProfiler *p, guint id)
     const Event *e = &g_array_index(p->events, Event, i);
     if (e->graph == graph && e->node->id == id)
       total += e->end_ns - e->start_ns;
+  }
+  return total;
+}
+
+gboolean ds_profiler_has_gpu(const DsProfiler *p)
+{
+  return p->has_gpu;
+}
+
+guint64 ds_profiler_get_node_gpu_ns(const DsProfiler *p, guint id)
+{
+  DsGraph *graph = ds_session_get_graph(p->session);
+  guint64 total = 0;
+  for (guint i = 0; i < p->events->len; i++) {
+    const Event *e = &g_array_index(p->events, Event, i);
+    if (e->graph == graph && e->node->id == id)
+      total += e->gpu_ns;
   }
   return total;
 }

@@ -11,7 +11,10 @@
  * bytes at a node are what the memory plan calls live there.
  *
  * Reports (docs/profile-report.md) are built from the recording: JSON, Chrome trace, CSV.
- * GPU times have their place in each event (gpu_ns, gpu_kernels) for the CUDA backend.
+ * When the session runs on a device (ds_session_set_device) and the device is there, the runs
+ * are also traced with CUPTI (ds-cupti.h): each node's and placed region's kernels and copies
+ * are tied to its event (gpu_ns, gpu_kernels, gpu_copy_bytes) and drawn on the trace's GPU
+ * track. Without a device, or in a build without CUDA, those fields are null.
  *
  * Memory policy: the profiler borrows its session (which must outlive it) and owns its
  * recording; everything it returns is owned by the caller.
@@ -39,6 +42,10 @@ guint ds_profiler_get_n_runs(const DsProfiler *profiler);
 guint ds_profiler_get_n_events(const DsProfiler *profiler);
 /* Time in the model graph's node `id` over all runs (nested nodes count in their loop's). */
 guint64 ds_profiler_get_node_total_ns(const DsProfiler *profiler, guint id);
+/* Whether the runs were traced on the GPU; then the GPU kernel time of node `id` (nested
+ * nodes count in their own events only, not their loop's), over all runs. */
+gboolean ds_profiler_has_gpu(const DsProfiler *profiler);
+guint64 ds_profiler_get_node_gpu_ns(const DsProfiler *profiler, guint id);
 /* The most bytes live at once, and the event where that happened (its node path; caller
  * frees). */
 gsize ds_profiler_get_peak_live_bytes(DsProfiler *profiler, char **where);

@@ -19,12 +19,20 @@ static void field(GString *row, const char *text, gboolean last)
   g_string_append_c(row, last ? '\n' : ',');
 }
 
+/* A GPU count, or an empty field when the runs were not traced on a GPU. */
+static void gpu_field(GString *row, const DsProfiler *p, guint64 value, gboolean last)
+{
+  if (p->has_gpu)
+    g_string_append_printf(row, "%" G_GUINT64_FORMAT, value);
+  g_string_append_c(row, last ? '\n' : ',');
+}
+
 char *ds_profiler_build_csv(DsProfiler *p)
 {
   ds_profiler_resolve(p);
   GString *csv = g_string_new("run,event,path,key,node,op,region,body,iteration,depth,backend,"
                               "start_ns,end_ns,dur_ns,input_shapes,output_shapes,fresh_bytes,"
-                              "reused_bytes,live_bytes\n");
+                              "reused_bytes,live_bytes,gpu_ns,gpu_kernels,gpu_copy_bytes\n");
   for (guint i = 0; i < p->events->len; i++) {
     const Event *e = &g_array_index(p->events, Event, i);
     g_autofree char *path = ds_profiler_event_path(p, e);
@@ -39,12 +47,16 @@ char *ds_profiler_build_csv(DsProfiler *p)
     field(csv, ds_profiler_string(p, e->region), FALSE);
     field(csv, ds_profiler_string(p, e->body), FALSE);
     g_string_append_printf(csv,
-                           "%" G_GINT64_FORMAT ",%u,cpu,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                           "%" G_GINT64_FORMAT ",%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                            ",%" G_GUINT64_FORMAT ",",
-                           e->iteration, e->depth, e->start_ns, e->end_ns, e->end_ns - e->start_ns);
+                           e->iteration, e->depth, e->on_device ? "cuda" : "cpu", e->start_ns,
+                           e->end_ns, e->end_ns - e->start_ns);
     field(csv, inputs, FALSE);
     field(csv, outputs, FALSE);
-    g_string_append_printf(csv, "%zu,%zu,%zu\n", e->fresh_bytes, e->reused_bytes, e->live_bytes);
+    g_string_append_printf(csv, "%zu,%zu,%zu,", e->fresh_bytes, e->reused_bytes, e->live_bytes);
+    gpu_field(csv, p, e->gpu_ns, FALSE);
+    gpu_field(csv, p, e->gpu_kernels, FALSE);
+    gpu_field(csv, p, e->gpu_copy_bytes, TRUE);
   }
   return g_string_free(csv, FALSE);
 }

@@ -56,7 +56,8 @@ static cJSON *build_json(void)
 #else
   cJSON_AddStringToObject(b, "compiler", "unknown");
 #endif
-#ifdef DS_HAVE_CUDA
+  /* The profiler library sees CUPTI's define, which the build sets exactly when it has CUDA. */
+#if defined(DS_HAVE_CUDA) || defined(DS_HAVE_CUPTI)
   cJSON_AddBoolToObject(b, "cuda", TRUE);
 #else
   cJSON_AddBoolToObject(b, "cuda", FALSE);
@@ -86,6 +87,15 @@ static cJSON *string_or_null(const DsProfiler *p, guint index)
   return index == 0 ? cJSON_CreateNull() : cJSON_CreateString(ds_profiler_string(p, index));
 }
 
+/* A GPU count: null when the runs were not traced on a GPU, so 0 means "none ran". */
+static void add_gpu_count(const DsProfiler *p, cJSON *object, const char *name, guint64 value)
+{
+  if (p->has_gpu)
+    cJSON_AddNumberToObject(object, name, (double)value);
+  else
+    cJSON_AddNullToObject(object, name);
+}
+
 static cJSON *event_json(const DsProfiler *p, guint id)
 {
   const Event *e = &g_array_index(p->events, Event, id);
@@ -102,12 +112,13 @@ static cJSON *event_json(const DsProfiler *p, guint id)
   cJSON_AddItemToObject(j, "body", string_or_null(p, e->body));
   cJSON_AddNumberToObject(j, "iteration", (double)e->iteration);
   cJSON_AddNumberToObject(j, "depth", e->depth);
-  cJSON_AddStringToObject(j, "backend", "cpu");
+  cJSON_AddStringToObject(j, "backend", e->on_device ? "cuda" : "cpu");
   cJSON_AddNumberToObject(j, "start_ns", (double)e->start_ns);
   cJSON_AddNumberToObject(j, "end_ns", (double)e->end_ns);
   cJSON_AddNumberToObject(j, "dur_ns", (double)(e->end_ns - e->start_ns));
-  cJSON_AddNullToObject(j, "gpu_ns");
-  cJSON_AddNullToObject(j, "gpu_kernels");
+  add_gpu_count(p, j, "gpu_ns", e->gpu_ns);
+  add_gpu_count(p, j, "gpu_kernels", e->gpu_kernels);
+  add_gpu_count(p, j, "gpu_copy_bytes", e->gpu_copy_bytes);
   cJSON_AddItemToObject(j, "input_shapes", shapes_json(p, e, FALSE));
   cJSON_AddItemToObject(j, "output_shapes", shapes_json(p, e, TRUE));
   g_autoptr(GPtrArray) symbolic = ds_profiler_event_symbolic(p, e);
@@ -153,6 +164,8 @@ typedef struct {
   GArray *durations; /* guint64 */
   guint64 total, max;
   guint max_event;
+  guint64 gpu_ns, gpu_kernels, gpu_copy_bytes;
+  guint64 edge_copy_bytes; /* regions: copies on its edges, outside its nodes */
 } Group;
 
 static void group_free(gpointer data)
@@ -163,8 +176,9 @@ static void group_free(gpointer data)
   g_free(g);
 }
 
-static void group_add(GHashTable *groups, const char *name, guint64 dur, guint event)
+static void group_add(GHashTable *groups, const char *name, const Event *e, guint event)
 {
+  guint64 dur = e->end_ns - e->start_ns;
   Group *g = g_hash_table_lookup(groups, name);
   if (g == NULL) {
     g = g_new0(Group, 1);
@@ -174,6 +188,9 @@ static void group_add(GHashTable *groups, const char *name, guint64 dur, guint e
   }
   g_array_append_val(g->durations, dur);
   g->total += dur;
+  g->gpu_ns += e->gpu_ns;
+  g->gpu_kernels += e->gpu_kernels;
+  g->gpu_copy_bytes += e->gpu_copy_bytes;
   if (dur >= g->max) {
     g->max = dur;
     g->max_event = event;
@@ -201,7 +218,22 @@ static guint64 percentile(const guint64 *sorted, guint n, double q)
   return sorted[CLAMP(rank, 1u, n) - 1];
 }
 
-static cJSON *groups_json(const DsProfiler *p, GHashTable *groups)
+/* What placed regions launched outside their nodes counts in their groups too. */
+static void add_region_edges(const DsProfiler *p, GHashTable *by_region)
+{
+  for (guint i = 0; i < p->records->len; i++) {
+    const FrameRecord *r = &g_array_index(p->records, FrameRecord, i);
+    Group *g = r->gpu_id != 0 ? g_hash_table_lookup(by_region, r->name) : NULL;
+    if (g == NULL)
+      continue;
+    g->gpu_ns += r->gpu_ns;
+    g->gpu_kernels += r->gpu_kernels;
+    g->gpu_copy_bytes += r->gpu_copy_bytes;
+    g->edge_copy_bytes += r->gpu_copy_bytes;
+  }
+}
+
+static cJSON *groups_json(const DsProfiler *p, GHashTable *groups, gboolean regions)
 {
   g_autoptr(GPtrArray) list = g_ptr_array_new();
   GHashTableIter iter;
@@ -227,6 +259,11 @@ static cJSON *groups_json(const DsProfiler *p, GHashTable *groups)
     cJSON_AddNumberToObject(j, "max_event", g->max_event);
     cJSON_AddItemToObject(j, "max_input_shapes",
                           shapes_json(p, &g_array_index(p->events, Event, g->max_event), FALSE));
+    add_gpu_count(p, j, "gpu_ns", g->gpu_ns);
+    add_gpu_count(p, j, "gpu_kernels", g->gpu_kernels);
+    add_gpu_count(p, j, "gpu_copy_bytes", g->gpu_copy_bytes);
+    if (regions)
+      add_gpu_count(p, j, "edge_copy_bytes", g->edge_copy_bytes);
     cJSON_AddItemToArray(out, j);
   }
   return out;
@@ -243,12 +280,12 @@ static cJSON *aggregates_json(const DsProfiler *p)
     const Event *e = &g_array_index(p->events, Event, i);
     guint64 dur = e->end_ns - e->start_ns;
     g_autofree char *key = ds_profiler_event_key(p, e);
-    group_add(by[0], e->node->op_name, dur, i);
-    group_add(by[1], key, dur, i);
+    group_add(by[0], e->node->op_name, e, i);
+    group_add(by[1], key, e, i);
     if (e->region != 0)
-      group_add(by[2], ds_profiler_string(p, e->region), dur, i);
+      group_add(by[2], ds_profiler_string(p, e->region), e, i);
     if (e->body != 0) {
-      group_add(by[3], ds_profiler_string(p, e->body), dur, i);
+      group_add(by[3], ds_profiler_string(p, e->body), e, i);
       if (e->iteration >= 0) {
         char *name =
             g_strdup_printf("%s#%" G_GINT64_FORMAT, ds_profiler_string(p, e->body), e->iteration);
@@ -267,10 +304,11 @@ static cJSON *aggregates_json(const DsProfiler *p)
       }
     }
   }
+  add_region_edges(p, by[2]);
   cJSON *a = cJSON_CreateObject();
   static const char *const names[] = {"by_op", "by_node", "by_region", "by_body"};
   for (int i = 0; i < 4; i++) {
-    cJSON_AddItemToObject(a, names[i], groups_json(p, by[i]));
+    cJSON_AddItemToObject(a, names[i], groups_json(p, by[i], i == 2));
     g_hash_table_unref(by[i]);
   }
   cJSON *iters = cJSON_AddArrayToObject(a, "by_iteration");
@@ -355,6 +393,32 @@ static cJSON *memory_json(const DsProfiler *p)
   return m;
 }
 
+/* What the GPU trace holds over all runs, or null without one. */
+static cJSON *gpu_trace_json(const DsProfiler *p)
+{
+  if (!p->has_gpu)
+    return cJSON_CreateNull();
+  guint64 kernels = 0, kernel_ns = 0, copies = 0, copy_bytes = 0;
+  for (guint i = 0; i < p->gpu_records->len; i++) {
+    const GpuRecord *g = &g_array_index(p->gpu_records, GpuRecord, i);
+    if (g->kind == DS_CUPTI_KERNEL) {
+      kernels++;
+      kernel_ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+    } else {
+      copies++;
+      copy_bytes += g->bytes;
+    }
+  }
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddNumberToObject(t, "kernels", (double)kernels);
+  cJSON_AddNumberToObject(t, "kernel_ns", (double)kernel_ns);
+  cJSON_AddNumberToObject(t, "copies", (double)copies);
+  cJSON_AddNumberToObject(t, "copy_bytes", (double)copy_bytes);
+  cJSON_AddNumberToObject(t, "unattributed", (double)p->gpu_unattributed);
+  cJSON_AddNumberToObject(t, "dropped", (double)p->gpu_dropped);
+  return t;
+}
+
 cJSON *ds_profiler_build_report(DsProfiler *p, int threads)
 {
   ds_profiler_resolve(p);
@@ -377,6 +441,11 @@ cJSON *ds_profiler_build_report(DsProfiler *p, int threads)
   for (guint i = 0; i < p->run_ns->len; i++)
     cJSON_AddItemToArray(wall, cJSON_CreateNumber((double)g_array_index(p->run_ns, guint64, i)));
   cJSON_AddNumberToObject(run, "profiler_overhead_ns", (double)p->overhead_ns);
+  cJSON_AddItemToObject(run, "gpu_trace", gpu_trace_json(p));
+  if (p->gpu_unavailable != NULL)
+    cJSON_AddStringToObject(run, "gpu_unavailable", p->gpu_unavailable);
+  else
+    cJSON_AddNullToObject(run, "gpu_unavailable");
 
   ds_profiler_add_bindings(p, cJSON_AddObjectToObject(r, "bindings"));
   cJSON_AddItemToObject(r, "inputs", inputs_json(p));

@@ -56,6 +56,10 @@ static void append_last_run(DsWindow *w, GString *text, const DsVizNode *n)
                          ngettext("  time %s in %lu execution (mean %s)\n",
                                   "  time %s in %lu executions (mean %s)\n", np->count),
                          total, (unsigned long)np->count, mean);
+  if (np->has_gpu) {
+    g_autofree char *gpu = ds_viz_format_ns(np->gpu_ns);
+    g_string_append_printf(text, _("  GPU kernel time %s\n"), gpu);
+  }
   g_string_append_printf(text, _("  memory: fresh %s, reused %s\n"), fresh, reused);
   if (np->last_shapes != NULL)
     g_string_append_printf(text, _("  last output shapes %s\n"), np->last_shapes);
