@@ -41,6 +41,13 @@ static inline DsStatus ds_kernel_alloc_output(const DsKernelCtx *ctx, int index)
   return ctx->alloc_output(ctx->alloc_data, index, &ctx->outputs[index]);
 }
 
+/* For dynamic-shape kernels of every backend: gives output `index` its dtype and shape and a
+ * buffer (ds_kernel_alloc_output). One the executor already shaped and allocated must have
+ * exactly that dtype and shape (DS_STATUS_INVALID_ARGUMENT otherwise); a shape whose bytes
+ * would pass INT64_MAX is DS_STATUS_NO_MEMORY. */
+DsStatus ds_kernel_prepare_output(const DsKernelCtx *ctx, int index, DsDType dtype, int ndim,
+                                  const int64_t *shape);
+
 typedef DsStatus (*DsKernelFn)(const DsKernelCtx *ctx);
 
 /* Scratch bytes a kernel needs for these shapes; NULL in DsKernel means none. */

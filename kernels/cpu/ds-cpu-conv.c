@@ -23,18 +23,15 @@
 
 #include "ds-cpu-gemm.h"
 #include "ds-cpu.h"
+#include "ds-geometry-nn.h"
 
 typedef struct {
-  int64_t batch, channels, filters, groups;
-  /* pad: before each axis; pad_end: after it (they differ with ONNX's pads or auto_pad). */
-  int64_t in[3], out[3], kernel[3], stride[3], dilate[3], pad[3], pad_end[3];
-  int64_t in_plane, out_plane, kvol;
+  DsGeomWindow w; /* the shapes (ds-geometry-nn.h), as every backend sees them */
   /* The GEMMs' source, the padded copy (or, without padding, the input itself): depth slices of
    * src_h rows each, `row` floats apart, channels `chan` floats apart (see conv_source). */
   int64_t src_h, row, chan;
   int64_t n_wide; /* shifted path: columns of each tap's GEMM (see conv_shifted) */
   int64_t n_imgs; /* images per GEMM: > 1 on the batched path (see conv_batch_images) */
-  bool direct;    /* no im2col: the input is the GEMM operand */
   bool shifted;
 } ConvGeom;
 
@@ -46,7 +43,7 @@ static int64_t round16(int64_t n)
 static bool conv_padded(const ConvGeom *g)
 {
   for (int i = 0; i < 3; i++)
-    if (g->pad[i] != 0 || g->pad_end[i] != 0)
+    if (g->w.pad[i] != 0 || g->w.pad_end[i] != 0)
       return true;
   return false;
 }
@@ -61,15 +58,15 @@ static bool conv_padded(const ConvGeom *g)
  * the input's layout, which is then read in place. */
 static void conv_source(ConvGeom *g)
 {
-  int64_t dk = g->dilate[2] * (g->kernel[2] - 1) + 1;
+  int64_t dk = g->w.dilate[2] * (g->w.kernel[2] - 1) + 1;
   /* The overlap is a row's right padding and the next row's left padding at once, so it can be
    * no longer than either. */
-  int64_t overlap = MIN(MIN(g->pad[2], g->pad_end[2]), dk - 1);
-  g->src_h = g->in[1] + g->pad[1] + g->pad_end[1];
-  g->row = g->in[2] + g->pad[2] + g->pad_end[2] - overlap;
+  int64_t overlap = MIN(MIN(g->w.pad[2], g->w.pad_end[2]), dk - 1);
+  g->src_h = g->w.in[1] + g->w.pad[1] + g->w.pad_end[1];
+  g->row = g->w.in[2] + g->w.pad[2] + g->w.pad_end[2] - overlap;
   /* The last row's right padding runs `overlap` floats past the channel's last row. */
-  g->chan = (g->in[0] + g->pad[0] + g->pad_end[0]) * g->src_h * g->row + overlap;
-  g->n_wide = ((g->out[0] - 1) * g->src_h + g->out[1] - 1) * g->row + g->out[2];
+  g->chan = (g->w.in[0] + g->w.pad[0] + g->w.pad_end[0]) * g->src_h * g->row + overlap;
+  g->n_wide = ((g->w.out[0] - 1) * g->src_h + g->w.out[1] - 1) * g->row + g->w.out[2];
 }
 
 /* What copying one float costs in multiply-adds, roughly: im2col writes about 4 floats per ns
@@ -87,13 +84,13 @@ static void conv_source(ConvGeom *g)
  * filters (3x3 256->256 at 14x14: 7% wasted, and 256 x 2304 weights to reorder). */
 static bool conv_use_shifted(const ConvGeom *g)
 {
-  if (g->direct || g->stride[0] != 1 || g->stride[1] != 1 || g->stride[2] != 1)
+  if (g->w.direct || g->w.stride[0] != 1 || g->w.stride[1] != 1 || g->w.stride[2] != 1)
     return false;
-  const int64_t fg = g->filters / g->groups, k = g->channels / g->groups * g->kvol;
-  const int64_t n = g->out_plane;
+  const int64_t fg = g->w.filters / g->w.groups, k = g->w.channels / g->w.groups * g->w.kvol;
+  const int64_t n = g->w.out_plane;
   int64_t im2col = CONV_COPY_MACS * k * n;
   int64_t shifted =
-      (g->n_wide - n) * fg * k + CONV_COPY_MACS * fg * (k + n) + (g->kvol - 1) * CONV_CALL_MACS;
+      (g->n_wide - n) * fg * k + CONV_COPY_MACS * fg * (k + n) + (g->w.kvol - 1) * CONV_CALL_MACS;
   return shifted < im2col;
 }
 
@@ -112,56 +109,28 @@ static bool conv_use_shifted(const ConvGeom *g)
  * GEMM gained (1x1 256->80 on 200 images of 14x14 ran 15% slower batched). */
 static int64_t conv_batch_images(const ConvGeom *g)
 {
-  const int64_t fg = g->filters / g->groups, k = g->channels / g->groups * g->kvol;
-  const int64_t n = g->out_plane;
-  if (g->direct || g->batch < 2 || 2 * n > CONV_BATCH_COLS)
+  const int64_t fg = g->w.filters / g->w.groups, k = g->w.channels / g->w.groups * g->w.kvol;
+  const int64_t n = g->w.out_plane;
+  if (g->w.direct || g->w.batch < 2 || 2 * n > CONV_BATCH_COLS)
     return 1;
   int64_t imgs = (CONV_BATCH_COLS + n - 1) / n;
   imgs = MIN(imgs, CONV_BATCH_BYTES / ((int64_t)sizeof(float) * MAX(k + fg, 1) * n));
-  imgs = MIN(imgs, g->batch);
+  imgs = MIN(imgs, g->w.batch);
   if (imgs < 2)
     return 1;
-  int64_t gemms = (g->batch + imgs - 1) / imgs;
-  return (g->batch + gemms - 1) / gemms;
+  int64_t gemms = (g->w.batch + imgs - 1) / imgs;
+  return (g->w.batch + gemms - 1) / gemms;
 }
 
 static bool conv_geom(const DsConvolutionParam *p, const DsTensor *data, const DsTensor *out,
                       ConvGeom *g)
 {
-  int ns = p->n_spatial;
-  if (data->ndim != ns + 2 || out->ndim != ns + 2)
+  DsGeomWindowAttrs attrs = {
+      .n_spatial = p->n_spatial, .kernel = p->kernel, .stride = p->stride, .dilate = p->dilate};
+  for (int s = 0; s < MIN(p->n_spatial, data->ndim - 2); s++)
+    ds_conv_axis_pads(p, s, data->shape[2 + s], &attrs.pad[s], &attrs.pad_end[s]);
+  if (!ds_geom_conv(data, out, &attrs, p->num_filter, p->num_group, &g->w))
     return false;
-  g->batch = data->shape[0];
-  g->channels = data->shape[1];
-  g->filters = out->shape[1]; /* num_filter, or with num_filter=0 the weight's count */
-  g->groups = p->num_group;
-  if (p->num_filter != 0 && g->filters != p->num_filter)
-    return false;
-  if (g->groups < 1 || g->channels % g->groups != 0 || g->filters % g->groups != 0 ||
-      out->shape[0] != g->batch || out->shape[1] != g->filters)
-    return false;
-  g->in_plane = g->out_plane = g->kvol = 1;
-  g->direct = true;
-  for (int i = 0; i < 3; i++) {
-    int s = i - (3 - ns); /* index into the attribute tuples, < 0 for a prepended dim */
-    g->in[i] = s >= 0 ? data->shape[2 + s] : 1;
-    g->out[i] = s >= 0 ? out->shape[2 + s] : 1;
-    g->kernel[i] = s >= 0 ? p->kernel[s] : 1;
-    g->stride[i] = s >= 0 ? p->stride[s] : 1;
-    g->dilate[i] = s >= 0 ? p->dilate[s] : 1;
-    g->pad[i] = g->pad_end[i] = 0;
-    if (s >= 0)
-      ds_conv_axis_pads(p, s, g->in[i], &g->pad[i], &g->pad_end[i]);
-    int64_t dk = g->dilate[i] * (g->kernel[i] - 1) + 1;
-    int64_t padded = g->in[i] + g->pad[i] + g->pad_end[i];
-    if (padded < dk || g->out[i] != (padded - dk) / g->stride[i] + 1)
-      return false;
-    g->in_plane *= g->in[i];
-    g->out_plane *= g->out[i];
-    g->kvol *= g->kernel[i];
-    if (g->kernel[i] != 1 || g->stride[i] != 1 || g->pad[i] != 0 || g->pad_end[i] != 0)
-      g->direct = false;
-  }
   conv_source(g);
   g->n_imgs = conv_batch_images(g);
   g->shifted = g->n_imgs == 1 && conv_use_shifted(g);
@@ -191,7 +160,7 @@ static int64_t conv_block_cols(int64_t k, int64_t n)
 /* Floats of one group's padded source copy (none without padding). */
 static int64_t conv_pad_floats(const ConvGeom *g)
 {
-  return conv_padded(g) ? g->channels / g->groups * g->chan : 0;
+  return conv_padded(g) ? g->w.channels / g->w.groups * g->chan : 0;
 }
 
 /* The workspace holds, each part rounded to 16 floats so that the next stays 64-byte aligned:
@@ -204,16 +173,16 @@ static size_t conv_workspace(const void *param, const DsTensor *inputs, int n_in
   ConvGeom g;
   /* No images (a detector's head with no regions), nothing to run. */
   if (n_inputs < 2 || n_outputs < 1 || !conv_geom(param, &inputs[0], &outputs[0], &g) ||
-      g.batch == 0 || g.direct)
+      g.w.batch == 0 || g.w.direct)
     return 0;
-  int64_t fg = g.filters / g.groups, k = g.channels / g.groups * g.kvol;
+  int64_t fg = g.w.filters / g.w.groups, k = g.w.channels / g.w.groups * g.w.kvol;
   int64_t floats = round16(conv_pad_floats(&g));
   if (g.n_imgs > 1)
-    floats += round16(k * g.n_imgs * g.out_plane) + fg * g.n_imgs * g.out_plane;
+    floats += round16(k * g.n_imgs * g.w.out_plane) + fg * g.n_imgs * g.w.out_plane;
   else if (g.shifted)
     floats += round16(fg * k) + fg * g.n_wide;
   else
-    floats += k * conv_block_cols(k, g.out_plane);
+    floats += k * conv_block_cols(k, g.w.out_plane);
   return (size_t)floats * sizeof(float);
 }
 
@@ -229,20 +198,20 @@ static void pad_channels(void *data, int64_t begin, int64_t end)
 {
   const PadJob *job = data;
   const ConvGeom *g = job->g;
-  const int64_t rows = (g->in[0] + g->pad[0] + g->pad_end[0]) * g->src_h, row_n = g->row;
-  const int64_t w_n = g->in[2], pw = g->pad[2];
+  const int64_t rows = (g->w.in[0] + g->w.pad[0] + g->w.pad_end[0]) * g->src_h, row_n = g->row;
+  const int64_t w_n = g->w.in[2], pw = g->w.pad[2];
   for (int64_t c = begin; c < end; c++) {
-    const float *plane = job->src + c * g->in_plane;
+    const float *plane = job->src + c * g->w.in_plane;
     float *out = job->dst + c * g->chan;
     for (int64_t r = 0; r < rows; r++) {
       float *restrict d = out + r * row_n;
-      int64_t iz = r / g->src_h - g->pad[0], iy = r % g->src_h - g->pad[1];
-      if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1]) {
+      int64_t iz = r / g->src_h - g->w.pad[0], iy = r % g->src_h - g->w.pad[1];
+      if (iz < 0 || iz >= g->w.in[0] || iy < 0 || iy >= g->w.in[1]) {
         for (int64_t x = 0; x < row_n; x++)
           d[x] = 0.0f;
         continue;
       }
-      const float *restrict s = plane + (iz * g->in[1] + iy) * w_n;
+      const float *restrict s = plane + (iz * g->w.in[1] + iy) * w_n;
       for (int64_t x = 0; x < pw; x++)
         d[x] = 0.0f;
       for (int64_t x = 0; x < w_n; x++)
@@ -281,16 +250,16 @@ static void im2col_tap_groups(void *data, int64_t begin, int64_t end)
 {
   const Im2colJob *job = data;
   const ConvGeom *g = job->g;
-  const int64_t kh_n = g->kernel[1], kw_n = g->kernel[2];
-  const int64_t oh_n = g->out[1], ow_n = g->out[2];
+  const int64_t kh_n = g->w.kernel[1], kw_n = g->w.kernel[2];
+  const int64_t oh_n = g->w.out[1], ow_n = g->w.out[2];
   const int64_t hp = g->src_h, row_n = g->row;
-  const int64_t sd = g->stride[0], sh = g->stride[1], sw = g->stride[2], dw = g->dilate[2];
+  const int64_t sd = g->w.stride[0], sh = g->w.stride[1], sw = g->w.stride[2], dw = g->w.dilate[2];
   const int64_t ld = job->ld;
   const int64_t od0 = job->p0 / (oh_n * ow_n), oh0 = job->p0 / ow_n % oh_n, ow0 = job->p0 % ow_n;
   for (int64_t t = begin; t < end; t++) {
-    int64_t kh = t % kh_n, kd = (t / kh_n) % g->kernel[0], c = t / (kh_n * g->kernel[0]);
+    int64_t kh = t % kh_n, kd = (t / kh_n) % g->w.kernel[0], c = t / (kh_n * g->w.kernel[0]);
     const float *base =
-        job->src + c * g->chan + (kd * g->dilate[0] * hp + kh * g->dilate[1]) * row_n;
+        job->src + c * g->chan + (kd * g->w.dilate[0] * hp + kh * g->w.dilate[1]) * row_n;
     float *dst = job->col + t * kw_n * ld;
     int64_t od = od0, oh = oh0, ow = ow0;
     for (int64_t pos = job->p0; pos < job->p1;) {
@@ -358,7 +327,7 @@ typedef struct {
 static void reorder_filters(void *data, int64_t begin, int64_t end)
 {
   const ReorderJob *job = data;
-  const int64_t kvol = job->g->kvol, fg = job->fg, cg = job->cg;
+  const int64_t kvol = job->g->w.kvol, fg = job->fg, cg = job->cg;
   for (int64_t f = begin; f < end; f++) {
     const float *restrict s = job->w + f * cg * kvol;
     for (int64_t t = 0; t < kvol; t++) {
@@ -381,12 +350,12 @@ static void compact_filters(void *data, int64_t begin, int64_t end)
 {
   const CompactJob *job = data;
   const ConvGeom *g = job->g;
-  const int64_t ow_n = g->out[2];
+  const int64_t ow_n = g->w.out[2];
   for (int64_t f = begin; f < end; f++) {
     float b = job->bias != NULL ? job->bias[f] : 0.0f;
-    float *restrict d = job->dst + f * g->out_plane;
-    for (int64_t od = 0; od < g->out[0]; od++) {
-      for (int64_t oh = 0; oh < g->out[1]; oh++) {
+    float *restrict d = job->dst + f * g->w.out_plane;
+    for (int64_t od = 0; od < g->w.out[0]; od++) {
+      for (int64_t oh = 0; oh < g->w.out[1]; oh++) {
         const float *restrict s = job->wide + f * g->n_wide + (od * g->src_h + oh) * g->row;
         for (int64_t ow = 0; ow < ow_n; ow++)
           d[ow] = s[ow] + b;
@@ -447,37 +416,37 @@ static void conv_copy_for(DsThreadPool *pool, bool blas_threaded, int64_t n, int
 static DsStatus conv_shifted(const DsKernelCtx *ctx, const ConvGeom *g, bool blas_threaded)
 {
   const DsConvolutionParam *p = ctx->param;
-  const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
-  const int64_t k = cg * g->kvol, n = g->out_plane;
+  const int64_t cg = g->w.channels / g->w.groups, fg = g->w.filters / g->w.groups;
+  const int64_t k = cg * g->w.kvol, n = g->w.out_plane;
   const float *x = ctx->inputs[0].data, *w = ctx->inputs[1].data;
   const float *bias = p->no_bias ? NULL : ctx->inputs[2].data;
   float *pad_buf = ctx->workspace;
   float *w_taps = pad_buf + round16(conv_pad_floats(g));
   float *wide = w_taps + round16(fg * k);
-  for (int64_t grp = 0; grp < g->groups; grp++) {
+  for (int64_t grp = 0; grp < g->w.groups; grp++) {
     ReorderJob reorder = {g, w + grp * fg * k, w_taps, fg, cg};
     conv_copy_for(ctx->pool, blas_threaded, fg, DS_CPU_PARALLEL_GRAIN / MAX(k, 1), reorder_filters,
                   &reorder);
-    for (int64_t img = 0; img < g->batch; img++) {
-      const float *src = x + (img * g->channels + grp * cg) * g->in_plane;
+    for (int64_t img = 0; img < g->w.batch; img++) {
+      const float *src = x + (img * g->w.channels + grp * cg) * g->w.in_plane;
       if (conv_padded(g)) {
         PadJob pad = {g, src, pad_buf};
         conv_copy_for(ctx->pool, blas_threaded, cg, DS_CPU_PARALLEL_GRAIN / MAX(g->chan, 1),
                       pad_channels, &pad);
         src = pad_buf;
       }
-      for (int64_t t = 0; t < g->kvol; t++) {
-        int64_t kw = t % g->kernel[2], kh = t / g->kernel[2] % g->kernel[1];
-        int64_t kd = t / (g->kernel[2] * g->kernel[1]);
+      for (int64_t t = 0; t < g->w.kvol; t++) {
+        int64_t kw = t % g->w.kernel[2], kh = t / g->w.kernel[2] % g->w.kernel[1];
+        int64_t kd = t / (g->w.kernel[2] * g->w.kernel[1]);
         int64_t offset =
-            (kd * g->dilate[0] * g->src_h + kh * g->dilate[1]) * g->row + kw * g->dilate[2];
+            (kd * g->w.dilate[0] * g->src_h + kh * g->w.dilate[1]) * g->row + kw * g->w.dilate[2];
         DsStatus st = ds_cpu_sgemm(false, false, fg, g->n_wide, cg, 1.0f, w_taps + t * fg * cg, cg,
                                    src + offset, g->chan, t == 0 ? 0.0f : 1.0f, wide, g->n_wide);
         if (st != DS_STATUS_OK)
           return st;
       }
       CompactJob compact = {g, wide, bias != NULL ? bias + grp * fg : NULL,
-                            (float *)ctx->outputs[0].data + (img * g->filters + grp * fg) * n};
+                            (float *)ctx->outputs[0].data + (img * g->w.filters + grp * fg) * n};
       conv_copy_for(ctx->pool, blas_threaded, fg, DS_CPU_PARALLEL_GRAIN / MAX(n, 1),
                     compact_filters, &compact);
     }
@@ -492,20 +461,20 @@ static DsStatus conv_shifted(const DsKernelCtx *ctx, const ConvGeom *g, bool bla
 static DsStatus conv_batched(const DsKernelCtx *ctx, const ConvGeom *g, bool blas_threaded)
 {
   const DsConvolutionParam *p = ctx->param;
-  const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
-  const int64_t k = cg * g->kvol, n = g->out_plane, cols = g->n_imgs * n;
+  const int64_t cg = g->w.channels / g->w.groups, fg = g->w.filters / g->w.groups;
+  const int64_t k = cg * g->w.kvol, n = g->w.out_plane, cols = g->n_imgs * n;
   const float *x = ctx->inputs[0].data, *w = ctx->inputs[1].data;
   const float *bias = p->no_bias ? NULL : ctx->inputs[2].data;
   float *y = ctx->outputs[0].data;
   float *pad_buf = ctx->workspace;
   float *col = pad_buf + round16(conv_pad_floats(g));
   float *prod = col + round16(k * cols);
-  const int64_t group_grain = DS_CPU_PARALLEL_GRAIN / MAX(n * g->kernel[2], 1);
-  for (int64_t grp = 0; grp < g->groups; grp++) {
-    for (int64_t img0 = 0; img0 < g->batch; img0 += g->n_imgs) {
-      const int64_t imgs = MIN(g->n_imgs, g->batch - img0);
+  const int64_t group_grain = DS_CPU_PARALLEL_GRAIN / MAX(n * g->w.kernel[2], 1);
+  for (int64_t grp = 0; grp < g->w.groups; grp++) {
+    for (int64_t img0 = 0; img0 < g->w.batch; img0 += g->n_imgs) {
+      const int64_t imgs = MIN(g->n_imgs, g->w.batch - img0);
       for (int64_t i = 0; i < imgs; i++) {
-        const float *src = x + ((img0 + i) * g->channels + grp * cg) * g->in_plane;
+        const float *src = x + ((img0 + i) * g->w.channels + grp * cg) * g->w.in_plane;
         if (conv_padded(g)) {
           PadJob pad = {g, src, pad_buf};
           conv_copy_for(ctx->pool, blas_threaded, cg, DS_CPU_PARALLEL_GRAIN / MAX(g->chan, 1),
@@ -513,16 +482,16 @@ static DsStatus conv_batched(const DsKernelCtx *ctx, const ConvGeom *g, bool bla
           src = pad_buf;
         }
         Im2colJob job = {g, src, col + i * n, 0, n, cols};
-        conv_copy_for(ctx->pool, blas_threaded, k / g->kernel[2], group_grain, im2col_tap_groups,
+        conv_copy_for(ctx->pool, blas_threaded, k / g->w.kernel[2], group_grain, im2col_tap_groups,
                       &job);
       }
       DsStatus st = ds_cpu_sgemm(false, false, fg, imgs * n, k, 1.0f, w + grp * fg * k, k, col,
                                  cols, 0.0f, prod, cols);
       if (st != DS_STATUS_OK)
         return st;
-      float *dst = y + (img0 * g->filters + grp * fg) * n;
+      float *dst = y + (img0 * g->w.filters + grp * fg) * n;
       const float *b = bias != NULL ? bias + grp * fg : NULL;
-      ScatterJob scatter = {prod, b, dst, fg, cols, n, g->filters * n};
+      ScatterJob scatter = {prod, b, dst, fg, cols, n, g->w.filters * n};
       conv_copy_for(ctx->pool, blas_threaded, imgs * fg, DS_CPU_PARALLEL_GRAIN / MAX(n, 1),
                     scatter_rows, &scatter);
     }
@@ -534,20 +503,20 @@ static DsStatus conv_batched(const DsKernelCtx *ctx, const ConvGeom *g, bool bla
 static DsStatus conv_im2col(const DsKernelCtx *ctx, const ConvGeom *g, bool blas_threaded)
 {
   const DsConvolutionParam *p = ctx->param;
-  const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
-  const int64_t k = cg * g->kvol, n = g->out_plane;
+  const int64_t cg = g->w.channels / g->w.groups, fg = g->w.filters / g->w.groups;
+  const int64_t k = cg * g->w.kvol, n = g->w.out_plane;
   const float *x = ctx->inputs[0].data, *w = ctx->inputs[1].data;
   const float *bias = p->no_bias ? NULL : ctx->inputs[2].data;
   float *y = ctx->outputs[0].data;
-  const int64_t block = g->direct ? n : conv_block_cols(k, n);
-  float *col = g->direct ? NULL : (float *)ctx->workspace + round16(conv_pad_floats(g));
+  const int64_t block = g->w.direct ? n : conv_block_cols(k, n);
+  float *col = g->w.direct ? NULL : (float *)ctx->workspace + round16(conv_pad_floats(g));
   /* Each tap group of a block is kernel[2] * block floats; split groups across threads once
    * there is enough. */
-  const int64_t group_grain = DS_CPU_PARALLEL_GRAIN / MAX(block * g->kernel[2], 1);
-  for (int64_t img = 0; img < g->batch; img++) {
-    for (int64_t grp = 0; grp < g->groups; grp++) {
-      const float *src = x + (img * g->channels + grp * cg) * g->in_plane;
-      float *dst = y + (img * g->filters + grp * fg) * n;
+  const int64_t group_grain = DS_CPU_PARALLEL_GRAIN / MAX(block * g->w.kernel[2], 1);
+  for (int64_t img = 0; img < g->w.batch; img++) {
+    for (int64_t grp = 0; grp < g->w.groups; grp++) {
+      const float *src = x + (img * g->w.channels + grp * cg) * g->w.in_plane;
+      float *dst = y + (img * g->w.filters + grp * fg) * n;
       float beta = 0.0f;
       if (bias != NULL) {
         BiasJob job = {bias + grp * fg, dst, n};
@@ -555,7 +524,7 @@ static DsStatus conv_im2col(const DsKernelCtx *ctx, const ConvGeom *g, bool blas
                       fill_bias_rows, &job);
         beta = 1.0f;
       }
-      if (g->direct) {
+      if (g->w.direct) {
         DsStatus st =
             ds_cpu_sgemm(false, false, fg, n, k, 1.0f, w + grp * fg * k, k, src, n, beta, dst, n);
         if (st != DS_STATUS_OK)
@@ -573,7 +542,7 @@ static DsStatus conv_im2col(const DsKernelCtx *ctx, const ConvGeom *g, bool blas
         job.p0 = p0;
         job.p1 = MIN(n, p0 + block);
         job.ld = job.p1 - p0;
-        conv_copy_for(ctx->pool, blas_threaded, k / g->kernel[2], group_grain, im2col_tap_groups,
+        conv_copy_for(ctx->pool, blas_threaded, k / g->w.kernel[2], group_grain, im2col_tap_groups,
                       &job);
         DsStatus st = ds_cpu_sgemm(false, false, fg, job.p1 - p0, k, 1.0f, w + grp * fg * k, k, col,
                                    job.p1 - p0, beta, dst + p0, n);
@@ -600,8 +569,7 @@ static DsStatus conv_run(const DsKernelCtx *ctx)
   ConvGeom g;
   if (!conv_geom(p, data, out, &g))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (ds_tensor_numel(weight) != g.filters * (g.channels / g.groups) * g.kvol ||
-      (bias != NULL && ds_tensor_numel(bias) != g.filters))
+  if (!ds_geom_conv_weights(&g.w, weight, bias))
     return DS_STATUS_INVALID_ARGUMENT;
   if (ctx->workspace == NULL &&
       conv_workspace(p, ctx->inputs, ctx->n_inputs, ctx->outputs, ctx->n_outputs) > 0)

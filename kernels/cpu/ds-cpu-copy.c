@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "ds-geometry-tensor.h"
+
 /* Repeats the `es`-byte element at `cell` n times at dst. */
 void ds_cpu_fill_elems(void *dst, const void *cell, size_t es, int64_t n)
 {
@@ -150,21 +152,12 @@ void ds_cpu_copy_plan_run(DsCpuCopyPlan *p, DsThreadPool *pool)
 
 bool ds_cpu_broadcast_plan(const DsTensor *in, const DsTensor *out, DsCpuCopyPlan *plan)
 {
-  int nd = out->ndim, lead = out->ndim - in->ndim;
-  if (lead < 0 || in->dtype != out->dtype)
+  if (in->dtype != out->dtype)
     return false;
   *plan = (DsCpuCopyPlan){
-      .ndim = nd, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    int64_t dim = d >= lead ? in->shape[d - lead] : 1;
-    if (dim != out->shape[d] && dim != 1)
-      return false;
-    plan->shape[d] = out->shape[d];
-    plan->stride[d] = dim == 1 ? 0 : s;
-    s *= dim;
-  }
-  return true;
+      .ndim = out->ndim, .es = ds_dtype_size(out->dtype), .in = in->data, .out = out->data};
+  memcpy(plan->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+  return ds_geom_broadcast_strides(in, out, plan->stride);
 }
 
 /* ---- pad ---- */
@@ -307,30 +300,4 @@ void ds_cpu_tile(const DsTensor *in, DsTensor *out, DsThreadPool *pool)
   int64_t rows = ds_tensor_numel(out) / job.oshape[nd - 1];
   ds_parallel_for(pool, rows, ds_cpu_copy_grain(job.oshape[nd - 1] * (int64_t)job.es),
                   tile_worker, &job);
-}
-
-/* ---- dynamic outputs ---- */
-
-DsStatus ds_cpu_prepare_output(const DsKernelCtx *ctx, int index, DsDType dtype, int ndim,
-                               const int64_t *shape)
-{
-  DsTensor *out = &ctx->outputs[index];
-  if (out->ndim >= 0 && out->data != NULL) {
-    if (out->dtype != dtype || out->ndim != ndim)
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0; d < ndim; d++)
-      if (out->shape[d] != shape[d])
-        return DS_STATUS_INVALID_ARGUMENT;
-    return DS_STATUS_OK;
-  }
-  size_t nbytes;
-  /* A size past int64 (a shape tensor of huge values) could never be allocated; saying so here
-   * also keeps ds_tensor_numel() from overflowing later. */
-  if (!ds_shape_checked_nbytes(shape, ndim, ds_dtype_size(dtype), (size_t)INT64_MAX, &nbytes))
-    return DS_STATUS_NO_MEMORY;
-  out->dtype = dtype;
-  out->ndim = ndim;
-  memcpy(out->shape, shape, sizeof(int64_t) * (size_t)ndim);
-  out->data = NULL;
-  return ds_kernel_alloc_output(ctx, index);
 }

@@ -1,7 +1,7 @@
 /* ds-cpu-copy.h: element copies by byte size, for the data-moving kernels of every family
  * (transpose, slice, broadcast, tile, reverse, pad...): dtype-agnostic, and parallel on rows.
- * The cores shared by a static op and its dynamic-shape form (broadcast, pad, tile) live here,
- * with the output preparation every dynamic-shape kernel uses. */
+ * The cores shared by a static op and its dynamic-shape form (broadcast, pad, tile) live here;
+ * dynamic-shape kernels shape their outputs with ds_kernel_prepare_output() (ds-kernel.h). */
 #pragma once
 
 #include <stddef.h>
@@ -62,9 +62,3 @@ void ds_cpu_pad(const DsTensor *in, DsTensor *out, const int64_t *before, DsPadM
 /* `out` (shape set by the caller) filled with copies of `in`, right-aligned: each output dim is
  * a whole multiple of the input's (missing leading input dims act as 1). */
 void ds_cpu_tile(const DsTensor *in, DsTensor *out, DsThreadPool *pool);
-
-/* For dynamic-shape kernels: gives output `index` its dtype and shape and a buffer from the
- * executor. One the executor already shaped and allocated must have exactly that dtype and
- * shape (DS_STATUS_INVALID_ARGUMENT otherwise). */
-DsStatus ds_cpu_prepare_output(const DsKernelCtx *ctx, int index, DsDType dtype, int ndim,
-                               const int64_t *shape);

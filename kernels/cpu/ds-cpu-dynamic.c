@@ -19,6 +19,7 @@
 
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
+#include "ds-geometry-tensor.h"
 
 /* Element `i` as a whole number: false if it is not one (2.5, NaN, out of int64's range).
  * int64 is read exactly, not through a double. */
@@ -79,12 +80,6 @@ static void mask_worker(void *ctx, int64_t begin, int64_t end)
   }
 }
 
-static int mask_axis(const DsBooleanMaskParam *p, const DsTensor *data)
-{
-  int axis = p->axis < 0 ? p->axis + data->ndim : p->axis;
-  return axis >= 0 && axis < data->ndim ? axis : -1;
-}
-
 static size_t boolean_mask_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                      const DsTensor *outputs, int n_outputs)
 {
@@ -92,7 +87,7 @@ static size_t boolean_mask_workspace(const void *param, const DsTensor *inputs, 
   (void)n_outputs;
   if (param == NULL || n_inputs < 1)
     return 0;
-  int axis = mask_axis(param, &inputs[0]);
+  int axis = ds_geom_axis(((const DsBooleanMaskParam *)param)->axis, inputs[0].ndim);
   return axis < 0 ? 0 : (size_t)inputs[0].shape[axis] * sizeof(int64_t);
 }
 
@@ -102,11 +97,10 @@ static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *index = &ctx->inputs[1];
-  int axis = mask_axis(p, data);
-  if (axis < 0 || index->ndim != 1 || index->shape[0] != data->shape[axis])
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_dtype_is_valid(data->dtype) || !ds_dtype_is_valid(index->dtype))
-    return DS_STATUS_UNSUPPORTED;
+  int axis;
+  DsStatus status = ds_geom_boolean_mask(data, index, p->axis, &axis);
+  if (status != DS_STATUS_OK)
+    return status;
   int64_t len = data->shape[axis];
   int64_t *kept = ctx->workspace;
   if (len > 0 && kept == NULL)
@@ -118,7 +112,7 @@ static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
   int64_t shape[DS_MAX_NDIM];
   memcpy(shape, data->shape, sizeof shape);
   shape[axis] = n_kept;
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, data->ndim, shape);
+  status = ds_kernel_prepare_output(ctx, 0, data->dtype, data->ndim, shape);
   if (status != DS_STATUS_OK)
     return status;
   MaskJob job = {
@@ -149,7 +143,7 @@ static DsStatus k_nonzero(const DsKernelCtx *ctx)
   for (int64_t i = 0; i < n; i++)
     count += truthy(x->dtype, x->data, i);
   int64_t shape[2] = {count, x->ndim};
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
   if (status != DS_STATUS_OK || count == 0 || x->ndim == 0)
     return status;
   int64_t *out = ctx->outputs[0].data;
@@ -211,7 +205,7 @@ static DsStatus k_shape_init(const DsKernelCtx *ctx)
     if (dims[d] < 0)
       status = DS_STATUS_INVALID_ARGUMENT;
   if (status == DS_STATUS_OK)
-    status = ds_cpu_prepare_output(ctx, 0, p->dtype, n, dims);
+    status = ds_kernel_prepare_output(ctx, 0, p->dtype, n, dims);
   if (status != DS_STATUS_OK)
     return status;
   DsTensor *out = &ctx->outputs[0];
@@ -279,7 +273,7 @@ static DsStatus k_dynamic_reshape(const DsKernelCtx *ctx)
   if (status == DS_STATUS_OK)
     status = dynamic_reshape_target(data, codes, n, p->allowzero, dims);
   if (status == DS_STATUS_OK)
-    status = ds_cpu_prepare_output(ctx, 0, data->dtype, n, dims);
+    status = ds_kernel_prepare_output(ctx, 0, data->dtype, n, dims);
   if (status != DS_STATUS_OK)
     return status;
   DsTensor *out = &ctx->outputs[0];
@@ -341,7 +335,7 @@ static DsStatus k_dynamic_arange(const DsKernelCtx *ctx)
   if (!(length <= 9007199254740992.0))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t n = length > 0 ? (int64_t)length : 0;
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, dtype, 1, &n);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, dtype, 1, &n);
   if (status != DS_STATUS_OK)
     return status;
   ArangeJob job = {start, step, ctx->outputs[0].data, dtype, ds_dtype_size(dtype)};
@@ -506,7 +500,7 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
     memcpy(shape, data->shape, sizeof shape);
     shape[axis] = n_unique;
   }
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, ndim, shape);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, data->dtype, ndim, shape);
   int at_index = -1, at_inverse = -1, at_counts = -1, next = 1;
   if (p->return_index)
     at_index = next++;
@@ -515,11 +509,11 @@ static DsStatus k_unique(const DsKernelCtx *ctx)
   if (p->return_counts)
     at_counts = next++;
   if (status == DS_STATUS_OK && at_index > 0)
-    status = ds_cpu_prepare_output(ctx, at_index, DS_DTYPE_INT64, 1, &n_unique);
+    status = ds_kernel_prepare_output(ctx, at_index, DS_DTYPE_INT64, 1, &n_unique);
   if (status == DS_STATUS_OK && at_inverse > 0)
-    status = ds_cpu_prepare_output(ctx, at_inverse, DS_DTYPE_INT64, 1, &n);
+    status = ds_kernel_prepare_output(ctx, at_inverse, DS_DTYPE_INT64, 1, &n);
   if (status == DS_STATUS_OK && at_counts > 0)
-    status = ds_cpu_prepare_output(ctx, at_counts, DS_DTYPE_INT64, 1, &n_unique);
+    status = ds_kernel_prepare_output(ctx, at_counts, DS_DTYPE_INT64, 1, &n_unique);
   if (status != DS_STATUS_OK)
     return status;
 
@@ -638,7 +632,7 @@ static DsStatus k_dynamic_slice(const DsKernelCtx *ctx)
     ds_slice_axis_range(in->shape[d], onnx_bound(starts[i]), onnx_bound(ends[i]), steps[i],
                         &first[d], &count[d]);
   }
-  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, count);
+  status = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, count);
   if (status != DS_STATUS_OK)
     return status;
   DsTensor *out = &ctx->outputs[0];
@@ -684,7 +678,7 @@ static DsStatus k_dynamic_expand(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
     dims[d] = a == 1 ? b : a;
   }
-  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  status = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, dims);
   if (status != DS_STATUS_OK)
     return status;
   DsCpuCopyPlan plan;
@@ -712,7 +706,7 @@ static DsStatus k_dynamic_tile(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
     dims[d] = in->shape[d] * reps[d];
   }
-  status = ds_cpu_prepare_output(ctx, 0, in->dtype, n, dims);
+  status = ds_kernel_prepare_output(ctx, 0, in->dtype, n, dims);
   if (status != DS_STATUS_OK)
     return status;
   ds_cpu_tile(in, &ctx->outputs[0], ctx->pool);
@@ -743,7 +737,7 @@ static DsStatus k_dynamic_pad(const DsKernelCtx *ctx)
     if (dims[d] < 0 || (p->mode != DS_PAD_CONSTANT && in->shape[d] == 0 && dims[d] > 0))
       return DS_STATUS_INVALID_ARGUMENT;
   }
-  status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  status = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, dims);
   if (status != DS_STATUS_OK)
     return status;
   ds_cpu_pad(in, &ctx->outputs[0], pads, p->mode, ds_cpu_load_f64(value->dtype, value->data, 0),
@@ -757,7 +751,7 @@ static DsStatus k_dynamic_pad(const DsKernelCtx *ctx)
 static DsStatus copy_to_new_shape(const DsKernelCtx *ctx, const int64_t *dims, int nd)
 {
   const DsTensor *in = &ctx->inputs[0];
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, dims);
   if (status == DS_STATUS_OK)
     ds_cpu_copy_bytes(ctx->outputs[0].data, in->data, ds_tensor_nbytes(in), ctx->pool);
   return status;
@@ -857,7 +851,7 @@ static DsStatus k_dynamic_one_hot(const DsKernelCtx *ctx)
   int64_t dims[DS_MAX_NDIM];
   for (int d = 0, k = 0; d < nd; d++)
     dims[d] = d == axis ? job.depth : indices->shape[k++];
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, values->dtype, nd, dims);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, values->dtype, nd, dims);
   if (status != DS_STATUS_OK)
     return status;
   job.out = ctx->outputs[0].data;
@@ -908,7 +902,7 @@ static DsStatus k_compress(const DsKernelCtx *ctx)
   int64_t dims[DS_MAX_NDIM];
   memcpy(dims, shape, sizeof(int64_t) * (size_t)nd);
   dims[axis] = n_kept;
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, data->dtype, nd, dims);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, data->dtype, nd, dims);
   if (status != DS_STATUS_OK)
     return status;
   MaskJob job = {.in = data->data, .out = ctx->outputs[0].data, .kept = kept, .n_kept = n_kept,

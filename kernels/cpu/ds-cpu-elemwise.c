@@ -29,7 +29,8 @@
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
 #include "ds-cpu-vmath.h"
-
+#include "ds-geometry-reduce.h"
+#include "ds-geometry-tensor.h"
 
 /* Elements converted per block on the generic (through-double) path: 3 x 2 KiB of stack. */
 #define BLOCK 256
@@ -1344,61 +1345,7 @@ static DsStatus k_where(const DsKernelCtx *ctx)
 /* _npi_where: condition, x and y broadcast together */
 
 typedef struct {
-  int ndim;                   /* collapsed rank, >= 1 */
-  int64_t shape[DS_MAX_NDIM]; /* output dims */
-  int64_t st[3][DS_MAX_NDIM]; /* element strides of condition, x, y; 0 where broadcast */
-} Plan3;
-
-/* The plan for `out` from three operands broadcasting to it; false if they do not. Size-1 dims
- * go and neighbours every operand walks alike merge, as in bcast_plan. */
-static bool plan3_build(const DsTensor *const *ops, const DsTensor *out, Plan3 *p)
-{
-  int nd = out->ndim;
-  int64_t shape[DS_MAX_NDIM], st[3][DS_MAX_NDIM], stride[3] = {1, 1, 1};
-  for (int k = 0; k < 3; k++)
-    if (ops[k]->ndim > nd)
-      return false;
-  for (int i = nd - 1; i >= 0; i--) {
-    shape[i] = out->shape[i];
-    for (int k = 0; k < 3; k++) {
-      int ik = i - (nd - ops[k]->ndim);
-      int64_t d = ik >= 0 ? ops[k]->shape[ik] : 1;
-      if (d != shape[i] && d != 1)
-        return false;
-      st[k][i] = d == 1 ? 0 : stride[k];
-      stride[k] *= d;
-    }
-  }
-  int n = 0;
-  for (int i = 0; i < nd; i++) {
-    if (shape[i] == 1)
-      continue;
-    bool merge = n > 0;
-    for (int k = 0; k < 3 && merge; k++)
-      merge = p->st[k][n - 1] == st[k][i] * shape[i];
-    if (merge) {
-      p->shape[n - 1] *= shape[i];
-      for (int k = 0; k < 3; k++)
-        p->st[k][n - 1] = st[k][i];
-      continue;
-    }
-    p->shape[n] = shape[i];
-    for (int k = 0; k < 3; k++)
-      p->st[k][n] = st[k][i];
-    n++;
-  }
-  if (n == 0) {
-    p->shape[0] = 1;
-    for (int k = 0; k < 3; k++)
-      p->st[k][0] = 0;
-    n = 1;
-  }
-  p->ndim = n;
-  return true;
-}
-
-typedef struct {
-  Plan3 plan;
+  DsGeomBcast plan; /* condition, x, y */
   DsDType tc;
   size_t es;
   const char *cond, *x, *y;
@@ -1442,7 +1389,7 @@ DEFINE_SELECT_STRIDED(select_strided_8, uint64_t)
 static void np_where_worker(void *ctx, int64_t begin, int64_t end)
 {
   const NpWhereJob *job = ctx;
-  const Plan3 *p = &job->plan;
+  const DsGeomBcast *p = &job->plan;
   int last = p->ndim - 1;
   int64_t per_row = (job->inner + job->chunk - 1) / job->chunk;
   void (*sel)(int64_t, const uint8_t *restrict, const void *, int64_t, const void *, int64_t,
@@ -1456,15 +1403,15 @@ static void np_where_worker(void *ctx, int64_t begin, int64_t end)
     int64_t n = MIN(job->chunk, job->inner - col);
     int64_t off[3];
     for (int k = 0; k < 3; k++)
-      off[k] = col * p->st[k][last];
+      off[k] = col * p->stride[k][last];
     int64_t rest = row;
     for (int d = last - 1; d >= 0; d--) {
       int64_t c = rest % p->shape[d];
       rest /= p->shape[d];
       for (int k = 0; k < 3; k++)
-        off[k] += c * p->st[k][d];
+        off[k] += c * p->stride[k][d];
     }
-    int64_t sc = p->st[0][last], sx = p->st[1][last], sy = p->st[2][last];
+    int64_t sc = p->stride[0][last], sx = p->stride[1][last], sy = p->stride[2][last];
     int64_t oo = row * job->inner + col;
     for (int64_t done = 0; done < n; done += BLOCK) {
       int64_t m = MIN(BLOCK, n - done);
@@ -1498,7 +1445,7 @@ static DsStatus k_np_where(const DsKernelCtx *ctx)
                     .y = y->data,
                     .out = out->data};
   const DsTensor *ops[3] = {c, x, y};
-  if (!plan3_build(ops, out, &job.plan))
+  if (!ds_geom_broadcast(ops, 3, out, &job.plan))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t numel = ds_tensor_numel(out);
   if (numel == 0)
@@ -1542,12 +1489,8 @@ typedef struct {
   bool int_acc;
   const char *in;
   char *out;
-  int nk, nr; /* kept and reduced collapsed dims, outermost first */
-  int64_t kshape[DS_MAX_NDIM], kstride[DS_MAX_NDIM];
-  int64_t rshape[DS_MAX_NDIM], rstride[DS_MAX_NDIM];
-  int64_t count; /* reduced elements per output */
-  int64_t n_out;
-  bool columns;  /* the innermost input dim is kept */
+  DsGeomReduce g; /* kept and reduced dims, as every backend collapses them */
+  bool columns;   /* the innermost input dim is kept */
   int64_t cols;  /* its length when `columns`, else 1 */
   int64_t chunk; /* output columns per work unit when `columns` */
   double *acc;   /* one accumulator per output (workspace), or NULL */
@@ -1723,7 +1666,7 @@ static double red_finish_f64(const NpRedJob *job, double a, double shift)
 {
   switch (job->kind) {
   case RK_MEAN:
-    return a / (double)job->count;
+    return a / (double)job->g.count;
   case RK_L2:
     return sqrt(a);
   case RK_LOGSUM:
@@ -1739,7 +1682,7 @@ static double red_finish_f64(const NpRedJob *job, double a, double shift)
 static int64_t red_finish_i64(const NpRedJob *job, int64_t a)
 {
   if (job->kind == RK_MEAN)
-    return job->count != 0 ? a / job->count : 0;
+    return job->g.count != 0 ? a / job->g.count : 0;
   return a;
 }
 
@@ -1748,10 +1691,10 @@ static int64_t red_finish_i64(const NpRedJob *job, int64_t a)
 static int64_t red_kept_offset(const NpRedJob *job, int64_t row)
 {
   int64_t off = 0;
-  int last = job->columns ? job->nk - 2 : job->nk - 1;
+  int last = job->columns ? job->g.nk - 2 : job->g.nk - 1;
   for (int d = last; d >= 0; d--) {
-    off += (row % job->kshape[d]) * job->kstride[d];
-    row /= job->kshape[d];
+    off += (row % job->g.kshape[d]) * job->g.kstride[d];
+    row /= job->g.kshape[d];
   }
   return off;
 }
@@ -1761,8 +1704,8 @@ static int64_t red_reduced_offset(const NpRedJob *job, int64_t r, int nr_used)
 {
   int64_t off = 0;
   for (int d = nr_used - 1; d >= 0; d--) {
-    off += (r % job->rshape[d]) * job->rstride[d];
-    r /= job->rshape[d];
+    off += (r % job->g.rshape[d]) * job->g.rstride[d];
+    r /= job->g.rshape[d];
   }
   return off;
 }
@@ -1845,8 +1788,8 @@ static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
       for (int64_t i = 0; i < m; i++)
         acc[i] = red_identity_f64(job->pass);
     }
-    for (int64_t r = 0; r < job->count; r++)
-      red_fold_cols(job, base + red_reduced_offset(job, r, job->nr), o, m, acc, iacc);
+    for (int64_t r = 0; r < job->g.count; r++)
+      red_fold_cols(job, base + red_reduced_offset(job, r, job->g.nr), o, m, acc, iacc);
     red_store(job, o, job->int_acc ? NULL : acc, job->int_acc ? iacc : NULL, m);
   }
 }
@@ -1855,8 +1798,8 @@ static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
 static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
 {
   const NpRedJob *job = ctx;
-  int64_t len = job->rshape[job->nr - 1];
-  int64_t runs = job->count / len;
+  int64_t len = job->g.rshape[job->g.nr - 1];
+  int64_t runs = job->g.count / len;
   double x[BLOCK];
   int64_t ix[BLOCK];
   for (int64_t o = begin; o < end; o++) {
@@ -1865,7 +1808,7 @@ static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
     int64_t iacc = red_identity_i64(job->pass);
     double shift = job->pass == RK_LOGSUMEXP ? job->shift[o] : 0.0;
     for (int64_t r = 0; r < runs; r++) {
-      int64_t off = base + red_reduced_offset(job, r, job->nr - 1);
+      int64_t off = base + red_reduced_offset(job, r, job->g.nr - 1);
       if (job->t == DS_DTYPE_FLOAT32) {
         acc = fold_run_f32(job->pass, acc, (const float *)job->in + off, len, shift);
         continue;
@@ -1890,43 +1833,6 @@ static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
   }
 }
 
-/* Splits the input's dims into the job's kept and reduced lists. */
-static void red_collapse(NpRedJob *job, const DsTensor *in, const bool *mask)
-{
-  int64_t shape[DS_MAX_NDIM], stride[DS_MAX_NDIM];
-  bool red[DS_MAX_NDIM];
-  int n = 0;
-  int64_t s = 1;
-  for (int d = in->ndim - 1; d >= 0; d--) {
-    int64_t len = in->shape[d];
-    if (len != 1) {
-      if (n > 0 && red[n - 1] == mask[d] && stride[n - 1] * shape[n - 1] == s) {
-        shape[n - 1] *= len;
-      } else {
-        shape[n] = len;
-        stride[n] = s;
-        red[n] = mask[d];
-        n++;
-      }
-    }
-    s *= len;
-  }
-  /* `shape` runs innermost first: the lists want outermost first. */
-  job->nk = job->nr = 0;
-  job->count = 1;
-  for (int i = n - 1; i >= 0; i--) {
-    if (red[i]) {
-      job->rshape[job->nr] = shape[i];
-      job->rstride[job->nr++] = stride[i];
-      job->count *= shape[i];
-    } else {
-      job->kshape[job->nk] = shape[i];
-      job->kstride[job->nk++] = stride[i];
-    }
-  }
-  job->columns = n == 0 || !red[0];
-  job->cols = job->columns && job->nk > 0 ? job->kshape[job->nk - 1] : 1;
-}
 
 /* An accumulator per output (8 bytes, double or int64), and log_sum_exp's maxima. */
 static size_t np_reduce_workspace_for(const DsTensor *out, bool lse)
@@ -1958,12 +1864,12 @@ static size_t log_sum_exp_workspace(const void *param, const DsTensor *inputs, i
 static void red_run_pass(NpRedJob *job, RedKind pass, DsThreadPool *pool)
 {
   job->pass = pass;
-  int64_t work = MAX(1, job->count);
+  int64_t work = MAX(1, job->g.count);
   if (job->columns) {
     /* Whole rows of the kept columns, so reading each reduced position streams through memory;
      * a row is split only when there are too few rows to go round. Without a workspace the
      * stack block bounds a unit. */
-    int64_t rows = job->n_out / MAX(1, job->cols);
+    int64_t rows = job->g.n_out / MAX(1, job->cols);
     job->chunk = job->acc != NULL ? job->cols : MIN(job->cols, BLOCK);
     if (job->acc != NULL && rows < 8 && job->cols >= 2 * RED_MIN_CHUNK)
       job->chunk = MAX(RED_MIN_CHUNK, (job->cols + 7) / 8);
@@ -1971,7 +1877,7 @@ static void red_run_pass(NpRedJob *job, RedKind pass, DsThreadPool *pool)
     ds_parallel_for(pool, units, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / (work * job->chunk)),
                     red_cols_worker, job);
   } else {
-    ds_parallel_for(pool, job->n_out, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / work),
+    ds_parallel_for(pool, job->g.n_out, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / work),
                     red_rows_worker, job);
   }
 }
@@ -1988,21 +1894,19 @@ static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const boo
   NpRedJob job = {.kind = kind, .t = in->dtype, .in = in->data, .out = out->data};
   job.int_acc =
       !ds_dtype_is_float(in->dtype) && kind != RK_L2 && kind != RK_LOGSUM && kind != RK_LOGSUMEXP;
-  red_collapse(&job, in, mask);
-  job.n_out = ds_tensor_numel(out);
-  int64_t kept = 1;
-  for (int d = 0; d < in->ndim; d++)
-    kept *= mask[d] ? 1 : in->shape[d];
-  if (job.n_out != kept)
+  ds_geom_reduce(in, mask, &job.g);
+  if (ds_tensor_numel(out) != job.g.n_out)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (job.n_out == 0)
+  job.columns = job.g.inner_kept;
+  job.cols = job.columns && job.g.nk > 0 ? job.g.kshape[job.g.nk - 1] : 1;
+  if (job.g.n_out == 0)
     return DS_STATUS_OK;
-  if (job.count == 0) {
+  if (job.g.count == 0) {
     /* Nothing to fold: every output is the finished identity (0 sums, NaN means, -inf
      * log-sums, the extremes' infinities). */
     double id = red_finish_f64(&job, red_identity_f64(kind), -INFINITY);
     int64_t iid = red_finish_i64(&job, red_identity_i64(kind));
-    for (int64_t o = 0; o < job.n_out; o++) {
+    for (int64_t o = 0; o < job.g.n_out; o++) {
       if (job.int_acc && job.t == DS_DTYPE_INT64)
         ((int64_t *)job.out)[o] = iid;
       else if (job.int_acc)
@@ -2018,7 +1922,7 @@ static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const boo
   if (kind == RK_LOGSUMEXP) {
     if (ctx->workspace == NULL)
       return DS_STATUS_INVALID_ARGUMENT;
-    job.shift = job.acc + job.n_out;
+    job.shift = job.acc + job.g.n_out;
     red_run_pass(&job, RK_MAX, ctx->pool);
   }
   red_run_pass(&job, kind, ctx->pool);
@@ -2083,7 +1987,7 @@ static DsStatus k_dynamic_sum(const DsKernelCtx *ctx)
   for (int d = 0; d < in->ndim; d++)
     if (p->keepdims || !mask[d])
       shape[ndim++] = mask[d] ? 1 : in->shape[d];
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, ndim, shape);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, in->dtype, ndim, shape);
   if (status != DS_STATUS_OK)
     return status;
   return np_reduce_masked(ctx, RK_SUM, mask);

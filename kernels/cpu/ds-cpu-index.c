@@ -18,16 +18,7 @@
 
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
-
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d])
-      return false;
-  return true;
-}
+#include "ds-geometry-tensor.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row copies: out (contiguous) <- in at element offsets given per output dim. */
@@ -72,18 +63,13 @@ static DsStatus k_repeat(const DsKernelCtx *ctx)
   int64_t n = ds_tensor_numel(in);
   if (p->repeats == 0)
     return ds_tensor_numel(out) == 0 ? DS_STATUS_OK : DS_STATUS_INVALID_ARGUMENT;
+  int axis;
+  if (!ds_geom_repeat(in, out, p->repeats, p->has_axis, p->axis, &axis))
+    return DS_STATUS_INVALID_ARGUMENT;
   RepeatJob job = {in->data, out->data, n, 1, p->repeats, ds_dtype_size(in->dtype)};
-  if (p->has_axis) {
-    int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
-    if (axis < 0 || axis >= in->ndim || out->ndim != in->ndim)
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0; d < in->ndim; d++)
-      if (out->shape[d] != (d == axis ? in->shape[d] * p->repeats : in->shape[d]))
-        return DS_STATUS_INVALID_ARGUMENT;
+  if (axis >= 0) {
     job.len = ds_shape_span(in->shape, 0, axis + 1);
     job.inner = ds_shape_span(in->shape, axis + 1, in->ndim);
-  } else if (out->ndim != 1 || out->shape[0] != n * p->repeats) {
-    return DS_STATUS_INVALID_ARGUMENT;
   }
   if (n == 0)
     return DS_STATUS_OK;
@@ -106,16 +92,8 @@ static DsStatus k_tile(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  int nd = p->n_reps == 0 ? in->ndim : MAX(in->ndim, p->n_reps);
-  if (out->ndim != nd)
+  if (!ds_geom_tile(in, out, p->reps, p->n_reps, NULL))
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int d = nd - 1; d >= 0; d--) {
-    int i1 = d - (nd - in->ndim), i2 = d - (nd - p->n_reps);
-    int64_t dim = i1 >= 0 ? in->shape[i1] : 1;
-    int64_t rep = p->n_reps > 0 && i2 >= 0 ? p->reps[i2] : 1;
-    if (out->shape[d] != dim * rep)
-      return DS_STATUS_INVALID_ARGUMENT;
-  }
   ds_cpu_tile(in, out, ctx->pool);
   return DS_STATUS_OK;
 }
@@ -131,26 +109,13 @@ static DsStatus k_reverse(const DsKernelCtx *ctx)
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
-  if (in->dtype != out->dtype || !same_shape(in, out) || in->data == out->data)
+  if (in->dtype != out->dtype || !ds_geom_same_shape(in, out) || in->data == out->data)
     return DS_STATUS_INVALID_ARGUMENT;
-  /* Each listed axis reverses once; listing one twice restores it (MXNet's kernel). */
-  bool flipped[DS_MAX_NDIM] = {false};
-  for (int i = 0; i < p->n_axes; i++) {
-    int64_t a = p->axes[i] < 0 ? p->axes[i] + nd : p->axes[i];
-    if (a < 0 || a >= nd)
-      return DS_STATUS_INVALID_ARGUMENT;
-    flipped[a] = !flipped[a];
-  }
   DsCpuCopyPlan plan = {
       .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    plan.shape[d] = in->shape[d];
-    plan.stride[d] = flipped[d] ? -s : s;
-    if (flipped[d] && in->shape[d] > 0)
-      plan.base += (in->shape[d] - 1) * s;
-    s *= in->shape[d];
-  }
+  if (!ds_geom_reverse(in->shape, nd, p->axes, p->n_axes, plan.stride, &plan.base))
+    return DS_STATUS_INVALID_ARGUMENT;
+  memcpy(plan.shape, in->shape, sizeof(int64_t) * (size_t)nd);
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
   if (nd == 0) {
@@ -202,19 +167,9 @@ static DsStatus k_stack(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  const DsTensor *first = &ctx->inputs[0];
-  int nd = first->ndim;
-  int axis = p->axis < 0 ? p->axis + nd + 1 : p->axis;
-  if (axis < 0 || axis > nd || out->ndim != nd + 1 || out->shape[axis] != p->num_args)
+  int64_t outer, inner;
+  if (!ds_geom_stack(ctx->inputs, ctx->n_inputs, out, p->axis, &outer, &inner))
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int k = 0; k < ctx->n_inputs; k++)
-    if (ctx->inputs[k].dtype != out->dtype || !same_shape(&ctx->inputs[k], first))
-      return DS_STATUS_INVALID_ARGUMENT;
-  for (int d = 0; d < nd; d++)
-    if (out->shape[d < axis ? d : d + 1] != first->shape[d])
-      return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer = ds_shape_span(first->shape, 0, axis);
-  int64_t inner = ds_shape_span(first->shape, axis, nd);
   BlockJob job = {ctx->inputs, ctx->n_inputs, inner * (int64_t)ds_dtype_size(out->dtype), out->data,
                   true};
   if (outer == 0 || job.part_bytes == 0)
@@ -230,25 +185,10 @@ static DsStatus k_slice_channel(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, n = p->num_outputs;
-  int axis = p->axis < 0 ? p->axis + nd : p->axis;
-  if (axis < 0 || axis >= nd || in->shape[axis] % n != 0 ||
-      (p->squeeze_axis && in->shape[axis] != n))
+  int n = p->num_outputs;
+  int64_t outer, inner;
+  if (!ds_geom_split(in, ctx->outputs, n, p->axis, p->squeeze_axis, &outer, &inner))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t part = in->shape[axis] / n;
-  for (int k = 0; k < n; k++) {
-    const DsTensor *o = &ctx->outputs[k];
-    if (o->dtype != in->dtype || o->ndim != nd - (p->squeeze_axis ? 1 : 0))
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0, j = 0; d < nd; d++) {
-      if (d == axis && p->squeeze_axis)
-        continue;
-      if (o->shape[j++] != (d == axis ? part : in->shape[d]))
-        return DS_STATUS_INVALID_ARGUMENT;
-    }
-  }
-  int64_t outer = ds_shape_span(in->shape, 0, axis);
-  int64_t inner = part * ds_shape_span(in->shape, axis + 1, nd);
   BlockJob job = {ctx->outputs, n, inner * (int64_t)ds_dtype_size(in->dtype), in->data, false};
   if (outer == 0 || job.part_bytes == 0)
     return DS_STATUS_OK;
@@ -702,7 +642,7 @@ static DsStatus k_take_along_axis(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   TakeAlongJob job = {.out = out->data, .es = ds_dtype_size(data->dtype)};
   if (!along_axis_setup(&job.g, data, idx, p->axis) || out->dtype != data->dtype ||
-      !same_shape(out, idx))
+      !ds_geom_same_shape(out, idx))
     return DS_STATUS_INVALID_ARGUMENT;
   atomic_init(&job.out_of_range, 0);
   int64_t n = ds_tensor_numel(out);
@@ -771,8 +711,8 @@ static DsStatus k_put_along_axis(const DsKernelCtx *ctx)
       (p->reduction != DS_SCATTER_NONE && !ds_cpu_dtype_computable(data->dtype)))
     return DS_STATUS_UNSUPPORTED;
   AlongAxis g;
-  if (!along_axis_setup(&g, data, idx, p->axis) || !same_shape(idx, upd) ||
-      !same_shape(out, data) || upd->dtype != data->dtype || out->dtype != data->dtype)
+  if (!along_axis_setup(&g, data, idx, p->axis) || !ds_geom_same_shape(idx, upd) ||
+      !ds_geom_same_shape(out, data) || upd->dtype != data->dtype || out->dtype != data->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
   /* Every index is checked before anything is written. */
   int64_t n = ds_tensor_numel(idx);
@@ -897,7 +837,7 @@ static DsStatus k_scatter_nd_update(const DsKernelCtx *ctx)
       (p->reduction != DS_SCATTER_NONE && !ds_cpu_dtype_computable(data->dtype)))
     return DS_STATUS_UNSUPPORTED;
   NdIndex g;
-  if (!nd_index_setup(&g, data, idx, 0) || !same_shape(out, data) ||
+  if (!nd_index_setup(&g, data, idx, 0) || !ds_geom_same_shape(out, data) ||
       upd->dtype != data->dtype || out->dtype != data->dtype ||
       ds_tensor_numel(upd) != g.n * g.block)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -1065,9 +1005,9 @@ static DsStatus k_dynamic_topk(const DsKernelCtx *ctx)
   memcpy(shape, in->shape, sizeof shape);
   int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
   shape[axis] = (int64_t)kv;
-  DsStatus status = ds_cpu_prepare_output(ctx, 0, in->dtype, in->ndim, shape);
+  DsStatus status = ds_kernel_prepare_output(ctx, 0, in->dtype, in->ndim, shape);
   if (status == DS_STATUS_OK)
-    status = ds_cpu_prepare_output(ctx, 1, p->dtype, in->ndim, shape);
+    status = ds_kernel_prepare_output(ctx, 1, p->dtype, in->ndim, shape);
   if (status != DS_STATUS_OK)
     return status;
   return topk_run(ctx, true, p->axis, shape[axis], p->is_ascend, &ctx->outputs[0],

@@ -24,6 +24,9 @@
 #include "ds-cpu-gemm.h"
 #include "ds-cpu-packed-gemm.h"
 #include "ds-cpu.h"
+#include "ds-geometry-nn.h"
+#include "ds-geometry-reduce.h"
+#include "ds-geometry-tensor.h"
 
 static bool all_f32(const DsTensor *t, int n)
 {
@@ -132,25 +135,6 @@ static void split_axis(const DsTensor *t, int axis, int64_t *outer, int64_t *len
   *inner = ds_shape_span(t->shape, axis + 1, t->ndim);
 }
 
-static bool normalise_axis(int axis, int ndim, int *out)
-{
-  int a = axis < 0 ? axis + ndim : axis;
-  if (a < 0 || a >= ndim)
-    return false;
-  *out = a;
-  return true;
-}
-
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
-}
-
 /* --- FullyConnected, dot, batch_dot ------------------------------------------------------ */
 
 typedef struct {
@@ -186,28 +170,16 @@ static bool packed_gemm(const DsKernelCtx *ctx, const DsTensor *b, bool trans_b,
   return true;
 }
 
-/* FullyConnected's rows and input features for these shapes; false if they do not agree. */
-static bool fully_connected_dims(const DsFullyConnectedParam *p, const DsTensor *x,
-                                 const DsTensor *w, int64_t *rows, int64_t *in_features)
-{
-  if (p->num_hidden <= 0)
-    return false;
-  *rows = p->flatten ? (x->ndim > 0 ? x->shape[0] : 1)
-                     : ds_shape_span(x->shape, 0, x->ndim > 0 ? x->ndim - 1 : 0);
-  *in_features = ds_tensor_numel(w) / p->num_hidden;
-  return ds_tensor_numel(w) == p->num_hidden * *in_features &&
-         ds_tensor_numel(x) == *rows * *in_features;
-}
-
 static size_t fully_connected_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                         const DsTensor *outputs, int n_outputs)
 {
+  const DsFullyConnectedParam *p = param;
   (void)outputs, (void)n_outputs;
-  int64_t rows, in_features;
+  DsGeomGemm g;
   if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
-      !fully_connected_dims(param, &inputs[0], &inputs[1], &rows, &in_features))
+      !ds_geom_fully_connected(&inputs[0], &inputs[1], NULL, NULL, p->num_hidden, p->flatten, &g))
     return 0;
-  return ds_cpu_packed_sgemm_suits(rows) ? ds_cpu_packed_sgemm_workspace(rows, in_features) : 0;
+  return ds_cpu_packed_sgemm_suits(g.m) ? ds_cpu_packed_sgemm_workspace(g.m, g.k) : 0;
 }
 
 static DsStatus fully_connected_run(const DsKernelCtx *ctx)
@@ -220,22 +192,21 @@ static DsStatus fully_connected_run(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
-  int64_t hidden = p->num_hidden, rows, in_features;
-  if (!fully_connected_dims(p, x, w, &rows, &in_features) ||
-      ds_tensor_numel(y) != rows * hidden ||
-      (!p->no_bias && ds_tensor_numel(&ctx->inputs[2]) != hidden))
+  DsGeomGemm g;
+  if (!ds_geom_fully_connected(x, w, p->no_bias ? NULL : &ctx->inputs[2], y, p->num_hidden,
+                               p->flatten, &g))
     return DS_STATUS_INVALID_ARGUMENT;
   const float *bias = p->no_bias ? NULL : ctx->inputs[2].data;
-  if (packed_gemm(ctx, w, true, rows, hidden, in_features, x->data, bias, y->data))
+  if (packed_gemm(ctx, w, true, g.m, g.n, g.k, x->data, bias, y->data))
     return DS_STATUS_OK;
   float beta = 0.0f;
   if (bias != NULL) {
-    BiasRowsJob job = {bias, y->data, hidden};
-    ds_parallel_for(ctx->pool, rows, grain_for(hidden), bias_rows, &job);
+    BiasRowsJob job = {bias, y->data, g.n};
+    ds_parallel_for(ctx->pool, g.m, grain_for(g.n), bias_rows, &job);
     beta = 1.0f;
   }
-  return ds_cpu_sgemm(false, true, rows, hidden, in_features, 1.0f, x->data, in_features, w->data,
-                      in_features, beta, y->data, hidden);
+  return ds_cpu_sgemm(false, true, g.m, g.n, g.k, 1.0f, x->data, g.lda, w->data, g.ldb, beta,
+                      y->data, g.n);
 }
 
 /* Both operands and the output are float32, or all float64. */
@@ -277,30 +248,14 @@ static DsStatus dot_run(const DsKernelCtx *ctx)
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   if (!gemm_dtypes(a, b, &ctx->outputs[0]))
     return DS_STATUS_UNSUPPORTED;
-  if (a->ndim < 1 || b->ndim < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  /* MXNet flattens: lhs to (prod(shape[:-1]), shape[-1]) or, transposed, contracts its first
-   * dim; rhs contracts its first dim or, transposed, its last. */
-  int64_t na = ds_tensor_numel(a), nb = ds_tensor_numel(b);
-  int64_t k = p->transpose_a ? a->shape[0] : a->shape[a->ndim - 1];
-  int64_t k2 = p->transpose_b ? b->shape[b->ndim - 1] : b->shape[0];
-  if (k != k2)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t m = k > 0 ? na / k : 0, n = k2 > 0 ? nb / k2 : 0;
-  if (k == 0) {
-    m = p->transpose_a ? ds_shape_span(a->shape, 1, a->ndim)
-                       : ds_shape_span(a->shape, 0, a->ndim - 1);
-    n = p->transpose_b ? ds_shape_span(b->shape, 0, b->ndim - 1)
-                       : ds_shape_span(b->shape, 1, b->ndim);
-  }
-  if (ds_tensor_numel(&ctx->outputs[0]) != m * n)
+  DsGeomGemm g;
+  if (!ds_geom_dot(a, b, &ctx->outputs[0], p->transpose_a, p->transpose_b, &g))
     return DS_STATUS_INVALID_ARGUMENT;
   if (a->dtype == DS_DTYPE_FLOAT32 && !p->transpose_a &&
-      packed_gemm(ctx, b, p->transpose_b, m, n, k, a->data, NULL, ctx->outputs[0].data))
+      packed_gemm(ctx, b, p->transpose_b, g.m, g.n, g.k, a->data, NULL, ctx->outputs[0].data))
     return DS_STATUS_OK;
-  return gemm_typed(a->dtype, p->transpose_a, p->transpose_b, m, n, k, a->data,
-                    p->transpose_a ? m : k, b->data, p->transpose_b ? k : n, ctx->outputs[0].data,
-                    n);
+  return gemm_typed(a->dtype, p->transpose_a, p->transpose_b, g.m, g.n, g.k, a->data, g.lda,
+                    b->data, g.ldb, ctx->outputs[0].data, g.n);
 }
 
 static DsStatus batch_dot_run(const DsKernelCtx *ctx)
@@ -312,25 +267,16 @@ static DsStatus batch_dot_run(const DsKernelCtx *ctx)
   DsTensor *y = &ctx->outputs[0];
   if (!gemm_dtypes(a, b, y))
     return DS_STATUS_UNSUPPORTED;
-  int nd = a->ndim;
-  if (nd < 3 || b->ndim != nd || y->ndim != nd)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t batch = ds_shape_span(a->shape, 0, nd - 2);
-  if (ds_shape_span(b->shape, 0, nd - 2) != batch)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t ar = a->shape[nd - 2], ac = a->shape[nd - 1];
-  int64_t br = b->shape[nd - 2], bc = b->shape[nd - 1];
-  int64_t m = p->transpose_a ? ac : ar, k = p->transpose_a ? ar : ac;
-  int64_t n = p->transpose_b ? br : bc, k2 = p->transpose_b ? bc : br;
-  if (k != k2 || y->shape[nd - 2] != m || y->shape[nd - 1] != n)
+  DsGeomGemm g;
+  if (!ds_geom_batch_dot(a, b, y, p->transpose_a, p->transpose_b, &g))
     return DS_STATUS_INVALID_ARGUMENT;
   const size_t es = ds_dtype_size(a->dtype);
   const char *pa = a->data, *pb = b->data;
   char *py = y->data;
-  for (int64_t i = 0; i < batch; i++) {
-    DsStatus st = gemm_typed(a->dtype, p->transpose_a, p->transpose_b, m, n, k,
-                             pa + (size_t)(i * ar * ac) * es, ac, pb + (size_t)(i * br * bc) * es,
-                             bc, py + (size_t)(i * m * n) * es, n);
+  for (int64_t i = 0; i < g.count; i++) {
+    DsStatus st = gemm_typed(
+        a->dtype, p->transpose_a, p->transpose_b, g.m, g.n, g.k, pa + (size_t)(i * g.a_stride) * es,
+        g.lda, pb + (size_t)(i * g.b_stride) * es, g.ldb, py + (size_t)(i * g.m * g.n) * es, g.n);
     if (st != DS_STATUS_OK)
       return st;
   }
@@ -339,93 +285,33 @@ static DsStatus batch_dot_run(const DsKernelCtx *ctx)
 
 /* --- _npi_matmul -------------------------------------------------------------------------- */
 
-/* The products of a matmul: `count` of (m x k) * (k x n), the i-th reading a's matrix at
- * a_off(i) and b's at b_off(i) (in elements) and writing output matrix i. Batch dims broadcast:
- * a_step/b_step are the matrix strides per output batch dim, 0 where the operand has size 1
- * there (or lacks the dim). */
 typedef struct {
-  int64_t m, n, k;
-  int nb;
-  int64_t batch[DS_MAX_NDIM];
-  int64_t a_step[DS_MAX_NDIM], b_step[DS_MAX_NDIM];
-  int64_t count;
-  bool one_gemm; /* b has one matrix and a one per output: a single (count*m x k) product */
-} MatmulGeom;
-
-/* Matrix strides of an operand's batch dims (its dims but the last `mat_dims`), right-aligned
- * to the output's `nb` batch dims; false if a dim neither matches nor broadcasts. */
-static bool matmul_steps(const DsTensor *t, int mat_dims, int nb, const int64_t *batch,
-                         int64_t *steps)
-{
-  int tb = t->ndim - mat_dims;
-  int64_t stride = 1;
-  for (int i = nb - 1; i >= 0; i--) {
-    int j = i - (nb - tb);
-    int64_t d = j >= 0 ? t->shape[j] : 1;
-    if (d != batch[i] && d != 1)
-      return false;
-    steps[i] = d == 1 ? 0 : stride;
-    stride *= d;
-  }
-  return true;
-}
-
-static bool matmul_geom(const DsTensor *a, const DsTensor *b, const DsTensor *y, MatmulGeom *g)
-{
-  if (a->ndim < 1 || b->ndim < 1)
-    return false;
-  const int am = a->ndim > 1 ? 2 : 1, bm = b->ndim > 1 ? 2 : 1;
-  g->m = a->ndim > 1 ? a->shape[a->ndim - 2] : 1;
-  g->k = a->shape[a->ndim - 1];
-  g->n = b->ndim > 1 ? b->shape[b->ndim - 1] : 1;
-  if ((b->ndim > 1 ? b->shape[b->ndim - 2] : b->shape[0]) != g->k)
-    return false;
-  g->nb = MAX(a->ndim - am, b->ndim - bm);
-  int want = g->nb + (a->ndim > 1) + (b->ndim > 1);
-  if (y->ndim != want)
-    return false;
-  g->count = 1;
-  for (int i = 0; i < g->nb; i++) {
-    g->batch[i] = y->shape[i];
-    g->count *= g->batch[i];
-  }
-  if ((a->ndim > 1 && y->shape[g->nb] != g->m) || (b->ndim > 1 && y->shape[want - 1] != g->n))
-    return false;
-  if (!matmul_steps(a, am, g->nb, g->batch, g->a_step) ||
-      !matmul_steps(b, bm, g->nb, g->batch, g->b_step))
-    return false;
-  int64_t a_mats = ds_shape_span(a->shape, 0, a->ndim - am);
-  int64_t b_mats = ds_shape_span(b->shape, 0, b->ndim - bm);
-  g->one_gemm = b_mats == 1 && a_mats == g->count;
-  return true;
-}
-
-/* Offsets of product i's operands, in matrices. */
-static void matmul_offsets(const MatmulGeom *g, int64_t i, int64_t *a_mat, int64_t *b_mat)
-{
-  *a_mat = *b_mat = 0;
-  for (int d = g->nb - 1; d >= 0; d--) {
-    int64_t idx = i % g->batch[d];
-    i /= g->batch[d];
-    *a_mat += idx * g->a_step[d];
-    *b_mat += idx * g->b_step[d];
-  }
-}
-
-typedef struct {
-  const MatmulGeom *g;
+  const DsGeomMatmul *g;
   DsDType dtype;
   const void *a, *b;
   void *y;
 } MatmulIntJob;
 
 /* Integer products, rows r = (product, row): sums wrap as the dtype's arithmetic would. */
-#define MATMUL_INT_ROWS(T)                                                                           for (int64_t r = begin; r < end; r++) {                                                              int64_t i = r / g->m, row = r % g->m, am, bm;                                                      matmul_offsets(g, i, &am, &bm);                                                                    const T *x = (const T *)job->a + am * g->m * g->k + row * g->k;                                    const T *w = (const T *)job->b + bm * g->k * g->n;                                                 T *out = (T *)job->y + r * g->n;                                                                   for (int64_t j = 0; j < g->n; j++) {                                                                 uint64_t acc = 0;                                                                                  for (int64_t p = 0; p < g->k; p++)                                                                   acc += (uint64_t)(int64_t)x[p] * (uint64_t)(int64_t)w[p * g->n + j];                             out[j] = (T)acc;                                                                                 }                                                                                                }
+#define MATMUL_INT_ROWS(T)                                                                         \
+  for (int64_t r = begin; r < end; r++) {                                                          \
+    int64_t i = r / g->m, row = r % g->m, am, bm;                                                  \
+    ds_geom_matmul_offsets(g, i, &am, &bm);                                                        \
+    const T *x = (const T *)job->a + am * g->m * g->k + row * g->k;                                \
+    const T *w = (const T *)job->b + bm * g->k * g->n;                                             \
+    T *out = (T *)job->y + r * g->n;                                                               \
+    for (int64_t j = 0; j < g->n; j++) {                                                           \
+      uint64_t acc = 0;                                                                            \
+      for (int64_t p = 0; p < g->k; p++)                                                           \
+        acc += (uint64_t)(int64_t)x[p] * (uint64_t)(int64_t)w[p * g->n + j];                       \
+      out[j] = (T)acc;                                                                             \
+    }                                                                                              \
+  }
 
 static void matmul_int_rows(void *data, int64_t begin, int64_t end)
 {
   const MatmulIntJob *job = data;
-  const MatmulGeom *g = job->g;
+  const DsGeomMatmul *g = job->g;
   switch (job->dtype) {
   case DS_DTYPE_INT32:
     MATMUL_INT_ROWS(int32_t)
@@ -447,9 +333,9 @@ static size_t matmul_workspace(const void *param, const DsTensor *inputs, int n_
                                const DsTensor *outputs, int n_outputs)
 {
   (void)param;
-  MatmulGeom g;
+  DsGeomMatmul g;
   if (n_inputs < 2 || n_outputs < 1 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
-      !matmul_geom(&inputs[0], &inputs[1], &outputs[0], &g) || !g.one_gemm)
+      !ds_geom_matmul(&inputs[0], &inputs[1], &outputs[0], &g) || !g.one_gemm)
     return 0;
   return ds_cpu_packed_sgemm_suits(g.count * g.m)
              ? ds_cpu_packed_sgemm_workspace(g.count * g.m, g.k)
@@ -465,8 +351,8 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
   const DsDType t = a->dtype;
   if (b->dtype != t || y->dtype != t || !ds_cpu_dtype_computable(t) || t == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
-  MatmulGeom g;
-  if (!matmul_geom(a, b, y, &g))
+  DsGeomMatmul g;
+  if (!ds_geom_matmul(a, b, y, &g))
     return DS_STATUS_INVALID_ARGUMENT;
   if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64) {
     MatmulIntJob job = {&g, t, a->data, b->data, y->data};
@@ -485,7 +371,7 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
   const size_t es = ds_dtype_size(t);
   for (int64_t i = 0; i < g.count; i++) {
     int64_t am, bm;
-    matmul_offsets(&g, i, &am, &bm);
+    ds_geom_matmul_offsets(&g, i, &am, &bm);
     DsStatus st = gemm_typed(t, false, false, g.m, g.n, g.k,
                              (const char *)a->data + (size_t)(am * g.m * g.k) * es, g.k,
                              (const char *)b->data + (size_t)(bm * g.k * g.n) * es, g.n,
@@ -696,8 +582,8 @@ static size_t batch_norm_workspace(const void *param, const DsTensor *inputs, in
                                    const DsTensor *outputs, int n_outputs)
 {
   const DsBatchNormParam *p = param;
-  int axis;
-  if (n_inputs < 1 || !normalise_axis(p->axis, inputs[0].ndim, &axis))
+  int axis = n_inputs < 1 ? -1 : ds_geom_axis(p->axis, inputs[0].ndim);
+  if (axis < 0)
     return 0;
   return (size_t)inputs[0].shape[axis] * sizeof(float);
 }
@@ -711,11 +597,10 @@ static DsStatus batch_norm_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+  DsGeomAxis ax;
+  if (!ds_geom_axis_split(x, p->axis, false, &ax) || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer, channels, inner;
-  split_axis(x, axis, &outer, &channels, &inner);
+  const int64_t outer = ax.outer, channels = ax.len, inner = ax.inner;
   for (int i = 1; i < 5; i++)
     if (ds_tensor_numel(&ctx->inputs[i]) != channels)
       return DS_STATUS_INVALID_ARGUMENT;
@@ -834,15 +719,11 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+  DsGeomAxis ax;
+  if (!ds_geom_axis_split(x, p->axis, p->trailing_axes, &ax) ||
+      !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer, len, inner;
-  split_axis(x, axis, &outer, &len, &inner);
-  if (p->trailing_axes) { /* rows of every axis from `axis` on */
-    len *= inner;
-    inner = 1;
-  }
+  const int64_t outer = ax.outer, len = ax.len, inner = ax.inner;
   if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
     return DS_STATUS_INVALID_ARGUMENT;
   for (int i = 1; i < n_out; i++)
@@ -902,7 +783,7 @@ static DsStatus instance_norm_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  if (x->ndim < 3 || !same_shape(x, &ctx->outputs[0]))
+  if (x->ndim < 3 || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   const int64_t channels = x->shape[1];
   if (ds_tensor_numel(&ctx->inputs[1]) != channels || ds_tensor_numel(&ctx->inputs[2]) != channels)
@@ -961,8 +842,8 @@ static DsStatus lrn_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  if (x->ndim < 2 || !same_shape(x, &ctx->outputs[0]) ||
-      (n_out > 1 && !same_shape(x, &ctx->outputs[1])))
+  if (x->ndim < 2 || !ds_geom_same_shape(x, &ctx->outputs[0]) ||
+      (n_out > 1 && !ds_geom_same_shape(x, &ctx->outputs[1])))
     return DS_STATUS_INVALID_ARGUMENT;
   LRNJob job = {x->data,
                 ctx->outputs[0].data,
@@ -1021,19 +902,13 @@ static DsStatus hardmax_run(const DsKernelCtx *ctx)
   DsTensor *y = &ctx->outputs[0];
   if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) || y->dtype != x->dtype)
     return DS_STATUS_UNSUPPORTED;
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, y))
+  DsGeomAxis ax;
+  if (!ds_geom_axis_split(x, p->axis, p->trailing_axes, &ax) || !ds_geom_same_shape(x, y))
     return DS_STATUS_INVALID_ARGUMENT;
-  HardmaxJob job = {x->data, y->data, x->dtype, 0, 0};
-  int64_t outer;
-  split_axis(x, axis, &outer, &job.len, &job.inner);
-  if (p->trailing_axes) { /* rows of every axis from `axis` on */
-    job.len *= job.inner;
-    job.inner = 1;
-  }
+  HardmaxJob job = {x->data, y->data, x->dtype, ax.len, ax.inner};
   if (job.len == 0)
     return DS_STATUS_OK;
-  ds_parallel_for(ctx->pool, outer * job.inner, grain_for(job.len), hardmax_lines, &job);
+  ds_parallel_for(ctx->pool, ax.outer * job.inner, grain_for(job.len), hardmax_lines, &job);
   return DS_STATUS_OK;
 }
 
@@ -1042,9 +917,7 @@ static DsStatus hardmax_run(const DsKernelCtx *ctx)
 typedef struct {
   const float *x;
   float *y;
-  /* pad: before each axis; pad_end: after it. */
-  int64_t in[3], out[3], kernel[3], stride[3], pad[3], pad_end[3], dilate[3];
-  int64_t in_plane, out_plane;
+  DsGeomWindow w;
   bool dilated; /* some dilate > 1: only the direct path handles it */
   DsPoolType type;
   int p_value;
@@ -1085,15 +958,15 @@ static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad_e
 /* The last pass over an output row: avg divides by MXNet's window size, lp takes the root. */
 static void pool_finish_row(const PoolJob *job, float *restrict acc, int64_t od, int64_t oh)
 {
-  const int64_t ow_n = job->out[2], sw = job->stride[2];
+  const int64_t ow_n = job->w.out[2], sw = job->w.stride[2];
   if (job->type == DS_POOL_AVG) {
-    int64_t dh = pool_extent(od * job->stride[0] - job->pad[0], job->kernel[0], job->in[0],
-                             job->pad_end[0], job->count_include_pad) *
-                 pool_extent(oh * job->stride[1] - job->pad[1], job->kernel[1], job->in[1],
-                             job->pad_end[1], job->count_include_pad);
+    int64_t dh = pool_extent(od * job->w.stride[0] - job->w.pad[0], job->w.kernel[0], job->w.in[0],
+                             job->w.pad_end[0], job->count_include_pad) *
+                 pool_extent(oh * job->w.stride[1] - job->w.pad[1], job->w.kernel[1], job->w.in[1],
+                             job->w.pad_end[1], job->count_include_pad);
     for (int64_t ow = 0; ow < ow_n; ow++) {
-      int64_t dw = pool_extent(ow * sw - job->pad[2], job->kernel[2], job->in[2],
-                               job->pad_end[2], job->count_include_pad);
+      int64_t dw = pool_extent(ow * sw - job->w.pad[2], job->w.kernel[2], job->w.in[2],
+                               job->w.pad_end[2], job->count_include_pad);
       acc[ow] = acc[ow] / (float)(dh * dw);
     }
   } else if (job->type == DS_POOL_LP && job->p_value == 2) {
@@ -1112,21 +985,21 @@ static void pool_finish_row(const PoolJob *job, float *restrict acc, int64_t od,
 static void pool_row(const PoolJob *job, const float *plane, float *restrict acc, int64_t od,
                      int64_t oh)
 {
-  const int64_t ow_n = job->out[2], w_n = job->in[2], sw = job->stride[2];
-  const int64_t kw_n = job->kernel[2], pw = job->pad[2];
+  const int64_t ow_n = job->w.out[2], w_n = job->w.in[2], sw = job->w.stride[2];
+  const int64_t kw_n = job->w.kernel[2], pw = job->w.pad[2];
   const DsPoolType type = job->type;
   const int pv = job->type == DS_POOL_LP ? job->p_value : 1;
   const float init = type == DS_POOL_MAX ? -FLT_MAX : 0.0f;
   const float *rows[POOL_SCRATCH / 8];
   int n_rows = 0;
-  for (int64_t kd = 0; kd < job->kernel[0]; kd++) {
-    int64_t id = od * job->stride[0] - job->pad[0] + kd;
-    if (id < 0 || id >= job->in[0])
+  for (int64_t kd = 0; kd < job->w.kernel[0]; kd++) {
+    int64_t id = od * job->w.stride[0] - job->w.pad[0] + kd;
+    if (id < 0 || id >= job->w.in[0])
       continue;
-    for (int64_t kh = 0; kh < job->kernel[1]; kh++) {
-      int64_t ih = oh * job->stride[1] - job->pad[1] + kh;
-      if (ih >= 0 && ih < job->in[1])
-        rows[n_rows++] = plane + (id * job->in[1] + ih) * w_n;
+    for (int64_t kh = 0; kh < job->w.kernel[1]; kh++) {
+      int64_t ih = oh * job->w.stride[1] - job->w.pad[1] + kh;
+      if (ih >= 0 && ih < job->w.in[1])
+        rows[n_rows++] = plane + (id * job->w.in[1] + ih) * w_n;
     }
   }
   float v[POOL_SCRATCH];
@@ -1195,21 +1068,21 @@ static void pool_row(const PoolJob *job, const float *plane, float *restrict acc
 static void pool_row_direct(const PoolJob *job, const float *plane, float *restrict acc, int64_t od,
                             int64_t oh)
 {
-  const int64_t ow_n = job->out[2], dw = job->dilate[2];
+  const int64_t ow_n = job->w.out[2], dw = job->w.dilate[2];
   const int pv = job->type == DS_POOL_LP ? job->p_value : 1;
   for (int64_t ow = 0; ow < ow_n; ow++) {
     float a = job->type == DS_POOL_MAX ? -FLT_MAX : 0.0f;
-    for (int64_t kd = 0; kd < job->kernel[0]; kd++) {
-      int64_t id = od * job->stride[0] - job->pad[0] + kd * job->dilate[0];
-      for (int64_t kh = 0; kh < job->kernel[1]; kh++) {
-        int64_t ih = oh * job->stride[1] - job->pad[1] + kh * job->dilate[1];
-        if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1])
+    for (int64_t kd = 0; kd < job->w.kernel[0]; kd++) {
+      int64_t id = od * job->w.stride[0] - job->w.pad[0] + kd * job->w.dilate[0];
+      for (int64_t kh = 0; kh < job->w.kernel[1]; kh++) {
+        int64_t ih = oh * job->w.stride[1] - job->w.pad[1] + kh * job->w.dilate[1];
+        if (id < 0 || id >= job->w.in[0] || ih < 0 || ih >= job->w.in[1])
           continue;
-        const float *row = plane + (id * job->in[1] + ih) * job->in[2];
-        int64_t w0 = ow * job->stride[2] - job->pad[2];
-        for (int64_t kw = 0; kw < job->kernel[2]; kw++) {
+        const float *row = plane + (id * job->w.in[1] + ih) * job->w.in[2];
+        int64_t w0 = ow * job->w.stride[2] - job->w.pad[2];
+        for (int64_t kw = 0; kw < job->w.kernel[2]; kw++) {
           int64_t iw = w0 + kw * dw;
-          if (iw >= 0 && iw < job->in[2])
+          if (iw >= 0 && iw < job->w.in[2])
             a = POOL_FOLD(job->type, pv, a, row[iw]);
         }
       }
@@ -1223,14 +1096,14 @@ static void pool_planes(void *data, int64_t begin, int64_t end)
 {
   const PoolJob *job = data;
   /* The separable path keeps row pointers and a scratch row on the stack. */
-  bool direct = job->dilated || job->kernel[2] > POOL_SCRATCH / 2 ||
-                job->kernel[0] * job->kernel[1] > POOL_SCRATCH / 8;
+  bool direct = job->dilated || job->w.kernel[2] > POOL_SCRATCH / 2 ||
+                job->w.kernel[0] * job->w.kernel[1] > POOL_SCRATCH / 8;
   for (int64_t pl = begin; pl < end; pl++) {
-    const float *plane = job->x + pl * job->in_plane;
-    float *out = job->y + pl * job->out_plane;
-    for (int64_t od = 0; od < job->out[0]; od++)
-      for (int64_t oh = 0; oh < job->out[1]; oh++) {
-        float *row = out + (od * job->out[1] + oh) * job->out[2];
+    const float *plane = job->x + pl * job->w.in_plane;
+    float *out = job->y + pl * job->w.out_plane;
+    for (int64_t od = 0; od < job->w.out[0]; od++)
+      for (int64_t oh = 0; oh < job->w.out[1]; oh++) {
+        float *row = out + (od * job->w.out[1] + oh) * job->w.out[2];
         if (direct)
           pool_row_direct(job, plane, row, od, oh);
         else
@@ -1243,7 +1116,7 @@ static void pool_planes(void *data, int64_t begin, int64_t end)
 static void pool_global_planes(void *data, int64_t begin, int64_t end)
 {
   const PoolJob *job = data;
-  const int64_t n = job->in_plane;
+  const int64_t n = job->w.in_plane;
   for (int64_t pl = begin; pl < end; pl++) {
     const float *restrict x = job->x + pl * n;
     float r;
@@ -1299,36 +1172,36 @@ typedef struct {
 #define POOL_ANY_MAX(T, LOWEST)                                                                    \
   {                                                                                                \
     T best = LOWEST;                                                                               \
-    const T *px = (const T *)any->x + pl * job->in_plane;                                          \
-    for (int64_t kd = 0; kd < job->kernel[0]; kd++)                                                \
-      for (int64_t kh = 0; kh < job->kernel[1]; kh++)                                              \
-        for (int64_t kw = 0; kw < job->kernel[2]; kw++) {                                          \
-          int64_t id = o[0] * job->stride[0] - job->pad[0] + kd * job->dilate[0];                  \
-          int64_t ih = o[1] * job->stride[1] - job->pad[1] + kh * job->dilate[1];                  \
-          int64_t iw = o[2] * job->stride[2] - job->pad[2] + kw * job->dilate[2];                  \
-          if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1] || iw < 0 ||               \
-              iw >= job->in[2])                                                                    \
+    const T *px = (const T *)any->x + pl * job->w.in_plane;                                        \
+    for (int64_t kd = 0; kd < job->w.kernel[0]; kd++)                                              \
+      for (int64_t kh = 0; kh < job->w.kernel[1]; kh++)                                            \
+        for (int64_t kw = 0; kw < job->w.kernel[2]; kw++) {                                        \
+          int64_t id = o[0] * job->w.stride[0] - job->w.pad[0] + kd * job->w.dilate[0];            \
+          int64_t ih = o[1] * job->w.stride[1] - job->w.pad[1] + kh * job->w.dilate[1];            \
+          int64_t iw = o[2] * job->w.stride[2] - job->w.pad[2] + kw * job->w.dilate[2];            \
+          if (id < 0 || id >= job->w.in[0] || ih < 0 || ih >= job->w.in[1] || iw < 0 ||            \
+              iw >= job->w.in[2])                                                                  \
             continue;                                                                              \
-          T v = px[(id * job->in[1] + ih) * job->in[2] + iw];                                      \
+          T v = px[(id * job->w.in[1] + ih) * job->w.in[2] + iw];                                  \
           best = v > best ? v : best;                                                              \
         }                                                                                          \
-    ((T *)any->y)[pl * job->out_plane + opos] = best;                                              \
+    ((T *)any->y)[pl * job->w.out_plane + opos] = best;                                            \
   }
 
 /* The sum (of x, x^2 or x^3 for lp) of one float64 window, finished as pool_finish_row does. */
 static double pool_any_sum(const PoolJob *job, const double *px, const int64_t *o)
 {
   double acc = 0.0;
-  for (int64_t kd = 0; kd < job->kernel[0]; kd++)
-    for (int64_t kh = 0; kh < job->kernel[1]; kh++)
-      for (int64_t kw = 0; kw < job->kernel[2]; kw++) {
-        int64_t id = o[0] * job->stride[0] - job->pad[0] + kd;
-        int64_t ih = o[1] * job->stride[1] - job->pad[1] + kh;
-        int64_t iw = o[2] * job->stride[2] - job->pad[2] + kw;
-        if (id < 0 || id >= job->in[0] || ih < 0 || ih >= job->in[1] || iw < 0 ||
-            iw >= job->in[2])
+  for (int64_t kd = 0; kd < job->w.kernel[0]; kd++)
+    for (int64_t kh = 0; kh < job->w.kernel[1]; kh++)
+      for (int64_t kw = 0; kw < job->w.kernel[2]; kw++) {
+        int64_t id = o[0] * job->w.stride[0] - job->w.pad[0] + kd;
+        int64_t ih = o[1] * job->w.stride[1] - job->w.pad[1] + kh;
+        int64_t iw = o[2] * job->w.stride[2] - job->w.pad[2] + kw;
+        if (id < 0 || id >= job->w.in[0] || ih < 0 || ih >= job->w.in[1] || iw < 0 ||
+            iw >= job->w.in[2])
           continue;
-        double v = px[(id * job->in[1] + ih) * job->in[2] + iw];
+        double v = px[(id * job->w.in[1] + ih) * job->w.in[2] + iw];
         acc += job->type != DS_POOL_LP || job->p_value == 1 ? v
                : job->p_value == 2                          ? v * v
                                                             : v * v * v;
@@ -1336,8 +1209,8 @@ static double pool_any_sum(const PoolJob *job, const double *px, const int64_t *
   if (job->type == DS_POOL_AVG) {
     int64_t div = 1;
     for (int i = 0; i < 3; i++)
-      div *= pool_extent(o[i] * job->stride[i] - job->pad[i], job->kernel[i], job->in[i],
-                         job->pad_end[i], job->count_include_pad);
+      div *= pool_extent(o[i] * job->w.stride[i] - job->w.pad[i], job->w.kernel[i], job->w.in[i],
+                         job->w.pad_end[i], job->count_include_pad);
     return acc / (double)div;
   }
   if (job->type == DS_POOL_LP)
@@ -1350,12 +1223,12 @@ static void pool_any_planes(void *data, int64_t begin, int64_t end)
   const PoolAnyJob *any = data;
   const PoolJob *job = any->job;
   for (int64_t pl = begin; pl < end; pl++)
-    for (int64_t opos = 0; opos < job->out_plane; opos++) {
-      const int64_t o[3] = {opos / (job->out[1] * job->out[2]), opos / job->out[2] % job->out[1],
-                            opos % job->out[2]};
+    for (int64_t opos = 0; opos < job->w.out_plane; opos++) {
+      const int64_t o[3] = {opos / (job->w.out[1] * job->w.out[2]),
+                            opos / job->w.out[2] % job->w.out[1], opos % job->w.out[2]};
       if (job->type != DS_POOL_MAX) { /* float64 */
-        ((double *)any->y)[pl * job->out_plane + opos] =
-            pool_any_sum(job, (const double *)any->x + pl * job->in_plane, o);
+        ((double *)any->y)[pl * job->w.out_plane + opos] =
+            pool_any_sum(job, (const double *)any->x + pl * job->w.in_plane, o);
         continue;
       }
       switch (any->dtype) {
@@ -1396,54 +1269,33 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
   const bool f32 = all_f32(ctx->inputs, 1) && all_f32(ctx->outputs, 1);
   if (!f32 && (y->dtype != x->dtype || !pool_any_dtype(p->pool_type, x->dtype)))
     return DS_STATUS_UNSUPPORTED;
-  int nd = x->ndim, ns = nd - 2;
-  if (nd < 3 || nd > 5 || y->ndim != nd || (!p->global_pool && p->n_spatial != ns) ||
-      y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsGeomWindowAttrs attrs = {
+      .n_spatial = p->n_spatial, .kernel = p->kernel, .stride = p->stride, .dilate = p->dilate};
+  for (int s = 0; s < MIN(p->n_spatial, x->ndim - 2); s++)
+    ds_pool_axis_pads(p, s, x->shape[2 + s], &attrs.pad[s], &attrs.pad_end[s]);
   PoolJob job = {.x = x->data,
                  .y = y->data,
                  .type = p->pool_type,
                  .p_value = p->pool_type == DS_POOL_LP ? p->p_value : 1,
-                 .count_include_pad = p->count_include_pad,
-                 .in_plane = 1,
-                 .out_plane = 1};
-  for (int i = 0; i < 3; i++) {
-    int s = i - (3 - ns);
-    job.in[i] = s >= 0 ? x->shape[2 + s] : 1;
-    job.out[i] = s >= 0 ? y->shape[2 + s] : 1;
-    job.pad[i] = job.pad_end[i] = 0;
-    job.dilate[i] = 1;
-    if (p->global_pool) { /* the whole plane, stride 1, no padding */
-      job.kernel[i] = job.in[i];
-      job.stride[i] = 1;
-    } else {
-      job.kernel[i] = s >= 0 ? p->kernel[s] : 1;
-      job.stride[i] = s >= 0 ? p->stride[s] : 1;
-      if (s >= 0) {
-        job.dilate[i] = p->dilate[s];
-        ds_pool_axis_pads(p, s, job.in[i], &job.pad[i], &job.pad_end[i]);
-      }
-      job.dilated |= job.dilate[i] != 1;
-    }
-    job.in_plane *= job.in[i];
-    job.out_plane *= job.out[i];
-    if (p->global_pool && job.out[i] != 1)
-      return DS_STATUS_INVALID_ARGUMENT;
-  }
+                 .count_include_pad = p->count_include_pad};
+  if (!ds_geom_pool(x, y, &attrs, p->global_pool, &job.w))
+    return DS_STATUS_INVALID_ARGUMENT;
+  for (int i = 0; i < DS_GEOM_SPATIAL; i++)
+    job.dilated |= job.w.dilate[i] != 1;
   if (job.p_value < 1 || job.p_value > 3)
     return DS_STATUS_UNSUPPORTED;
   int64_t planes = x->shape[0] * x->shape[1];
   if (!f32) {
     PoolAnyJob any = {&job, x->dtype, x->data, y->data};
-    int64_t cost = job.out_plane * job.kernel[0] * job.kernel[1] * job.kernel[2];
-    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.in_plane)), pool_any_planes, &any);
+    int64_t cost = job.w.out_plane * job.w.kernel[0] * job.w.kernel[1] * job.w.kernel[2];
+    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.w.in_plane)), pool_any_planes, &any);
     return DS_STATUS_OK;
   }
   if (p->global_pool) {
-    ds_parallel_for(ctx->pool, planes, grain_for(job.in_plane), pool_global_planes, &job);
+    ds_parallel_for(ctx->pool, planes, grain_for(job.w.in_plane), pool_global_planes, &job);
   } else {
-    int64_t cost = job.out_plane * job.kernel[0] * job.kernel[1] * job.kernel[2];
-    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.in_plane)), pool_planes, &job);
+    int64_t cost = job.w.out_plane * job.w.kernel[0] * job.w.kernel[1] * job.w.kernel[2];
+    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.w.in_plane)), pool_planes, &job);
   }
   return DS_STATUS_OK;
 }
@@ -1578,15 +1430,12 @@ static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+  DsGeomAxis ax;
+  if (!ds_geom_axis_split(x, p->axis, p->trailing_axes, &ax) ||
+      !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
-  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 0, (float)p->temperature, log, NULL};
-  split_axis(x, axis, &job.outer, &job.len, &job.inner);
-  if (p->trailing_axes) { /* rows of every axis from `axis` on */
-    job.len *= job.inner;
-    job.inner = 1;
-  }
+  SoftmaxJob job = {x->data,  ctx->outputs[0].data,  ax.outer, ax.len,
+                    ax.inner, (float)p->temperature, log,      NULL};
   if (p->use_length) {
     job.length = &ctx->inputs[1];
     if (!index_dtype_ok(job.length->dtype))
@@ -1615,7 +1464,7 @@ static DsStatus softmax_output_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  if (x->ndim < 1 || !same_shape(x, &ctx->outputs[0]))
+  if (x->ndim < 1 || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   /* The label (input 1) only matters for the gradient. */
   SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 1, 1.0f, false, NULL};
@@ -1673,7 +1522,7 @@ static DsStatus dropout_run(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
-  if (!same_shape(x, y) || x->dtype != y->dtype)
+  if (!ds_geom_same_shape(x, y) || x->dtype != y->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
   if (y->data != x->data) {
     /* Large copies split across threads (a 384x384 attention map per head in BERT). */

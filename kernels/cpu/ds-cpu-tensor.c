@@ -14,6 +14,7 @@
 
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
+#include "ds-geometry-tensor.h"
 
 /* Element `i` of an integer-valued tensor as int64: exact for int64, truncating for floats
  * (MXNet's static_cast<int64_t>). */
@@ -22,16 +23,6 @@ static int64_t load_index(DsDType t, const void *base, int64_t i)
   if (t == DS_DTYPE_INT64)
     return ((const int64_t *)base)[i];
   return ds_cpu_saturate_i64(ds_cpu_load_f64(t, base, i));
-}
-
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d])
-      return false;
-  return true;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -152,20 +143,11 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
-  int64_t istride[DS_MAX_NDIM];
-  int64_t s = 1;
-  for (int k = nd - 1; k >= 0; k--) {
-    istride[k] = s;
-    s *= in->shape[k];
-  }
   DsCpuCopyPlan p = {
       .ndim = nd, .base = 0, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
-  for (int i = 0; i < nd; i++) {
-    if (out->shape[i] != in->shape[perm[i]])
-      return DS_STATUS_INVALID_ARGUMENT;
-    p.shape[i] = out->shape[i];
-    p.stride[i] = istride[perm[i]];
-  }
+  if (!ds_geom_permute(in, out, perm, p.stride))
+    return DS_STATUS_INVALID_ARGUMENT;
+  memcpy(p.shape, out->shape, sizeof(int64_t) * (size_t)nd);
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
   ds_cpu_copy_plan_collapse(&p);
@@ -210,21 +192,8 @@ static DsStatus k_transpose(const DsKernelCtx *ctx)
   int nd = in->ndim, perm[DS_MAX_NDIM];
   if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (prm->n_axes == 0) {
-    for (int i = 0; i < nd; i++)
-      perm[i] = nd - 1 - i;
-  } else {
-    if (prm->n_axes != nd)
-      return DS_STATUS_INVALID_ARGUMENT;
-    bool seen[DS_MAX_NDIM] = {false};
-    for (int i = 0; i < nd; i++) {
-      int64_t a = prm->axes[i] < 0 ? prm->axes[i] + nd : prm->axes[i];
-      if (a < 0 || a >= nd || seen[a])
-        return DS_STATUS_INVALID_ARGUMENT;
-      seen[a] = true;
-      perm[i] = (int)a;
-    }
-  }
+  if (!ds_geom_transpose_perm(prm->axes, prm->n_axes, nd, perm))
+    return DS_STATUS_INVALID_ARGUMENT;
   return permute(ctx, perm);
 }
 
@@ -237,14 +206,8 @@ static DsStatus k_swap_axis(const DsKernelCtx *ctx)
   int nd = in->ndim, perm[DS_MAX_NDIM];
   if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  int d1 = prm->dim1 < 0 ? prm->dim1 + nd : prm->dim1;
-  int d2 = prm->dim2 < 0 ? prm->dim2 + nd : prm->dim2;
-  if (d1 < 0 || d1 >= nd || d2 < 0 || d2 >= nd)
+  if (!ds_geom_swap_perm(prm->dim1, prm->dim2, nd, perm))
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int i = 0; i < nd; i++)
-    perm[i] = i;
-  perm[d1] = d2;
-  perm[d2] = d1;
   return permute(ctx, perm);
 }
 
@@ -279,21 +242,8 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
   if (prm == NULL || ctx->n_inputs < 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  int nd = out->ndim;
-  int axis = prm->dim < 0 ? prm->dim + nd : prm->dim;
-  if (axis < 0 || axis >= nd)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t total = 0;
-  for (int k = 0; k < ctx->n_inputs; k++) {
-    const DsTensor *t = &ctx->inputs[k];
-    if (t->ndim != nd || t->dtype != out->dtype)
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0; d < nd; d++)
-      if (d != axis && t->shape[d] != out->shape[d])
-        return DS_STATUS_INVALID_ARGUMENT;
-    total += t->shape[axis];
-  }
-  if (total != out->shape[axis])
+  int nd = out->ndim, axis;
+  if (!ds_geom_concat(ctx->inputs, ctx->n_inputs, out, prm->dim, &axis))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t outer = ds_shape_span(out->shape, 0, axis);
   int64_t trail = ds_shape_span(out->shape, axis + 1, nd);
@@ -495,28 +445,16 @@ static DsStatus k_slice_axis(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  int nd = in->ndim;
-  int axis = p->axis < 0 ? p->axis + nd : p->axis;
-  if (axis < 0 || axis >= nd || out->ndim != nd || out->dtype != in->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t len = in->shape[axis];
-  int64_t b = p->begin < 0 ? p->begin + len : p->begin;
-  int64_t e = !p->has_end ? len : (p->end < 0 ? p->end + len : p->end);
-  if (len == 0)
-    b = e = 0;
-  if (b < 0 || e > len || b > e || out->shape[axis] != e - b)
+  int nd = in->ndim, axis;
+  int64_t first;
+  if (out->dtype != in->dtype ||
+      !ds_geom_slice_axis(in, out, p->axis, p->begin, p->end, p->has_end, &axis, &first))
     return DS_STATUS_INVALID_ARGUMENT;
   DsCpuCopyPlan plan = {
       .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    if (d != axis && out->shape[d] != in->shape[d])
-      return DS_STATUS_INVALID_ARGUMENT;
-    plan.shape[d] = out->shape[d];
-    plan.stride[d] = s;
-    s *= in->shape[d];
-  }
-  plan.base = b * plan.stride[axis];
+  memcpy(plan.shape, out->shape, sizeof(int64_t) * (size_t)nd);
+  ds_geom_strides(in->shape, nd, plan.stride);
+  plan.base = first * plan.stride[axis];
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
   ds_cpu_copy_plan_run(&plan, ctx->pool);
@@ -600,25 +538,19 @@ static DsStatus k_take(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
-  int nd = data->ndim;
-  int axis = p->axis < 0 ? p->axis + nd : p->axis;
-  if (axis < 0 || axis >= nd || out->dtype != data->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(idx->dtype))
-    return DS_STATUS_UNSUPPORTED;
-  int64_t outer = ds_shape_span(data->shape, 0, axis);
-  int64_t trail = ds_shape_span(data->shape, axis + 1, nd);
-  int64_t K = ds_tensor_numel(idx);
-  if (ds_tensor_numel(out) != outer * K * trail || out->ndim != nd - 1 + idx->ndim)
-    return DS_STATUS_INVALID_ARGUMENT;
-  TakeJob job = {
-      data->data, idx, out->data, K, data->shape[axis], trail * (int64_t)ds_dtype_size(data->dtype),
-      p->mode,    0};
-  if (outer * K == 0)
-    return DS_STATUS_OK;
-  if (job.M == 0)
-    return DS_STATUS_OUT_OF_RANGE; /* nothing to take from, whatever the mode */
-  ds_parallel_for(ctx->pool, outer * K, MAX(1, DS_CPU_COPY_GRAIN / MAX(job.row_bytes, 1)),
+  DsGeomTake g;
+  DsStatus st = ds_geom_take(data, idx, out, p->axis, &g);
+  if (st != DS_STATUS_OK || g.outer * g.k == 0)
+    return st;
+  TakeJob job = {.data = data->data,
+                 .idx = idx,
+                 .out = out->data,
+                 .K = g.k,
+                 .M = g.m,
+                 .row_bytes = g.trail * (int64_t)ds_dtype_size(data->dtype),
+                 .mode = p->mode,
+                 .out_of_range = 0};
+  ds_parallel_for(ctx->pool, g.outer * g.k, MAX(1, DS_CPU_COPY_GRAIN / MAX(job.row_bytes, 1)),
                   take_worker, &job);
   return atomic_load(&job.out_of_range) ? DS_STATUS_OUT_OF_RANGE : DS_STATUS_OK;
 }
@@ -1239,7 +1171,8 @@ static DsStatus k_cumsum(const DsKernelCtx *ctx)
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int64_t axis;
-  if (!load_scalar_param(&ctx->inputs[1], &axis) || in->dtype != out->dtype || !same_shape(in, out))
+  if (!load_scalar_param(&ctx->inputs[1], &axis) || in->dtype != out->dtype ||
+      !ds_geom_same_shape(in, out))
     return DS_STATUS_INVALID_ARGUMENT;
   if (axis < -in->ndim || axis >= in->ndim)
     return DS_STATUS_OUT_OF_RANGE;
@@ -1334,7 +1267,7 @@ static DsStatus k_trilu(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   int64_t k;
   if (in->ndim < 2 || !load_scalar_param(&ctx->inputs[1], &k) || in->dtype != out->dtype ||
-      !same_shape(in, out) || in->data == out->data)
+      !ds_geom_same_shape(in, out) || in->data == out->data)
     return DS_STATUS_INVALID_ARGUMENT;
   TriJob job = {.in = in->data, .out = out->data, .es = ds_dtype_size(in->dtype),
                 .rows = in->shape[in->ndim - 2], .cols = in->shape[in->ndim - 1],
@@ -1352,7 +1285,7 @@ static DsStatus k_full_like(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  if (!same_shape(&ctx->inputs[0], out))
+  if (!ds_geom_same_shape(&ctx->inputs[0], out))
     return DS_STATUS_INVALID_ARGUMENT;
   return fill_output(ctx, out, p->fill_value);
 }
@@ -1364,7 +1297,7 @@ static DsStatus k_eye_like(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (in->ndim != 2 || !same_shape(in, out))
+  if (in->ndim != 2 || !ds_geom_same_shape(in, out))
     return DS_STATUS_INVALID_ARGUMENT;
   if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -1473,7 +1406,8 @@ static DsStatus k_sequence_reverse(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (in->ndim < 2 || in->dtype != out->dtype || !same_shape(in, out) || in->data == out->data)
+  if (in->ndim < 2 || in->dtype != out->dtype || !ds_geom_same_shape(in, out) ||
+      in->data == out->data)
     return DS_STATUS_INVALID_ARGUMENT;
   SeqRevJob job = {in->data, out->data, 0, in->shape[0], in->shape[1], NULL};
   job.row_bytes = (size_t)ds_shape_span(in->shape, 2, in->ndim) * ds_dtype_size(in->dtype);

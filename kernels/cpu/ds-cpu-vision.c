@@ -1023,7 +1023,7 @@ static DsStatus dynamic_resize_run(const DsKernelCtx *ctx)
       dims[d] = (int64_t)size;
     }
   }
-  st = ds_cpu_prepare_output(ctx, 0, in->dtype, nd, dims);
+  st = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, dims);
   if (st != DS_STATUS_OK)
     return st;
   return resize_run(ctx, p, &ctx->outputs[0], p->use_sizes ? NULL : target, crop ? roi : NULL);
@@ -1150,7 +1150,7 @@ static DsStatus nms_run(const DsKernelCtx *ctx)
     }
   }
   int64_t shape[2] = {n_chosen, 3};
-  DsStatus st = ds_cpu_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
+  DsStatus st = ds_kernel_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
   if (st != DS_STATUS_OK)
     return st;
   int64_t *out = ctx->outputs[0].data;

@@ -3,8 +3,9 @@
  * Covers the unary math, the scalar ops, the binary and broadcast ops, where, _npi_where,
  * add_n, the copies and fills, NumPy's float predicates, and the elementwise layers of the nn
  * family (Activation, LeakyReLU, Dropout at inference). Each kernel checks its tensors, plans
- * any broadcast (DsCudaBcast: the same dim collapsing as ds-cpu-elemwise.c's) and calls a
- * launcher of ds-cuda-elemwise.cu on ds_cuda_stream(). The semantics are the CPU kernels'
+ * any broadcast (DsCudaBcast, from the collapsed plan both backends make: ds_geom_broadcast in
+ * kernels/common/ds-geometry-tensor.h) and calls a launcher of ds-cuda-elemwise.cu on
+ * ds_cuda_stream(). The semantics are the CPU kernels'
  * (ds-cpu-elemwise.c, ds-cpu-nn.c); the dtypes are fewer: float32 throughout, float64 where the
  * same templates give it for free, integers and bool for the comparisons, logical ops and data
  * movement. Each op's supports() says exactly which, so placement keeps the rest on the CPU.
@@ -14,8 +15,11 @@
 
 #include "ds-cuda-elemwise-launch.h"
 #include "ds-cuda.h"
+#include "ds-geometry-tensor.h"
 
 _Static_assert(DS_CUDA_MAX_DIMS == DS_MAX_NDIM, "broadcast plans must hold any tensor's dims");
+_Static_assert(sizeof(((DsCudaBcast *)0)->stride) == sizeof(((DsGeomBcast *)0)->stride),
+               "a DsCudaBcast holds a DsGeomBcast's strides");
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared checks */
@@ -29,16 +33,6 @@ static bool is_float_dtype(DsDType t)
 static bool computable(DsDType t)
 {
   return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
-}
-
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
 }
 
 /* Queues a device-to-device copy (nothing when the planner aliased the buffers). */
@@ -66,52 +60,17 @@ static DsStatus fill_value(void *out, DsDType t, int64_t n, double value)
 /* ------------------------------------------------------------------------------------------ */
 /* Broadcast plans */
 
-/* The plan for `out` from `k` (2 or 3) operands broadcasting to it (right-aligned, size-1 dims
- * stretching); false if they do not. Size-1 output dims go and neighbours every operand walks
- * alike merge, so same-shape operands become one dim of stride 1 and a scalar one of stride 0:
- * the kernels then do no division per element. */
+/* The plan for `out` from `k` (2 or 3) operands broadcasting to it, as the device reads it;
+ * false if they do not broadcast. */
 static bool plan_build(const DsTensor *const *ops, int k, const DsTensor *out, DsCudaBcast *p)
 {
-  int nd = out->ndim;
-  int64_t shape[DS_MAX_NDIM], st[3][DS_MAX_NDIM], stride[3] = {1, 1, 1};
+  DsGeomBcast g;
+  if (!ds_geom_broadcast(ops, k, out, &g))
+    return false;
   memset(p, 0, sizeof *p);
-  for (int j = 0; j < k; j++)
-    if (ops[j]->ndim > nd)
-      return false;
-  for (int i = nd - 1; i >= 0; i--) {
-    shape[i] = out->shape[i];
-    for (int j = 0; j < k; j++) {
-      int ij = i - (nd - ops[j]->ndim);
-      int64_t d = ij >= 0 ? ops[j]->shape[ij] : 1;
-      if (d != shape[i] && d != 1)
-        return false;
-      st[j][i] = d == 1 ? 0 : stride[j];
-      stride[j] *= d;
-    }
-  }
-  int n = 0;
-  for (int i = 0; i < nd; i++) {
-    if (shape[i] == 1)
-      continue;
-    bool merge = n > 0;
-    for (int j = 0; j < k && merge; j++)
-      merge = p->stride[j][n - 1] == st[j][i] * shape[i];
-    if (merge) {
-      p->shape[n - 1] *= shape[i];
-      for (int j = 0; j < k; j++)
-        p->stride[j][n - 1] = st[j][i];
-      continue;
-    }
-    p->shape[n] = shape[i];
-    for (int j = 0; j < k; j++)
-      p->stride[j][n] = st[j][i];
-    n++;
-  }
-  if (n == 0) {
-    p->shape[0] = 1;
-    n = 1;
-  }
-  p->ndim = n;
+  p->ndim = g.ndim;
+  memcpy(p->shape, g.shape, sizeof p->shape);
+  memcpy(p->stride, g.stride, sizeof p->stride);
   return true;
 }
 
@@ -325,14 +284,14 @@ static DsStatus run_fill_like(const DsKernelCtx *ctx, double value)
   return fill_value(out->data, out->dtype, ds_tensor_numel(out), value);
 }
 
-static DsStatus k_zeros_like(const DsKernelCtx *ctx)
-{
-  return run_fill_like(ctx, 0.0);
-}
-static DsStatus k_ones_like(const DsKernelCtx *ctx)
-{
-  return run_fill_like(ctx, 1.0);
-}
+#define FILL_LIKE_KERNEL(NAME, VALUE)                                                              \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_fill_like(ctx, VALUE);                                                              \
+  }
+FILL_LIKE_KERNEL(k_zeros_like, 0.0)
+FILL_LIKE_KERNEL(k_ones_like, 1.0)
+#undef FILL_LIKE_KERNEL
 
 /* _npi_isnan and friends: bool results, false for every integer. */
 static DsStatus run_predicate(const DsKernelCtx *ctx, int pred)
@@ -354,22 +313,16 @@ static DsStatus run_predicate(const DsKernelCtx *ctx, int pred)
       ds_cuda_launch_predicate(pred, in->dtype, in->data, out->data, n, ds_cuda_stream()));
 }
 
-static DsStatus k_isnan(const DsKernelCtx *ctx)
-{
-  return run_predicate(ctx, DS_CUDA_PRED_NAN);
-}
-static DsStatus k_isinf(const DsKernelCtx *ctx)
-{
-  return run_predicate(ctx, DS_CUDA_PRED_INF);
-}
-static DsStatus k_isposinf(const DsKernelCtx *ctx)
-{
-  return run_predicate(ctx, DS_CUDA_PRED_POSINF);
-}
-static DsStatus k_isneginf(const DsKernelCtx *ctx)
-{
-  return run_predicate(ctx, DS_CUDA_PRED_NEGINF);
-}
+#define PREDICATE_KERNEL(NAME, PRED)                                                               \
+  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+  {                                                                                                \
+    return run_predicate(ctx, PRED);                                                               \
+  }
+PREDICATE_KERNEL(k_isnan, DS_CUDA_PRED_NAN)
+PREDICATE_KERNEL(k_isinf, DS_CUDA_PRED_INF)
+PREDICATE_KERNEL(k_isposinf, DS_CUDA_PRED_POSINF)
+PREDICATE_KERNEL(k_isneginf, DS_CUDA_PRED_NEGINF)
+#undef PREDICATE_KERNEL
 
 static bool dropout_mask_dtype_ok(DsDType t)
 {
@@ -387,7 +340,7 @@ static DsStatus k_dropout(const DsKernelCtx *ctx)
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
-  if (!same_shape(x, y) || x->dtype != y->dtype)
+  if (!ds_geom_same_shape(x, y) || x->dtype != y->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
   if (ctx->n_outputs >= 2 && !dropout_mask_dtype_ok(ctx->outputs[1].dtype))
     return DS_STATUS_UNSUPPORTED;

@@ -1,9 +1,10 @@
 /* ds-cuda-nn.c: CUDA kernels of the neural-network family: FullyConnected, dot, batch_dot,
  * _npi_matmul and Convolution through cuBLAS, Pooling, and Embedding.
  *
- * Each kernel checks shapes and attributes as its CPU twin (kernels/cpu/ds-cpu-nn.c,
- * ds-cpu-conv.c) does, so both backends accept and refuse the same nodes. The products keep
- * cuBLAS's default math mode (full FP32, no TF32) so results agree with the CPU to rounding.
+ * Shapes and attributes are checked by the geometry both backends share
+ * (kernels/common/ds-geometry-nn.h), so the CPU and CUDA kernels accept and refuse the same
+ * nodes. The products keep cuBLAS's default math mode (full FP32, no TF32) so results agree
+ * with the CPU to rounding.
  *
  * cuBLAS is column-major and our tensors row-major. A row-major matrix read column-major is
  * its transpose, so row-major C = op(A) op(B) is computed as column-major
@@ -17,6 +18,9 @@
 
 #include "ds-cuda-nn-launch.h"
 #include "ds-cuda.h"
+#include "ds-geometry-nn.h"
+
+_Static_assert(DS_GEOM_SPATIAL == 3, "DsCudaIm2col and DsCudaPool hold three spatial dims");
 
 static bool all_f32(const DsTensor *t, int n)
 {
@@ -24,6 +28,16 @@ static bool all_f32(const DsTensor *t, int n)
     if (t[i].dtype != DS_DTYPE_FLOAT32)
       return false;
   return true;
+}
+
+/* The float32 kernels' first check: at least n_in inputs and one output, all float32. */
+static DsStatus check_f32(const DsKernelCtx *ctx, int n_in)
+{
+  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  return DS_STATUS_OK;
 }
 
 /* ---- GEMM ---------------------------------------------------------------------------------- */
@@ -86,40 +100,24 @@ static DsStatus add_bias(float *y, const float *bias, int64_t total, int64_t cha
 
 /* ---- FullyConnected, dot, batch_dot ----------------------------------------------------- */
 
-/* FullyConnected's rows and input features for these shapes; false if they do not agree. */
-static bool fully_connected_dims(const DsFullyConnectedParam *p, const DsTensor *x,
-                                 const DsTensor *w, int64_t *rows, int64_t *in_features)
-{
-  if (p->num_hidden <= 0)
-    return false;
-  *rows = p->flatten ? (x->ndim > 0 ? x->shape[0] : 1)
-                     : ds_shape_span(x->shape, 0, x->ndim > 0 ? x->ndim - 1 : 0);
-  *in_features = ds_tensor_numel(w) / p->num_hidden;
-  return ds_tensor_numel(w) == p->num_hidden * *in_features &&
-         ds_tensor_numel(x) == *rows * *in_features;
-}
-
 /* Y (rows x hidden) = X (rows x in) * W^T (W is hidden x in), plus the bias per column. */
 static DsStatus fully_connected_run(const DsKernelCtx *ctx)
 {
   const DsFullyConnectedParam *p = ctx->param;
-  int n_in = p->no_bias ? 2 : 3;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
-    return DS_STATUS_UNSUPPORTED;
-  const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
-  DsTensor *y = &ctx->outputs[0];
-  int64_t hidden = p->num_hidden, rows, in_features;
-  if (!fully_connected_dims(p, x, w, &rows, &in_features) ||
-      ds_tensor_numel(y) != rows * hidden ||
-      (!p->no_bias && ds_tensor_numel(&ctx->inputs[2]) != hidden))
-    return DS_STATUS_INVALID_ARGUMENT;
-  DsStatus st = gemm(DS_DTYPE_FLOAT32, false, true, rows, hidden, in_features, x->data,
-                     in_features, 0, w->data, in_features, 0, y->data, 0, 1);
-  if (st != DS_STATUS_OK || p->no_bias)
+  DsStatus st = check_f32(ctx, p->no_bias ? 2 : 3);
+  if (st != DS_STATUS_OK)
     return st;
-  return add_bias(y->data, ctx->inputs[2].data, rows * hidden, hidden, 1);
+  const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
+  const DsTensor *bias = p->no_bias ? NULL : &ctx->inputs[2];
+  DsTensor *y = &ctx->outputs[0];
+  DsGeomGemm g;
+  if (!ds_geom_fully_connected(x, w, bias, y, p->num_hidden, p->flatten, &g))
+    return DS_STATUS_INVALID_ARGUMENT;
+  st = gemm(DS_DTYPE_FLOAT32, false, true, g.m, g.n, g.k, x->data, g.lda, 0, w->data, g.ldb, 0,
+            y->data, 0, 1);
+  if (st != DS_STATUS_OK || bias == NULL)
+    return st;
+  return add_bias(y->data, bias->data, g.m * g.n, g.n, 1);
 }
 
 /* Both operands and the output are float32, or all float64. */
@@ -129,8 +127,7 @@ static bool gemm_dtypes(const DsTensor *a, const DsTensor *b, const DsTensor *y)
          y->dtype == a->dtype;
 }
 
-/* MXNet's dot flattens: lhs to (prod(shape[:-1]), shape[-1]) or, transposed, contracts its
- * first dim; rhs contracts its first dim or, transposed, its last. */
+/* MXNet's dot (ds_geom_dot): one product of the flattened operands. */
 static DsStatus dot_run(const DsKernelCtx *ctx)
 {
   const DsDotParam *p = ctx->param;
@@ -139,24 +136,11 @@ static DsStatus dot_run(const DsKernelCtx *ctx)
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   if (!gemm_dtypes(a, b, &ctx->outputs[0]))
     return DS_STATUS_UNSUPPORTED;
-  if (a->ndim < 1 || b->ndim < 1)
+  DsGeomGemm g;
+  if (!ds_geom_dot(a, b, &ctx->outputs[0], p->transpose_a, p->transpose_b, &g))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t na = ds_tensor_numel(a), nb = ds_tensor_numel(b);
-  int64_t k = p->transpose_a ? a->shape[0] : a->shape[a->ndim - 1];
-  int64_t k2 = p->transpose_b ? b->shape[b->ndim - 1] : b->shape[0];
-  if (k != k2)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t m = k > 0 ? na / k : 0, n = k2 > 0 ? nb / k2 : 0;
-  if (k == 0) {
-    m = p->transpose_a ? ds_shape_span(a->shape, 1, a->ndim)
-                       : ds_shape_span(a->shape, 0, a->ndim - 1);
-    n = p->transpose_b ? ds_shape_span(b->shape, 0, b->ndim - 1)
-                       : ds_shape_span(b->shape, 1, b->ndim);
-  }
-  if (ds_tensor_numel(&ctx->outputs[0]) != m * n)
-    return DS_STATUS_INVALID_ARGUMENT;
-  return gemm(a->dtype, p->transpose_a, p->transpose_b, m, n, k, a->data, p->transpose_a ? m : k,
-              0, b->data, p->transpose_b ? k : n, 0, ctx->outputs[0].data, 0, 1);
+  return gemm(a->dtype, p->transpose_a, p->transpose_b, g.m, g.n, g.k, a->data, g.lda, 0, b->data,
+              g.ldb, 0, ctx->outputs[0].data, 0, 1);
 }
 
 /* One strided-batched GEMM over the leading dims. */
@@ -169,87 +153,18 @@ static DsStatus batch_dot_run(const DsKernelCtx *ctx)
   DsTensor *y = &ctx->outputs[0];
   if (!gemm_dtypes(a, b, y))
     return DS_STATUS_UNSUPPORTED;
-  int nd = a->ndim;
-  if (nd < 3 || b->ndim != nd || y->ndim != nd)
+  DsGeomGemm g;
+  if (!ds_geom_batch_dot(a, b, y, p->transpose_a, p->transpose_b, &g))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t batch = ds_shape_span(a->shape, 0, nd - 2);
-  if (ds_shape_span(b->shape, 0, nd - 2) != batch)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t ar = a->shape[nd - 2], ac = a->shape[nd - 1];
-  int64_t br = b->shape[nd - 2], bc = b->shape[nd - 1];
-  int64_t m = p->transpose_a ? ac : ar, k = p->transpose_a ? ar : ac;
-  int64_t n = p->transpose_b ? br : bc, k2 = p->transpose_b ? bc : br;
-  if (k != k2 || y->shape[nd - 2] != m || y->shape[nd - 1] != n)
-    return DS_STATUS_INVALID_ARGUMENT;
-  return gemm(a->dtype, p->transpose_a, p->transpose_b, m, n, k, a->data, ac, ar * ac, b->data, bc,
-              br * bc, y->data, m * n, batch);
+  return gemm(a->dtype, p->transpose_a, p->transpose_b, g.m, g.n, g.k, a->data, g.lda, g.a_stride,
+              b->data, g.ldb, g.b_stride, y->data, g.m * g.n, g.count);
 }
 
 /* ---- _npi_matmul ------------------------------------------------------------------------- */
 
-/* The products of a matmul (as the CPU's MatmulGeom): `count` of (m x k) * (k x n), the
- * output's batch dims broadcasting the operands' (a_step/b_step: each operand's matrix stride
- * per output batch dim, 0 where it has size 1 there or lacks the dim). */
-typedef struct {
-  int64_t m, n, k;
-  int nb;
-  int64_t batch[DS_MAX_NDIM];
-  int64_t a_step[DS_MAX_NDIM], b_step[DS_MAX_NDIM];
-  int64_t count;
-  bool one_gemm; /* b has one matrix and a one per output: a single (count*m x k) product */
-} MatmulGeom;
-
-/* Matrix strides of an operand's batch dims, right-aligned to the output's `nb` batch dims;
- * false if a dim neither matches nor broadcasts. */
-static bool matmul_steps(const DsTensor *t, int mat_dims, int nb, const int64_t *batch,
-                         int64_t *steps)
-{
-  int tb = t->ndim - mat_dims;
-  int64_t stride = 1;
-  for (int i = nb - 1; i >= 0; i--) {
-    int j = i - (nb - tb);
-    int64_t d = j >= 0 ? t->shape[j] : 1;
-    if (d != batch[i] && d != 1)
-      return false;
-    steps[i] = d == 1 ? 0 : stride;
-    stride *= d;
-  }
-  return true;
-}
-
-static bool matmul_geom(const DsTensor *a, const DsTensor *b, const DsTensor *y, MatmulGeom *g)
-{
-  if (a->ndim < 1 || b->ndim < 1)
-    return false;
-  const int am = a->ndim > 1 ? 2 : 1, bm = b->ndim > 1 ? 2 : 1;
-  g->m = a->ndim > 1 ? a->shape[a->ndim - 2] : 1;
-  g->k = a->shape[a->ndim - 1];
-  g->n = b->ndim > 1 ? b->shape[b->ndim - 1] : 1;
-  if ((b->ndim > 1 ? b->shape[b->ndim - 2] : b->shape[0]) != g->k)
-    return false;
-  g->nb = MAX(a->ndim - am, b->ndim - bm);
-  int want = g->nb + (a->ndim > 1) + (b->ndim > 1);
-  if (y->ndim != want)
-    return false;
-  g->count = 1;
-  for (int i = 0; i < g->nb; i++) {
-    g->batch[i] = y->shape[i];
-    g->count *= g->batch[i];
-  }
-  if ((a->ndim > 1 && y->shape[g->nb] != g->m) || (b->ndim > 1 && y->shape[want - 1] != g->n))
-    return false;
-  if (!matmul_steps(a, am, g->nb, g->batch, g->a_step) ||
-      !matmul_steps(b, bm, g->nb, g->batch, g->b_step))
-    return false;
-  int64_t a_mats = ds_shape_span(a->shape, 0, a->ndim - am);
-  int64_t b_mats = ds_shape_span(b->shape, 0, b->ndim - bm);
-  g->one_gemm = b_mats == 1 && a_mats == g->count;
-  return true;
-}
-
 /* Whether batch dims [from, nb) index an operand linearly, matrix `unit` * i for the i-th
  * product among them (unit 1, or 0 where they all broadcast); size-1 dims never matter. */
-static bool matmul_linear(const MatmulGeom *g, const int64_t *steps, int from, int64_t *unit)
+static bool matmul_linear(const DsGeomMatmul *g, const int64_t *steps, int from, int64_t *unit)
 {
   *unit = -1;
   int64_t span = 1;
@@ -267,18 +182,6 @@ static bool matmul_linear(const MatmulGeom *g, const int64_t *steps, int from, i
   return true;
 }
 
-/* Matrix offsets of product i's operands. */
-static void matmul_offsets(const MatmulGeom *g, int64_t i, int64_t *a_mat, int64_t *b_mat)
-{
-  *a_mat = *b_mat = 0;
-  for (int d = g->nb - 1; d >= 0; d--) {
-    int64_t idx = i % g->batch[d];
-    i /= g->batch[d];
-    *a_mat += idx * g->a_step[d];
-    *b_mat += idx * g->b_step[d];
-  }
-}
-
 /* The innermost batch dims over which both operands advance linearly run as one strided
  * batched GEMM; the outer ones (where broadcasting breaks the pattern) loop. */
 static DsStatus matmul_run(const DsKernelCtx *ctx)
@@ -289,8 +192,8 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
   DsTensor *y = &ctx->outputs[0];
   if (!gemm_dtypes(a, b, y))
     return DS_STATUS_UNSUPPORTED;
-  MatmulGeom g;
-  if (!matmul_geom(a, b, y, &g))
+  DsGeomMatmul g;
+  if (!ds_geom_matmul(a, b, y, &g))
     return DS_STATUS_INVALID_ARGUMENT;
   const DsDType t = a->dtype;
   /* A batch against one matrix (the dense layers of a transformer) is one GEMM over every
@@ -314,7 +217,7 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
   const size_t es = ds_dtype_size(t);
   for (int64_t o = 0; o < outer; o++) {
     int64_t am, bm;
-    matmul_offsets(&g, o * inner, &am, &bm);
+    ds_geom_matmul_offsets(&g, o * inner, &am, &bm);
     const char *pa = (const char *)a->data + (size_t)(am * a_mat) * es;
     const char *pb = (const char *)b->data + (size_t)(bm * b_mat) * es;
     char *py = (char *)y->data + (size_t)(o * inner * y_mat) * es;
@@ -331,62 +234,26 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
 /* Workspace cap for the unrolled images: more images per im2col means fewer, larger GEMMs. */
 #define CONV_COL_BYTES ((int64_t)64 << 20)
 
-typedef struct {
-  int64_t batch, channels, filters, groups;
-  int64_t in[3], out[3], kernel[3], stride[3], dilate[3], pad[3], pad_end[3];
-  int64_t in_plane, out_plane, kvol;
-  bool direct; /* 1x1, stride 1, no padding: the input is the GEMM operand */
-} ConvGeom;
-
-/* The CPU's conv_geom: spatial dims normalised to three, output sizes checked. */
+/* The geometry both backends check (ds_geom_conv), the padding resolved from the attributes
+ * for this input. */
 static bool conv_geom(const DsConvolutionParam *p, const DsTensor *data, const DsTensor *out,
-                      ConvGeom *g)
+                      DsGeomWindow *g)
 {
-  int ns = p->n_spatial;
-  if (ns < 1 || ns > 3 || data->ndim != ns + 2 || out->ndim != ns + 2)
-    return false;
-  g->batch = data->shape[0];
-  g->channels = data->shape[1];
-  g->filters = out->shape[1];
-  g->groups = p->num_group;
-  if (p->num_filter != 0 && g->filters != p->num_filter)
-    return false;
-  if (g->groups < 1 || g->channels % g->groups != 0 || g->filters % g->groups != 0 ||
-      out->shape[0] != g->batch)
-    return false;
-  g->in_plane = g->out_plane = g->kvol = 1;
-  g->direct = true;
-  for (int i = 0; i < 3; i++) {
-    int s = i - (3 - ns); /* index into the attribute tuples, < 0 for a prepended dim */
-    g->in[i] = s >= 0 ? data->shape[2 + s] : 1;
-    g->out[i] = s >= 0 ? out->shape[2 + s] : 1;
-    g->kernel[i] = s >= 0 ? p->kernel[s] : 1;
-    g->stride[i] = s >= 0 ? p->stride[s] : 1;
-    g->dilate[i] = s >= 0 ? p->dilate[s] : 1;
-    g->pad[i] = g->pad_end[i] = 0;
-    if (s >= 0)
-      ds_conv_axis_pads(p, s, g->in[i], &g->pad[i], &g->pad_end[i]);
-    int64_t dk = g->dilate[i] * (g->kernel[i] - 1) + 1;
-    int64_t padded = g->in[i] + g->pad[i] + g->pad_end[i];
-    if (g->stride[i] < 1 || padded < dk || g->out[i] != (padded - dk) / g->stride[i] + 1)
-      return false;
-    g->in_plane *= g->in[i];
-    g->out_plane *= g->out[i];
-    g->kvol *= g->kernel[i];
-    if (g->kernel[i] != 1 || g->stride[i] != 1 || g->pad[i] != 0 || g->pad_end[i] != 0)
-      g->direct = false;
-  }
-  return true;
+  DsGeomWindowAttrs attrs = {
+      .n_spatial = p->n_spatial, .kernel = p->kernel, .stride = p->stride, .dilate = p->dilate};
+  for (int s = 0; s < MIN(p->n_spatial, data->ndim - 2); s++)
+    ds_conv_axis_pads(p, s, data->shape[2 + s], &attrs.pad[s], &attrs.pad_end[s]);
+  return ds_geom_conv(data, out, &attrs, p->num_filter, p->num_group, g);
 }
 
 /* Floats of one image's column matrix: every channel's taps by every output position. */
-static int64_t conv_col_floats(const ConvGeom *g)
+static int64_t conv_col_floats(const DsGeomWindow *g)
 {
   return g->channels * g->kvol * g->out_plane;
 }
 
 /* Images unrolled per im2col launch. */
-static int64_t conv_chunk(const ConvGeom *g)
+static int64_t conv_chunk(const DsGeomWindow *g)
 {
   int64_t per_image = conv_col_floats(g) * (int64_t)sizeof(float);
   int64_t imgs = per_image > 0 ? CONV_COL_BYTES / per_image : g->batch;
@@ -396,7 +263,7 @@ static int64_t conv_chunk(const ConvGeom *g)
 static size_t conv_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                              const DsTensor *outputs, int n_outputs)
 {
-  ConvGeom g;
+  DsGeomWindow g;
   if (n_inputs < 2 || n_outputs < 1 || !conv_geom(param, &inputs[0], &outputs[0], &g) ||
       g.batch == 0 || g.direct)
     return 0;
@@ -407,7 +274,7 @@ static size_t conv_workspace(const void *param, const DsTensor *inputs, int n_in
  * outputs y: per group, W_g (fg x k) times the group's k rows of each column matrix. The
  * batch runs over images, or over groups when there are more groups than images
  * (depthwise layers). */
-static DsStatus conv_gemms(const ConvGeom *g, const float *w, const float *col, float *y,
+static DsStatus conv_gemms(const DsGeomWindow *g, const float *w, const float *col, float *y,
                            int64_t images)
 {
   const int64_t cg = g->channels / g->groups, fg = g->filters / g->groups;
@@ -435,19 +302,14 @@ static DsStatus conv_gemms(const ConvGeom *g, const float *w, const float *col, 
 static DsStatus conv_run(const DsKernelCtx *ctx)
 {
   const DsConvolutionParam *p = ctx->param;
-  int n_in = p->no_bias ? 2 : 3;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
-    return DS_STATUS_UNSUPPORTED;
+  DsStatus st = check_f32(ctx, p->no_bias ? 2 : 3);
+  if (st != DS_STATUS_OK)
+    return st;
   const DsTensor *data = &ctx->inputs[0], *weight = &ctx->inputs[1];
   const DsTensor *bias = p->no_bias ? NULL : &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
-  ConvGeom g;
-  if (!conv_geom(p, data, out, &g))
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (ds_tensor_numel(weight) != g.filters * (g.channels / g.groups) * g.kvol ||
-      (bias != NULL && ds_tensor_numel(bias) != g.filters))
+  DsGeomWindow g;
+  if (!conv_geom(p, data, out, &g) || !ds_geom_conv_weights(&g, weight, bias))
     return DS_STATUS_INVALID_ARGUMENT;
   size_t ws = conv_workspace(p, ctx->inputs, ctx->n_inputs, ctx->outputs, ctx->n_outputs);
   if (ws > 0 && ctx->workspace == NULL)
@@ -471,13 +333,13 @@ static DsStatus conv_run(const DsKernelCtx *ctx)
     const float *src = x + img0 * g.channels * g.in_plane;
     const float *col = src; /* direct: each image's channels are its column matrix */
     if (!g.direct) {
-      DsStatus st = ds_cuda_status(
+      st = ds_cuda_status(
           ds_cuda_launch_im2col(src, ctx->workspace, images, &geom, ds_cuda_stream()));
       if (st != DS_STATUS_OK)
         return st;
       col = ctx->workspace;
     }
-    DsStatus st = conv_gemms(&g, w, col, y + img0 * g.filters * g.out_plane, images);
+    st = conv_gemms(&g, w, col, y + img0 * g.filters * g.out_plane, images);
     if (st != DS_STATUS_OK)
       return st;
   }
@@ -499,47 +361,35 @@ static DsCudaPoolType pool_type(DsPoolType t)
                                                                 : DS_CUDA_POOL_SUM;
 }
 
-/* The CPU's pooling geometry: spatial dims normalised to three; global pooling takes each
- * whole plane with stride 1 and no padding. */
+/* The geometry both backends check (ds_geom_pool), handed to the device as a DsCudaPool. */
 static DsStatus pooling_run(const DsKernelCtx *ctx)
 {
   const DsPoolingParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus st = check_f32(ctx, 1);
+  if (st != DS_STATUS_OK)
+    return st;
+  if (!pool_type_supported(p->pool_type))
+    return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
-  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1) || !pool_type_supported(p->pool_type))
-    return DS_STATUS_UNSUPPORTED;
-  int nd = x->ndim, ns = nd - 2;
-  if (nd < 3 || nd > 5 || y->ndim != nd || (!p->global_pool && p->n_spatial != ns) ||
-      y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
+  DsGeomWindowAttrs attrs = {
+      .n_spatial = p->n_spatial, .kernel = p->kernel, .stride = p->stride, .dilate = p->dilate};
+  for (int s = 0; s < MIN(p->n_spatial, x->ndim - 2); s++)
+    ds_pool_axis_pads(p, s, x->shape[2 + s], &attrs.pad[s], &attrs.pad_end[s]);
+  DsGeomWindow w;
+  if (!ds_geom_pool(x, y, &attrs, p->global_pool, &w))
     return DS_STATUS_INVALID_ARGUMENT;
   DsCudaPool g = {.type = pool_type(p->pool_type), .count_include_pad = p->count_include_pad};
-  int64_t in_plane = 1;
-  for (int i = 0; i < 3; i++) {
-    int s = i - (3 - ns);
-    g.in[i] = s >= 0 ? x->shape[2 + s] : 1;
-    g.out[i] = s >= 0 ? y->shape[2 + s] : 1;
-    g.pad[i] = g.pad_end[i] = 0;
-    g.dilate[i] = 1;
-    if (p->global_pool) {
-      g.kernel[i] = g.in[i];
-      g.stride[i] = 1;
-      if (g.out[i] != 1)
-        return DS_STATUS_INVALID_ARGUMENT;
-    } else {
-      g.kernel[i] = s >= 0 ? p->kernel[s] : 1;
-      g.stride[i] = s >= 0 ? p->stride[s] : 1;
-      if (s >= 0) {
-        g.dilate[i] = p->dilate[s];
-        ds_pool_axis_pads(p, s, g.in[i], &g.pad[i], &g.pad_end[i]);
-      }
-    }
-    in_plane *= g.in[i];
-  }
-  const int64_t planes = x->shape[0] * x->shape[1];
+  memcpy(g.in, w.in, sizeof g.in);
+  memcpy(g.out, w.out, sizeof g.out);
+  memcpy(g.kernel, w.kernel, sizeof g.kernel);
+  memcpy(g.stride, w.stride, sizeof g.stride);
+  memcpy(g.pad, w.pad, sizeof g.pad);
+  memcpy(g.pad_end, w.pad_end, sizeof g.pad_end);
+  memcpy(g.dilate, w.dilate, sizeof g.dilate);
+  const int64_t planes = w.batch * w.channels;
   cudaError_t err = p->global_pool
-                        ? ds_cuda_launch_global_pool(x->data, y->data, planes, in_plane, g.type,
+                        ? ds_cuda_launch_global_pool(x->data, y->data, planes, w.in_plane, g.type,
                                                      ds_cuda_stream())
                         : ds_cuda_launch_pool(x->data, y->data, planes, &g, ds_cuda_stream());
   return ds_cuda_status(err);

@@ -5,13 +5,16 @@
  * block per output row or a thread per output column, splitting long reductions across blocks
  * through a workspace of partial results. softmax, log_softmax and LayerNorm view their input
  * as (outer, len, inner) around the axis; BatchNorm (inference) and InstanceNorm follow the CPU
- * kernels' formulas (ds-cpu-nn.c). float32, and float64 for the axis reductions; supports()
- * keeps everything else on the CPU.
+ * kernels' formulas (ds-cpu-nn.c). The dims and axes come from the geometry both backends
+ * share (kernels/common/ds-geometry-reduce.h). float32, and float64 for the axis reductions;
+ * supports() keeps everything else on the CPU.
  */
 #include <string.h>
 
 #include "ds-cuda-reduce-launch.h"
 #include "ds-cuda.h"
+#include "ds-geometry-reduce.h"
+#include "ds-geometry-tensor.h"
 
 _Static_assert(DS_CUDA_RED_MAX_DIMS == DS_MAX_NDIM, "reduction plans must hold any tensor's dims");
 
@@ -36,33 +39,6 @@ static bool all_f32_dtypes(const DsDType *t, int n)
   return true;
 }
 
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
-}
-
-static bool normalise_axis(int axis, int ndim, int *out)
-{
-  int a = axis < 0 ? axis + ndim : axis;
-  if (a < 0 || a >= ndim)
-    return false;
-  *out = a;
-  return true;
-}
-
-/* Splits a shape at `axis` into (outer, len, inner). */
-static void split_axis(const DsTensor *t, int axis, int64_t *outer, int64_t *len, int64_t *inner)
-{
-  *outer = ds_shape_span(t->shape, 0, axis);
-  *len = t->shape[axis];
-  *inner = ds_shape_span(t->shape, axis + 1, t->ndim);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Axis reductions */
 
@@ -75,47 +51,25 @@ static void split_axis(const DsTensor *t, int axis, int64_t *outer, int64_t *len
 #define MAX_SPLITS    1024
 
 /* Lays out the reduction of `in` over the axes `mask` marks into `out` (whose element count
- * must be the kept dims'); false if it is not. */
+ * must be the kept dims'); false if it is not. The dims are the ones every backend collapses
+ * (ds_geom_reduce); the device adds how to cut the work. */
 static bool reduce_plan(const DsTensor *in, const DsTensor *out, const bool *mask,
                         DsCudaReducePlan *p)
 {
+  DsGeomReduce g;
+  ds_geom_reduce(in, mask, &g);
   memset(p, 0, sizeof *p);
-  /* Innermost first: drop size-1 dims (their stride never matters) and merge neighbours of
-   * the same role, which are contiguous with each other. */
-  int64_t shape[DS_MAX_NDIM], stride[DS_MAX_NDIM];
-  bool red[DS_MAX_NDIM];
-  int n = 0;
-  int64_t s = 1;
-  for (int d = in->ndim - 1; d >= 0; d--) {
-    int64_t len = in->shape[d];
-    if (len != 1) {
-      if (n > 0 && red[n - 1] == mask[d]) {
-        shape[n - 1] *= len;
-      } else {
-        shape[n] = len;
-        stride[n] = s;
-        red[n] = mask[d];
-        n++;
-      }
-    }
-    s *= len;
-  }
-  p->n_out = 1;
-  p->count = 1;
-  for (int i = n - 1; i >= 0; i--) {
-    if (red[i]) {
-      p->rshape[p->nr] = shape[i];
-      p->rstride[p->nr++] = stride[i];
-      p->count *= shape[i];
-    } else {
-      p->kshape[p->nk] = shape[i];
-      p->kstride[p->nk++] = stride[i];
-      p->n_out *= shape[i];
-    }
-  }
+  p->nk = g.nk;
+  p->nr = g.nr;
+  memcpy(p->kshape, g.kshape, sizeof p->kshape);
+  memcpy(p->kstride, g.kstride, sizeof p->kstride);
+  memcpy(p->rshape, g.rshape, sizeof p->rshape);
+  memcpy(p->rstride, g.rstride, sizeof p->rstride);
+  p->n_out = g.n_out;
+  p->count = g.count;
   /* Columns when neighbouring outputs are neighbours in memory, and for short reductions,
    * where a block per output would leave most of its threads idle. */
-  p->columns = (p->nk > 0 && p->kstride[p->nk - 1] == 1) || p->count < 32;
+  p->columns = g.inner_kept || p->count < 32;
   p->splits = 1;
   if (p->count > 0 && p->n_out > 0) {
     int64_t blocks = p->columns ? (p->n_out + 31) / 32 : p->n_out;
@@ -224,17 +178,13 @@ static DsStatus run_softmax(const DsKernelCtx *ctx, bool log)
   if (p->use_length || !all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
+  DsGeomAxis g;
+  if (!ds_geom_axis_split(x, p->axis, p->trailing_axes, &g) ||
+      !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer, len, inner;
-  split_axis(x, axis, &outer, &len, &inner);
-  if (p->trailing_axes) { /* rows of every axis from `axis` on */
-    len *= inner;
-    inner = 1;
-  }
-  return ds_cuda_status(ds_cuda_launch_softmax_f32(x->data, ctx->outputs[0].data, outer, len, inner,
-                                                   (float)p->temperature, log, ds_cuda_stream()));
+  return ds_cuda_status(ds_cuda_launch_softmax_f32(x->data, ctx->outputs[0].data, g.outer, g.len,
+                                                   g.inner, (float)p->temperature, log,
+                                                   ds_cuda_stream()));
 }
 
 static DsStatus k_softmax(const DsKernelCtx *ctx)
@@ -249,26 +199,35 @@ static DsStatus k_log_softmax(const DsKernelCtx *ctx)
 /* ------------------------------------------------------------------------------------------ */
 /* LayerNorm, BatchNorm, InstanceNorm */
 
+/* LayerNorm's and BatchNorm's checks: at least n_in inputs and one output, every input and
+ * up to three outputs float32, output 0 of the data's shape, which splits around `axis`. */
+static DsStatus norm_geometry(const DsKernelCtx *ctx, int n_in, int64_t axis, bool trailing,
+                              DsGeomAxis *g)
+{
+  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, MIN(ctx->n_outputs, 3)))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  if (!ds_geom_axis_split(x, axis, trailing, g) || !ds_geom_same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return DS_STATUS_OK;
+}
+
 /* LayerNorm over `axis` (and every axis after it with trailing_axes); the optional mean and
  * std outputs get one value per normalised row. */
 static DsStatus k_layer_norm(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs < 3 || ctx->n_outputs < 1)
+  if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
-  int n_out = MIN(ctx->n_outputs, 3);
-  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, n_out))
-    return DS_STATUS_UNSUPPORTED;
+  DsGeomAxis g;
+  DsStatus st = norm_geometry(ctx, 3, p->axis, p->trailing_axes, &g);
+  if (st != DS_STATUS_OK)
+    return st;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer, len, inner;
-  split_axis(x, axis, &outer, &len, &inner);
-  if (p->trailing_axes) {
-    len *= inner;
-    inner = 1;
-  }
+  const int n_out = MIN(ctx->n_outputs, 3);
+  const int64_t outer = g.outer, len = g.len, inner = g.inner;
   if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
     return DS_STATUS_INVALID_ARGUMENT;
   for (int i = 1; i < n_out; i++)
@@ -285,17 +244,15 @@ static DsStatus k_layer_norm(const DsKernelCtx *ctx)
 static DsStatus k_batch_norm(const DsKernelCtx *ctx)
 {
   const DsBatchNormParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs < 5 || ctx->n_outputs < 1)
+  if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
-  int n_out = MIN(ctx->n_outputs, 3);
-  if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, n_out))
-    return DS_STATUS_UNSUPPORTED;
+  DsGeomAxis g;
+  DsStatus st = norm_geometry(ctx, 5, p->axis, false, &g);
+  if (st != DS_STATUS_OK)
+    return st;
   const DsTensor *x = &ctx->inputs[0];
-  int axis;
-  if (!normalise_axis(p->axis, x->ndim, &axis) || !same_shape(x, &ctx->outputs[0]))
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer, channels, inner;
-  split_axis(x, axis, &outer, &channels, &inner);
+  const int n_out = MIN(ctx->n_outputs, 3);
+  const int64_t channels = g.len, inner = g.inner;
   for (int i = 1; i < 5; i++)
     if (ds_tensor_numel(&ctx->inputs[i]) != channels)
       return DS_STATUS_INVALID_ARGUMENT;
@@ -304,7 +261,7 @@ static DsStatus k_batch_norm(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
   int64_t n = ds_tensor_numel(x);
   if (n > 0) {
-    DsStatus st = ds_cuda_status(ds_cuda_launch_batch_norm_f32(
+    st = ds_cuda_status(ds_cuda_launch_batch_norm_f32(
         x->data, ctx->inputs[1].data, ctx->inputs[2].data, ctx->inputs[3].data, ctx->inputs[4].data,
         ctx->outputs[0].data, n, channels, inner, (float)p->eps, p->fix_gamma, ds_cuda_stream()));
     if (st != DS_STATUS_OK)
@@ -332,7 +289,7 @@ static DsStatus k_instance_norm(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
-  if (x->ndim < 3 || !same_shape(x, &ctx->outputs[0]))
+  if (x->ndim < 3 || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t channels = x->shape[1];
   if (ds_tensor_numel(&ctx->inputs[1]) != channels || ds_tensor_numel(&ctx->inputs[2]) != channels)

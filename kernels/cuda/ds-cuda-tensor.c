@@ -4,10 +4,11 @@
  * broadcast_like, _contrib_expand), tile, repeat, reverse, take, and the dynamic-shape
  * _contrib_boolean_mask and _npx_nonzero.
  *
- * Each kernel checks shapes as its CPU twin (kernels/cpu/ds-cpu-tensor.c, ds-cpu-index.c,
- * ds-cpu-dynamic.c) does and describes its work as a strided copy plan (ds-cuda-tensor-launch.h)
- * over the output: one launcher then simplifies it and picks memcpy, a tiled transpose or a
- * gather kernel. Elements move by size, so every dtype is supported.
+ * Each kernel checks shapes with the geometry its CPU twin (kernels/cpu/ds-cpu-tensor.c,
+ * ds-cpu-index.c, ds-cpu-dynamic.c) uses too (kernels/common/ds-geometry-tensor.h) and
+ * describes its work as a strided copy plan (ds-cuda-tensor-launch.h) over the output: one launcher
+ * then simplifies it and picks memcpy, a tiled transpose or a gather kernel. Elements move by size,
+ * so every dtype is supported.
  *
  * Only two kernels wait for the device: take in raise mode (whether an index was out of
  * range) and the dynamic-shape ones (how many elements the mask keeps), each for one value.
@@ -16,28 +17,9 @@
 
 #include "ds-cuda-tensor-launch.h"
 #include "ds-cuda.h"
+#include "ds-geometry-tensor.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static bool same_shape(const DsTensor *a, const DsTensor *b)
-{
-  if (a->ndim != b->ndim)
-    return false;
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d])
-      return false;
-  return true;
-}
-
-/* Row-major element strides of `shape`. */
-static void contiguous_strides(const int64_t *shape, int nd, int64_t *strides)
-{
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-}
 
 /* A plan over a contiguous output of `nd` dims `shape`, input strides to be filled in. */
 static void plan_over_output(DsCudaCopyPlan *p, const int64_t *shape, int nd)
@@ -45,18 +27,12 @@ static void plan_over_output(DsCudaCopyPlan *p, const int64_t *shape, int nd)
   memset(p, 0, sizeof *p);
   p->ndim = nd;
   memcpy(p->shape, shape, sizeof(int64_t) * (size_t)nd);
-  contiguous_strides(shape, nd, p->out_stride);
+  ds_geom_strides(shape, nd, p->out_stride);
 }
 
 static DsStatus run_plan(const DsCudaCopyPlan *p, DsDType t, const void *in, void *out)
 {
   return ds_cuda_status(ds_cuda_launch_copy(p, ds_dtype_size(t), in, out, ds_cuda_stream()));
-}
-
-static int normalise_axis(int axis, int nd)
-{
-  int a = axis < 0 ? axis + nd : axis;
-  return a >= 0 && a < nd ? a : -1;
 }
 
 /* How the device reads elements of dtype `t` as indices or truth values. */
@@ -117,16 +93,10 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
 {
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  int nd = in->ndim;
-  int64_t istride[DS_MAX_NDIM];
-  contiguous_strides(in->shape, nd, istride);
   DsCudaCopyPlan p;
-  plan_over_output(&p, out->shape, nd);
-  for (int i = 0; i < nd; i++) {
-    if (out->shape[i] != in->shape[perm[i]])
-      return DS_STATUS_INVALID_ARGUMENT;
-    p.in_stride[i] = istride[perm[i]];
-  }
+  plan_over_output(&p, out->shape, in->ndim);
+  if (!ds_geom_permute(in, out, perm, p.in_stride))
+    return DS_STATUS_INVALID_ARGUMENT;
   return run_plan(&p, in->dtype, in->data, out->data);
 }
 
@@ -139,21 +109,8 @@ static DsStatus k_transpose(const DsKernelCtx *ctx)
   int nd = in->ndim, perm[DS_MAX_NDIM];
   if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (prm->n_axes == 0) {
-    for (int i = 0; i < nd; i++)
-      perm[i] = nd - 1 - i;
-    return permute(ctx, perm);
-  }
-  if (prm->n_axes != nd)
+  if (!ds_geom_transpose_perm(prm->axes, prm->n_axes, nd, perm))
     return DS_STATUS_INVALID_ARGUMENT;
-  bool seen[DS_MAX_NDIM] = {false};
-  for (int i = 0; i < nd; i++) {
-    int64_t a = prm->axes[i] < 0 ? prm->axes[i] + nd : prm->axes[i];
-    if (a < 0 || a >= nd || seen[a])
-      return DS_STATUS_INVALID_ARGUMENT;
-    seen[a] = true;
-    perm[i] = (int)a;
-  }
   return permute(ctx, perm);
 }
 
@@ -166,13 +123,8 @@ static DsStatus k_swap_axis(const DsKernelCtx *ctx)
   int nd = in->ndim, perm[DS_MAX_NDIM];
   if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  int d1 = normalise_axis(prm->dim1, nd), d2 = normalise_axis(prm->dim2, nd);
-  if (d1 < 0 || d2 < 0)
+  if (!ds_geom_swap_perm(prm->dim1, prm->dim2, nd, perm))
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int i = 0; i < nd; i++)
-    perm[i] = i;
-  perm[d1] = d2;
-  perm[d2] = d1;
   return permute(ctx, perm);
 }
 
@@ -185,28 +137,16 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
   if (prm == NULL || ctx->n_inputs < 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  int nd = out->ndim, axis = normalise_axis(prm->dim, nd);
-  if (axis < 0)
-    return DS_STATUS_INVALID_ARGUMENT;
-  int64_t total = 0;
-  for (int k = 0; k < ctx->n_inputs; k++) {
-    const DsTensor *t = &ctx->inputs[k];
-    if (t->ndim != nd || t->dtype != out->dtype)
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0; d < nd; d++)
-      if (d != axis && t->shape[d] != out->shape[d])
-        return DS_STATUS_INVALID_ARGUMENT;
-    total += t->shape[axis];
-  }
-  if (total != out->shape[axis])
+  int nd = out->ndim, axis;
+  if (!ds_geom_concat(ctx->inputs, ctx->n_inputs, out, prm->dim, &axis))
     return DS_STATUS_INVALID_ARGUMENT;
   int64_t ostride[DS_MAX_NDIM], offset = 0;
-  contiguous_strides(out->shape, nd, ostride);
+  ds_geom_strides(out->shape, nd, ostride);
   for (int k = 0; k < ctx->n_inputs; k++) {
     const DsTensor *t = &ctx->inputs[k];
     DsCudaCopyPlan p = {.ndim = nd, .out_base = offset * ostride[axis]};
     memcpy(p.shape, t->shape, sizeof(int64_t) * (size_t)nd);
-    contiguous_strides(t->shape, nd, p.in_stride);
+    ds_geom_strides(t->shape, nd, p.in_stride);
     memcpy(p.out_stride, ostride, sizeof(int64_t) * (size_t)nd);
     DsStatus st = run_plan(&p, out->dtype, t->data, out->data);
     if (st != DS_STATUS_OK)
@@ -223,19 +163,9 @@ static DsStatus k_stack(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
-  const DsTensor *first = &ctx->inputs[0];
-  int nd = first->ndim;
-  int axis = p->axis < 0 ? p->axis + nd + 1 : p->axis;
-  if (axis < 0 || axis > nd || out->ndim != nd + 1 || out->shape[axis] != p->num_args)
+  int64_t outer, inner;
+  if (!ds_geom_stack(ctx->inputs, ctx->n_inputs, out, p->axis, &outer, &inner))
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int k = 0; k < ctx->n_inputs; k++)
-    if (ctx->inputs[k].dtype != out->dtype || !same_shape(&ctx->inputs[k], first))
-      return DS_STATUS_INVALID_ARGUMENT;
-  for (int d = 0; d < nd; d++)
-    if (out->shape[d < axis ? d : d + 1] != first->shape[d])
-      return DS_STATUS_INVALID_ARGUMENT;
-  int64_t outer = ds_shape_span(first->shape, 0, axis);
-  int64_t inner = ds_shape_span(first->shape, axis, nd);
   for (int k = 0; k < ctx->n_inputs; k++) {
     DsCudaCopyPlan plan = {.ndim = 2,
                            .shape = {outer, inner},
@@ -256,24 +186,10 @@ static DsStatus k_slice_channel(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, n = p->num_outputs, axis = normalise_axis(p->axis, nd);
-  if (axis < 0 || n < 1 || in->shape[axis] % n != 0 ||
-      (p->squeeze_axis && in->shape[axis] != n))
+  int n = p->num_outputs;
+  int64_t outer, inner;
+  if (!ds_geom_split(in, ctx->outputs, n, p->axis, p->squeeze_axis, &outer, &inner))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t part = in->shape[axis] / n;
-  for (int k = 0; k < n; k++) {
-    const DsTensor *o = &ctx->outputs[k];
-    if (o->dtype != in->dtype || o->ndim != nd - (p->squeeze_axis ? 1 : 0))
-      return DS_STATUS_INVALID_ARGUMENT;
-    for (int d = 0, j = 0; d < nd; d++) {
-      if (d == axis && p->squeeze_axis)
-        continue;
-      if (o->shape[j++] != (d == axis ? part : in->shape[d]))
-        return DS_STATUS_INVALID_ARGUMENT;
-    }
-  }
-  int64_t outer = ds_shape_span(in->shape, 0, axis);
-  int64_t inner = part * ds_shape_span(in->shape, axis + 1, nd);
   for (int k = 0; k < n; k++) {
     DsCudaCopyPlan plan = {.ndim = 2,
                            .shape = {outer, inner},
@@ -296,23 +212,15 @@ static DsStatus k_slice_axis(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  int nd = in->ndim, axis = normalise_axis(p->axis, nd);
-  if (axis < 0 || out->ndim != nd || out->dtype != in->dtype)
+  int nd = in->ndim, axis;
+  int64_t first;
+  if (out->dtype != in->dtype ||
+      !ds_geom_slice_axis(in, out, p->axis, p->begin, p->end, p->has_end, &axis, &first))
     return DS_STATUS_INVALID_ARGUMENT;
-  int64_t len = in->shape[axis];
-  int64_t b = p->begin < 0 ? p->begin + len : p->begin;
-  int64_t e = !p->has_end ? len : (p->end < 0 ? p->end + len : p->end);
-  if (len == 0)
-    b = e = 0;
-  if (b < 0 || e > len || b > e || out->shape[axis] != e - b)
-    return DS_STATUS_INVALID_ARGUMENT;
-  for (int d = 0; d < nd; d++)
-    if (d != axis && out->shape[d] != in->shape[d])
-      return DS_STATUS_INVALID_ARGUMENT;
   DsCudaCopyPlan plan;
   plan_over_output(&plan, out->shape, nd);
-  contiguous_strides(in->shape, nd, plan.in_stride);
-  plan.in_base = b * plan.in_stride[axis];
+  ds_geom_strides(in->shape, nd, plan.in_stride);
+  plan.in_base = first * plan.in_stride[axis];
   return run_plan(&plan, in->dtype, in->data, out->data);
 }
 
@@ -360,19 +268,10 @@ static DsStatus k_broadcast(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  int nd = out->ndim, lead = out->ndim - in->ndim;
-  if (lead < 0 || in->dtype != out->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsCudaCopyPlan plan;
-  plan_over_output(&plan, out->shape, nd);
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    int64_t dim = d >= lead ? in->shape[d - lead] : 1;
-    if (dim != out->shape[d] && dim != 1)
-      return DS_STATUS_INVALID_ARGUMENT;
-    plan.in_stride[d] = dim == 1 ? 0 : s;
-    s *= dim;
-  }
+  plan_over_output(&plan, out->shape, out->ndim);
+  if (in->dtype != out->dtype || !ds_geom_broadcast_strides(in, out, plan.in_stride))
+    return DS_STATUS_INVALID_ARGUMENT;
   return run_plan(&plan, in->dtype, in->data, out->data);
 }
 
@@ -395,21 +294,14 @@ static DsStatus k_tile(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  int nd = p->n_reps == 0 ? in->ndim : MAX(in->ndim, p->n_reps), lead = nd - in->ndim;
-  if (out->ndim != nd)
-    return DS_STATUS_INVALID_ARGUMENT;
+  int nd = out->ndim;
   int64_t ishape[DS_MAX_NDIM], istride[DS_MAX_NDIM], ostride[DS_MAX_NDIM];
-  for (int d = nd - 1; d >= 0; d--) {
-    int i2 = d - (nd - p->n_reps);
-    ishape[d] = d >= lead ? in->shape[d - lead] : 1;
-    int64_t rep = p->n_reps > 0 && i2 >= 0 ? p->reps[i2] : 1;
-    if (out->shape[d] != ishape[d] * rep)
-      return DS_STATUS_INVALID_ARGUMENT;
-  }
+  if (!ds_geom_tile(in, out, p->reps, p->n_reps, ishape))
+    return DS_STATUS_INVALID_ARGUMENT;
   if (ds_tensor_numel(out) == 0)
     return DS_STATUS_OK;
-  contiguous_strides(ishape, nd, istride);
-  contiguous_strides(out->shape, nd, ostride);
+  ds_geom_strides(ishape, nd, istride);
+  ds_geom_strides(out->shape, nd, ostride);
   DsCudaCopyPlan plan = {.ndim = 0};
   for (int d = 0; d < nd; d++) {
     plan_push(&plan, out->shape[d] / ishape[d], 0, ishape[d] * ostride[d]);
@@ -432,23 +324,19 @@ static DsStatus k_repeat(const DsKernelCtx *ctx)
   int64_t n = ds_tensor_numel(in), reps = p->repeats;
   if (reps == 0)
     return ds_tensor_numel(out) == 0 ? DS_STATUS_OK : DS_STATUS_INVALID_ARGUMENT;
+  int axis;
+  if (!ds_geom_repeat(in, out, reps, p->has_axis, p->axis, &axis))
+    return DS_STATUS_INVALID_ARGUMENT;
   DsCudaCopyPlan plan = {.ndim = 0};
-  if (!p->has_axis) {
-    if (out->ndim != 1 || out->shape[0] != n * reps)
-      return DS_STATUS_INVALID_ARGUMENT;
+  if (axis < 0) {
     plan_push(&plan, n, 1, reps);
     plan_push(&plan, reps, 0, 1);
     return run_plan(&plan, in->dtype, in->data, out->data);
   }
-  int nd = in->ndim, axis = normalise_axis(p->axis, nd);
-  if (axis < 0 || out->ndim != nd)
-    return DS_STATUS_INVALID_ARGUMENT;
-  for (int d = 0; d < nd; d++)
-    if (out->shape[d] != (d == axis ? in->shape[d] * reps : in->shape[d]))
-      return DS_STATUS_INVALID_ARGUMENT;
+  int nd = in->ndim;
   int64_t istride[DS_MAX_NDIM], ostride[DS_MAX_NDIM];
-  contiguous_strides(in->shape, nd, istride);
-  contiguous_strides(out->shape, nd, ostride);
+  ds_geom_strides(in->shape, nd, istride);
+  ds_geom_strides(out->shape, nd, ostride);
   for (int d = 0; d < nd; d++) {
     if (d != axis) {
       plan_push(&plan, in->shape[d], istride[d], ostride[d]);
@@ -469,24 +357,12 @@ static DsStatus k_reverse(const DsKernelCtx *ctx)
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
-  if (in->dtype != out->dtype || !same_shape(in, out) || in->data == out->data)
+  if (in->dtype != out->dtype || !ds_geom_same_shape(in, out) || in->data == out->data)
     return DS_STATUS_INVALID_ARGUMENT;
-  bool flipped[DS_MAX_NDIM] = {false};
-  for (int i = 0; i < p->n_axes; i++) {
-    int64_t a = p->axes[i] < 0 ? p->axes[i] + nd : p->axes[i];
-    if (a < 0 || a >= nd)
-      return DS_STATUS_INVALID_ARGUMENT;
-    flipped[a] = !flipped[a];
-  }
   DsCudaCopyPlan plan;
   plan_over_output(&plan, out->shape, nd);
-  int64_t s = 1;
-  for (int d = nd - 1; d >= 0; d--) {
-    plan.in_stride[d] = flipped[d] ? -s : s;
-    if (flipped[d] && in->shape[d] > 0)
-      plan.in_base += (in->shape[d] - 1) * s;
-    s *= in->shape[d];
-  }
+  if (!ds_geom_reverse(in->shape, nd, p->axes, p->n_axes, plan.in_stride, &plan.in_base))
+    return DS_STATUS_INVALID_ARGUMENT;
   return run_plan(&plan, in->dtype, in->data, out->data);
 }
 
@@ -508,36 +384,26 @@ static DsStatus k_take(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
-  int nd = data->ndim, axis = normalise_axis(p->axis, nd);
-  if (axis < 0 || out->dtype != data->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_dtype_is_valid(idx->dtype) || idx->dtype == DS_DTYPE_FLOAT16)
-    return DS_STATUS_UNSUPPORTED;
-  int64_t outer = ds_shape_span(data->shape, 0, axis);
-  int64_t trail = ds_shape_span(data->shape, axis + 1, nd);
-  int64_t k = ds_tensor_numel(idx), m = data->shape[axis];
-  if (ds_tensor_numel(out) != outer * k * trail || out->ndim != nd - 1 + idx->ndim)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (outer * k == 0)
-    return DS_STATUS_OK;
-  if (m == 0)
-    return DS_STATUS_OUT_OF_RANGE; /* nothing to take from, whatever the mode */
+  DsGeomTake g;
+  DsStatus st = ds_geom_take(data, idx, out, p->axis, &g);
+  if (st != DS_STATUS_OK || g.outer * g.k == 0)
+    return st;
   bool raise = p->mode == DS_TAKE_RAISE;
   int *flag = raise ? ctx->workspace : NULL;
   if (raise && flag == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
   cudaStream_t s = ds_cuda_stream();
   if (raise) {
-    DsStatus st = ds_cuda_status(cudaMemsetAsync(flag, 0, sizeof *flag, s));
+    st = ds_cuda_status(cudaMemsetAsync(flag, 0, sizeof *flag, s));
     if (st != DS_STATUS_OK)
       return st;
   }
   int mode = p->mode == DS_TAKE_CLIP   ? DS_CUDA_TAKE_CLIP
              : p->mode == DS_TAKE_WRAP ? DS_CUDA_TAKE_WRAP
                                        : DS_CUDA_TAKE_RAISE;
-  DsStatus st = ds_cuda_status(ds_cuda_launch_take(data->data, idx->data, elem_kind(idx->dtype),
-                                                   out->data, outer, k, m, trail,
-                                                   ds_dtype_size(data->dtype), mode, flag, s));
+  st = ds_cuda_status(ds_cuda_launch_take(data->data, idx->data, elem_kind(idx->dtype), out->data,
+                                          g.outer, g.k, g.m, g.trail, ds_dtype_size(data->dtype),
+                                          mode, flag, s));
   if (st != DS_STATUS_OK || !raise)
     return st;
   int bad = 0;
@@ -569,37 +435,13 @@ static DsStatus count_true(const DsTensor *mask, int64_t n, int64_t *scratch, in
   return read_back(count, scratch + ds_cuda_compact_scratch(n) - 1, sizeof *count);
 }
 
-/* Gives dynamic output `index` its dtype and shape and a buffer; one the executor already
- * shaped and allocated must match them. */
-static DsStatus prepare_output(const DsKernelCtx *ctx, int index, DsDType dtype, int ndim,
-                               const int64_t *shape)
-{
-  DsTensor *out = &ctx->outputs[index];
-  if (out->ndim >= 0 && out->data != NULL) {
-    if (out->dtype != dtype || out->ndim != ndim ||
-        memcmp(out->shape, shape, sizeof(int64_t) * (size_t)ndim) != 0)
-      return DS_STATUS_INVALID_ARGUMENT;
-    return DS_STATUS_OK;
-  }
-  out->dtype = dtype;
-  out->ndim = ndim;
-  memcpy(out->shape, shape, sizeof(int64_t) * (size_t)ndim);
-  out->data = NULL;
-  return ds_kernel_alloc_output(ctx, index);
-}
-
-static int mask_axis(const DsBooleanMaskParam *p, const DsTensor *data)
-{
-  return normalise_axis(p->axis, data->ndim);
-}
-
 static size_t boolean_mask_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                      const DsTensor *outputs, int n_outputs)
 {
   (void)outputs, (void)n_outputs;
   if (param == NULL || n_inputs < 1)
     return 0;
-  int axis = mask_axis(param, &inputs[0]);
+  int axis = ds_geom_axis(((const DsBooleanMaskParam *)param)->axis, inputs[0].ndim);
   return axis < 0 ? 0 : compact_workspace(inputs[0].shape[axis]);
 }
 
@@ -611,22 +453,21 @@ static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
   if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *index = &ctx->inputs[1];
-  int axis = mask_axis(p, data);
-  if (axis < 0 || index->ndim != 1 || index->shape[0] != data->shape[axis])
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_dtype_is_valid(data->dtype) || !ds_dtype_is_valid(index->dtype))
-    return DS_STATUS_UNSUPPORTED;
+  int axis;
+  DsStatus st = ds_geom_boolean_mask(data, index, p->axis, &axis);
+  if (st != DS_STATUS_OK)
+    return st;
   int64_t len = data->shape[axis], n_kept;
   int64_t *scratch = ctx->workspace;
   if (len > 0 && scratch == NULL)
     return DS_STATUS_NO_MEMORY;
-  DsStatus st = count_true(index, len, scratch, &n_kept);
+  st = count_true(index, len, scratch, &n_kept);
   if (st != DS_STATUS_OK)
     return st;
   int64_t shape[DS_MAX_NDIM];
   memcpy(shape, data->shape, sizeof shape);
   shape[axis] = n_kept;
-  st = prepare_output(ctx, 0, data->dtype, data->ndim, shape);
+  st = ds_kernel_prepare_output(ctx, 0, data->dtype, data->ndim, shape);
   if (st != DS_STATUS_OK)
     return st;
   DsTensor *out = &ctx->outputs[0];
@@ -671,7 +512,7 @@ static DsStatus k_nonzero(const DsKernelCtx *ctx)
   if (st != DS_STATUS_OK)
     return st;
   int64_t shape[2] = {count, x->ndim};
-  st = prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
+  st = ds_kernel_prepare_output(ctx, 0, DS_DTYPE_INT64, 2, shape);
   if (st != DS_STATUS_OK || count == 0 || x->ndim == 0)
     return st;
   cudaStream_t s = ds_cuda_stream();
