@@ -14,6 +14,7 @@
 #include "ds-mxnet-json.h"
 #include "ds-partition.h"
 #include "ds-session.h"
+#include "ds-test-model.h"
 
 /* ---- the pool ---- */
 
@@ -115,39 +116,6 @@ static const char *mask_json =
     "], \"arg_nodes\": [0, 2, 4, 5], \"heads\": [[7, 0, 0], [3, 0, 0]],"
     " \"attrs\": {\"mxnet_version\": [\"int\", 10600]}}";
 
-typedef struct {
-  char *dir;
-  char *path;
-} TempModel;
-
-static TempModel temp_model(const char *json)
-{
-  TempModel m;
-  GError *error = NULL;
-  m.dir = g_dir_make_tmp("ds-dynamic-XXXXXX", &error);
-  g_assert_no_error(error);
-  m.path = g_build_filename(m.dir, "model-symbol.json", NULL);
-  g_assert_true(g_file_set_contents(m.path, json, -1, &error));
-  return m;
-}
-
-static void temp_model_clear(TempModel *m)
-{
-  g_unlink(m->path);
-  g_rmdir(m->dir);
-  g_free(m->path);
-  g_free(m->dir);
-}
-
-static DsNDArray *array_f32(int ndim, const int64_t *shape, const float *values)
-{
-  GError *error = NULL;
-  DsNDArray *a = ds_ndarray_new(DS_DTYPE_FLOAT32, ndim, shape, "test", &error);
-  g_assert_no_error(error);
-  memcpy(a->view.data, values, a->nbytes);
-  return a;
-}
-
 /* Feeds the mask graph: data rows i have values i*4+j, the mask keeps rows where keep[i],
  * fixed weights. */
 static void feed_mask_graph(DsSession *session, int64_t n, const gboolean *keep, float *w, float *b)
@@ -165,10 +133,10 @@ static void feed_mask_graph(DsSession *session, int64_t n, const gboolean *keep,
     b[k] = 0.1f * (float)k;
   GError *error = NULL;
   int64_t dshape[2] = {n, 4}, mshape[1] = {n}, wshape[2] = {3, 4}, bshape[1] = {3};
-  g_assert_true(ds_session_feed(session, "data", array_f32(2, dshape, data), &error));
-  g_assert_true(ds_session_feed(session, "mask", array_f32(1, mshape, mask), &error));
-  g_assert_true(ds_session_feed(session, "fc_weight", array_f32(2, wshape, w), &error));
-  g_assert_true(ds_session_feed(session, "fc_bias", array_f32(1, bshape, b), &error));
+  g_assert_true(ds_session_feed(session, "data", ds_test_array_f32(2, dshape, data), &error));
+  g_assert_true(ds_session_feed(session, "mask", ds_test_array_f32(1, mshape, mask), &error));
+  g_assert_true(ds_session_feed(session, "fc_weight", ds_test_array_f32(2, wshape, w), &error));
+  g_assert_true(ds_session_feed(session, "fc_bias", ds_test_array_f32(1, bshape, b), &error));
   g_assert_no_error(error);
 }
 
@@ -224,7 +192,7 @@ static DsSession *open_mask_session(const char *path, int64_t n, const gboolean 
 
 static void test_boolean_mask_graph(void)
 {
-  TempModel model = temp_model(mask_json);
+  DsTestModel model = ds_test_model_new(mask_json);
   const int64_t n = 10;
   gboolean patterns[3][10] = {
       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /* all false: zero rows */
@@ -248,14 +216,14 @@ static void test_boolean_mask_graph(void)
     g_assert_cmpuint(st.n_dynamic_nodes, ==, 1);
     g_assert_cmpuint(st.n_imperative_nodes, ==, 0);
   }
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 /* Warm up at the largest size with every row kept, then smaller sizes and sparser masks:
  * no allocation anywhere (pool or region arenas), though the regions are re-planned. */
 static void test_no_allocations_after_warm_up(void)
 {
-  TempModel model = temp_model(mask_json);
+  DsTestModel model = ds_test_model_new(mask_json);
   const int64_t max_n = 64;
   gboolean keep[64];
   for (int i = 0; i < max_n; i++)
@@ -303,12 +271,12 @@ static void test_no_allocations_after_warm_up(void)
   DsDynamicExecutorStats end;
   ds_dynamic_executor_get_stats(dx, &end);
   g_assert_cmpuint(end.n_replans, >, warm.n_replans);
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 static void test_static_executor_refuses(void)
 {
-  TempModel model = temp_model(mask_json);
+  DsTestModel model = ds_test_model_new(mask_json);
   gboolean keep[4] = {1, 0, 1, 1};
   float w[12], b[3];
   g_autoptr(DsSession) session = open_mask_session(model.path, 4, keep, w, b);
@@ -318,7 +286,7 @@ static void test_static_executor_refuses(void)
   g_assert_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED);
   g_assert_nonnull(strstr(error->message, "node 'keep' (_contrib_boolean_mask)"));
   g_error_free(error);
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 /* ---- same bytes as the static executor ---- */

@@ -3,7 +3,6 @@
  * copies only where host and device meet (weights once), device tensors never reaching host
  * code, region frames named after the backend, and a clear error when the device cannot run. */
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -12,6 +11,7 @@
 #include "ds-error.h"
 #include "ds-partition.h"
 #include "ds-session.h"
+#include "ds-test-model.h"
 #include "ds-tensor-stats.h"
 #include "ds-test-device.h"
 
@@ -49,39 +49,6 @@ static const char *dtype_json =
     "], \"arg_nodes\": [0, 1, 3], \"heads\": [[2, 0, 0], [4, 0, 0]],"
     " \"attrs\": {\"mxnet_version\": [\"int\", 10600]}}";
 
-typedef struct {
-  char *dir;
-  char *path;
-} TempModel;
-
-static TempModel temp_model(const char *json)
-{
-  TempModel m;
-  GError *error = NULL;
-  m.dir = g_dir_make_tmp("ds-placement-XXXXXX", &error);
-  g_assert_no_error(error);
-  m.path = g_build_filename(m.dir, "model-symbol.json", NULL);
-  g_assert_true(g_file_set_contents(m.path, json, -1, &error));
-  return m;
-}
-
-static void temp_model_clear(TempModel *m)
-{
-  g_unlink(m->path);
-  g_rmdir(m->dir);
-  g_free(m->path);
-  g_free(m->dir);
-}
-
-static DsNDArray *array_f32(int ndim, const int64_t *shape, const float *values)
-{
-  GError *error = NULL;
-  DsNDArray *a = ds_ndarray_new(DS_DTYPE_FLOAT32, ndim, shape, "test", &error);
-  g_assert_no_error(error);
-  memcpy(a->view.data, values, a->nbytes);
-  return a;
-}
-
 /* A session on the mixed graph with `n` rows, row i kept when keep[i]. */
 static DsSession *open_mixed(const char *path, int64_t n, const gboolean *keep)
 {
@@ -105,10 +72,10 @@ static DsSession *open_mixed(const char *path, int64_t n, const gboolean *keep)
   for (int k = 0; k < 3; k++)
     b[k] = 0.1f * (float)k;
   int64_t ds[2] = {n, 4}, ms[1] = {n}, ws[2] = {3, 4}, bs[1] = {3};
-  g_assert_true(ds_session_feed(session, "data", array_f32(2, ds, data), &error));
-  g_assert_true(ds_session_feed(session, "mask", array_f32(1, ms, mask), &error));
-  g_assert_true(ds_session_feed(session, "fc_weight", array_f32(2, ws, w), &error));
-  g_assert_true(ds_session_feed(session, "fc_bias", array_f32(1, bs, b), &error));
+  g_assert_true(ds_session_feed(session, "data", ds_test_array_f32(2, ds, data), &error));
+  g_assert_true(ds_session_feed(session, "mask", ds_test_array_f32(1, ms, mask), &error));
+  g_assert_true(ds_session_feed(session, "fc_weight", ds_test_array_f32(2, ws, w), &error));
+  g_assert_true(ds_session_feed(session, "fc_bias", ds_test_array_f32(1, bs, b), &error));
   g_assert_no_error(error);
   return session;
 }
@@ -124,7 +91,7 @@ static const DsRegion *region_of(const DsPartition *p, const DsGraph *g, const c
 
 static void test_label(void)
 {
-  TempModel model = temp_model(mixed_json);
+  DsTestModel model = ds_test_model_new(mixed_json);
   gboolean keep[6] = {1, 0, 1, 1, 0, 1};
   g_autoptr(DsSession) session = open_mixed(model.path, 6, keep);
   GError *error = NULL;
@@ -146,7 +113,7 @@ static void test_label(void)
   g_assert_cmpint(fc->kind, ==, DS_REGION_STATIC);
   g_assert_true(g_str_has_prefix(fc->name, "testdev"));
   g_assert_true(g_str_has_prefix(squash->name, "static"));
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 /* Output `i` of a host-only and of a placed run: the same shape, in host memory, and the same
@@ -168,7 +135,7 @@ static void assert_same_output(DsSession *host, DsSession *placed, guint i)
 
 static void test_same_bytes_and_copies(void)
 {
-  TempModel model = temp_model(mixed_json);
+  DsTestModel model = ds_test_model_new(mixed_json);
   const int64_t n = 9;
   gboolean keep[9] = {1, 0, 1, 1, 0, 1, 1, 1, 0};
   GError *error = NULL;
@@ -211,13 +178,13 @@ static void test_same_bytes_and_copies(void)
   /* Every device buffer went back with the session. */
   ds_test_device_get_stats(&after);
   g_assert_cmpuint(after.n_live_buffers, ==, before.n_live_buffers);
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 /* Masks of different sizes through the same executor: the device sizes its output each run. */
 static void test_dynamic_on_device(void)
 {
-  TempModel model = temp_model(mixed_json);
+  DsTestModel model = ds_test_model_new(mixed_json);
   const int64_t n = 8;
   gboolean patterns[3][8] = {
       {0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 1, 1}, {0, 1, 0, 0, 0, 0, 1, 0}};
@@ -239,7 +206,7 @@ static void test_dynamic_on_device(void)
       assert_same_output(host, placed, h);
     }
   }
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 typedef struct {
@@ -285,7 +252,7 @@ static void count_node(gpointer data, const DsNode *node, const DsTensor *inputs
 
 static void test_frames(void)
 {
-  TempModel model = temp_model(mixed_json);
+  DsTestModel model = ds_test_model_new(mixed_json);
   gboolean keep[4] = {1, 0, 1, 1};
   g_autoptr(DsSession) s = open_mixed(model.path, 4, keep);
   ds_session_set_device(s, ds_test_device_get());
@@ -302,12 +269,12 @@ static void test_frames(void)
   g_assert_cmpuint(c.host_frames, ==, 1);
   g_assert_cmpuint(c.device_nodes, ==, 4);
   g_assert_cmpuint(c.host_nodes, ==, 1);
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 static void test_dtypes_decide(void)
 {
-  TempModel model = temp_model(dtype_json);
+  DsTestModel model = ds_test_model_new(dtype_json);
   GError *error = NULL;
   g_autoptr(DsSession) s = ds_session_new(model.path, &error);
   g_assert_no_error(error);
@@ -323,7 +290,7 @@ static void test_dtypes_decide(void)
   g_assert_false(ds_partition_device_runs(dev, graph, ds_graph_find_node(graph, "x"), shapes));
   g_assert_false(
       ds_partition_device_runs(dev, graph, ds_graph_find_node(graph, "float_sum"), NULL));
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 static const char *no_device(void)
@@ -336,7 +303,7 @@ static void test_unavailable_device(void)
   DsBackend absent = *ds_test_device_get();
   absent.name = "absent";
   absent.unavailable = no_device;
-  TempModel model = temp_model(mixed_json);
+  DsTestModel model = ds_test_model_new(mixed_json);
   gboolean keep[2] = {1, 1};
   g_autoptr(DsSession) s = open_mixed(model.path, 2, keep);
   ds_session_set_device(s, &absent);
@@ -350,7 +317,7 @@ static void test_unavailable_device(void)
   g_assert_true(ds_session_prepare(s, FALSE, 0, ds_backend_find("cpu"), 1, &error));
   g_assert_true(ds_session_run(s, &error));
   g_assert_no_error(error);
-  temp_model_clear(&model);
+  ds_test_model_clear(&model);
 }
 
 int main(int argc, char **argv)
