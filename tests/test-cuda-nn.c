@@ -625,10 +625,58 @@ static void test_placement(void)
   g_assert_false(takes("take", half_idx, 2, DS_DTYPE_FLOAT32, NULL));
 }
 
+/* Whether libcublas is mapped into this process now. */
+static gboolean cublas_mapped(void)
+{
+  g_autofree char *maps = NULL;
+  g_assert_true(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
+  return strstr(maps, "libcublas.so") != NULL;
+}
+
+/* cuBLAS is loaded by the device check when it finds a device, and not before or otherwise:
+ * linked, it would cost every start of the program (ds-cuda-blas.h). Runs first, before any
+ * case could have loaded it; needs no device. */
+static void test_cublas_loaded_on_demand(void)
+{
+  g_assert_false(cublas_mapped());
+  /* Asking which ops the backend takes (placement) builds its kernel table, not cuBLAS. */
+  const DsDType f32[2] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT32};
+  g_assert_true(takes("_npi_matmul", f32, 2, DS_DTYPE_FLOAT32, NULL));
+  g_assert_false(cublas_mapped());
+  const DsBackend *cuda = ds_cuda_backend_get();
+  const char *reason = cuda->unavailable();
+  if (reason != NULL) {
+    g_test_message("no device (%s): cuBLAS must stay unloaded", reason);
+    g_assert_false(cublas_mapped());
+  } else {
+    g_assert_true(cublas_mapped());
+  }
+}
+
+/* The loader finds every function the backend calls, in the library the build found. */
+static void test_cublas_loads(void)
+{
+  const char *reason = NULL;
+  const DsCudaBlas *blas = ds_cuda_blas_load(&reason);
+  g_assert_null(reason);
+  g_assert_nonnull(blas);
+  g_assert_true(cublas_mapped());
+  g_assert_nonnull(blas->create);
+  g_assert_nonnull(blas->destroy);
+  g_assert_nonnull(blas->set_stream);
+  g_assert_nonnull(blas->sgemm);
+  g_assert_nonnull(blas->dgemm);
+  g_assert_nonnull(blas->sgemm_strided_batched);
+  g_assert_nonnull(blas->dgemm_strided_batched);
+  g_assert_true(ds_cuda_blas_load(NULL) == blas);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   ds_test_ops_init(20240611);
+  g_test_add_func("/cuda/nn/cublas-loaded-on-demand", test_cublas_loaded_on_demand);
+  g_test_add_func("/cuda/nn/cublas-loads", test_cublas_loads);
   g_test_add_func("/cuda/nn/coverage", test_coverage);
   g_test_add_func("/cuda/nn/placement", test_placement);
   for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)

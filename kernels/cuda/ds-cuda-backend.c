@@ -3,6 +3,7 @@
  * Everything runs on one non-blocking stream on device 0. The device is looked at once, the
  * first time anything asks (unavailable()); nothing else touches CUDA before that says yes,
  * so a machine without a GPU or driver gets a clear message and never a CUDA error later.
+ * cuBLAS is loaded only once a device has been found (ds-cuda-blas.h says why).
  */
 #include "ds-cuda.h"
 
@@ -29,6 +30,11 @@ static void *probe_device(void *unused)
     unavailable_reason = g_strdup("no CUDA device");
     return NULL;
   }
+  const char *blas_failure = NULL;
+  if (ds_cuda_blas_load(&blas_failure) == NULL) {
+    unavailable_reason = g_strdup(blas_failure);
+    return NULL;
+  }
   err = cudaSetDevice(0);
   if (err == cudaSuccess)
     err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
@@ -49,15 +55,18 @@ static const char *cuda_unavailable(void)
 
 cudaStream_t ds_cuda_stream(void) { return stream; }
 
+const DsCudaBlas *ds_cuda_blas(void) { return ds_cuda_blas_load(NULL); }
+
 cublasHandle_t ds_cuda_cublas(void)
 {
   static gsize done;
   static cublasHandle_t handle;
   if (g_once_init_enter(&done)) {
-    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+    const DsCudaBlas *blas = ds_cuda_blas();
+    if (blas == NULL || blas->create(&handle) != CUBLAS_STATUS_SUCCESS)
       handle = NULL;
     else
-      cublasSetStream(handle, stream);
+      blas->set_stream(handle, stream);
     g_once_init_leave(&done, 1);
   }
   return handle;

@@ -74,19 +74,18 @@ static DsStatus gemm(DsDType t, bool ta, bool tb, int64_t m, int64_t n, int64_t 
     return DS_STATUS_DEVICE_ERROR;
   /* Column-major C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m). */
   cublasOperation_t op_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const DsCudaBlas *blas = ds_cuda_blas();
   cublasStatus_t st;
   if (t == DS_DTYPE_FLOAT64) {
     const double one = 1.0, zero = 0.0;
-    st = count == 1 ? cublasDgemm_64(h, op_b, op_a, n, m, k, &one, b, ldb, a, lda, &zero, c, n)
-                    : cublasDgemmStridedBatched_64(h, op_b, op_a, n, m, k, &one, b, ldb, stride_b,
-                                                   a, lda, stride_a, &zero, c, n, stride_c,
-                                                   count);
+    st = count == 1 ? blas->dgemm(h, op_b, op_a, n, m, k, &one, b, ldb, a, lda, &zero, c, n)
+                    : blas->dgemm_strided_batched(h, op_b, op_a, n, m, k, &one, b, ldb, stride_b,
+                                                  a, lda, stride_a, &zero, c, n, stride_c, count);
   } else {
     const float one = 1.0f, zero = 0.0f;
-    st = count == 1 ? cublasSgemm_64(h, op_b, op_a, n, m, k, &one, b, ldb, a, lda, &zero, c, n)
-                    : cublasSgemmStridedBatched_64(h, op_b, op_a, n, m, k, &one, b, ldb, stride_b,
-                                                   a, lda, stride_a, &zero, c, n, stride_c,
-                                                   count);
+    st = count == 1 ? blas->sgemm(h, op_b, op_a, n, m, k, &one, b, ldb, a, lda, &zero, c, n)
+                    : blas->sgemm_strided_batched(h, op_b, op_a, n, m, k, &one, b, ldb, stride_b,
+                                                  a, lda, stride_a, &zero, c, n, stride_c, count);
   }
   return ds_cuda_cublas_status(st);
 }

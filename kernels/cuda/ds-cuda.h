@@ -13,11 +13,14 @@
 #include <stdbool.h>
 
 #include "ds-backend.h"
+#include "ds-cuda-blas.h"
 
 const DsBackend *ds_cuda_backend_get(void);
 
 /* The stream every kernel and copy is queued on. Valid once the backend is available. */
 cudaStream_t ds_cuda_stream(void);
+/* cuBLAS's functions, loaded by the device check: valid once the backend is available. */
+const DsCudaBlas *ds_cuda_blas(void);
 /* The cuBLAS handle, bound to ds_cuda_stream(), created on first use; NULL if that failed. */
 cublasHandle_t ds_cuda_cublas(void);
 
