@@ -72,12 +72,28 @@ static void screenshot(DsWindow *window, const char *name)
   g_object_unref(paintable);
 }
 
+/* Presents the window and waits (up to 20 s) until it has been mapped and given its size: on
+ * a loaded machine Xvfb can take longer than a few main-loop turns, and a canvas without a
+ * size cannot fit or pick. */
+static void present_and_wait(DsWindow *window)
+{
+  gtk_window_present(GTK_WINDOW(window));
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (!(gtk_widget_get_mapped(GTK_WIDGET(window)) &&
+           gtk_widget_get_width(GTK_WIDGET(window)) > 0) &&
+         g_get_monotonic_time() < deadline) {
+    if (!g_main_context_iteration(NULL, FALSE))
+      g_usleep(1000);
+  }
+  g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(window)));
+  settle();
+}
+
 static DsWindow *new_window(void)
 {
   DsWindow *window = ds_window_new(NULL);
   gtk_window_set_default_size(GTK_WINDOW(window), 1280, 820);
-  gtk_window_present(GTK_WINDOW(window));
-  settle();
+  present_and_wait(window);
   return window;
 }
 
@@ -92,8 +108,7 @@ static gint find(const DsVizScene *scene, const char *id)
 static void test_open_and_inspect(void)
 {
   DsWindow *window = ds_window_new(NULL);
-  gtk_window_present(GTK_WINDOW(window));
-  settle();
+  present_and_wait(window);
   g_autofree char *path = data_path("dynamic", "boolean-mask-symbol.json");
   GError *error = NULL;
   g_assert_true(ds_window_open(window, path, &error));
@@ -158,7 +173,7 @@ static void test_open_and_inspect(void)
 static void test_pick_in_loops(void)
 {
   DsWindow *window = ds_window_new(NULL);
-  gtk_window_present(GTK_WINDOW(window));
+  present_and_wait(window);
   g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
   settle();
