@@ -40,6 +40,32 @@ static void test_pool_covers_range_once(void)
   }
 }
 
+/* Jobs back to back (workers still spinning), after a pause longer than the spin (workers
+ * asleep, to be woken), and with fewer chunks than threads (some workers sit a job out), in
+ * turn: each index is still run exactly once per job. */
+static void test_pool_wakes_and_skips(void)
+{
+  DsThreadPool *pool = ds_thread_pool_new(4);
+  g_assert_nonnull(pool);
+  const int64_t n = 101;
+  CountArgs args = {g_new0(gint64, n)};
+  int jobs = 0;
+  for (int rep = 0; rep < 60; rep++) {
+    if (rep % 3 == 2)
+      g_usleep(300); /* past the workers' 50 µs spin */
+    const int64_t grain = rep % 4 == 0 ? 1 : rep % 4 == 1 ? 40 : rep % 4 == 2 ? 60 : 200;
+    if (rep % 2 == 0)
+      ds_parallel_for(pool, n, grain, count_range, &args);
+    else
+      ds_parallel_for_dynamic(pool, n, grain, count_range, &args);
+    jobs++;
+  }
+  for (int64_t i = 0; i < n; i++)
+    g_assert_cmpint(args.counts[i], ==, jobs);
+  g_free(args.counts);
+  ds_thread_pool_free(pool);
+}
+
 static void test_pool_null_runs_inline(void)
 {
   CountArgs args = {g_new0(gint64, 10)};
@@ -295,6 +321,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/kernels/thread-pool/covers-range-once", test_pool_covers_range_once);
+  g_test_add_func("/kernels/thread-pool/wakes-and-skips", test_pool_wakes_and_skips);
   g_test_add_func("/kernels/thread-pool/null-runs-inline", test_pool_null_runs_inline);
   g_test_add_func("/engine/attr/tuples", test_attr_tuples);
   g_test_add_func("/engine/attr/scalars", test_attr_scalars);
