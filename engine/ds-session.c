@@ -1151,7 +1151,7 @@ const DsGraphShapes *ds_session_get_run_shapes(DsSession *session)
 {
   if (session->dynamic != NULL)
     return ds_dynamic_executor_get_shapes(session->dynamic);
-  return ds_executor_get_shapes(session->exec);
+  return session->exec != NULL ? ds_executor_get_shapes(session->exec) : NULL;
 }
 
 void ds_session_set_hooks(DsSession *session, const DsExecutorHooks *hooks, gpointer data)

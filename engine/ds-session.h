@@ -113,7 +113,8 @@ const char *ds_session_get_executor_name(DsSession *session);           /* "stat
  * and how many weights have one. */
 gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights);
 gboolean ds_session_run(DsSession *session, GError **error);
-/* Head `i`'s tensor and every entry's shape after the last run. Borrowed. */
+/* Head `i`'s tensor and every entry's shape after the last run (shapes: NULL when nothing
+ * is prepared, as after a change of device). Borrowed. */
 const DsTensor *ds_session_get_output(DsSession *session, guint i);
 const DsGraphShapes *ds_session_get_run_shapes(DsSession *session);
 /* The shapes of the last symbolic inference (the dynamic executor's, or one asked for), or

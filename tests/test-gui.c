@@ -20,6 +20,7 @@
 
 #include "ds-config.h"
 #include "ds-npy.h"
+#include "ds-test-device.h"
 #include "ds-window.h"
 
 static char *data_path(const char *dir, const char *name)
@@ -253,6 +254,93 @@ static void test_real_model_then_control(void)
   g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "greedy-decoder-symbol.json");
   g_assert_cmpint(ds_graph_canvas_get_selected(ds_window_get_canvas(window)), ==, -1);
   g_assert_cmpuint(ds_window_get_n_regions(window), ==, 3);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
+/* The device clusters of the graph as drawn. */
+static guint n_device_clusters(DsWindow *window)
+{
+  const DsVizScene *scene = ds_graph_canvas_get_scene(ds_window_get_canvas(window));
+  guint n = 0;
+  for (guint i = 0; i < scene->clusters->len; i++)
+    n += g_array_index(scene->clusters, DsVizCluster, i).kind == DS_VIZ_CLUSTER_DEVICE;
+  return n;
+}
+
+static const char *device_state(DsWindow *window)
+{
+  GVariant *state = g_action_group_get_action_state(G_ACTION_GROUP(window), "device");
+  static char name[32];
+  g_strlcpy(name, g_variant_get_string(state, NULL), sizeof name);
+  g_variant_unref(state);
+  return name;
+}
+
+/* Run On: a device takes the regions it supports (drawn as device clusters after a run),
+ * stays chosen for the next model, and a device that cannot run here is refused with the
+ * reason. The test device stands in for a GPU. */
+static void test_device(void)
+{
+  DsWindow *window = new_window();
+  g_assert_cmpstr(device_state(window), ==, "cpu");
+  g_assert_null(ds_window_get_device(window));
+  g_autofree char *path = data_path("dynamic", "boolean-mask-symbol.json");
+  GError *error = NULL;
+  g_assert_true(ds_window_open(window, path, &error));
+  g_assert_true(ds_bindings_panel_set_input_shape(ds_window_get_bindings(window), "data",
+                                                  "(64, 8)"));
+  g_assert_true(ds_window_apply_bindings(window, &error));
+  g_assert_true(ds_window_set_device(window, ds_test_device_get(), &error));
+  g_assert_no_error(error);
+  g_assert_cmpstr(device_state(window), ==, "testdev");
+  g_assert_nonnull(strstr(ds_window_get_subtitle_text(window), " · on testdev"));
+  g_assert_cmpuint(n_device_clusters(window), ==, 0); /* placed when next prepared */
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_cmpuint(n_device_clusters(window), >=, 1);
+  DsTestDeviceStats stats;
+  ds_test_device_get_stats(&stats);
+  g_assert_cmpuint(stats.n_kernels, >, 0);
+  screenshot(window, "device-placement");
+
+  /* The next model runs on the device too. */
+  g_autofree char *sample = data_path("sample", "sample-symbol.json");
+  g_assert_true(ds_window_open(window, sample, &error));
+  g_assert_true(ds_window_get_device(window) == ds_test_device_get());
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_cmpuint(n_device_clusters(window), >=, 1);
+
+  /* Back to the CPU through the menu's action: no placement. */
+  g_action_group_activate_action(G_ACTION_GROUP(window), "device", g_variant_new_string("cpu"));
+  g_assert_cmpstr(device_state(window), ==, "cpu");
+  g_assert_null(ds_window_get_device(window));
+  g_assert_null(strstr(ds_window_get_subtitle_text(window), " · on "));
+  g_assert_cmpuint(n_device_clusters(window), ==, 0);
+  g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_cmpuint(n_device_clusters(window), ==, 0);
+
+  /* CUDA: a build without it says so; one with it and no GPU gives the reason; either way
+   * the CPU stays chosen. (With a GPU it is taken.) */
+  const DsBackend *cuda = ds_backend_find("cuda");
+  g_action_group_activate_action(G_ACTION_GROUP(window), "device", g_variant_new_string("cuda"));
+  const char *banner = ds_window_get_banner_text(window);
+  if (cuda == NULL) {
+    g_assert_cmpstr(banner, ==, "This build has no cuda backend");
+    g_assert_cmpstr(device_state(window), ==, "cpu");
+  } else if (cuda->unavailable() != NULL) {
+    g_assert_nonnull(strstr(banner, "The cuda backend cannot run here: "));
+    g_assert_cmpstr(device_state(window), ==, "cpu");
+    g_assert_null(ds_window_get_device(window));
+  } else {
+    g_assert_null(banner);
+    g_assert_cmpstr(device_state(window), ==, "cuda");
+  }
   gtk_window_destroy(GTK_WINDOW(window));
   settle();
 }
@@ -659,6 +747,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/real-model-then-control", test_real_model_then_control);
   g_test_add_func("/gui/bindings-steps-breakpoint", test_bindings_steps_breakpoint);
   g_test_add_func("/gui/overlay-and-export", test_overlay_and_export);
+  g_test_add_func("/gui/device", test_device);
   g_test_add_func("/gui/cancel", test_cancel);
   g_test_add_func("/gui/recent-and-state", test_recent_and_state);
   g_test_add_func("/gui/dark-style", test_dark_style);

@@ -49,6 +49,7 @@ void ds_window_update_actions(DsWindow *w)
   enable(w, "toggle-breakpoint", open && !busy);
   enable(w, "overlay", ran && !busy);
   enable(w, "export", open && !busy);
+  enable(w, "device", !busy);
   gtk_widget_set_sensitive(w->bindings, open && !busy);
   gtk_widget_set_sensitive(w->breakpoint_entry, open && !busy);
 }

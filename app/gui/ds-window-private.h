@@ -1,6 +1,7 @@
 /* ds-window-private.h: the window's state, shared by the files that each handle one part of
  * it (ds-window.c: building and opening; ds-window-inspector.c; ds-window-debug.c: runs,
- * steps and breakpoints; ds-window-export.c: overlays and export; ds-window-recent.c;
+ * steps and breakpoints; ds-window-export.c: overlays and export; ds-window-device.c: the
+ * device runs go to; ds-window-recent.c;
  * ds-window-state.c: what is remembered between sessions). */
 #pragma once
 
@@ -33,6 +34,7 @@ struct _DsWindow {
 
   /* Running it. */
   DsDebugger *debugger;
+  const DsBackend *device; /* where runs go (ds-window-device.c); NULL: the CPU */
   GPtrArray *breakpoints; /* DsWindowBreakpoint */
   GHashTable *profile;    /* the last run's DsVizNodeProfile by key, or NULL */
   DsVizOverlay overlay;
@@ -57,6 +59,8 @@ struct _DsWindow {
 
 /* ds-window.c */
 void ds_window_show_banner(DsWindow *window, const char *message);
+/* The header's subtitle: the op count, and the device when runs go to one. */
+void ds_window_update_subtitle(DsWindow *window);
 /* Draws the open model again (after expanding, an overlay or a run). */
 gboolean ds_window_redraw(DsWindow *window, GError **error);
 /* The scene node drawing graph node `node` of a frame path "while0/func/", or -1. */
@@ -82,6 +86,9 @@ void ds_window_add_export_actions(DsWindow *window);
 GMenuModel *ds_window_export_menu(void);
 GMenuModel *ds_window_overlay_menu(void);
 
+/* ds-window-device.c */
+void ds_window_add_device_action(DsWindow *window);
+GMenuModel *ds_window_device_menu(void);
 /* ds-window-recent.c */
 GtkWidget *ds_window_build_empty_page(DsWindow *window);
 GtkWidget *ds_window_build_recent_button(DsWindow *window);

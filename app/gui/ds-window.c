@@ -22,6 +22,11 @@ static void on_banner_close(GtkButton *button, DsWindow *w)
   ds_window_show_banner(w, NULL);
 }
 
+const char *ds_window_get_subtitle_text(DsWindow *w)
+{
+  return gtk_label_get_text(GTK_LABEL(w->subtitle));
+}
+
 const char *ds_window_get_banner_text(DsWindow *w)
 {
   return gtk_revealer_get_reveal_child(GTK_REVEALER(w->banner))
@@ -158,14 +163,22 @@ gint ds_window_find_scene_node(DsWindow *w, const char *id)
   return GPOINTER_TO_INT(g_hash_table_lookup(w->scene_index, id)) - 1;
 }
 
-static void set_subtitle(DsWindow *w)
+void ds_window_update_subtitle(DsWindow *w)
 {
+  if (w->session == NULL)
+    return;
   DsGraph *graph = ds_session_get_graph(w->session);
   guint ops = 0;
   for (guint i = 0; i < graph->n_nodes; i++)
     ops += !ds_node_is_variable(graph->nodes[i]);
   g_autofree char *text = g_strdup_printf(ngettext("%u op", "%u ops", ops), ops);
-  gtk_label_set_text(GTK_LABEL(w->subtitle), text);
+  if (w->device != NULL) {
+    /* TRANSLATORS: the subtitle: "12 ops · on cuda" */
+    g_autofree char *with_device = g_strdup_printf(_("%s · on %s"), text, w->device->name);
+    gtk_label_set_text(GTK_LABEL(w->subtitle), with_device);
+  } else {
+    gtk_label_set_text(GTK_LABEL(w->subtitle), text);
+  }
 }
 
 gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
@@ -182,6 +195,7 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   g_autoptr(DsGraphShapes) shapes = NULL;
   g_autofree gboolean *weights = NULL;
   if (session != NULL) {
+    ds_session_set_device(session, w->device);
     const DsGraphShapes *some = ds_session_infer_symbolic(session, NULL);
     if (some == NULL)
       some = ds_session_infer_partial(session, &local);
@@ -216,7 +230,7 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   g_autofree char *base = g_path_get_basename(path);
   gtk_window_set_title(GTK_WINDOW(w), base);
   gtk_label_set_text(GTK_LABEL(w->title), base);
-  set_subtitle(w);
+  ds_window_update_subtitle(w);
   ds_window_debug_attach(w);
   ds_window_inspect(w, -1);
   gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "graph");
@@ -455,6 +469,9 @@ static GMenuModel *primary_menu(void)
   g_menu_append(section, _("Fit Graph to Window"), "win.fit");
   g_menu_append_section(menu, NULL, G_MENU_MODEL(section));
   g_object_unref(section);
+  GMenuModel *devices = ds_window_device_menu();
+  g_menu_append_section(menu, _("Run On"), devices);
+  g_object_unref(devices);
   section = g_menu_new();
   g_menu_append(section, _("_Keyboard Shortcuts"), "win.show-help-overlay");
   g_menu_append(section, _("_About dynscope"), "app.about");
@@ -620,6 +637,7 @@ static void ds_window_init(DsWindow *w)
                                          {.name = "fit", .activate = on_fit}};
   g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
   ds_window_add_debug_actions(w);
+  ds_window_add_device_action(w);
   ds_window_add_export_actions(w);
   ds_window_update_actions(w);
 

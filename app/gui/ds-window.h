@@ -13,6 +13,7 @@
 
 #include <gtk/gtk.h>
 
+#include "ds-backend.h"
 #include "ds-bindings-panel.h"
 #include "ds-debugger.h"
 #include "ds-graph-canvas.h"
@@ -54,6 +55,14 @@ guint ds_window_add_breakpoint(DsWindow *window, const char *spec, GError **erro
 gboolean ds_window_toggle_breakpoint(DsWindow *window, gint index, GError **error);
 guint ds_window_get_n_breakpoints(DsWindow *window);
 
+/* Where runs go: the CPU (NULL or the CPU backend) or a device backend, which then takes the
+ * regions it supports (placement, as `--device`), for this model and the ones opened later.
+ * FALSE, with the reason in the banner, when the device cannot run here or a command runs.
+ * The main menu's Run On section sets it by name. */
+gboolean ds_window_set_device(DsWindow *window, const DsBackend *device, GError **error);
+/* The device runs go to; NULL for the CPU. */
+const DsBackend *ds_window_get_device(DsWindow *window);
+
 /* ---- overlays and export ---- */
 
 /* Colours the graph by the last run's profile; NONE always works, the others need a run. */
@@ -81,6 +90,7 @@ DsDebugger *ds_window_get_debugger(DsWindow *window); /* NULL before a model is 
 const char *ds_window_get_inspector_text(DsWindow *window);
 const char *ds_window_get_banner_text(DsWindow *window);
 const char *ds_window_get_status_text(DsWindow *window);
+const char *ds_window_get_subtitle_text(DsWindow *window);
 /* The recent models the window offers, newest first (paths; caller frees). */
 GPtrArray *ds_window_list_recent(DsWindow *window);
 
