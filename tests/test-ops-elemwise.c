@@ -9,6 +9,7 @@
 #include "ds-error.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
+#include "ds-ops-nn.h"
 #include "ds-test-ops.h"
 
 /* ---- tensor helpers ---- */
@@ -1587,6 +1588,29 @@ static void test_kernel_predicates(void)
   tensor_free(&wrong);
 }
 
+/* Transcendental math splits across threads from a few thousand elements on (the math
+ * grain): the pool's result must be bit for bit the single thread's, every element written. */
+static void test_math_split_across_threads(void)
+{
+  static const DsOpId ops[] = {DS_OP_SIGMOID, DS_OP_TANH, DS_OP_EXP, DS_OP_ERF, DS_OP_SIN,
+                               DS_OP_ARCTAN};
+  const char *shape = "(5003,)";
+  DsTensor x = rtensor(shape, -6.0, 6.0);
+  DsTensor alone = tensor_new(DS_DTYPE_FLOAT32, shape), split = tensor_new(DS_DTYPE_FLOAT32, shape);
+  for (guint k = 0; k <= G_N_ELEMENTS(ops); k++) {
+    /* The last round: Activation's own sigmoid. */
+    DsActivationParam act = {DS_ACT_SIGMOID};
+    DsOpId op = k < G_N_ELEMENTS(ops) ? ops[k] : DS_OP_ACTIVATION;
+    const void *param = k < G_N_ELEMENTS(ops) ? NULL : &act;
+    g_assert_cmpint(run_kernel_on(op, param, &x, 1, &alone, 1, NULL), ==, DS_STATUS_OK);
+    g_assert_cmpint(run_kernel_on(op, param, &x, 1, &split, 1, pool), ==, DS_STATUS_OK);
+    g_assert_cmpmem(alone.data, ds_tensor_nbytes(&alone), split.data, ds_tensor_nbytes(&split));
+  }
+  tensor_free(&x);
+  tensor_free(&alone);
+  tensor_free(&split);
+}
+
 /* ---- kernels: reductions ---- */
 
 /* The reduction of `x` over the axes `mask` marks, in double, at output index `o` (the kept
@@ -2132,6 +2156,8 @@ int main(int argc, char **argv)
   ds_test_ops_init(20240611);
 
   g_test_add_func("/ops/elemwise/shape/same-both-ways", test_shape_elemwise_both_ways);
+  g_test_add_func("/ops/elemwise/kernel/math-split-across-threads",
+                  test_math_split_across_threads);
   g_test_add_func("/ops/elemwise/shape/broadcast", test_shape_broadcast);
   g_test_add_func("/ops/elemwise/shape/where", test_shape_where);
   g_test_add_func("/ops/elemwise/shape/unary-scalar-add-n", test_shape_unary_scalar_add_n);

@@ -45,10 +45,10 @@ struct DsThreadPool {
   void *ctx;
   int64_t n;
   atomic_uint_fast64_t job_word;
-  atomic_int pending;     /* chunks not finished yet */
+  atomic_int pending; /* chunks not finished yet */
   atomic_bool quit;
-  int sleepers;           /* workers waiting on work_ready (under lock) */
-  bool caller_sleeping;   /* the caller waits on work_done (under lock) */
+  int sleepers;         /* workers waiting on work_ready (under lock) */
+  bool caller_sleeping; /* the caller waits on work_done (under lock) */
 };
 
 typedef struct {

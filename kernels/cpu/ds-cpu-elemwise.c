@@ -969,6 +969,35 @@ static void unary_worker(void *ctx, int64_t begin, int64_t end)
   }
 }
 
+/* Elements per thread worth a hand-over: fewer for the ops that evaluate exp, log or a
+ * polynomial per element, or call libm. */
+static int64_t unary_grain(UnOp op)
+{
+  switch (op) {
+  case UN_SIGMOID:
+  case UN_TANH:
+  case UN_EXP:
+  case UN_LOG:
+  case UN_ERF:
+  case UN_SIN:
+  case UN_COS:
+  case UN_TAN:
+  case UN_ASIN:
+  case UN_ACOS:
+  case UN_ATAN:
+  case UN_SINH:
+  case UN_COSH:
+  case UN_ASINH:
+  case UN_ACOSH:
+  case UN_ATANH:
+  case UN_SELU:
+  case UN_CELU:
+    return DS_CPU_MATH_GRAIN;
+  default:
+    return DS_CPU_PARALLEL_GRAIN;
+  }
+}
+
 static DsStatus run_unary_bounds(const DsKernelCtx *ctx, UnOp op, double lo, double hi)
 {
   if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
@@ -986,7 +1015,7 @@ static DsStatus run_unary_bounds(const DsKernelCtx *ctx, UnOp op, double lo, dou
     hi = round_trip(in->dtype, hi);
   }
   UnJob job = {op, in->dtype, out->dtype, in->data, out->data, lo, hi};
-  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, unary_worker, &job);
+  ds_parallel_for(ctx->pool, n, unary_grain(op), unary_worker, &job);
   return DS_STATUS_OK;
 }
 

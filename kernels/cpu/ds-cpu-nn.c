@@ -442,7 +442,9 @@ static DsStatus activation_run(const DsKernelCtx *ctx)
   if (ds_tensor_numel(&ctx->outputs[0]) != n)
     return DS_STATUS_INVALID_ARGUMENT;
   UnaryJob job = {ctx->inputs[0].data, ctx->outputs[0].data, p->act_type, 0.0f};
-  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, activation_range, &job);
+  const bool cheap = p->act_type == DS_ACT_RELU || p->act_type == DS_ACT_SOFTSIGN;
+  ds_parallel_for(ctx->pool, n, cheap ? DS_CPU_PARALLEL_GRAIN : DS_CPU_MATH_GRAIN,
+                  activation_range, &job);
   return DS_STATUS_OK;
 }
 

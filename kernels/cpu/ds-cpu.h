@@ -71,5 +71,10 @@ static inline bool ds_cpu_dtype_computable(DsDType t)
   return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
 }
 
-/* Kernels below this many elements run single-threaded: waking a worker costs a few µs. */
+/* Kernels below this many elements per thread run single-threaded: cheap elementwise work
+ * moves at memory speed, and handing a share to a worker costs about a µs (more when it has
+ * gone to sleep, ds-thread-pool.h). */
 #define DS_CPU_PARALLEL_GRAIN 32768
+/* The same for transcendental math (exp, log, tanh, erf, sigmoid, libm's trigonometry): at 1
+ * to 40 ns an element, a thousand elements already repay the hand-over. */
+#define DS_CPU_MATH_GRAIN 1024

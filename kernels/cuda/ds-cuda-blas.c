@@ -46,13 +46,13 @@ static void *load(void *unused)
     const char *name;
     gpointer *slot;
   } symbols[] = {
-    {"cublasCreate_v2", (gpointer *)&blas.create},
-    {"cublasDestroy_v2", (gpointer *)&blas.destroy},
-    {"cublasSetStream_v2", (gpointer *)&blas.set_stream},
-    {"cublasSgemm_v2_64", (gpointer *)&blas.sgemm},
-    {"cublasDgemm_v2_64", (gpointer *)&blas.dgemm},
-    {"cublasSgemmStridedBatched_64", (gpointer *)&blas.sgemm_strided_batched},
-    {"cublasDgemmStridedBatched_64", (gpointer *)&blas.dgemm_strided_batched},
+      {"cublasCreate_v2", (gpointer *)&blas.create},
+      {"cublasDestroy_v2", (gpointer *)&blas.destroy},
+      {"cublasSetStream_v2", (gpointer *)&blas.set_stream},
+      {"cublasSgemm_v2_64", (gpointer *)&blas.sgemm},
+      {"cublasDgemm_v2_64", (gpointer *)&blas.dgemm},
+      {"cublasSgemmStridedBatched_64", (gpointer *)&blas.sgemm_strided_batched},
+      {"cublasDgemmStridedBatched_64", (gpointer *)&blas.dgemm_strided_batched},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(symbols); i++)
     if (!find(module, symbols[i].name, symbols[i].slot))
