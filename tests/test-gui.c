@@ -305,6 +305,23 @@ static void test_device(void)
   g_assert_cmpuint(stats.n_kernels, >, 0);
   screenshot(window, "device-placement");
 
+  /* Stepping into the device regions: each stop shows where it is, and the inspector reads
+   * the node's tensors back from the device. */
+  static const char *const stops[] = {"testdev0 › fc0", "testdev0 › relu0"};
+  for (guint i = 0; i < G_N_ELEMENTS(stops); i++) {
+    g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
+    wait_idle(window);
+    g_assert_null(ds_window_get_banner_text(window));
+    g_assert_true(g_str_has_prefix(ds_window_get_status_text(window), stops[i]));
+    const char *text = ds_window_get_inspector_text(window);
+    g_assert_nonnull(strstr(text, "at this stop"));
+    g_assert_nonnull(strstr(text, "float32 (64, 16)\n    min "));
+  }
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  g_assert_null(ds_window_get_banner_text(window));
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
+
   /* The next model runs on the device too. */
   g_autofree char *sample = data_path("sample", "sample-symbol.json");
   g_assert_true(ds_window_open(window, sample, &error));
