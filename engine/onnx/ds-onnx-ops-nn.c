@@ -10,6 +10,7 @@
  */
 #include "ds-onnx-translate.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "ds-attr.h"
@@ -840,6 +841,156 @@ static gboolean translate_dropout(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
   return ds_onnx_set_output(b, node, 1, mask, error);
 }
 
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ------------------------------------ */
+
+/* Emits `op` on `n` inputs under the name hint `hint`, with the attribute pairs that follow
+ * (NULL-terminated, at most four); its first output, or FALSE. */
+static gboolean emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *hint,
+                      const DsEntry *in, guint n, DsEntry *out, GError **error, ...)
+{
+  const char *keys[4], *values[4];
+  guint n_attrs = 0;
+  va_list args;
+  va_start(args, error);
+  for (const char *key; n_attrs < G_N_ELEMENTS(keys) && (key = va_arg(args, const char *));
+       n_attrs++) {
+    keys[n_attrs] = key;
+    values[n_attrs] = va_arg(args, const char *);
+  }
+  va_end(args);
+  DsNode *e = ds_onnx_emitv(b, node, op, hint, in, n, keys, values, n_attrs, error);
+  if (e == NULL)
+    return FALSE;
+  *out = ds_onnx_entry(e, 0);
+  return TRUE;
+}
+
+/* loss[n, d...] = -x[n, t[n, d...], d...] * w[t[n, d...]], from scores x (N, C, d...), integer
+ * targets t (N, d...) and the optional class weights w (C). A target equal to ignore_index
+ * weighs 0, its index read as class 0 so that any value is safe. `reduction` none keeps the
+ * losses; sum adds them; mean (the default) divides that sum by the sum of the weights taken,
+ * which without weights is the number of targets not ignored (ONNX's definition). Output
+ * `output` of the node gets the result. */
+static gboolean nll_loss(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry x, DsEntry t,
+                         const DsEntry *w, guint output, GError **error)
+{
+  const char *reduction = ds_onnx_attr_string(node, "reduction", "mean");
+  if (strcmp(reduction, "none") != 0 && strcmp(reduction, "sum") != 0 &&
+      strcmp(reduction, "mean") != 0)
+    return ds_onnx_invalid(error, "reduction '%s' is not none, sum or mean", reduction);
+  const gint64 one = 1;
+  const char *axis1 = ds_onnx_fmt_ints(b, &one, 1);
+  DsEntry target = t, weight, kept;
+  const gboolean ignores = ds_onnx_has_attr(node, "ignore_index");
+  if (ignores) {
+    /* ignored: 1 where t == ignore_index (in t's dtype); the safe target t - t * ignored. */
+    DsEntry ignored, scaled;
+    if (!emit1(b, node, "_equal_scalar", "ignored", &t, 1, &ignored, error, "scalar",
+               ds_onnx_printf(b, "%" G_GINT64_FORMAT, ds_onnx_attr_int(node, "ignore_index", 0)),
+               "is_int", "True", NULL))
+      return FALSE;
+    DsEntry mul_in[2] = {t, ignored};
+    if (!emit1(b, node, "broadcast_mul", "ignored_target", mul_in, 2, &scaled, error, NULL))
+      return FALSE;
+    DsEntry sub_in[2] = {t, scaled};
+    if (!emit1(b, node, "broadcast_sub", "safe_target", sub_in, 2, &target, error, NULL))
+      return FALSE;
+    DsEntry ignored_f;
+    if (!emit1(b, node, "Cast", "ignored_float", &ignored, 1, &ignored_f, error, "dtype",
+               "float32", NULL) ||
+        !emit1(b, node, "_rminus_scalar", "kept", &ignored_f, 1, &kept, error, "scalar", "1",
+               "is_int", "False", NULL))
+      return FALSE;
+  }
+  DsEntry column, picked, rows, loss;
+  if (!emit1(b, node, "expand_dims", "target_column", &target, 1, &column, error, "axis", axis1,
+             NULL))
+    return FALSE;
+  DsEntry pick_in[2] = {x, column};
+  if (!emit1(b, node, "take_along_axis", "picked", pick_in, 2, &picked, error, "axis", "1",
+             NULL) ||
+      !emit1(b, node, "_np_squeeze", "picked_rows", &picked, 1, &rows, error, "axis", axis1,
+             NULL) ||
+      !emit1(b, node, "negative", "unweighted", &rows, 1, &loss, error, NULL))
+    return FALSE;
+  if (w != NULL) {
+    DsEntry take_in[2] = {*w, target};
+    if (!emit1(b, node, "take", "target_weight", take_in, 2, &weight, error, "axis", "0", NULL))
+      return FALSE;
+    if (ignores) {
+      DsEntry both[2] = {weight, kept};
+      if (!emit1(b, node, "broadcast_mul", "kept_weight", both, 2, &weight, error, NULL))
+        return FALSE;
+    }
+  } else if (ignores) {
+    weight = kept;
+  }
+  const gboolean weighted = w != NULL || ignores;
+  if (weighted) {
+    DsEntry both[2] = {loss, weight};
+    if (!emit1(b, node, "broadcast_mul", "weighted", both, 2, &loss, error, NULL))
+      return FALSE;
+  }
+  if (strcmp(reduction, "none") == 0)
+    return ds_onnx_set_output(b, node, output, loss, error);
+  if (strcmp(reduction, "mean") == 0 && !weighted) {
+    DsEntry mean;
+    return emit1(b, node, "_npi_mean", "mean", &loss, 1, &mean, error, NULL) &&
+           ds_onnx_set_output(b, node, output, mean, error);
+  }
+  DsEntry total;
+  if (!emit1(b, node, "_npi_sum", "total", &loss, 1, &total, error, NULL))
+    return FALSE;
+  if (strcmp(reduction, "sum") == 0)
+    return ds_onnx_set_output(b, node, output, total, error);
+  DsEntry weight_total, mean;
+  if (!emit1(b, node, "_npi_sum", "weight_total", &weight, 1, &weight_total, error, NULL))
+    return FALSE;
+  DsEntry div_in[2] = {total, weight_total};
+  return emit1(b, node, "broadcast_div", "mean", div_in, 2, &mean, error, NULL) &&
+         ds_onnx_set_output(b, node, output, mean, error);
+}
+
+/* The integer targets (input 1) and, when given, the class weights (input 2). */
+static gboolean loss_inputs(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry *target,
+                            DsEntry *weight, gboolean *has_weight, GError **error)
+{
+  if (!require_float32(b, node, 0, error))
+    return FALSE;
+  DsDType tt = ds_onnx_input_dtype(b, node, 1);
+  if (tt != DS_DTYPE_UNKNOWN && tt != DS_DTYPE_INT32 && tt != DS_DTYPE_INT64)
+    return ds_onnx_invalid(error, "the targets are %s; they must be int32 or int64",
+                           ds_dtype_name(tt));
+  *has_weight = ds_onnx_has_input(node, 2);
+  return ds_onnx_input(b, node, 1, target, error) &&
+         (!*has_weight || (require_float32(b, node, 2, error) &&
+                           ds_onnx_input(b, node, 2, weight, error)));
+}
+
+static gboolean translate_nll_loss(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  DsEntry x, target, weight;
+  gboolean has_weight;
+  return loss_inputs(b, node, &target, &weight, &has_weight, error) &&
+         ds_onnx_input(b, node, 0, &x, error) &&
+         nll_loss(b, node, x, target, has_weight ? &weight : NULL, 0, error);
+}
+
+/* SoftmaxCrossEntropyLoss: the negative log-likelihood of log_softmax over the class axis (1),
+ * which is its second, optional output. */
+static gboolean translate_sce_loss(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  DsEntry x, target, weight, log_prob;
+  gboolean has_weight;
+  if (!loss_inputs(b, node, &target, &weight, &has_weight, error) ||
+      !ds_onnx_input(b, node, 0, &x, error) ||
+      !emit1(b, node, "log_softmax", "log_prob", &x, 1, &log_prob, error, "axis", "1", NULL))
+    return FALSE;
+  if (wants_output(node, 1) && !ds_onnx_set_output(b, node, 1, log_prob, error))
+    return FALSE;
+  return nll_loss(b, node, log_prob, target, has_weight ? &weight : NULL, 0, error);
+}
+
 /* ---- Einsum ------------------------------------------------------------------------------- */
 
 static gboolean translate_einsum(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
@@ -1010,5 +1161,7 @@ const DsOnnxOpTranslator ds_onnx_nn_ops[] = {
     {"GRU", 7, translate_gru},
     {"RNN", 7, translate_rnn},
     {"Einsum", 12, translate_einsum},
+    {"NegativeLogLikelihoodLoss", 12, translate_nll_loss},
+    {"SoftmaxCrossEntropyLoss", 12, translate_sce_loss},
     {NULL, 0, NULL},
 };
