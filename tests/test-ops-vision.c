@@ -54,7 +54,8 @@ static DsTensor shape_tensor(const DsShape *s)
 /* ---- registry, model attribute spellings -------------------------------------------------- */
 
 static const char *const vision_ops[] = {"_contrib_box_nms", "_contrib_ROIAlign",
-                                         "_contrib_AdaptiveAvgPooling2D", "Deconvolution", NULL};
+                                         "_contrib_AdaptiveAvgPooling2D", "Deconvolution",
+                                         "_contrib_grid_sample", NULL};
 
 static void test_registry(void)
 {
@@ -797,6 +798,146 @@ static void test_adaptive_avg_pool_kernel(void)
   check_adaptive("(4, 64, 17, 23)", "(5, 7)"); /* split across threads */
 }
 
+/* ---- _contrib_grid_sample ----------------------------------------------------------------- */
+
+static void test_grid_sample_shape(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[2], out[1];
+  DsNode *n = node_new(g, "_contrib_grid_sample", "mode", "bicubic", "padding_mode", "border",
+                       "align_corners", "True", NULL);
+  const DsGridSampleParam *p = n->param;
+  g_assert_cmpint(p->mode, ==, DS_GRID_BICUBIC);
+  g_assert_cmpint(p->padding, ==, DS_GRID_PAD_BORDER);
+  g_assert_true(p->align_corners);
+  infer_ok(n, (const char *[]){"(2, 3, 5, 7)", "(2, 4, 6, 2)"}, in, out);
+  assert_shape(&out[0], "(2, 3, 4, 6)");
+  /* ONNX opset 20's spellings of the modes. */
+  DsNode *linear = node_new(g, "_contrib_grid_sample", "mode", "linear", NULL);
+  g_assert_cmpint(((const DsGridSampleParam *)linear->param)->mode, ==, DS_GRID_BILINEAR);
+  parse_fails(DS_ERROR_PARSE, "mode", "_contrib_grid_sample", "mode", "area", NULL);
+  parse_fails(DS_ERROR_PARSE, "padding_mode", "_contrib_grid_sample", "padding_mode", "wrap",
+              NULL);
+  infer_fails(n, (const char *[]){"(2, 3, 5, 7)", "(2, 4, 6, 3)"},
+              "its last axis must hold the 2 coordinates");
+  infer_fails(n, (const char *[]){"(2, 3, 5, 7)", "(3, 4, 6, 2)"}, "grid");
+  infer_fails(n, (const char *[]){"(2, 3, 5)", "(2, 4, 6, 2)"}, "data must have 4 dims");
+
+  /* Symbolic batch and grid size. */
+  DsExprCtx *exprs = ds_expr_ctx_new();
+  DsShape sin[2] = {
+      {.ndim = 4, .dims = {sym(exprs, "s0"), ds_dim(3), sym(exprs, "s1"), sym(exprs, "s2")}},
+      {.ndim = 4, .dims = {sym(exprs, "s0"), sym(exprs, "s3"), sym(exprs, "s4"), ds_dim(2)}}};
+  DsShape sout[1] = {DS_SHAPE_UNKNOWN};
+  g_assert_cmpuint(infer_symbolic(n, exprs, sin, sout), ==, 0);
+  assert_shape(&sout[0], "(s0, 3, s3, s4)");
+  ds_expr_ctx_free(exprs);
+
+  GError *error = NULL;
+  DsDType t_in[2] = {DS_DTYPE_FLOAT64, DS_DTYPE_UNKNOWN}, t_out[1] = {DS_DTYPE_UNKNOWN};
+  g_assert_true(n->op->infer_type(n, n->param, t_in, t_out, &error));
+  g_assert_cmpint(t_in[1], ==, DS_DTYPE_FLOAT64);
+  g_assert_cmpint(t_out[0], ==, DS_DTYPE_FLOAT64);
+  t_in[0] = DS_DTYPE_INT32;
+  t_out[0] = DS_DTYPE_UNKNOWN;
+  g_assert_false(n->op->infer_type(n, n->param, t_in, t_out, &error));
+  g_assert_nonnull(strstr(error->message, "int32"));
+  g_clear_error(&error);
+}
+
+/* Samples `data` (N, C, H, W float32) at `grid` with the given attributes. */
+static DsTensor grid_sample(DsTensor *data, DsTensor *grid, const char *mode, const char *padding,
+                            const char *align)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_contrib_grid_sample", "mode", mode, "padding_mode", padding,
+                       "align_corners", align, NULL);
+  int64_t dims[4] = {data->shape[0], data->shape[1], grid->shape[1], grid->shape[2]};
+  DsTensor y = tensor_dims(data->dtype, 4, dims);
+  DsTensor in[2] = {*data, *grid};
+  run_ok(DS_OP_GRID_SAMPLE, n->param, in, 2, &y, 1);
+  return y;
+}
+
+static void test_grid_sample_kernel(void)
+{
+  /* At the pixel centres (align_corners: -1 and 1 are the corner centres) every mode gives
+   * the image back. */
+  DsTensor x = rtensor("(2, 3, 4, 5)", -1, 1);
+  DsTensor grid = tensor_new(DS_DTYPE_FLOAT32, "(2, 4, 5, 2)");
+  for (int64_t n = 0; n < 2; n++)
+    for (int64_t i = 0; i < 4; i++)
+      for (int64_t j = 0; j < 5; j++) {
+        set(&grid, ((n * 4 + i) * 5 + j) * 2, -1.0 + 2.0 * (double)j / 4);
+        set(&grid, ((n * 4 + i) * 5 + j) * 2 + 1, -1.0 + 2.0 * (double)i / 3);
+      }
+  static const char *const modes[] = {"bilinear", "nearest", "bicubic"};
+  for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
+    DsTensor y = grid_sample(&x, &grid, modes[m], "zeros", "True");
+    for (int64_t i = 0; i < ds_tensor_numel(&x); i++)
+      g_assert_cmpfloat_with_epsilon(get(&y, i), get(&x, i), 1e-5);
+    tensor_free(&y);
+  }
+  tensor_free(&grid);
+  tensor_free(&x);
+
+  /* The top-left outer corner (-1, -1) without align_corners is pixel (-0.5, -0.5): a quarter
+   * of pixel (0, 0) with zeros, all of it with border or reflection. */
+  DsTensor img = tensor_new(DS_DTYPE_FLOAT32, "(1, 1, 2, 2)");
+  static const double pixels[4] = {4, 1, 2, 3};
+  for (int i = 0; i < 4; i++)
+    set(&img, i, pixels[i]);
+  DsTensor corner = tensor_new(DS_DTYPE_FLOAT32, "(1, 1, 3, 2)");
+  static const double at[6] = {-1, -1, 0, 0, NAN, 0.5}; /* the corner, the centre, NaN */
+  for (int i = 0; i < 6; i++)
+    set(&corner, i, at[i]);
+  static const struct {
+    const char *padding;
+    double corner, centre;
+  } cases[] = {{"zeros", 1.0, 2.5}, {"border", 4.0, 2.5}, {"reflection", 4.0, 2.5}};
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    DsTensor y = grid_sample(&img, &corner, "bilinear", cases[c].padding, "False");
+    g_assert_cmpfloat_with_epsilon(get(&y, 0), cases[c].corner, 1e-6);
+    g_assert_cmpfloat_with_epsilon(get(&y, 1), cases[c].centre, 1e-6);
+    g_assert_cmpfloat(get(&y, 2), ==, 0.0); /* a NaN position reads nothing */
+    tensor_free(&y);
+  }
+  tensor_free(&corner);
+
+  /* float64 computes the same. */
+  DsTensor img64 = tensor_new(DS_DTYPE_FLOAT64, "(1, 1, 2, 2)");
+  DsTensor at64 = tensor_new(DS_DTYPE_FLOAT64, "(1, 1, 1, 2)");
+  for (int i = 0; i < 4; i++)
+    set(&img64, i, pixels[i]);
+  set(&at64, 0, 0.25);
+  set(&at64, 1, -0.5);
+  DsTensor y64 = grid_sample(&img64, &at64, "bilinear", "zeros", "True");
+  /* x = 0.625, y = 0.25 in pixels: rows 4 + 0.625 (1 - 4) and 2 + 0.625 (3 - 2). */
+  g_assert_cmpfloat_with_epsilon(get(&y64, 0), 0.75 * 2.125 + 0.25 * 2.625, 1e-12);
+  tensor_free(&y64);
+  tensor_free(&at64);
+  tensor_free(&img64);
+  tensor_free(&img);
+
+  /* Split across threads: the same bits as one thread. */
+  DsTensor big = rtensor("(2, 16, 20, 20)", -1, 1), where = rtensor("(2, 24, 24, 2)", -1.2, 1.2);
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = node_new(g, "_contrib_grid_sample", "mode", "bicubic", "padding_mode",
+                       "reflection", NULL);
+  DsTensor alone = tensor_new(DS_DTYPE_FLOAT32, "(2, 16, 24, 24)");
+  DsTensor split = tensor_new(DS_DTYPE_FLOAT32, "(2, 16, 24, 24)");
+  DsTensor in[2] = {big, where};
+  g_assert_cmpint(run_kernel_on(DS_OP_GRID_SAMPLE, n->param, in, 2, &alone, 1, NULL), ==,
+                  DS_STATUS_OK);
+  g_assert_cmpint(run_kernel_on(DS_OP_GRID_SAMPLE, n->param, in, 2, &split, 1, pool), ==,
+                  DS_STATUS_OK);
+  g_assert_cmpmem(alone.data, ds_tensor_nbytes(&alone), split.data, ds_tensor_nbytes(&split));
+  tensor_free(&alone);
+  tensor_free(&split);
+  tensor_free(&big);
+  tensor_free(&where);
+}
+
 /* ---- Deconvolution ----------------------------------------------------------------------- */
 
 static void test_deconvolution_shape(void)
@@ -1307,6 +1448,8 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/vision/roi-align/kernel", test_roi_align_kernel);
   g_test_add_func("/ops/vision/adaptive-avg-pool/shape", test_adaptive_avg_pool_shape);
   g_test_add_func("/ops/vision/adaptive-avg-pool/kernel", test_adaptive_avg_pool_kernel);
+  g_test_add_func("/ops/vision/grid-sample/shape", test_grid_sample_shape);
+  g_test_add_func("/ops/vision/grid-sample/kernel", test_grid_sample_kernel);
   g_test_add_func("/ops/vision/deconvolution/shape", test_deconvolution_shape);
   g_test_add_func("/ops/vision/deconvolution/kernel", test_deconvolution_kernel);
   g_test_add_func("/ops/vision/resize/shape", test_resize_shape);

@@ -1336,6 +1336,19 @@ static gboolean translate_nms(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   return emit_bind(b, node, "_contrib_non_max_suppression", in, 5, &a, error);
 }
 
+/* GridSample (opset 16: 4-D data, modes bilinear, nearest and bicubic). */
+static gboolean translate_grid_sample(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  DsEntry in[2];
+  if (!inputs(b, node, 2, in, error))
+    return FALSE;
+  Attrs a = {.n = 0};
+  attr_set(&a, "mode", ds_onnx_attr_string(node, "mode", "bilinear"));
+  attr_set(&a, "padding_mode", ds_onnx_attr_string(node, "padding_mode", "zeros"));
+  attr_set(&a, "align_corners", ds_onnx_attr_int(node, "align_corners", 0) ? "True" : "False");
+  return emit_bind(b, node, "_contrib_grid_sample", in, 2, &a, error);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 const DsOnnxOpTranslator ds_onnx_tensor_ops[] = {
@@ -1374,5 +1387,6 @@ const DsOnnxOpTranslator ds_onnx_tensor_ops[] = {
     {"Resize", 10, translate_resize},
     {"Upsample", 7, translate_upsample},
     {"NonMaxSuppression", 10, translate_nms},
+    {"GridSample", 16, translate_grid_sample},
     {NULL, 0, NULL},
 };

@@ -354,6 +354,91 @@ static const DsOpDef adaptive_avg_pool_def = {
     .infer_type = adaptive_avg_pool_infer_type,
 };
 
+/* --- _contrib_grid_sample ----------------------------------------------------------------- */
+
+static gboolean grid_sample_parse(const DsNode *node, void *param, GError **error)
+{
+  /* ONNX opset 20 renames bilinear and bicubic to linear and cubic: both spellings load. */
+  static const char *const modes[] = {"bilinear", "nearest", "bicubic", "linear", "cubic", NULL};
+  static const char *const paddings[] = {"zeros", "border", "reflection", NULL};
+  DsGridSampleParam *p = param;
+  int mode, padding;
+  gboolean align;
+  if (!ds_node_attr_enum(node, "mode", modes, DS_GRID_BILINEAR, &mode, error) ||
+      !ds_node_attr_enum(node, "padding_mode", paddings, DS_GRID_PAD_ZEROS, &padding, error) ||
+      !ds_node_attr_bool(node, "align_corners", FALSE, &align, error))
+    return FALSE;
+  p->mode = mode == 3 ? DS_GRID_BILINEAR : mode == 4 ? DS_GRID_BICUBIC : (DsGridSampleMode)mode;
+  p->padding = (DsGridSamplePadding)padding;
+  p->align_corners = align;
+  return TRUE;
+}
+
+static gboolean grid_sample_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                        DsShape *in, DsShape *out, GError **error)
+{
+  (void)node, (void)param;
+  DsShape *data = &in[0], *grid = &in[1];
+  if (!ds_ops_check_rank(ctx, data, 4, "data", "N, C, H, W", error) ||
+      !ds_ops_check_rank(ctx, grid, 4, "grid", "N, H_out, W_out, 2", error) ||
+      !ds_ops_check_rank(ctx, &out[0], 4, "output", "N, C, H_out, W_out", error))
+    return FALSE;
+  if (grid->ndim == 4) {
+    if (!ds_dim_is_known(grid->dims[3]))
+      grid->dims[3] = ds_dim(2);
+    if (ds_dim_is_const(grid->dims[3]) && grid->dims[3].value != 2) {
+      g_autofree char *s = ds_shape_to_string(grid);
+      ds_shape_ctx_set_error(ctx, error,
+                             "grid has shape %s, but its last axis must hold the 2 coordinates "
+                             "(x, y)",
+                             s);
+      return FALSE;
+    }
+  }
+  if (data->ndim < 0 || grid->ndim < 0)
+    return TRUE;
+  DsDim n = data->dims[0];
+  if (!unify(ctx, &n, grid->dims[0], "grid", error))
+    return FALSE;
+  DsShape o = {.ndim = 4, .dims = {n, data->dims[1], grid->dims[1], grid->dims[2]}};
+  return ds_ops_assign_shape(ctx, &out[0], &o, "output", error) &&
+         unify(ctx, &data->dims[0], out[0].dims[0], "data", error) &&
+         unify(ctx, &grid->dims[0], out[0].dims[0], "grid", error);
+}
+
+/* Float data, and a grid of the same dtype. */
+static gboolean grid_sample_infer_type(const DsNode *node, const void *param, DsDType *in,
+                                       DsDType *out, GError **error)
+{
+  (void)param;
+  DsDType t = in[0] != DS_DTYPE_UNKNOWN ? in[0] : in[1] != DS_DTYPE_UNKNOWN ? in[1] : out[0];
+  if (t == DS_DTYPE_UNKNOWN)
+    return TRUE;
+  if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64)
+    return ds_ops_node_error(node, error, DS_ERROR_SHAPE,
+                             "data has dtype %s, but grid sampling takes float32 or float64",
+                             ds_dtype_name(t));
+  return ds_ops_assign_dtype(node, &in[0], t, "data", error) &&
+         ds_ops_assign_dtype(node, &in[1], t, "grid", error) &&
+         ds_ops_assign_dtype(node, &out[0], t, "output", error);
+}
+
+static const char *const grid_sample_inputs[] = {"data", "grid", NULL};
+
+static const DsOpDef grid_sample_def = {
+    .id = DS_OP_GRID_SAMPLE,
+    .name = "_contrib_grid_sample",
+    .param_size = sizeof(DsGridSampleParam),
+    .parse = grid_sample_parse,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = grid_sample_inputs,
+    .output_names = names_output,
+    .infer_shape = grid_sample_infer_shape,
+    .infer_type = grid_sample_infer_type,
+};
+
 /* --- Deconvolution ------------------------------------------------------------------------ */
 
 static const char *const deconv_layouts[] = {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", NULL};
@@ -885,6 +970,7 @@ void ds_ops_vision_register(const DsOpDef **table)
       &box_nms_def,
       &roi_align_def,
       &adaptive_avg_pool_def,
+      &grid_sample_def,
       &deconvolution_def,
       &resize_def,
       &dynamic_resize_def,

@@ -8,7 +8,9 @@
  *
  * ONNX's Resize/Upsample (_contrib_resize, and _contrib_dynamic_resize reading its target at
  * run time) and NonMaxSuppression (_contrib_non_max_suppression) follow ONNX's operator
- * specification and its reference implementation (onnx/backend/test/case/node/resize.py).
+ * specification and its reference implementation (onnx/backend/test/case/node/resize.py);
+ * GridSample (_contrib_grid_sample) follows ONNX's specification, whose test outputs are
+ * PyTorch's grid_sample.
  */
 #pragma once
 
@@ -25,7 +27,8 @@
   X(DECONVOLUTION, "Deconvolution")                                                               \
   X(RESIZE, "_contrib_resize")                                                                     \
   X(DYNAMIC_RESIZE, "_contrib_dynamic_resize")                                                     \
-  X(NON_MAX_SUPPRESSION, "_contrib_non_max_suppression")
+  X(NON_MAX_SUPPRESSION, "_contrib_non_max_suppression")                                          \
+  X(GRID_SAMPLE, "_contrib_grid_sample")
 
 /* Parsed attribute structs for these ops follow; kernels read them through DsKernelCtx.param. */
 
@@ -163,3 +166,17 @@ typedef struct {
   bool center_point_box;
 } DsNonMaxSuppressionParam;
 
+typedef enum { DS_GRID_BILINEAR, DS_GRID_NEAREST, DS_GRID_BICUBIC } DsGridSampleMode;
+typedef enum { DS_GRID_PAD_ZEROS, DS_GRID_PAD_BORDER, DS_GRID_PAD_REFLECTION } DsGridSamplePadding;
+
+/* _contrib_grid_sample(data, grid): ONNX's GridSample (opset 16). data is (N, C, H, W); grid is
+ * (N, H_out, W_out, 2), each position's (x, y) in [-1, 1] across the width and the height; the
+ * output (N, C, H_out, W_out) samples data there. With align_corners -1 and 1 are the centres
+ * of the corner pixels, without it their outer edges. Positions outside read zeros, the border
+ * pixels (border) or the image mirrored at its edges (reflection); bicubic uses Keys' kernel
+ * with a = -0.75 on 4x4 neighbours, each padded the same way. */
+typedef struct {
+  DsGridSampleMode mode;
+  DsGridSamplePadding padding;
+  bool align_corners;
+} DsGridSampleParam;

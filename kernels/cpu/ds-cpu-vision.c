@@ -1,6 +1,7 @@
 /* ds-cpu-vision.c: CPU kernels of the vision family (float32): box_nms, ROIAlign, adaptive
  * average pooling and Deconvolution; and ONNX's Resize (_contrib_resize and its dynamic form,
- * every numeric dtype, computed in double) and NonMaxSuppression.
+ * every numeric dtype, computed in double), NonMaxSuppression and GridSample (float32 and
+ * float64, positions in double).
  *
  * Resize computes, for every output element, each axis' taps (input positions and weights) as
  * ONNX's reference does, and sums over their combinations; axes left at scale 1 have a single
@@ -568,6 +569,165 @@ static DsStatus adaptive_avg_pool_run(const DsKernelCtx *ctx)
   /* Every input element is read about once per window overlapping it: at most 4 times. */
   int64_t cost = MAX(job.ih * job.iw, job.oh * job.ow);
   ds_parallel_for(ctx->pool, x->shape[0] * x->shape[1], grain_for(cost), adaptive_planes, &job);
+  return DS_STATUS_OK;
+}
+
+/* --- _contrib_grid_sample ----------------------------------------------------------------- */
+
+/* Positions are computed in double, as PyTorch's grid_sampler does in the data's type; an
+ * output position's taps (at most 4x4 input pixels and their weights) are found once and
+ * applied to every channel. */
+typedef struct {
+  const DsGridSampleParam *p;
+  const void *x, *grid;
+  void *y;
+  bool f64;
+  int64_t channels, h, w, oh, ow;
+} GridJob;
+
+typedef struct {
+  int n;
+  int64_t offset[16]; /* into a channel plane */
+  double weight[16];
+} GridTaps;
+
+static double grid_value(const void *base, bool f64, int64_t i)
+{
+  return f64 ? ((const double *)base)[i] : ((const float *)base)[i];
+}
+
+/* From [-1, 1] to pixel coordinates. */
+static double grid_unnormalize(double coord, int64_t size, bool align_corners)
+{
+  return align_corners ? (coord + 1) / 2 * (double)(size - 1) : ((coord + 1) * size - 1) / 2;
+}
+
+/* Mirrors `c` into [twice_low / 2, twice_high / 2] by folding at its ends. */
+static double grid_reflect(double c, double twice_low, double twice_high)
+{
+  if (twice_low == twice_high)
+    return 0;
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  c = fabs(c - low);
+  const double extra = fmod(c, span), flips = floor(c / span);
+  return fmod(flips, 2) == 0 ? extra + low : span - extra + low;
+}
+
+/* A coordinate after the padding mode: border clamps to the image, reflection mirrors at its
+ * edges (pixel centres with align_corners, outer edges without) and then clamps; zeros keeps
+ * it, and reads past the edge give 0. */
+static double grid_pad(double c, int64_t size, DsGridSamplePadding padding, bool align_corners)
+{
+  if (padding == DS_GRID_PAD_ZEROS)
+    return c;
+  if (padding == DS_GRID_PAD_REFLECTION)
+    c = align_corners ? grid_reflect(c, 0, 2.0 * (double)(size - 1))
+                      : grid_reflect(c, -1, 2.0 * (double)size - 1);
+  return fmin((double)(size - 1), fmax(c, 0.0));
+}
+
+/* Adds input pixel (ix, iy) with `weight`, unless it lies outside (or the position was not a
+ * number: far-away and NaN coordinates read as outside). */
+static void grid_tap(GridTaps *t, const GridJob *job, double ix, double iy, double weight)
+{
+  if (!(ix >= 0 && ix < (double)job->w && iy >= 0 && iy < (double)job->h))
+    return;
+  t->offset[t->n] = (int64_t)iy * job->w + (int64_t)ix;
+  t->weight[t->n] = weight;
+  t->n++;
+}
+
+/* Keys' cubic convolution weights (a = -0.75) for the four neighbours of fraction t. */
+static void grid_cubic_weights(double t, double w[4])
+{
+  const double a = -0.75;
+  const double near1 = t, near2 = 1 - t;
+  w[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  w[1] = ((a + 2) * near1 - (a + 3)) * near1 * near1 + 1;
+  w[2] = ((a + 2) * near2 - (a + 3)) * near2 * near2 + 1;
+  w[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
+}
+
+static void grid_taps(const GridJob *job, double gx, double gy, GridTaps *t)
+{
+  const DsGridSampleParam *p = job->p;
+  const bool align = p->align_corners;
+  t->n = 0;
+  double x = grid_unnormalize(gx, job->w, align), y = grid_unnormalize(gy, job->h, align);
+  if (!(fabs(x) < 1e15 && fabs(y) < 1e15))
+    return; /* NaN or beyond any image: nothing to read, even with padding */
+  if (p->mode == DS_GRID_BICUBIC) {
+    /* The neighbourhood of the unpadded position; each neighbour is padded on its own. */
+    const double x0 = floor(x), y0 = floor(y);
+    double wx[4], wy[4];
+    grid_cubic_weights(x - x0, wx);
+    grid_cubic_weights(y - y0, wy);
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++)
+        grid_tap(t, job, grid_pad(x0 - 1 + j, job->w, p->padding, align),
+                 grid_pad(y0 - 1 + i, job->h, p->padding, align), wx[j] * wy[i]);
+    return;
+  }
+  x = grid_pad(x, job->w, p->padding, align);
+  y = grid_pad(y, job->h, p->padding, align);
+  if (p->mode == DS_GRID_NEAREST) {
+    grid_tap(t, job, nearbyint(x), nearbyint(y), 1.0); /* halves to even, as PyTorch */
+    return;
+  }
+  const double x0 = floor(x), y0 = floor(y), tx = x - x0, ty = y - y0;
+  grid_tap(t, job, x0, y0, (1 - tx) * (1 - ty));
+  grid_tap(t, job, x0 + 1, y0, tx * (1 - ty));
+  grid_tap(t, job, x0, y0 + 1, (1 - tx) * ty);
+  grid_tap(t, job, x0 + 1, y0 + 1, tx * ty);
+}
+
+/* Output rows [begin, end) of every image: row r is image r / oh, output row r % oh. */
+static void grid_rows(void *data, int64_t begin, int64_t end)
+{
+  const GridJob *job = data;
+  const int64_t plane = job->h * job->w, out_plane = job->oh * job->ow;
+  for (int64_t r = begin; r < end; r++) {
+    const int64_t n = r / job->oh, oy = r % job->oh;
+    for (int64_t ox = 0; ox < job->ow; ox++) {
+      const int64_t g = ((n * job->oh + oy) * job->ow + ox) * 2;
+      GridTaps taps;
+      grid_taps(job, grid_value(job->grid, job->f64, g), grid_value(job->grid, job->f64, g + 1),
+                &taps);
+      for (int64_t c = 0; c < job->channels; c++) {
+        const int64_t in_base = (n * job->channels + c) * plane;
+        double sum = 0;
+        for (int k = 0; k < taps.n; k++)
+          sum += taps.weight[k] * grid_value(job->x, job->f64, in_base + taps.offset[k]);
+        const int64_t o = (n * job->channels + c) * out_plane + oy * job->ow + ox;
+        if (job->f64)
+          ((double *)job->y)[o] = sum;
+        else
+          ((float *)job->y)[o] = (float)sum;
+      }
+    }
+  }
+}
+
+static DsStatus grid_sample_run(const DsKernelCtx *ctx)
+{
+  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *x = &ctx->inputs[0], *grid = &ctx->inputs[1], *y = &ctx->outputs[0];
+  if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) ||
+      grid->dtype != x->dtype || y->dtype != x->dtype)
+    return DS_STATUS_UNSUPPORTED;
+  if (x->ndim != 4 || grid->ndim != 4 || y->ndim != 4 || grid->shape[3] != 2 ||
+      grid->shape[0] != x->shape[0] || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+      y->shape[2] != grid->shape[1] || y->shape[3] != grid->shape[2])
+    return DS_STATUS_INVALID_ARGUMENT;
+  GridJob job = {ctx->param, x->data,      grid->data,  y->data,    x->dtype == DS_DTYPE_FLOAT64,
+                 x->shape[1], x->shape[2], x->shape[3], y->shape[2], y->shape[3]};
+  if (ds_tensor_numel(y) == 0)
+    return DS_STATUS_OK;
+  const DsGridSampleParam *p = ctx->param;
+  const int64_t taps = p->mode == DS_GRID_BICUBIC ? 16 : p->mode == DS_GRID_NEAREST ? 1 : 4;
+  ds_parallel_for(ctx->pool, y->shape[0] * job.oh, grain_for(job.ow * (job.channels * taps + 16)),
+                  grid_rows, &job);
   return DS_STATUS_OK;
 }
 
@@ -1171,4 +1331,5 @@ void ds_cpu_vision_register(DsKernel *table)
   table[DS_OP_RESIZE] = (DsKernel){resize_static_run, NULL};
   table[DS_OP_DYNAMIC_RESIZE] = (DsKernel){dynamic_resize_run, NULL};
   table[DS_OP_NON_MAX_SUPPRESSION] = (DsKernel){nms_run, nms_workspace};
+  table[DS_OP_GRID_SAMPLE] = (DsKernel){grid_sample_run, NULL};
 }
