@@ -8,7 +8,8 @@ them; Loop with a data-given trip count, captured outer values and scan outputs,
 stopped by its condition; If taking each branch, with a constant inside a branch; Scan over
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
 naming every one, before running); opsets outside 7 to 17; external data read beside the
-model and refused when its path leaves the model's folder; a truncated file; the format line.
+model and refused when its path leaves the model's folder; a truncated file; the format line;
+RoiAlign's modes.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -157,6 +158,37 @@ def test_unsupported(tmp):
     return err.strip()[-80:]
 
 
+def test_roi_align_modes(tmp):
+    """RoiAlign runs in avg mode; max mode is refused before running, naming the node."""
+    def model(mode, path):
+        g = h.make_graph([h.make_node("RoiAlign", ["x", "rois", "index"], ["y"], name="align",
+                                      mode=mode, output_height=2, output_width=3,
+                                      sampling_ratio=2)],
+                         "roi", [vi("x", T.FLOAT, [1, 4, 8, 8]), vi("rois", T.FLOAT, [5, 4]),
+                                 vi("index", T.INT64, [5])],
+                         [vi("y", T.FLOAT, [5, 4, 2, 3])])
+        return save(g, path, opset=16)
+    rng = np.random.default_rng(7)
+    feeds = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32),
+             "rois": np.array([[0, 0, 7, 7], [1, 1, 4, 6], [2, 3, 5, 5], [0, 4, 3, 7],
+                               [6, 6, 7, 7]], np.float32),
+             "index": np.zeros(5, np.int64)}
+    args = []
+    for name, value in feeds.items():
+        np.save(os.path.join(tmp, name + ".npy"), value)
+        args.append("--input=%s=%s" % (name, os.path.join(tmp, name + ".npy")))
+    avg = model("avg", os.path.join(tmp, "roi-avg.onnx"))
+    out = dynscope("--run", avg, *args).stdout
+    if "(5, 4, 2, 3)" not in out:
+        raise Failure("RoiAlign's output shape is not (5, 4, 2, 3): " + out)
+    err = dynscope("--run", model("max", os.path.join(tmp, "roi-max.onnx")), "--random-inputs",
+                   expect=2).stderr
+    for want in ("'align' (RoiAlign", "mode=max"):
+        if want not in err:
+            raise Failure("the refusal does not say %r: %s" % (want, err))
+    return err.strip()[-70:]
+
+
 def test_opset_range(tmp):
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [vi("x", T.FLOAT, [2])],
                      [vi("y", T.FLOAT, [2])])
@@ -231,6 +263,7 @@ def main():
         ("If takes each branch; a constant inside a branch", test_if),
         ("Scan over axis 1, forward and reverse", test_scan),
         ("unsupported nodes listed once, before running", test_unsupported),
+        ("RoiAlign: avg runs, max is refused naming the node", test_roi_align_modes),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
         ("a truncated file is a one-line error", test_truncated),

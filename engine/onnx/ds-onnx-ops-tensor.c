@@ -1336,6 +1336,53 @@ static gboolean translate_nms(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   return emit_bind(b, node, "_contrib_non_max_suppression", in, 5, &a, error);
 }
 
+/* RoiAlign (average mode): the engine's ROIAlign, which takes rows [batch_index, x1, y1, x2,
+ * y2], so the batch indices are joined to the rois as a first column. Opset 16's default
+ * coordinate mode half_pixel is ROIAlign's `aligned` (pixel centres at +0.5); output_half_pixel,
+ * the only mode before 16, is the unaligned one. */
+static gboolean translate_roi_align(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  const char *mode = ds_onnx_attr_string(node, "mode", "avg");
+  if (strcmp(mode, "avg") != 0)
+    return ds_onnx_unsupported(error, "mode=%s: only avg is supported", mode);
+  const char *coords = ds_onnx_attr_string(
+      node, "coordinate_transformation_mode",
+      ds_onnx_opset(b) >= 16 ? "half_pixel" : "output_half_pixel");
+  const gboolean aligned = strcmp(coords, "half_pixel") == 0;
+  if (!aligned && strcmp(coords, "output_half_pixel") != 0)
+    return ds_onnx_invalid(error, "coordinate_transformation_mode '%s' is not half_pixel or "
+                                  "output_half_pixel", coords);
+  const gint64 height = ds_onnx_attr_int(node, "output_height", 1);
+  const gint64 width = ds_onnx_attr_int(node, "output_width", 1);
+  DsEntry in[3];
+  if (!inputs(b, node, 3, in, error))
+    return FALSE;
+  Attrs cast = {.n = 0}, column = {.n = 0}, join = {.n = 0}, roi = {.n = 0};
+  attr_set(&cast, "dtype", "float32");
+  DsNode *index = emit(b, node, "Cast", "batch_index", &in[2], 1, &cast, error);
+  if (index == NULL)
+    return FALSE;
+  DsEntry index_e = ds_onnx_entry(index, 0);
+  attr_set(&column, "axis", "1");
+  DsNode *index_col = emit(b, node, "expand_dims", "batch_column", &index_e, 1, &column, error);
+  if (index_col == NULL)
+    return FALSE;
+  DsEntry rows_in[2] = {ds_onnx_entry(index_col, 0), in[1]};
+  attr_set(&join, "num_args", "2");
+  attr_set(&join, "dim", "1");
+  DsNode *rows = emit(b, node, "Concat", "rois_with_batch", rows_in, 2, &join, error);
+  if (rows == NULL)
+    return FALSE;
+  DsEntry align_in[2] = {in[0], ds_onnx_entry(rows, 0)};
+  attr_set(&roi, "pooled_size", ds_onnx_printf(b, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+                                               height, width));
+  attr_set(&roi, "spatial_scale", ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "spatial_scale",
+                                                                          1.0f)));
+  attr_set(&roi, "sample_ratio", fmt_int(b, ds_onnx_attr_int(node, "sampling_ratio", 0)));
+  attr_set(&roi, "aligned", aligned ? "True" : "False");
+  return emit_bind(b, node, "_contrib_ROIAlign", align_in, 2, &roi, error);
+}
+
 /* GridSample (opset 16: 4-D data, modes bilinear, nearest and bicubic). */
 static gboolean translate_grid_sample(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
@@ -1388,5 +1435,6 @@ const DsOnnxOpTranslator ds_onnx_tensor_ops[] = {
     {"Upsample", 7, translate_upsample},
     {"NonMaxSuppression", 10, translate_nms},
     {"GridSample", 16, translate_grid_sample},
+    {"RoiAlign", 10, translate_roi_align},
     {NULL, 0, NULL},
 };
