@@ -19,6 +19,7 @@
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
 #include "ds-geometry-tensor.h"
+#include "ds-ops-kernel-args.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Row copies: out (contiguous) <- in at element offsets given per output dim. */
@@ -181,14 +182,12 @@ static DsStatus k_stack(const DsKernelCtx *ctx)
 
 static DsStatus k_slice_channel(const DsKernelCtx *ctx)
 {
-  const DsSliceChannelParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
-  int n = p->num_outputs;
+  int n;
   int64_t outer, inner;
-  if (!ds_geom_split(in, ctx->outputs, n, p->axis, p->squeeze_axis, &outer, &inner))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_slice_channel(ctx, &n, &outer, &inner);
+  if (args != DS_STATUS_OK)
+    return args;
   BlockJob job = {ctx->outputs, n, inner * (int64_t)ds_dtype_size(in->dtype), in->data, false};
   if (outer == 0 || job.part_bytes == 0)
     return DS_STATUS_OK;

@@ -15,6 +15,7 @@
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
 #include "ds-geometry-tensor.h"
+#include "ds-ops-kernel-args.h"
 
 /* Element `i` of an integer-valued tensor as int64: exact for int64, truncating for floats
  * (MXNet's static_cast<int64_t>). */
@@ -185,30 +186,16 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
 
 static DsStatus k_transpose(const DsKernelCtx *ctx)
 {
-  const DsTransposeParam *prm = ctx->param;
-  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, perm[DS_MAX_NDIM];
-  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_geom_transpose_perm(prm->axes, prm->n_axes, nd, perm))
-    return DS_STATUS_INVALID_ARGUMENT;
-  return permute(ctx, perm);
+  int perm[DS_MAX_NDIM];
+  DsStatus st = ds_kernel_args_transpose(ctx, perm);
+  return st == DS_STATUS_OK ? permute(ctx, perm) : st;
 }
 
 static DsStatus k_swap_axis(const DsKernelCtx *ctx)
 {
-  const DsSwapAxisParam *prm = ctx->param;
-  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, perm[DS_MAX_NDIM];
-  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_geom_swap_perm(prm->dim1, prm->dim2, nd, perm))
-    return DS_STATUS_INVALID_ARGUMENT;
-  return permute(ctx, perm);
+  int perm[DS_MAX_NDIM];
+  DsStatus st = ds_kernel_args_swap_axis(ctx, perm);
+  return st == DS_STATUS_OK ? permute(ctx, perm) : st;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -18,6 +18,7 @@
 #include "ds-cuda-tensor-launch.h"
 #include "ds-cuda.h"
 #include "ds-geometry-tensor.h"
+#include "ds-ops-kernel-args.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -102,30 +103,16 @@ static DsStatus permute(const DsKernelCtx *ctx, const int *perm)
 
 static DsStatus k_transpose(const DsKernelCtx *ctx)
 {
-  const DsTransposeParam *prm = ctx->param;
-  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, perm[DS_MAX_NDIM];
-  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_geom_transpose_perm(prm->axes, prm->n_axes, nd, perm))
-    return DS_STATUS_INVALID_ARGUMENT;
-  return permute(ctx, perm);
+  int perm[DS_MAX_NDIM];
+  DsStatus st = ds_kernel_args_transpose(ctx, perm);
+  return st == DS_STATUS_OK ? permute(ctx, perm) : st;
 }
 
 static DsStatus k_swap_axis(const DsKernelCtx *ctx)
 {
-  const DsSwapAxisParam *prm = ctx->param;
-  if (prm == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0];
-  int nd = in->ndim, perm[DS_MAX_NDIM];
-  if (ctx->outputs[0].ndim != nd || ctx->outputs[0].dtype != in->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_geom_swap_perm(prm->dim1, prm->dim2, nd, perm))
-    return DS_STATUS_INVALID_ARGUMENT;
-  return permute(ctx, perm);
+  int perm[DS_MAX_NDIM];
+  DsStatus st = ds_kernel_args_swap_axis(ctx, perm);
+  return st == DS_STATUS_OK ? permute(ctx, perm) : st;
 }
 
 /* ---- Concat, stack, SliceChannel ----------------------------------------------------------- */
@@ -182,14 +169,12 @@ static DsStatus k_stack(const DsKernelCtx *ctx)
 /* Output k is part k of the axis: the input is (outer, n, part * trail). */
 static DsStatus k_slice_channel(const DsKernelCtx *ctx)
 {
-  const DsSliceChannelParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
-  int n = p->num_outputs;
+  int n;
   int64_t outer, inner;
-  if (!ds_geom_split(in, ctx->outputs, n, p->axis, p->squeeze_axis, &outer, &inner))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_slice_channel(ctx, &n, &outer, &inner);
+  if (args != DS_STATUS_OK)
+    return args;
   for (int k = 0; k < n; k++) {
     DsCudaCopyPlan plan = {.ndim = 2,
                            .shape = {outer, inner},

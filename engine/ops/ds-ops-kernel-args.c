@@ -1,0 +1,43 @@
+/* ds-ops-kernel-args.c: see ds-ops-kernel-args.h. */
+#include "ds-ops-kernel-args.h"
+
+/* One input and one output of the same rank and dtype, and the op's attributes. */
+static bool one_to_one(const DsKernelCtx *ctx)
+{
+  return ctx->param != NULL && ctx->n_inputs == 1 && ctx->n_outputs == 1 &&
+         ctx->outputs[0].ndim == ctx->inputs[0].ndim &&
+         ctx->outputs[0].dtype == ctx->inputs[0].dtype;
+}
+
+DsStatus ds_kernel_args_transpose(const DsKernelCtx *ctx, int perm[DS_MAX_NDIM])
+{
+  if (!one_to_one(ctx))
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTransposeParam *p = ctx->param;
+  return ds_geom_transpose_perm(p->axes, p->n_axes, ctx->inputs[0].ndim, perm)
+             ? DS_STATUS_OK
+             : DS_STATUS_INVALID_ARGUMENT;
+}
+
+DsStatus ds_kernel_args_swap_axis(const DsKernelCtx *ctx, int perm[DS_MAX_NDIM])
+{
+  if (!one_to_one(ctx))
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsSwapAxisParam *p = ctx->param;
+  return ds_geom_swap_perm(p->dim1, p->dim2, ctx->inputs[0].ndim, perm)
+             ? DS_STATUS_OK
+             : DS_STATUS_INVALID_ARGUMENT;
+}
+
+DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int64_t *outer,
+                                      int64_t *inner)
+{
+  const DsSliceChannelParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
+    return DS_STATUS_INVALID_ARGUMENT;
+  *n_parts = p->num_outputs;
+  return ds_geom_split(&ctx->inputs[0], ctx->outputs, p->num_outputs, p->axis, p->squeeze_axis,
+                       outer, inner)
+             ? DS_STATUS_OK
+             : DS_STATUS_INVALID_ARGUMENT;
+}

@@ -1,0 +1,23 @@
+/* ds-ops-kernel-args.h: an op's run-time arguments, read and checked once for every backend.
+ *
+ * A kernel gets its op's parsed attributes and its tensors (DsKernelCtx). What it does with
+ * the geometry differs per backend (a CPU loop, a CUDA launch), but reading the attributes,
+ * checking the argument counts and resolving the geometry does not: those steps live here,
+ * next to the attribute structs, and return DS_STATUS_INVALID_ARGUMENT for tensors the op's
+ * shape rules would not have given. */
+#pragma once
+
+#include "ds-geometry-tensor.h"
+#include "ds-kernel.h"
+#include "ds-ops-index.h"
+#include "ds-ops-tensor.h"
+
+/* transpose and SwapAxis: one input, one output of its rank and dtype; `perm` gets the input
+ * axis each output axis reads. */
+DsStatus ds_kernel_args_transpose(const DsKernelCtx *ctx, int perm[DS_MAX_NDIM]);
+DsStatus ds_kernel_args_swap_axis(const DsKernelCtx *ctx, int perm[DS_MAX_NDIM]);
+
+/* SliceChannel: one input split into num_outputs equal parts along its axis, seen as
+ * (outer, parts, inner) with `inner` elements per part per outer index. */
+DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int64_t *outer,
+                                      int64_t *inner);
