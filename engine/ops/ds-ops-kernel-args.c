@@ -41,3 +41,25 @@ DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int6
              ? DS_STATUS_OK
              : DS_STATUS_INVALID_ARGUMENT;
 }
+
+DsStatus ds_kernel_args_stack(const DsKernelCtx *ctx, int64_t *outer, int64_t *inner)
+{
+  const DsStackParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return ds_geom_stack(ctx->inputs, ctx->n_inputs, &ctx->outputs[0], p->axis, outer, inner)
+             ? DS_STATUS_OK
+             : DS_STATUS_INVALID_ARGUMENT;
+}
+
+DsStatus ds_kernel_args_slice_axis(const DsKernelCtx *ctx, int *axis, int64_t *first)
+{
+  const DsSliceAxisParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1 ||
+      ctx->outputs[0].dtype != ctx->inputs[0].dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return ds_geom_slice_axis(&ctx->inputs[0], &ctx->outputs[0], p->axis, p->begin, p->end,
+                            p->has_end, axis, first)
+             ? DS_STATUS_OK
+             : DS_STATUS_INVALID_ARGUMENT;
+}

@@ -21,3 +21,9 @@ DsStatus ds_kernel_args_swap_axis(const DsKernelCtx *ctx, int perm[DS_MAX_NDIM])
  * (outer, parts, inner) with `inner` elements per part per outer index. */
 DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int64_t *outer,
                                       int64_t *inner);
+
+/* stack: num_args inputs into a new axis, the output seen as (outer, num_args, inner). */
+DsStatus ds_kernel_args_stack(const DsKernelCtx *ctx, int64_t *outer, int64_t *inner);
+
+/* slice_axis: one output of the input's dtype, a run along `*axis` from index `*first`. */
+DsStatus ds_kernel_args_slice_axis(const DsKernelCtx *ctx, int *axis, int64_t *first);

@@ -164,13 +164,11 @@ static void column_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_stack(const DsKernelCtx *ctx)
 {
-  const DsStackParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   int64_t outer, inner;
-  if (!ds_geom_stack(ctx->inputs, ctx->n_inputs, out, p->axis, &outer, &inner))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_stack(ctx, &outer, &inner);
+  if (args != DS_STATUS_OK)
+    return args;
   BlockJob job = {ctx->inputs, ctx->n_inputs, inner * (int64_t)ds_dtype_size(out->dtype), out->data,
                   true};
   if (outer == 0 || job.part_bytes == 0)

@@ -427,16 +427,13 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
 
 static DsStatus k_slice_axis(const DsKernelCtx *ctx)
 {
-  const DsSliceAxisParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim, axis;
   int64_t first;
-  if (out->dtype != in->dtype ||
-      !ds_geom_slice_axis(in, out, p->axis, p->begin, p->end, p->has_end, &axis, &first))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_slice_axis(ctx, &axis, &first);
+  if (args != DS_STATUS_OK)
+    return args;
   DsCpuCopyPlan plan = {
       .ndim = nd, .es = ds_dtype_size(in->dtype), .in = in->data, .out = out->data};
   memcpy(plan.shape, out->shape, sizeof(int64_t) * (size_t)nd);

@@ -146,18 +146,16 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
 /* Input k fills slot k of the new axis: the output is (outer, num_args, inner). */
 static DsStatus k_stack(const DsKernelCtx *ctx)
 {
-  const DsStackParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   int64_t outer, inner;
-  if (!ds_geom_stack(ctx->inputs, ctx->n_inputs, out, p->axis, &outer, &inner))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_stack(ctx, &outer, &inner);
+  if (args != DS_STATUS_OK)
+    return args;
   for (int k = 0; k < ctx->n_inputs; k++) {
     DsCudaCopyPlan plan = {.ndim = 2,
                            .shape = {outer, inner},
                            .in_stride = {inner, 1},
-                           .out_stride = {p->num_args * inner, 1},
+                           .out_stride = {ctx->n_inputs * inner, 1},
                            .out_base = k * inner};
     DsStatus st = run_plan(&plan, out->dtype, ctx->inputs[k].data, out->data);
     if (st != DS_STATUS_OK)
@@ -192,16 +190,13 @@ static DsStatus k_slice_channel(const DsKernelCtx *ctx)
 
 static DsStatus k_slice_axis(const DsKernelCtx *ctx)
 {
-  const DsSliceAxisParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim, axis;
   int64_t first;
-  if (out->dtype != in->dtype ||
-      !ds_geom_slice_axis(in, out, p->axis, p->begin, p->end, p->has_end, &axis, &first))
-    return DS_STATUS_INVALID_ARGUMENT;
+  DsStatus args = ds_kernel_args_slice_axis(ctx, &axis, &first);
+  if (args != DS_STATUS_OK)
+    return args;
   DsCudaCopyPlan plan;
   plan_over_output(&plan, out->shape, nd);
   ds_geom_strides(in->shape, nd, plan.in_stride);
