@@ -1294,12 +1294,70 @@ static void test_kernel_cast(void)
       tensor_free(&x);
       tensor_free(&out);
     }
+}
+
+/* Cast into and out of float16, the one kernel that computes with it: every half survives a
+ * trip through float32, and doubles round once, to nearest even, as NumPy's astype does. */
+static void test_kernel_cast_half(void)
+{
   g_autoptr(DsGraph) g = ds_graph_new();
-  DsNode *n = make_node(g, "Cast", 1, "dtype", "float16", NULL);
-  DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(3,)"), out = tensor_new(DS_DTYPE_FLOAT16, "(3,)");
-  g_assert_cmpint(run_kernel(DS_OP_CAST, n->param, &x, 1, &out, 1), ==, DS_STATUS_UNSUPPORTED);
-  tensor_free(&x);
-  tensor_free(&out);
+  DsNode *to_half = make_node(g, "Cast", 1, "dtype", "float16", NULL);
+  DsNode *to_float = make_node(g, "Cast", 1, "dtype", "float32", NULL);
+  DsTensor all = tensor_new(DS_DTYPE_FLOAT16, "(65536,)");
+  DsTensor wide = tensor_new(DS_DTYPE_FLOAT32, "(65536,)");
+  DsTensor back = tensor_new(DS_DTYPE_FLOAT16, "(65536,)");
+  for (int i = 0; i < 65536; i++)
+    ((uint16_t *)all.data)[i] = (uint16_t)i;
+  g_assert_cmpint(run_kernel(DS_OP_CAST, to_float->param, &all, 1, &wide, 1), ==, DS_STATUS_OK);
+  g_assert_cmpint(run_kernel(DS_OP_CAST, to_half->param, &wide, 1, &back, 1), ==, DS_STATUS_OK);
+  const float *w = wide.data;
+  g_assert_cmpfloat(w[0x3c00], ==, 1.0f);
+  g_assert_cmpfloat(w[0xc000], ==, -2.0f);
+  g_assert_cmpfloat(w[0x7bff], ==, 65504.0f);
+  g_assert_cmpfloat(w[0x0001], ==, ldexpf(1.0f, -24)); /* the smallest subnormal */
+  g_assert_true(isinf(w[0x7c00]) && isnan(w[0x7e00]));
+  for (int i = 0; i < 65536; i++) {
+    uint16_t h = ((const uint16_t *)back.data)[i];
+    gboolean nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff) != 0;
+    if (nan)
+      g_assert_true((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0);
+    else
+      g_assert_cmpint(h, ==, i);
+  }
+
+  static const struct {
+    double value;
+    uint16_t half;
+  } cases[] = {
+      {1.0 + 0x1p-11, 0x3c00},         /* a tie rounds to the even neighbour, down */
+      {1.0 + 3 * 0x1p-11, 0x3c02},     /* and up */
+      {1.0 + 0x1p-11 + 0x1p-40, 0x3c01}, /* just past the tie: a float would have lost it */
+      {65519.99, 0x7bff},
+      {65520.0, 0x7c00}, /* overflow rounds to infinity */
+      {-1e300, 0xfc00},
+      {0x1p-25, 0x0000}, /* half the smallest subnormal: the tie goes to zero */
+      {0x1p-25 * 1.0001, 0x0001},
+      {0x1p-14 - 0x1p-26, 0x0400}, /* rounds up out of the subnormals into the normals */
+      {-0.0, 0x8000},
+      {2049.0, 0x6800}, /* above 2048 halves step by 2 */
+  };
+  DsTensor d = tensor_new(DS_DTYPE_FLOAT64, "(11,)"), h = tensor_new(DS_DTYPE_FLOAT16, "(11,)");
+  G_STATIC_ASSERT(G_N_ELEMENTS(cases) == 11);
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+    ((double *)d.data)[i] = cases[i].value;
+  g_assert_cmpint(run_kernel(DS_OP_CAST, to_half->param, &d, 1, &h, 1), ==, DS_STATUS_OK);
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+    g_assert_cmphex(((const uint16_t *)h.data)[i], ==, cases[i].half);
+
+  /* Out of half into the integers: truncation toward zero, as from a float. */
+  DsNode *to_int = make_node(g, "Cast", 1, "dtype", "int32", NULL);
+  DsTensor ints = tensor_new(DS_DTYPE_INT32, "(65536,)");
+  g_assert_cmpint(run_kernel(DS_OP_CAST, to_int->param, &all, 1, &ints, 1), ==, DS_STATUS_OK);
+  g_assert_cmpint(((const int32_t *)ints.data)[0xc500], ==, -5); /* -5.0 */
+  g_assert_cmpint(((const int32_t *)ints.data)[0x3e00], ==, 1);  /* 1.5 */
+  DsTensor *made[] = {&all, &wide, &back, &d, &h, &ints};
+  for (guint i = 0; i < G_N_ELEMENTS(made); i++)
+    tensor_free(made[i]);
 }
 
 /* Reduction reference in double over the axes `mask`. */
@@ -1873,6 +1931,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/tensor/kernel/slices", test_kernel_slices);
   g_test_add_func("/ops/tensor/kernel/take", test_kernel_take);
   g_test_add_func("/ops/tensor/kernel/cast", test_kernel_cast);
+  g_test_add_func("/ops/tensor/kernel/cast-half", test_kernel_cast_half);
   g_test_add_func("/ops/tensor/kernel/reduce", test_kernel_reduce);
   g_test_add_func("/ops/tensor/shape/onnx-forms", test_shape_onnx_forms);
   g_test_add_func("/ops/tensor/kernel/onnx-forms", test_kernel_onnx_forms);

@@ -9,7 +9,7 @@ stopped by its condition; If taking each branch, with a constant inside a branch
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
-RoiAlign's modes.
+RoiAlign's modes; a float16 model.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -189,6 +189,40 @@ def test_roi_align_modes(tmp):
     return err.strip()[-70:]
 
 
+def test_half_precision(tmp):
+    """A float16 model: computed in float32 between a widened input and a narrowed output,
+    with float16 weights and a Cast to float16 that rounds inside the graph."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((3, 4)).astype(np.float16)
+    bias = np.array([0.5, -0.25, 0.125, 1e-4], np.float16)
+    g = h.make_graph(
+        [h.make_node("MatMul", ["x", "w"], ["xw"]),
+         h.make_node("Add", ["xw", "bias"], ["pre"]),
+         h.make_node("Relu", ["pre"], ["y"]),
+         h.make_node("Cast", ["x"], ["x32"], to=T.FLOAT),
+         h.make_node("Mul", ["x32", "third"], ["scaled"]),
+         h.make_node("Cast", ["scaled"], ["rounded"], to=T.FLOAT16),
+         h.make_node("Cast", ["rounded"], ["z"], to=T.DOUBLE)],
+        "half", [vi("x", T.FLOAT16, ["batch", 3])],
+        [vi("y", T.FLOAT16, ["batch", 4]), vi("z", T.DOUBLE, ["batch", 3])],
+        [nh.from_array(w, "w"), nh.from_array(bias, "bias"),
+         nh.from_array(np.array(1 / 3, np.float32), "third")])
+    model = save(g, os.path.join(tmp, "half.onnx"), opset=13)
+    x = rng.standard_normal((5, 3)).astype(np.float16)
+    out = run_model(tmp, model, {"x": x})
+    want = np.maximum(x.astype(np.float32) @ w.astype(np.float32) + bias.astype(np.float32), 0)
+    if out["y"].dtype != np.float16:
+        raise Failure("y is %s, not float16 as the graph declares" % out["y"].dtype)
+    check_close("y", out["y"].astype(np.float32), want.astype(np.float16).astype(np.float32))
+    z = (x.astype(np.float32) * np.float32(1 / 3)).astype(np.float16).astype(np.float64)
+    if out["z"].dtype != np.float64 or not np.array_equal(out["z"], z):
+        raise Failure("the Cast to float16 did not round: %r, want %r" % (out["z"], z))
+    shapes = dynscope("--shapes", model).stdout
+    if "float16" not in shapes:
+        raise Failure("--shapes does not show the float16 input: " + shapes)
+    return "(5, 4) float16, rounded inside the graph"
+
+
 def test_opset_range(tmp):
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [vi("x", T.FLOAT, [2])],
                      [vi("y", T.FLOAT, [2])])
@@ -264,6 +298,7 @@ def main():
         ("Scan over axis 1, forward and reverse", test_scan),
         ("unsupported nodes listed once, before running", test_unsupported),
         ("RoiAlign: avg runs, max is refused naming the node", test_roi_align_modes),
+        ("float16 models: widened in, narrowed out, rounded by Cast", test_half_precision),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
         ("a truncated file is a one-line error", test_truncated),

@@ -30,6 +30,7 @@ typedef struct {
   GHashTable *translators; /* op_type -> const DsOnnxOpTranslator* */
   GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
   GHashTable *hints;       /* value name -> ValueHint* */
+  GHashTable *halves;      /* names of the values ONNX stores as float16 (a set) */
   GPtrArray *weights;      /* DsNDArray* */
   GPtrArray *weight_names; /* char* */
   GArray *input_shapes;    /* DsOnnxInputShape */
@@ -297,7 +298,18 @@ DsDType ds_onnx_value_dtype(DsOnnxBuilder *b, const char *name)
   if (c != NULL)
     return c->view.dtype;
   const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
-  return h != NULL ? h->dtype : DS_DTYPE_UNKNOWN;
+  return h != NULL ? ds_onnx_compute_dtype(h->dtype) : DS_DTYPE_UNKNOWN;
+}
+
+gboolean ds_onnx_value_is_half(DsOnnxBuilder *b, const char *name)
+{
+  return g_hash_table_contains(b->imp->halves, name);
+}
+
+static void mark_half(Importer *imp, const char *name)
+{
+  if (name != NULL && name[0] != '\0')
+    g_hash_table_add(imp->halves, g_strdup(name));
 }
 
 int ds_onnx_value_rank(DsOnnxBuilder *b, const char *name)
@@ -429,6 +441,11 @@ DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, do
 
 /* ---- Emitting -------------------------------------------------------------------------------- */
 
+static DsNode *emit_named(DsOnnxBuilder *b, const char *base, const char *op_name,
+                          const DsEntry *inputs, guint n_inputs, DsGraph **subgraphs,
+                          guint n_subgraphs, const char *const *keys, const char *const *values,
+                          guint n_attrs, GError **error);
+
 DsNode *ds_onnx_emitv(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op_name,
                       const char *suffix, const DsEntry *inputs, guint n_inputs,
                       const char *const *keys, const char *const *values, guint n_attrs,
@@ -443,14 +460,24 @@ DsNode *ds_onnx_emit_control(DsOnnxBuilder *b, const DsOnnxNode *node, const cha
                              DsGraph **subgraphs, guint n_subgraphs, const char *const *keys,
                              const char *const *values, guint n_attrs, GError **error)
 {
+  const char *base = node_base_name(b, node);
+  if (suffix != NULL)
+    base = ds_onnx_printf(b, "%s/%s", base, suffix);
+  return emit_named(b, base, op_name, inputs, n_inputs, subgraphs, n_subgraphs, keys, values,
+                    n_attrs, error);
+}
+
+/* An engine node named after `base` (made unique), its attributes parsed and inputs counted. */
+static DsNode *emit_named(DsOnnxBuilder *b, const char *base, const char *op_name,
+                          const DsEntry *inputs, guint n_inputs, DsGraph **subgraphs,
+                          guint n_subgraphs, const char *const *keys, const char *const *values,
+                          guint n_attrs, GError **error)
+{
   const DsOpDef *op = ds_op_lookup(op_name);
   if (op == NULL) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "the engine has no op '%s'", op_name);
     return NULL;
   }
-  const char *base = node_base_name(b, node);
-  if (suffix != NULL)
-    base = ds_onnx_printf(b, "%s/%s", base, suffix);
   DsNode *n = append_node(b, base, op_name);
   n->op = op;
   for (guint i = 0; i < n_attrs; i++)
@@ -520,9 +547,47 @@ gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guin
     ds_ndarray_free(array);
     return TRUE;
   }
+  if (array->view.dtype == DS_DTYPE_FLOAT16) {
+    mark_half(b->imp, node->outputs[i]);
+    if ((array = ds_onnx_widen_half(array, error)) == NULL)
+      return FALSE;
+  }
   DsEntry entry = ds_onnx_add_constant(b, node->outputs[i], array);
   g_hash_table_replace(b->imp->consts, g_strdup(node->outputs[i]), array);
   return ds_onnx_set_output(b, node, i, entry, error);
+}
+
+/* ---- Half precision --------------------------------------------------------------------------
+ *
+ * A float16 value lives in the engine as the float32 value of the same number: a Cast to
+ * float16 rounds (Cast to float16, then back to float32), a float16 graph input is widened
+ * where it enters and a float16 graph output narrowed where it leaves. */
+
+/* `in` cast to `dtype` by a node named "<base>/<suffix>". */
+static gboolean emit_cast_named(DsOnnxBuilder *b, const char *base, const char *suffix,
+                                DsEntry in, DsDType dtype, DsEntry *out, GError **error)
+{
+  const char *key = "dtype", *value = ds_dtype_name(dtype);
+  DsNode *n = emit_named(b, ds_onnx_printf(b, "%s/%s", base, suffix), "Cast", &in, 1, NULL, 0,
+                         &key, &value, 1, error);
+  if (n == NULL)
+    return FALSE;
+  *out = ds_onnx_entry(n, 0);
+  return TRUE;
+}
+
+gboolean ds_onnx_set_output_half(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry entry,
+                                 GError **error)
+{
+  if (i >= node->n_outputs || node->outputs[i][0] == '\0')
+    return TRUE;
+  const char *base = node_base_name(b, node);
+  DsEntry half, wide;
+  if (!emit_cast_named(b, base, "to_float16", entry, DS_DTYPE_FLOAT16, &half, error) ||
+      !emit_cast_named(b, base, "as_float32", half, DS_DTYPE_FLOAT32, &wide, error))
+    return FALSE;
+  mark_half(b->imp, node->outputs[i]);
+  return ds_onnx_set_output(b, node, i, wide, error);
 }
 
 /* ---- Builders -------------------------------------------------------------------------------- */
@@ -828,8 +893,10 @@ static void add_value_hints(Importer *imp, const DsOnnxValueInfo *values, gsize 
     const DsOnnxValueInfo *v = &values[i];
     if (v->kind != DS_ONNX_TYPE_TENSOR)
       continue;
-    ValueHint *h =
-        add_hint(imp, v->name, ds_onnx_dtype(v->elem_type), v->has_shape ? (int)v->n_dims : -1);
+    DsDType dtype = ds_onnx_dtype(v->elem_type);
+    if (dtype == DS_DTYPE_FLOAT16)
+      mark_half(imp, v->name);
+    ValueHint *h = add_hint(imp, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
     for (gsize d = 0; h != NULL && d < v->n_dims && d < DS_MAX_NDIM; d++)
       if (v->dims[d].kind == DS_ONNX_DIM_VALUE)
         h->dims[d] = v->dims[d].value;
@@ -844,6 +911,10 @@ static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError 
     g_autofree char *what =
         g_strdup_printf("%s: initializer '%s'", b->imp->model->display_name, t->name);
     DsNDArray *array = ds_onnx_tensor_to_ndarray(t, b->imp->base_dir, what, error);
+    if (array != NULL && array->view.dtype == DS_DTYPE_FLOAT16) {
+      mark_half(b->imp, t->name);
+      array = ds_onnx_widen_half(array, error);
+    }
     if (array == NULL)
       return FALSE;
     DsOnnxBuilder *top = top_builder(b);
@@ -892,7 +963,7 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
   if (!ds_onnx_value_require_tensor(imp->model, v, "input", error))
     return FALSE;
   DsDType dtype = ds_onnx_dtype(v->elem_type);
-  if (dtype == DS_DTYPE_UNKNOWN || dtype == DS_DTYPE_FLOAT16) {
+  if (dtype == DS_DTYPE_UNKNOWN) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                 "%s: input '%s' has element type %s, which the engine does not run",
                 imp->model->display_name, v->name, ds_onnx_elem_type_name(v->elem_type));
@@ -906,6 +977,13 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
   }
   DsEntry e = ds_onnx_builder_add_input(b, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
   DsNode *var = b->graph->nodes[e.node_id];
+  if (dtype == DS_DTYPE_FLOAT16) {
+    DsEntry wide;
+    if (!emit_cast_named(b, var->name, "as_float32", e, DS_DTYPE_FLOAT32, &wide, error))
+      return FALSE;
+    mark_half(imp, v->name);
+    bind_value(b, v->name, wide);
+  }
   if (!v->has_shape)
     return TRUE;
   gint64 hint[DS_MAX_NDIM];
@@ -1011,6 +1089,10 @@ static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **erro
       return FALSE;
     }
     b->graph->head_names[i] = g_strdup(g->outputs[i].name);
+    if (g->outputs[i].elem_type == DS_ONNX_FLOAT16 &&
+        !emit_cast_named(b, g->outputs[i].name, "to_float16", heads[i], DS_DTYPE_FLOAT16,
+                         &heads[i], error))
+      return FALSE;
   }
   prune_unread_weights(b, heads, (guint)g->n_outputs);
   return finish_graph(b, heads, (guint)g->n_outputs, error);
@@ -1087,6 +1169,7 @@ static void importer_clear(Importer *imp)
   g_hash_table_unref(imp->translators);
   g_hash_table_unref(imp->consts);
   g_hash_table_unref(imp->hints);
+  g_hash_table_unref(imp->halves);
   if (imp->weights != NULL)
     g_ptr_array_unref(imp->weights);
   if (imp->weight_names != NULL)
@@ -1123,6 +1206,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
       .translators = g_hash_table_new(g_str_hash, g_str_equal),
       .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
       .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+      .halves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
       .weights = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free),
       .weight_names = g_ptr_array_new_with_free_func(g_free),
       .input_shapes = g_array_new(FALSE, FALSE, sizeof(DsOnnxInputShape)),

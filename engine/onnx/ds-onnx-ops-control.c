@@ -61,7 +61,7 @@ static void push_loc(GArray *locs, int v)
 static DsEntry add_body_input(DsOnnxBuilder *child, const DsOnnxValueInfo *v, DsDType fallback,
                               int rank_delta)
 {
-  DsDType dtype = ds_onnx_dtype(v->elem_type);
+  DsDType dtype = ds_onnx_compute_dtype(ds_onnx_dtype(v->elem_type));
   int rank = v->has_shape ? (int)v->n_dims + rank_delta : -1;
   return ds_onnx_builder_add_input(child, v->name, dtype != DS_DTYPE_UNKNOWN ? dtype : fallback,
                                    rank);

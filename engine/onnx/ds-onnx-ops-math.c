@@ -688,18 +688,20 @@ static gboolean translate_clip(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
 
 /* ---- Cast, CastLike ------------------------------------------------------------------------ */
 
-/* Casts to one of the engine's computing dtypes; float16 (storage only), strings and the
- * types the engine lacks are refused. Conversions follow C's (and NumPy's): floats truncate
- * toward zero into integers, nonzero is true. */
+/* Casts to one of the engine's dtypes; strings and the types the engine lacks are refused.
+ * Conversions follow C's (and NumPy's): floats truncate toward zero into integers, nonzero is
+ * true. A cast to float16 rounds to half precision and stays a float32 value (ds-onnx-values.h);
+ * one from float16 reads that float32 value, which every target holds as exactly as the half. */
 static gboolean emit_cast(DsOnnxBuilder *b, const DsOnnxNode *node, DsDType to, int onnx_type,
                           GError **error)
 {
-  if (to == DS_DTYPE_UNKNOWN || to == DS_DTYPE_FLOAT16)
+  if (to == DS_DTYPE_UNKNOWN)
     return ds_onnx_unsupported(error, "casts to %s are not supported",
                                ds_onnx_elem_type_name(onnx_type));
-  DsDType from = ds_onnx_input_dtype(b, node, 0);
-  if (from == DS_DTYPE_FLOAT16)
-    return ds_onnx_unsupported(error, "casts from float16 are not supported");
+  if (to == DS_DTYPE_FLOAT16) {
+    DsEntry x;
+    return ds_onnx_input(b, node, 0, &x, error) && ds_onnx_set_output_half(b, node, 0, x, error);
+  }
   gboolean done;
   if (!fold_unary(b, node, FOLD_COPY, to, &done, error))
     return FALSE;
@@ -721,7 +723,8 @@ static gboolean translate_cast_like(DsOnnxBuilder *b, const DsOnnxNode *node, GE
 {
   if (!ds_onnx_has_input(node, 1))
     return ds_onnx_invalid(error, "input 1 (target_type) is missing");
-  DsDType to = ds_onnx_input_dtype(b, node, 1);
+  DsDType to = ds_onnx_value_is_half(b, node->inputs[1]) ? DS_DTYPE_FLOAT16
+                                                          : ds_onnx_input_dtype(b, node, 1);
   if (to == DS_DTYPE_UNKNOWN)
     return ds_onnx_unsupported(error, "the dtype of target_type is not known while importing");
   return emit_cast(b, node, to, ds_onnx_data_type_of(to), error);
@@ -925,13 +928,13 @@ static gboolean window_term(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry t,
 /* HannWindow, HammingWindow, BlackmanWindow (opset 17): a0 + a1 cos(2 pi n / N) +
  * a2 cos(4 pi n / N) for n in [0, size), N = size (periodic) or size - 1. The size is a scalar
  * tensor, so the length is data: the positions come from _contrib_dynamic_arange. The window
- * is computed in float64 for a double output, else in float32 and cast. */
+ * is computed in float64 for a double output, else in float32 and cast (or rounded to half). */
 static gboolean window(DsOnnxBuilder *b, const DsOnnxNode *node, double a0, double a1, double a2,
                        GError **error)
 {
   gint64 out_type = ds_onnx_attr_int(node, "output_datatype", 1);
   DsDType out_dtype = ds_onnx_dtype((int)out_type);
-  if (out_dtype == DS_DTYPE_UNKNOWN || out_dtype == DS_DTYPE_FLOAT16)
+  if (out_dtype == DS_DTYPE_UNKNOWN)
     return ds_onnx_unsupported(error, "windows of %s are not supported",
                                ds_onnx_elem_type_name((int)out_type));
   DsDType calc = out_dtype == DS_DTYPE_FLOAT64 ? DS_DTYPE_FLOAT64 : DS_DTYPE_FLOAT32;
@@ -962,6 +965,8 @@ static gboolean window(DsOnnxBuilder *b, const DsOnnxNode *node, double a0, doub
         !helper(b, node, "broadcast_add", "all_terms", sum, 2, NULL, NULL, &acc, error))
       return FALSE;
   }
+  if (out_dtype == DS_DTYPE_FLOAT16)
+    return ds_onnx_set_output_half(b, node, 0, acc, error);
   DsNode *y =
       ds_onnx_emit(b, node, "Cast", NULL, &acc, 1, error, "dtype", ds_dtype_name(out_dtype), NULL);
   return y != NULL && ds_onnx_bind_outputs(b, node, y, error);

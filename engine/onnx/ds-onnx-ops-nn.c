@@ -83,7 +83,7 @@ static gboolean translate_matmul(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
 {
   for (guint i = 0; i < 2; i++) {
     DsDType t = ds_onnx_input_dtype(b, node, i);
-    if (t == DS_DTYPE_FLOAT16 || t == DS_DTYPE_BOOL)
+    if (t == DS_DTYPE_BOOL)
       return ds_onnx_unsupported(error, "input %u is %s; matmul computes in float32, float64 "
                                         "and the integer types", i, ds_dtype_name(t));
   }
@@ -1003,7 +1003,7 @@ static gboolean translate_einsum(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
                                (guint)node->n_inputs, DS_EINSUM_MAX_OPERANDS);
   for (guint i = 0; i < node->n_inputs; i++) {
     DsDType t = ds_onnx_input_dtype(b, node, i);
-    if (t == DS_DTYPE_FLOAT16 || t == DS_DTYPE_BOOL)
+    if (t == DS_DTYPE_BOOL)
       return ds_onnx_unsupported(error, "input %u is %s", i, ds_dtype_name(t));
   }
   DsEntry in[DS_EINSUM_MAX_OPERANDS];

@@ -818,7 +818,8 @@ static DsNDArray *constant_value(const DsOnnxNode *node, GError **error)
     int64_t one = 1;
     return ds_ndarray_new(DS_DTYPE_FLOAT32, 1, &one, "value", error);
   }
-  DsNDArray *v = ds_onnx_tensor_to_ndarray(attr->t, NULL, "ConstantOfShape value", error);
+  DsNDArray *v = ds_onnx_widen_half(
+      ds_onnx_tensor_to_ndarray(attr->t, NULL, "ConstantOfShape value", error), error);
   if (v != NULL && ds_tensor_numel(&v->view) != 1) {
     ds_ndarray_free(v);
     ds_onnx_invalid(error, "value must hold one element");
@@ -843,8 +844,6 @@ static gboolean translate_constant_of_shape(DsOnnxBuilder *b, const DsOnnxNode *
     return FALSE;
   }
   DsDType dtype = v->view.dtype;
-  if (dtype == DS_DTYPE_FLOAT16)
-    return ds_onnx_unsupported(error, "a float16 value is not supported");
   double value = 0.0;
   ds_onnx_const_scalar(v, &value);
   if (dtype == DS_DTYPE_INT64 && fabs(value) > 9007199254740992.0)
@@ -969,8 +968,9 @@ static gboolean translate_eye_like(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   Attrs a = {.n = 0};
   attr_set(&a, "k", fmt_int(b, ds_onnx_attr_int(node, "k", 0)));
   if (ds_onnx_has_attr(node, "dtype")) {
-    DsDType dtype = ds_onnx_dtype((int)ds_onnx_attr_int(node, "dtype", 1));
-    if (dtype == DS_DTYPE_UNKNOWN || dtype == DS_DTYPE_FLOAT16)
+    /* A float16 identity is the float32 one: 0 and 1 are exact in both. */
+    DsDType dtype = ds_onnx_compute_dtype(ds_onnx_dtype((int)ds_onnx_attr_int(node, "dtype", 1)));
+    if (dtype == DS_DTYPE_UNKNOWN)
       return ds_onnx_unsupported(error, "dtype %" G_GINT64_FORMAT " is not supported",
                                  ds_onnx_attr_int(node, "dtype", 1));
     attr_set(&a, "dtype", ds_dtype_name(dtype));

@@ -147,6 +147,22 @@ static void copy_typed(const DsOnnxTensor *t, DsTensor *out, guint64 n)
   }
 }
 
+DsNDArray *ds_onnx_widen_half(DsNDArray *array, GError **error)
+{
+  if (array == NULL || array->view.dtype != DS_DTYPE_FLOAT16)
+    return array;
+  g_autoptr(DsNDArray) half = array;
+  DsNDArray *wide =
+      ds_ndarray_new(DS_DTYPE_FLOAT32, half->view.ndim, half->view.shape, "float16 tensor", error);
+  if (wide == NULL)
+    return NULL;
+  const guint16 *from = half->view.data;
+  float *to = wide->view.data;
+  for (int64_t i = 0, n = ds_tensor_numel(&half->view); i < n; i++)
+    to[i] = ds_half_to_float(from[i]);
+  return wide;
+}
+
 DsNDArray *ds_onnx_tensor_to_ndarray(const DsOnnxTensor *t, const char *base_dir,
                                      const char *what, GError **error)
 {

@@ -17,6 +17,17 @@ DsDType ds_onnx_dtype(int data_type);
 /* The ONNX element type of an engine dtype. */
 int ds_onnx_data_type_of(DsDType dtype);
 
+/* Half precision is a storage type to the engine: ONNX float16 values are computed in float32
+ * (as ONNX Runtime's CPU provider does for ops without half kernels), with casts where they
+ * enter and leave the graph. The dtype a value of engine dtype `dtype` is computed in. */
+static inline DsDType ds_onnx_compute_dtype(DsDType dtype)
+{
+  return dtype == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : dtype;
+}
+/* `array` (taken) in its compute dtype: a float16 array becomes the float32 array of the same
+ * values (exactly: every half is a float); others are returned as they are. */
+DsNDArray *ds_onnx_widen_half(DsNDArray *array, GError **error);
+
 /* A copy of `tensor`'s elements. External data is read from `base_dir` (the model's folder),
  * refusing a location that is absolute or leaves that folder. `what` names the tensor in
  * messages (a file and an initializer). */

@@ -65,7 +65,8 @@ void ds_tensor_set_device_reader(DsDeviceReadFn read);
  * live; false if they are on a device no reader is registered for, or the copy failed. */
 bool ds_tensor_copy_to_host(const DsTensor *t, void *dst);
 
-/* IEEE half-precision bits as a float (float16 is a storage type: nothing computes in it). */
+/* IEEE half-precision bits as a float (float16 is a storage type: nothing computes in it but
+ * Cast, which converts to and from it). */
 static inline float ds_half_to_float(uint16_t h)
 {
   int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
@@ -77,6 +78,37 @@ static inline float ds_half_to_float(uint16_t h)
   else
     magnitude = (float)(1024 + mantissa) * __builtin_ldexpf(1.0f, exponent - 25);
   return sign ? -magnitude : magnitude;
+}
+
+/* A double as the nearest IEEE half (ties to even), as NumPy's astype(float16) rounds: values
+ * from 65520 up become infinity, NaN stays NaN. Rounding once from the double matters: going
+ * through a float first would round twice. */
+static inline uint16_t ds_double_to_half(double x)
+{
+  uint64_t bits;
+  __builtin_memcpy(&bits, &x, sizeof bits);
+  uint32_t sign = (uint32_t)(bits >> 48) & 0x8000u;
+  int biased = (int)((bits >> 52) & 0x7ff);
+  uint64_t fraction = bits & 0xfffffffffffffull;
+  if (biased == 0x7ff)
+    return (uint16_t)(sign | 0x7c00u | (fraction != 0 ? 0x200u : 0u));
+  int exponent = biased - 1023;
+  if (exponent > 15)
+    return (uint16_t)(sign | 0x7c00u);
+  if (exponent < -25) /* below half the smallest subnormal (2^-24): zero */
+    return (uint16_t)sign;
+  uint64_t significand = fraction | (1ull << 52);
+  /* Normal halves keep 10 fraction bits; subnormals count units of 2^-24. */
+  int shift = exponent >= -14 ? 42 : 28 - exponent;
+  uint64_t kept = significand >> shift;
+  uint64_t rest = significand & ((1ull << shift) - 1), halfway = 1ull << (shift - 1);
+  if (rest > halfway || (rest == halfway && (kept & 1)))
+    kept++;
+  /* A normal's `kept` holds the implicit bit (1024): adding it to the exponent field carries a
+   * rounded-up fraction into the exponent, up to infinity. */
+  uint32_t magnitude =
+      exponent >= -14 ? ((uint32_t)(exponent + 14) << 10) + (uint32_t)kept : (uint32_t)kept;
+  return (uint16_t)(sign | magnitude);
 }
 
 /* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates (narrower
@@ -102,6 +134,9 @@ static inline void ds_tensor_store_f64(DsDType t, void *cell, double value)
     break;
   case DS_DTYPE_FLOAT64:
     *(double *)cell = value;
+    break;
+  case DS_DTYPE_FLOAT16:
+    *(uint16_t *)cell = ds_double_to_half(value);
     break;
   case DS_DTYPE_INT32:
     *(int32_t *)cell = (int32_t)ds_tensor_saturate_i64(value);

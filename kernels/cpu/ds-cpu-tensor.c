@@ -557,6 +557,7 @@ typedef struct {
 #define CONV_TO_I8(x)   ((int8_t)(int32_t)(x))
 #define CONV_TO_U8(x)   ((uint8_t)(int32_t)(x))
 #define CONV_TO_BOOL(x) ((uint8_t)((x) != 0))
+#define CONV_TO_F16(x)  ds_double_to_half((double)(x))
 
 #define CAST_LOOP(TO_T, CONV, LOAD)                                                                \
   {                                                                                                \
@@ -569,6 +570,7 @@ typedef struct {
 /* LOAD normalises the source element: a bool byte other than 0 or 1 still reads as true. */
 #define LOAD_PLAIN(x) (x)
 #define LOAD_BOOL(x)  ((uint8_t)((x) != 0))
+#define LOAD_HALF(x)  ds_half_to_float(x)
 
 #define CAST_FROM(FROM_T, LOAD)                                                                    \
   {                                                                                                \
@@ -588,6 +590,8 @@ typedef struct {
       CAST_LOOP(uint8_t, CONV_TO_U8, LOAD)                                                         \
     case DS_DTYPE_BOOL:                                                                            \
       CAST_LOOP(uint8_t, CONV_TO_BOOL, LOAD)                                                       \
+    case DS_DTYPE_FLOAT16:                                                                         \
+      CAST_LOOP(uint16_t, CONV_TO_F16, LOAD)                                                       \
     default:                                                                                       \
       return;                                                                                      \
     }                                                                                              \
@@ -612,6 +616,8 @@ static void cast_worker(void *ctx, int64_t begin, int64_t end)
     CAST_FROM(uint8_t, LOAD_PLAIN)
   case DS_DTYPE_BOOL:
     CAST_FROM(uint8_t, LOAD_BOOL)
+  case DS_DTYPE_FLOAT16:
+    CAST_FROM(uint16_t, LOAD_HALF)
   default:
     return;
   }
@@ -625,7 +631,9 @@ static DsStatus k_cast(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (ds_tensor_numel(in) != ds_tensor_numel(out))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(out->dtype))
+  /* Cast is the one kernel that reads and writes float16: it is how half-precision data
+   * enters and leaves float32 computation. */
+  if (!ds_dtype_is_valid(in->dtype) || !ds_dtype_is_valid(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (in->dtype == out->dtype && in->dtype != DS_DTYPE_BOOL)
     return k_view(ctx); /* bool still normalises bytes other than 0 and 1 */
