@@ -9,7 +9,7 @@ stopped by its condition; If taking each branch, with a constant inside a branch
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
-RoiAlign's modes; a float16 model.
+RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers).
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -223,6 +223,76 @@ def test_half_precision(tmp):
     return "(5, 4) float16, rounded inside the graph"
 
 
+def test_quantized(tmp):
+    """Quantized models as ONNX Runtime's tools write them: dynamic quantization
+    (DynamicQuantizeLinear, MatMulInteger, rescale), MatMulInteger with per-row and per-column
+    zero points, and QLinearConv with int8 per-channel weights and a bias, against NumPy."""
+    rng = np.random.default_rng(11)
+    # Dynamic quantization of a linear layer.
+    wq = rng.integers(-128, 128, (16, 8)).astype(np.int8)
+    g = h.make_graph(
+        [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]),
+         h.make_node("MatMulInteger", ["xq", "wq", "xzp", "wzp"], ["acc"]),
+         h.make_node("Cast", ["acc"], ["accf"], to=T.FLOAT),
+         h.make_node("Mul", ["xs", "ws"], ["scale"]),
+         h.make_node("Mul", ["accf", "scale"], ["y"])],
+        "dynamic", [vi("x", T.FLOAT, ["batch", 16])], [vi("y", T.FLOAT, ["batch", 8])],
+        [nh.from_array(wq, "wq"), nh.from_array(np.array(3, np.int8), "wzp"),
+         nh.from_array(np.array(0.02, np.float32), "ws")])
+    model = save(g, os.path.join(tmp, "dynamic.onnx"), opset=13)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    lo, hi = min(0.0, x.min()), max(0.0, x.max())
+    xs = np.float32((hi - lo) / 255)
+    xzp = np.clip(np.rint(-lo / xs), 0, 255)
+    xq = np.clip(np.rint(x / xs) + xzp, 0, 255)
+    acc = (xq - xzp).astype(np.int64) @ (wq.astype(np.int64) - 3)
+    want = acc.astype(np.float32) * (xs * np.float32(0.02))
+    check_close("dynamic y", run_model(tmp, model, {"x": x})["y"], want)
+
+    # Per-row and per-column zero points.
+    a = rng.integers(0, 256, (3, 5)).astype(np.uint8)
+    bm = rng.integers(-128, 128, (5, 4)).astype(np.int8)
+    azp = np.array([1, 200, 17], np.uint8)
+    bzp = np.array([0, -5, 9, 127], np.int8)
+    g = h.make_graph([h.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"])], "mmi",
+                     [vi("a", T.UINT8, [3, 5])], [vi("y", T.INT32, [3, 4])],
+                     [nh.from_array(bm, "b"), nh.from_array(azp, "azp"),
+                      nh.from_array(bzp, "bzp")])
+    got = run_model(tmp, save(g, os.path.join(tmp, "mmi.onnx"), opset=13), {"a": a})["y"]
+    want = (a.astype(np.int64) - azp[:, None].astype(np.int64)) @ (
+        bm.astype(np.int64) - bzp.astype(np.int64))
+    if got.dtype != np.int32 or not np.array_equal(got, want):
+        raise Failure("MatMulInteger: got %s %r, want %r" % (got.dtype, got.tolist(),
+                                                              want.tolist()))
+
+    # QLinearConv: uint8 data, int8 per-channel weights, int32 bias, int8 output, padded.
+    xq8 = rng.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)
+    w8 = rng.integers(-128, 128, (3, 2, 3, 3)).astype(np.int8)
+    w_scale = np.array([0.01, 0.02, 0.005], np.float32)
+    bias = np.array([100, -2000, 7], np.int32)
+    consts = {"xs": np.array(0.02, np.float32), "xzp": np.array(128, np.uint8), "w": w8,
+              "wscale": w_scale, "wzp": np.zeros(3, np.int8),
+              "ys": np.array(0.05, np.float32), "yzp": np.array(-3, np.int8), "bias": bias}
+    g = h.make_graph([h.make_node("QLinearConv", ["x", "xs", "xzp", "w", "wscale", "wzp", "ys",
+                                                  "yzp", "bias"], ["y"], pads=[1, 1, 1, 1])],
+                     "qconv", [vi("x", T.UINT8, [1, 2, 5, 5])], [vi("y", T.INT8, [1, 3, 5, 5])],
+                     [nh.from_array(v, k) for k, v in consts.items()])
+    got = run_model(tmp, save(g, os.path.join(tmp, "qconv.onnx"), opset=13), {"x": xq8})["y"]
+    padded = np.pad(xq8.astype(np.int64) - 128, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    acc = np.zeros((1, 3, 5, 5), np.int64)
+    for i in range(5):
+        for j in range(5):
+            window = padded[0, :, i:i + 3, j:j + 3]
+            acc[0, :, i, j] = np.tensordot(w8.astype(np.int64), window, axes=3)
+    acc += bias[None, :, None, None]
+    scale = (np.float32(0.02) * w_scale / np.float32(0.05)).astype(np.float32)
+    want = np.clip(np.rint(acc.astype(np.float32) * scale[None, :, None, None]) - 3, -128, 127)
+    if got.dtype != np.int8 or not np.array_equal(got, want.astype(np.int8)):
+        raise Failure("QLinearConv: %d of %d values differ" % (
+            int((got != want).sum()), want.size))
+    return "dynamic linear, per-row zero points, per-channel QLinearConv"
+
+
 def test_opset_range(tmp):
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [vi("x", T.FLOAT, [2])],
                      [vi("y", T.FLOAT, [2])])
@@ -299,6 +369,8 @@ def main():
         ("unsupported nodes listed once, before running", test_unsupported),
         ("RoiAlign: avg runs, max is refused naming the node", test_roi_align_modes),
         ("float16 models: widened in, narrowed out, rounded by Cast", test_half_precision),
+        ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
+         test_quantized),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
         ("a truncated file is a one-line error", test_truncated),

@@ -1218,6 +1218,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   register_family(imp.translators, ds_onnx_nn_ops);
   register_family(imp.translators, ds_onnx_tensor_ops);
   register_family(imp.translators, ds_onnx_control_ops);
+  register_family(imp.translators, ds_onnx_quant_ops);
 
   DsOnnxBuilder *top = builder_new(&imp, NULL, "");
   gboolean ok = import_top(top, model->graph, error);

@@ -857,46 +857,6 @@ static gboolean translate_argmin(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   return arg_reduce(b, node, "_npi_argmin", error);
 }
 
-/* ---- Quantization -------------------------------------------------------------------------- */
-
-/* QuantizeLinear-10 and DequantizeLinear-10 (per-tensor) and -13 (per-axis along `axis`). A
- * missing zero point is 0: uint8 for QuantizeLinear (its output dtype), and for
- * DequantizeLinear an int32 0, which the engine op takes whatever the data's integer dtype. */
-static gboolean quantize(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                         DsDType zero_dtype, GError **error)
-{
-  DsEntry in[3];
-  if (!ds_onnx_input(b, node, 0, &in[0], error) || !ds_onnx_input(b, node, 1, &in[1], error))
-    return FALSE;
-  if (ds_onnx_has_input(node, 2)) {
-    if (!ds_onnx_input(b, node, 2, &in[2], error))
-      return FALSE;
-  } else {
-    in[2] = ds_onnx_add_scalar(b, "zero_point", zero_dtype, 0.0, FALSE);
-  }
-  gint64 axis = ds_onnx_attr_int(node, "axis", 1);
-  DsNode *n = ds_onnx_emit(b, node, op, NULL, in, 3, error, "axis",
-                           ds_onnx_printf(b, "%" G_GINT64_FORMAT, axis), NULL);
-  return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
-}
-
-static gboolean translate_quantize_linear(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
-{
-  return quantize(b, node, "quantize_linear", DS_DTYPE_UINT8, error);
-}
-
-static gboolean translate_dequantize_linear(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                            GError **error)
-{
-  return quantize(b, node, "dequantize_linear", DS_DTYPE_INT32, error);
-}
-
-static gboolean translate_dynamic_quantize_linear(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                                  GError **error)
-{
-  return unary(b, node, "dynamic_quantize_linear", error);
-}
-
 /* ---- Window functions ---------------------------------------------------------------------- */
 
 /* Appends `op` on `in` as a helper node "<node>/<suffix>" with one attribute (or none). */
@@ -1065,9 +1025,6 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"ReduceLogSumExp", 1, translate_reduce_log_sum_exp},
     {"ArgMax", 1, translate_argmax},
     {"ArgMin", 1, translate_argmin},
-    {"QuantizeLinear", 10, translate_quantize_linear},
-    {"DequantizeLinear", 10, translate_dequantize_linear},
-    {"DynamicQuantizeLinear", 11, translate_dynamic_quantize_linear},
     {"HannWindow", 17, translate_hann_window},
     {"HammingWindow", 17, translate_hamming_window},
     {"BlackmanWindow", 17, translate_blackman_window},

@@ -360,31 +360,41 @@ static gboolean window_kernel(DsOnnxBuilder *b, const DsOnnxNode *node, const gi
 
 /* ---- Conv, ConvTranspose ---------------------------------------------------------------- */
 
-static gboolean translate_conv(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+DsNode *ds_onnx_emit_conv(DsOnnxBuilder *b, const DsOnnxNode *node, guint weight_input,
+                          const DsEntry *in, gboolean has_bias, GError **error)
 {
-  if (!require_float32(b, node, 0, error))
-    return FALSE;
   gint64 w_dims[DS_MAX_NDIM];
-  int w_rank = static_shape(b, node, 1, w_dims);
+  int w_rank = static_shape(b, node, weight_input, w_dims);
   Window w;
   if (!window_kernel(b, node, w_dims, w_rank, &w, error) || !window_parse(node, &w, error))
-    return FALSE;
+    return NULL;
   const gint64 group = ds_onnx_attr_int(node, "group", 1);
-  if (group < 1)
-    return ds_onnx_invalid(error, "group=%" G_GINT64_FORMAT " must be positive", group);
+  if (group < 1) {
+    ds_onnx_invalid(error, "group=%" G_GINT64_FORMAT " must be positive", group);
+    return NULL;
+  }
   /* The filter count: the weight's static one, else the weight's at run time (num_filter=0). */
   gint64 filters = w_rank == w.n + 2 ? w_dims[0] : 0;
-  const gboolean has_bias = ds_onnx_has_input(node, 2);
-  DsEntry in[3];
-  for (guint i = 0; i < (has_bias ? 3u : 2u); i++)
-    if (!ds_onnx_input(b, node, i, &in[i], error))
-      return FALSE;
   Attrs a = {0};
   window_attrs(b, &w, TRUE, &a);
   attrs_add(&a, "num_filter", ds_onnx_printf(b, "%" G_GINT64_FORMAT, filters));
   attrs_add(&a, "num_group", ds_onnx_printf(b, "%" G_GINT64_FORMAT, group));
   attrs_add(&a, "no_bias", has_bias ? "False" : "True");
-  return emit_bind(b, node, "Convolution", in, has_bias ? 3 : 2, a.keys, a.values, a.n, error);
+  return ds_onnx_emitv(b, node, "Convolution", NULL, in, has_bias ? 3 : 2, a.keys, a.values, a.n,
+                       error);
+}
+
+static gboolean translate_conv(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  if (!require_float32(b, node, 0, error))
+    return FALSE;
+  const gboolean has_bias = ds_onnx_has_input(node, 2);
+  DsEntry in[3];
+  for (guint i = 0; i < (has_bias ? 3u : 2u); i++)
+    if (!ds_onnx_input(b, node, i, &in[i], error))
+      return FALSE;
+  DsNode *n = ds_onnx_emit_conv(b, node, 1, in, has_bias, error);
+  return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
 static gint64 floor_div(gint64 a, gint64 b)

@@ -34,6 +34,7 @@ extern const DsOnnxOpTranslator ds_onnx_math_ops[];
 extern const DsOnnxOpTranslator ds_onnx_nn_ops[];
 extern const DsOnnxOpTranslator ds_onnx_tensor_ops[];
 extern const DsOnnxOpTranslator ds_onnx_control_ops[];
+extern const DsOnnxOpTranslator ds_onnx_quant_ops[];
 
 /* The default domain's opset the model imports. */
 gint64 ds_onnx_opset(const DsOnnxBuilder *b);
@@ -110,6 +111,11 @@ DsNode *ds_onnx_emit_control(DsOnnxBuilder *b, const DsOnnxNode *node, const cha
                              const char *suffix, const DsEntry *inputs, guint n_inputs,
                              DsGraph **subgraphs, guint n_subgraphs, const char *const *keys,
                              const char *const *values, guint n_attrs, GError **error);
+/* ONNX Conv's attributes (pads, strides, dilations, group, auto_pad) on data and weight
+ * `in[0]`, `in[1]` and a bias `in[2]` when `has_bias`: a Convolution node named after `node`,
+ * whose kernel size comes from the static shape of its input `weight_input`. */
+DsNode *ds_onnx_emit_conv(DsOnnxBuilder *b, const DsOnnxNode *node, guint weight_input,
+                          const DsEntry *in, gboolean has_bias, GError **error);
 static inline DsEntry ds_onnx_entry(const DsNode *node, guint index)
 {
   return (DsEntry){node->id, index, 0};
