@@ -505,21 +505,46 @@ static DsNode *emit_named(DsOnnxBuilder *b, const char *base, const char *op_nam
   return n;
 }
 
-DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
-                     const DsEntry *inputs, guint n_inputs, GError **error, ...)
+#define MAX_VA_ATTRS 32
+
+/* Collects key, value strings ended by NULL; returns how many pairs. */
+static guint collect_attrs(va_list ap, const char **keys, const char **values)
 {
-  const char *keys[32], *values[32];
   guint n = 0;
-  va_list ap;
-  va_start(ap, error);
   for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
     const char *v = va_arg(ap, const char *);
-    g_assert(n < G_N_ELEMENTS(keys));
+    g_assert(n < MAX_VA_ATTRS);
     keys[n] = k;
     values[n++] = v;
   }
+  return n;
+}
+
+DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                     const DsEntry *inputs, guint n_inputs, GError **error, ...)
+{
+  const char *keys[MAX_VA_ATTRS], *values[MAX_VA_ATTRS];
+  va_list ap;
+  va_start(ap, error);
+  guint n = collect_attrs(ap, keys, values);
   va_end(ap);
   return ds_onnx_emitv(b, node, op, suffix, inputs, n_inputs, keys, values, n, error);
+}
+
+gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
+                       const char *suffix, const DsEntry *inputs, guint n_inputs, DsEntry *out,
+                       GError **error, ...)
+{
+  const char *keys[MAX_VA_ATTRS], *values[MAX_VA_ATTRS];
+  va_list ap;
+  va_start(ap, error);
+  guint n = collect_attrs(ap, keys, values);
+  va_end(ap);
+  DsNode *made = ds_onnx_emitv(b, node, op, suffix, inputs, n_inputs, keys, values, n, error);
+  if (made == NULL)
+    return FALSE;
+  *out = ds_onnx_entry(made, 0);
+  return TRUE;
 }
 
 gboolean ds_onnx_set_output(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry entry,

@@ -10,7 +10,6 @@
  */
 #include "ds-onnx-translate.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #include "ds-attr.h"
@@ -38,8 +37,7 @@ static gboolean wants_output(const DsOnnxNode *node, guint i)
 
 /* Refuses a node whose input `i` ONNX's type information says is not float32: the engine's
  * kernels for these layers compute in float32 only. */
-static gboolean require_float32(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
-                                GError **error)
+static gboolean require_float32(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, GError **error)
 {
   DsDType t = ds_onnx_input_dtype(b, node, i);
   if (t == DS_DTYPE_UNKNOWN || t == DS_DTYPE_FLOAT32)
@@ -84,8 +82,10 @@ static gboolean translate_matmul(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   for (guint i = 0; i < 2; i++) {
     DsDType t = ds_onnx_input_dtype(b, node, i);
     if (t == DS_DTYPE_BOOL)
-      return ds_onnx_unsupported(error, "input %u is %s; matmul computes in float32, float64 "
-                                        "and the integer types", i, ds_dtype_name(t));
+      return ds_onnx_unsupported(error,
+                                 "input %u is %s; matmul computes in float32, float64 "
+                                 "and the integer types",
+                                 i, ds_dtype_name(t));
   }
   DsEntry in[2];
   if (!ds_onnx_input(b, node, 0, &in[0], error) || !ds_onnx_input(b, node, 1, &in[1], error))
@@ -198,8 +198,8 @@ static gboolean translate_gemm(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
     return FALSE;
   const gboolean trans_a = ds_onnx_attr_int(node, "transA", 0) != 0;
   const gboolean trans_b = ds_onnx_attr_int(node, "transB", 0) != 0;
-  DsNode *prod = ds_onnx_emit(b, node, "dot", ds_onnx_has_input(node, 2) ? "matmul" : NULL, in,
-                              2, error, "transpose_a", trans_a ? "True" : "False", "transpose_b",
+  DsNode *prod = ds_onnx_emit(b, node, "dot", ds_onnx_has_input(node, 2) ? "matmul" : NULL, in, 2,
+                              error, "transpose_a", trans_a ? "True" : "False", "transpose_b",
                               trans_b ? "True" : "False", NULL);
   if (prod == NULL)
     return FALSE;
@@ -222,13 +222,13 @@ static gboolean translate_gemm(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
 /* ---- Convolutions and pools: the shared attributes --------------------------------------- */
 
 typedef struct {
-  int n;                      /* spatial dims */
+  int n; /* spatial dims */
   gint64 kernel[MAX_SPATIAL];
   gint64 stride[MAX_SPATIAL];
   gint64 dilate[MAX_SPATIAL];
-  gint64 pad[MAX_SPATIAL];    /* before each axis */
+  gint64 pad[MAX_SPATIAL]; /* before each axis */
   gint64 pad_end[MAX_SPATIAL];
-  const char *auto_pad;       /* NULL, "same_upper" or "same_lower" */
+  const char *auto_pad; /* NULL, "same_upper" or "same_lower" */
 } Window;
 
 /* An INTS attribute of exactly `n` values, or `fallback` for each when absent. */
@@ -243,8 +243,8 @@ static gboolean window_ints(const DsOnnxNode *node, const char *name, int n, gin
     return TRUE;
   }
   if (k != n)
-    return ds_onnx_invalid(error, "attribute %s has %d values, but the kernel has %d dims", name,
-                           k, n);
+    return ds_onnx_invalid(error, "attribute %s has %d values, but the kernel has %d dims", name, k,
+                           n);
   memcpy(out, v, sizeof(gint64) * (size_t)n);
   return TRUE;
 }
@@ -412,8 +412,7 @@ static gboolean crop_axis(DsOnnxBuilder *b, const DsOnnxNode *node, int axis, gi
   DsNode *n = ds_onnx_emit(b, node, "slice_axis", ds_onnx_printf(b, "crop%d", axis), x, 1, error,
                            "axis", ds_onnx_printf(b, "%d", axis), "begin",
                            ds_onnx_printf(b, "%" G_GINT64_FORMAT, begin), "end",
-                           end > 0 ? ds_onnx_printf(b, "%" G_GINT64_FORMAT, -end) : "None",
-                           NULL);
+                           end > 0 ? ds_onnx_printf(b, "%" G_GINT64_FORMAT, -end) : "None", NULL);
   if (n == NULL)
     return FALSE;
   *x = ds_onnx_entry(n, 0);
@@ -455,8 +454,7 @@ static gboolean conv_transpose_pads(const DsOnnxNode *node, const Window *w, int
  * and adj b - e + output_padding where that fits, else pad min(b, e) and adj output_padding
  * with the rest cropped by slice_axis. Deconvolution takes its filter count and kernel as
  * attributes: the weight's shape must be static. */
-static gboolean translate_conv_transpose(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                         GError **error)
+static gboolean translate_conv_transpose(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   if (!require_float32(b, node, 0, error))
     return FALSE;
@@ -485,8 +483,8 @@ static gboolean translate_conv_transpose(DsOnnxBuilder *b, const DsOnnxNode *nod
   gint64 pad[MAX_SPATIAL], adj[MAX_SPATIAL], crop_begin[MAX_SPATIAL], crop_end[MAX_SPATIAL];
   for (int i = 0; i < w.n; i++) {
     gint64 pb = 0, pe = 0;
-    if (!conv_transpose_pads(node, &w, i, out_pad, out_shape, n_shape,
-                             x_static ? x_dims : NULL, &pb, &pe, error))
+    if (!conv_transpose_pads(node, &w, i, out_pad, out_shape, n_shape, x_static ? x_dims : NULL,
+                             &pb, &pe, error))
       return FALSE;
     if (out_pad[i] < 0 || out_pad[i] >= w.stride[i])
       return ds_onnx_unsupported(error, "output_padding must be below the stride");
@@ -500,7 +498,8 @@ static gboolean translate_conv_transpose(DsOnnxBuilder *b, const DsOnnxNode *nod
       crop_begin[i] = pb - pad[i];
       crop_end[i] = pe - pad[i];
     } else {
-      return ds_onnx_unsupported(error, "padding (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+      return ds_onnx_unsupported(error,
+                                 "padding (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
                                  ") on spatial axis %d does not fit Deconvolution",
                                  pb, pe, i);
     }
@@ -600,9 +599,9 @@ static gboolean global_pool(DsOnnxBuilder *b, const DsOnnxNode *node, const char
   DsEntry x;
   if (!ds_onnx_input(b, node, 0, &x, error))
     return FALSE;
-  DsNode *n = ds_onnx_emit(b, node, "Pooling", NULL, &x, 1, error, "global_pool", "True",
-                           "pool_type", type, strcmp(type, "lp") == 0 ? "p_value" : NULL, "2",
-                           NULL);
+  DsNode *n =
+      ds_onnx_emit(b, node, "Pooling", NULL, &x, 1, error, "global_pool", "True", "pool_type", type,
+                   strcmp(type, "lp") == 0 ? "p_value" : NULL, "2", NULL);
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
@@ -612,14 +611,12 @@ static gboolean translate_global_average_pool(DsOnnxBuilder *b, const DsOnnxNode
   return global_pool(b, node, "avg", error);
 }
 
-static gboolean translate_global_max_pool(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                          GError **error)
+static gboolean translate_global_max_pool(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return global_pool(b, node, "max", error);
 }
 
-static gboolean translate_global_lp_pool(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                         GError **error)
+static gboolean translate_global_lp_pool(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return global_pool(b, node, "lp", error);
 }
@@ -643,16 +640,15 @@ static gboolean translate_batch_norm(DsOnnxBuilder *b, const DsOnnxNode *node, G
   for (guint i = 0; i < 5; i++)
     if (!ds_onnx_input(b, node, i, &in[i], error))
       return FALSE;
-  DsNode *n = ds_onnx_emit(
-      b, node, "BatchNorm", NULL, in, 5, error, "eps",
-      ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)), "momentum",
-      ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "momentum", 0.9f)), "fix_gamma", "False",
-      "use_global_stats", "True", NULL);
+  DsNode *n =
+      ds_onnx_emit(b, node, "BatchNorm", NULL, in, 5, error, "eps",
+                   ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)), "momentum",
+                   ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "momentum", 0.9f)), "fix_gamma",
+                   "False", "use_global_stats", "True", NULL);
   return n != NULL && ds_onnx_set_output(b, node, 0, ds_onnx_entry(n, 0), error);
 }
 
-static gboolean translate_instance_norm(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                        GError **error)
+static gboolean translate_instance_norm(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   if (!require_float32(b, node, 0, error))
     return FALSE;
@@ -661,8 +657,7 @@ static gboolean translate_instance_norm(DsOnnxBuilder *b, const DsOnnxNode *node
     if (!ds_onnx_input(b, node, i, &in[i], error))
       return FALSE;
   DsNode *n = ds_onnx_emit(b, node, "InstanceNorm", NULL, in, 3, error, "eps",
-                           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)),
-                           NULL);
+                           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)), NULL);
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
@@ -678,8 +673,10 @@ static gboolean translate_layer_norm(DsOnnxBuilder *b, const DsOnnxNode *node, G
   for (guint i = 1; i < 3 && rank >= 0; i++) {
     int r = ds_onnx_input_rank(b, node, i);
     if (r >= 0 && r != (axis < 0 ? -axis : rank - axis))
-      return ds_onnx_unsupported(error, "input %u of rank %d would broadcast to the normalised "
-                                        "axes (%" G_GINT64_FORMAT " on)", i, r, axis);
+      return ds_onnx_unsupported(error,
+                                 "input %u of rank %d would broadcast to the normalised "
+                                 "axes (%" G_GINT64_FORMAT " on)",
+                                 i, r, axis);
   }
   DsEntry in[3];
   if (!ds_onnx_input(b, node, 0, &in[0], error) || !ds_onnx_input(b, node, 1, &in[1], error))
@@ -694,11 +691,11 @@ static gboolean translate_layer_norm(DsOnnxBuilder *b, const DsOnnxNode *node, G
     in[2] = ds_onnx_entry(zeros, 0);
   }
   const gboolean stats = wants_output(node, 1) || wants_output(node, 2);
-  DsNode *n = ds_onnx_emit(
-      b, node, "LayerNorm", NULL, in, 3, error, "axis", ds_onnx_printf(b, "%" G_GINT64_FORMAT, axis),
-      "eps",
-      ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)), "trailing_axes", "True",
-      "output_mean_var", stats ? "True" : "False", NULL);
+  DsNode *n =
+      ds_onnx_emit(b, node, "LayerNorm", NULL, in, 3, error, "axis",
+                   ds_onnx_printf(b, "%" G_GINT64_FORMAT, axis), "eps",
+                   ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)),
+                   "trailing_axes", "True", "output_mean_var", stats ? "True" : "False", NULL);
   if (n == NULL || !ds_onnx_set_output(b, node, 0, ds_onnx_entry(n, 0), error) ||
       !ds_onnx_set_output(b, node, 1, ds_onnx_entry(n, 1), error))
     return FALSE;
@@ -719,11 +716,11 @@ static gboolean translate_lrn(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   DsEntry x;
   if (!ds_onnx_input(b, node, 0, &x, error))
     return FALSE;
-  DsNode *n = ds_onnx_emit(
-      b, node, "LRN", NULL, &x, 1, error, "nsize", ds_onnx_printf(b, "%" G_GINT64_FORMAT, size),
-      "alpha", ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "alpha", 1e-4f)), "beta",
-      ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "beta", 0.75f)), "knorm",
-      ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "bias", 1.0f)), NULL);
+  DsNode *n = ds_onnx_emit(b, node, "LRN", NULL, &x, 1, error, "nsize",
+                           ds_onnx_printf(b, "%" G_GINT64_FORMAT, size), "alpha",
+                           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "alpha", 1e-4f)), "beta",
+                           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "beta", 0.75f)), "knorm",
+                           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "bias", 1.0f)), NULL);
   return n != NULL && ds_onnx_set_output(b, node, 0, ds_onnx_entry(n, 0), error);
 }
 
@@ -744,8 +741,8 @@ static gboolean translate_mvn(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   DsEntry x;
   if (!ds_onnx_input(b, node, 0, &x, error))
     return FALSE;
-  DsNode *mean = ds_onnx_emit(b, node, "mean", "mean", &x, 1, error, "axis", axis, "keepdims",
-                              "True", NULL);
+  DsNode *mean =
+      ds_onnx_emit(b, node, "mean", "mean", &x, 1, error, "axis", axis, "keepdims", "True", NULL);
   if (mean == NULL)
     return FALSE;
   DsEntry centre_in[2] = {x, ds_onnx_entry(mean, 0)};
@@ -757,8 +754,8 @@ static gboolean translate_mvn(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   if (sq == NULL)
     return FALSE;
   DsEntry sqe = ds_onnx_entry(sq, 0);
-  DsNode *var = ds_onnx_emit(b, node, "mean", "var", &sqe, 1, error, "axis", axis, "keepdims",
-                             "True", NULL);
+  DsNode *var =
+      ds_onnx_emit(b, node, "mean", "var", &sqe, 1, error, "axis", axis, "keepdims", "True", NULL);
   if (var == NULL)
     return FALSE;
   DsEntry ve = ds_onnx_entry(var, 0);
@@ -842,8 +839,8 @@ static gboolean translate_dropout(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
     return FALSE;
   DsEntry mask = ds_onnx_entry(ones, 0);
   if (ds_onnx_opset(b) >= 10) {
-    DsNode *cast = ds_onnx_emit(b, node, "Cast", "mask_bool", &mask, 1, error, "dtype", "bool",
-                                NULL);
+    DsNode *cast =
+        ds_onnx_emit(b, node, "Cast", "mask_bool", &mask, 1, error, "dtype", "bool", NULL);
     if (cast == NULL)
       return FALSE;
     mask = ds_onnx_entry(cast, 0);
@@ -852,28 +849,6 @@ static gboolean translate_dropout(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
 }
 
 /* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ------------------------------------ */
-
-/* Emits `op` on `n` inputs under the name hint `hint`, with the attribute pairs that follow
- * (NULL-terminated, at most four); its first output, or FALSE. */
-static gboolean emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *hint,
-                      const DsEntry *in, guint n, DsEntry *out, GError **error, ...)
-{
-  const char *keys[4], *values[4];
-  guint n_attrs = 0;
-  va_list args;
-  va_start(args, error);
-  for (const char *key; n_attrs < G_N_ELEMENTS(keys) && (key = va_arg(args, const char *));
-       n_attrs++) {
-    keys[n_attrs] = key;
-    values[n_attrs] = va_arg(args, const char *);
-  }
-  va_end(args);
-  DsNode *e = ds_onnx_emitv(b, node, op, hint, in, n, keys, values, n_attrs, error);
-  if (e == NULL)
-    return FALSE;
-  *out = ds_onnx_entry(e, 0);
-  return TRUE;
-}
 
 /* loss[n, d...] = -x[n, t[n, d...], d...] * w[t[n, d...]], from scores x (N, C, d...), integer
  * targets t (N, d...) and the optional class weights w (C). A target equal to ignore_index
@@ -895,41 +870,43 @@ static gboolean nll_loss(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry x, Ds
   if (ignores) {
     /* ignored: 1 where t == ignore_index (in t's dtype); the safe target t - t * ignored. */
     DsEntry ignored, scaled;
-    if (!emit1(b, node, "_equal_scalar", "ignored", &t, 1, &ignored, error, "scalar",
-               ds_onnx_printf(b, "%" G_GINT64_FORMAT, ds_onnx_attr_int(node, "ignore_index", 0)),
-               "is_int", "True", NULL))
+    if (!ds_onnx_emit1(
+            b, node, "_equal_scalar", "ignored", &t, 1, &ignored, error, "scalar",
+            ds_onnx_printf(b, "%" G_GINT64_FORMAT, ds_onnx_attr_int(node, "ignore_index", 0)),
+            "is_int", "True", NULL))
       return FALSE;
     DsEntry mul_in[2] = {t, ignored};
-    if (!emit1(b, node, "broadcast_mul", "ignored_target", mul_in, 2, &scaled, error, NULL))
+    if (!ds_onnx_emit1(b, node, "broadcast_mul", "ignored_target", mul_in, 2, &scaled, error, NULL))
       return FALSE;
     DsEntry sub_in[2] = {t, scaled};
-    if (!emit1(b, node, "broadcast_sub", "safe_target", sub_in, 2, &target, error, NULL))
+    if (!ds_onnx_emit1(b, node, "broadcast_sub", "safe_target", sub_in, 2, &target, error, NULL))
       return FALSE;
     DsEntry ignored_f;
-    if (!emit1(b, node, "Cast", "ignored_float", &ignored, 1, &ignored_f, error, "dtype",
-               "float32", NULL) ||
-        !emit1(b, node, "_rminus_scalar", "kept", &ignored_f, 1, &kept, error, "scalar", "1",
-               "is_int", "False", NULL))
+    if (!ds_onnx_emit1(b, node, "Cast", "ignored_float", &ignored, 1, &ignored_f, error, "dtype",
+                       "float32", NULL) ||
+        !ds_onnx_emit1(b, node, "_rminus_scalar", "kept", &ignored_f, 1, &kept, error, "scalar",
+                       "1", "is_int", "False", NULL))
       return FALSE;
   }
   DsEntry column, picked, rows, loss;
-  if (!emit1(b, node, "expand_dims", "target_column", &target, 1, &column, error, "axis", axis1,
-             NULL))
+  if (!ds_onnx_emit1(b, node, "expand_dims", "target_column", &target, 1, &column, error, "axis",
+                     axis1, NULL))
     return FALSE;
   DsEntry pick_in[2] = {x, column};
-  if (!emit1(b, node, "take_along_axis", "picked", pick_in, 2, &picked, error, "axis", "1",
-             NULL) ||
-      !emit1(b, node, "_np_squeeze", "picked_rows", &picked, 1, &rows, error, "axis", axis1,
-             NULL) ||
-      !emit1(b, node, "negative", "unweighted", &rows, 1, &loss, error, NULL))
+  if (!ds_onnx_emit1(b, node, "take_along_axis", "picked", pick_in, 2, &picked, error, "axis", "1",
+                     NULL) ||
+      !ds_onnx_emit1(b, node, "_np_squeeze", "picked_rows", &picked, 1, &rows, error, "axis", axis1,
+                     NULL) ||
+      !ds_onnx_emit1(b, node, "negative", "unweighted", &rows, 1, &loss, error, NULL))
     return FALSE;
   if (w != NULL) {
     DsEntry take_in[2] = {*w, target};
-    if (!emit1(b, node, "take", "target_weight", take_in, 2, &weight, error, "axis", "0", NULL))
+    if (!ds_onnx_emit1(b, node, "take", "target_weight", take_in, 2, &weight, error, "axis", "0",
+                       NULL))
       return FALSE;
     if (ignores) {
       DsEntry both[2] = {weight, kept};
-      if (!emit1(b, node, "broadcast_mul", "kept_weight", both, 2, &weight, error, NULL))
+      if (!ds_onnx_emit1(b, node, "broadcast_mul", "kept_weight", both, 2, &weight, error, NULL))
         return FALSE;
     }
   } else if (ignores) {
@@ -938,26 +915,26 @@ static gboolean nll_loss(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry x, Ds
   const gboolean weighted = w != NULL || ignores;
   if (weighted) {
     DsEntry both[2] = {loss, weight};
-    if (!emit1(b, node, "broadcast_mul", "weighted", both, 2, &loss, error, NULL))
+    if (!ds_onnx_emit1(b, node, "broadcast_mul", "weighted", both, 2, &loss, error, NULL))
       return FALSE;
   }
   if (strcmp(reduction, "none") == 0)
     return ds_onnx_set_output(b, node, output, loss, error);
   if (strcmp(reduction, "mean") == 0 && !weighted) {
     DsEntry mean;
-    return emit1(b, node, "_npi_mean", "mean", &loss, 1, &mean, error, NULL) &&
+    return ds_onnx_emit1(b, node, "_npi_mean", "mean", &loss, 1, &mean, error, NULL) &&
            ds_onnx_set_output(b, node, output, mean, error);
   }
   DsEntry total;
-  if (!emit1(b, node, "_npi_sum", "total", &loss, 1, &total, error, NULL))
+  if (!ds_onnx_emit1(b, node, "_npi_sum", "total", &loss, 1, &total, error, NULL))
     return FALSE;
   if (strcmp(reduction, "sum") == 0)
     return ds_onnx_set_output(b, node, output, total, error);
   DsEntry weight_total, mean;
-  if (!emit1(b, node, "_npi_sum", "weight_total", &weight, 1, &weight_total, error, NULL))
+  if (!ds_onnx_emit1(b, node, "_npi_sum", "weight_total", &weight, 1, &weight_total, error, NULL))
     return FALSE;
   DsEntry div_in[2] = {total, weight_total};
-  return emit1(b, node, "broadcast_div", "mean", div_in, 2, &mean, error, NULL) &&
+  return ds_onnx_emit1(b, node, "broadcast_div", "mean", div_in, 2, &mean, error, NULL) &&
          ds_onnx_set_output(b, node, output, mean, error);
 }
 
@@ -973,8 +950,8 @@ static gboolean loss_inputs(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry *t
                            ds_dtype_name(tt));
   *has_weight = ds_onnx_has_input(node, 2);
   return ds_onnx_input(b, node, 1, target, error) &&
-         (!*has_weight || (require_float32(b, node, 2, error) &&
-                           ds_onnx_input(b, node, 2, weight, error)));
+         (!*has_weight ||
+          (require_float32(b, node, 2, error) && ds_onnx_input(b, node, 2, weight, error)));
 }
 
 static gboolean translate_nll_loss(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
@@ -994,7 +971,8 @@ static gboolean translate_sce_loss(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   gboolean has_weight;
   if (!loss_inputs(b, node, &target, &weight, &has_weight, error) ||
       !ds_onnx_input(b, node, 0, &x, error) ||
-      !emit1(b, node, "log_softmax", "log_prob", &x, 1, &log_prob, error, "axis", "1", NULL))
+      !ds_onnx_emit1(b, node, "log_softmax", "log_prob", &x, 1, &log_prob, error, "axis", "1",
+                     NULL))
     return FALSE;
   if (wants_output(node, 1) && !ds_onnx_set_output(b, node, 1, log_prob, error))
     return FALSE;
@@ -1009,8 +987,8 @@ static gboolean translate_einsum(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   if (equation == NULL)
     return ds_onnx_invalid(error, "the equation attribute is required");
   if (node->n_inputs < 1 || node->n_inputs > DS_EINSUM_MAX_OPERANDS)
-    return ds_onnx_unsupported(error, "%u operands (1 to %d are supported)",
-                               (guint)node->n_inputs, DS_EINSUM_MAX_OPERANDS);
+    return ds_onnx_unsupported(error, "%u operands (1 to %d are supported)", (guint)node->n_inputs,
+                               DS_EINSUM_MAX_OPERANDS);
   for (guint i = 0; i < node->n_inputs; i++) {
     DsDType t = ds_onnx_input_dtype(b, node, i);
     if (t == DS_DTYPE_BOOL)
@@ -1020,9 +998,9 @@ static gboolean translate_einsum(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   for (guint i = 0; i < node->n_inputs; i++)
     if (!ds_onnx_input(b, node, i, &in[i], error))
       return FALSE;
-  DsNode *n = ds_onnx_emit(b, node, "_npi_einsum", NULL, in, (guint)node->n_inputs, error,
-                           "subscripts", equation, "num_args",
-                           ds_onnx_printf(b, "%u", (guint)node->n_inputs), NULL);
+  DsNode *n =
+      ds_onnx_emit(b, node, "_npi_einsum", NULL, in, (guint)node->n_inputs, error, "subscripts",
+                   equation, "num_args", ds_onnx_printf(b, "%u", (guint)node->n_inputs), NULL);
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
@@ -1095,8 +1073,14 @@ static gboolean translate_recurrent(DsOnnxBuilder *b, const DsOnnxNode *node, co
     return ds_onnx_invalid(error, "layout=%" G_GINT64_FORMAT " is not 0 or 1", layout);
 
   /* Inputs X, W, R, then the optional ones the flags announce, in the op's order. */
-  static const char *const flags[] = {NULL, NULL, NULL, "use_bias", "use_sequence_length",
-                                      "use_initial_h", "use_initial_c", "use_peephole"};
+  static const char *const flags[] = {NULL,
+                                      NULL,
+                                      NULL,
+                                      "use_bias",
+                                      "use_sequence_length",
+                                      "use_initial_h",
+                                      "use_initial_c",
+                                      "use_peephole"};
   DsEntry in[8];
   guint n_in = 0;
   Attrs a = {0};

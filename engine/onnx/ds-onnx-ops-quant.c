@@ -15,37 +15,14 @@
  */
 #include "ds-onnx-translate.h"
 
-#include <stdarg.h>
-
-/* ---- Steps ------------------------------------------------------------------------------------ */
-
-/* `op` on `in` as a node "<node>/<suffix>" (the node's own name when `suffix` is NULL), with
- * attributes as key, value strings ended by NULL; `out` gets its first output. */
-static gboolean step(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
-                     const DsEntry *in, guint n_in, DsEntry *out, GError **error, ...)
-{
-  const char *keys[4], *values[4];
-  guint n = 0;
-  va_list ap;
-  va_start(ap, error);
-  for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-    g_assert(n < G_N_ELEMENTS(keys));
-    keys[n] = k;
-    values[n++] = va_arg(ap, const char *);
-  }
-  va_end(ap);
-  DsNode *made = ds_onnx_emitv(b, node, op, suffix, in, n_in, keys, values, n, error);
-  if (made == NULL)
-    return FALSE;
-  *out = ds_onnx_entry(made, 0);
-  return TRUE;
-}
+/* ---- Steps ------------------------------------------------------------------------------------
+ */
 
 static gboolean pair_step(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
                           const char *suffix, DsEntry x, DsEntry y, DsEntry *out, GError **error)
 {
   DsEntry in[2] = {x, y};
-  return step(b, node, op, suffix, in, 2, out, error, NULL);
+  return ds_onnx_emit1(b, node, op, suffix, in, 2, out, error, NULL);
 }
 
 /* Input `i` cast to `dtype`, by a node "<node>/<tag>_<dtype>". */
@@ -55,8 +32,8 @@ static gboolean input_as(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsDT
   DsEntry x;
   if (!ds_onnx_input(b, node, i, &x, error))
     return FALSE;
-  return step(b, node, "Cast", ds_onnx_printf(b, "%s_%s", tag, ds_dtype_name(dtype)), &x, 1, out,
-              error, "dtype", ds_dtype_name(dtype), NULL);
+  return ds_onnx_emit1(b, node, "Cast", ds_onnx_printf(b, "%s_%s", tag, ds_dtype_name(dtype)), &x,
+                       1, out, error, "dtype", ds_dtype_name(dtype), NULL);
 }
 
 /* Input `i` reshaped to `shape` (a per-row or per-channel vector made to broadcast), or as it is
@@ -66,8 +43,8 @@ static gboolean input_shaped(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, 
 {
   if (!ds_onnx_input(b, node, i, out, error))
     return FALSE;
-  return shape == NULL || step(b, node, "Reshape", ds_onnx_printf(b, "%s_shaped", tag), out, 1,
-                               out, error, "shape", shape, NULL);
+  return shape == NULL || ds_onnx_emit1(b, node, "Reshape", ds_onnx_printf(b, "%s_shaped", tag),
+                                        out, 1, out, error, "shape", shape, NULL);
 }
 
 /* Input `data` minus zero point input `zp` (none when absent), in `dtype`. The zero point is
@@ -84,8 +61,8 @@ static gboolean centered(DsOnnxBuilder *b, const DsOnnxNode *node, guint data, g
   DsEntry z;
   if (!input_as(b, node, zp, dtype, zp_tag, &z, error))
     return FALSE;
-  if (zp_shape != NULL && !step(b, node, "Reshape", ds_onnx_printf(b, "%s_shaped", zp_tag), &z, 1,
-                                &z, error, "shape", zp_shape, NULL))
+  if (zp_shape != NULL && !ds_onnx_emit1(b, node, "Reshape", ds_onnx_printf(b, "%s_shaped", zp_tag),
+                                         &z, 1, &z, error, "shape", zp_shape, NULL))
     return FALSE;
   return pair_step(b, node, "broadcast_sub", ds_onnx_printf(b, "%s_centered", tag), *out, z, out,
                    error);
@@ -121,8 +98,10 @@ static gboolean output_dtype(DsOnnxBuilder *b, const DsOnnxNode *node, guint zp,
   if (*out == DS_DTYPE_UINT8 || *out == DS_DTYPE_INT8)
     return TRUE;
   if (*out == DS_DTYPE_UNKNOWN)
-    return ds_onnx_unsupported(error, "the dtype of input %u (the output's zero point) must be "
-                                      "known while importing", zp);
+    return ds_onnx_unsupported(error,
+                               "the dtype of input %u (the output's zero point) must be "
+                               "known while importing",
+                               zp);
   return ds_onnx_unsupported(error, "the output's zero point is %s; uint8 and int8 are supported",
                              ds_dtype_name(*out));
 }
@@ -144,10 +123,10 @@ static gboolean requantize(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry acc
       !ds_onnx_input(b, node, y_scale, &ys, error) ||
       !pair_step(b, node, "broadcast_mul", "input_scale", as, bs, &scale, error) ||
       !pair_step(b, node, "broadcast_div", "requantize_scale", scale, ys, &scale, error) ||
-      !step(b, node, "Cast", "accumulator_float32", &acc, 1, &acc32, error, "dtype", "float32",
-            NULL) ||
+      !ds_onnx_emit1(b, node, "Cast", "accumulator_float32", &acc, 1, &acc32, error, "dtype",
+                     "float32", NULL) ||
       !pair_step(b, node, "broadcast_mul", "scaled", acc32, scale, &y, error) ||
-      !step(b, node, "rint", "rounded", &y, 1, &y, error, NULL))
+      !ds_onnx_emit1(b, node, "rint", "rounded", &y, 1, &y, error, NULL))
     return FALSE;
   if (ds_onnx_has_input(node, y_zp)) {
     DsEntry z;
@@ -156,14 +135,16 @@ static gboolean requantize(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry acc
       return FALSE;
   }
   const gboolean is_signed = out_dtype == DS_DTYPE_INT8;
-  if (!step(b, node, "clip", "saturated", &y, 1, &y, error, "a_min", is_signed ? "-128" : "0",
-            "a_max", is_signed ? "127" : "255", NULL) ||
-      !step(b, node, "Cast", NULL, &y, 1, &y, error, "dtype", ds_dtype_name(out_dtype), NULL))
+  if (!ds_onnx_emit1(b, node, "clip", "saturated", &y, 1, &y, error, "a_min",
+                     is_signed ? "-128" : "0", "a_max", is_signed ? "127" : "255", NULL) ||
+      !ds_onnx_emit1(b, node, "Cast", NULL, &y, 1, &y, error, "dtype", ds_dtype_name(out_dtype),
+                     NULL))
     return FALSE;
   return ds_onnx_set_output(b, node, 0, y, error);
 }
 
-/* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ---------------------------------- */
+/* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ----------------------------------
+ */
 
 /* QuantizeLinear-10 and DequantizeLinear-10 (per-tensor) and -13 (per-axis along `axis`). A
  * missing zero point is 0: uint8 for QuantizeLinear (its output dtype), and for
@@ -207,7 +188,8 @@ static gboolean translate_dynamic_quantize_linear(DsOnnxBuilder *b, const DsOnnx
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
-/* ---- Integer products ------------------------------------------------------------------------- */
+/* ---- Integer products -------------------------------------------------------------------------
+ */
 
 /* A's zero point may be per row (a vector of A's row count): a column that broadcasts along the
  * rows. B's may be per column, which broadcasts as it is. */
@@ -220,7 +202,7 @@ static gboolean translate_matmul_integer(DsOnnxBuilder *b, const DsOnnxNode *nod
   if (!centered(b, node, 0, 2, PER_ROW, DS_DTYPE_FLOAT64, "a", &a, error) ||
       !centered(b, node, 1, 3, NULL, DS_DTYPE_FLOAT64, "b", &w, error) ||
       !pair_step(b, node, "_npi_matmul", "product", a, w, &acc, error) ||
-      !step(b, node, "Cast", NULL, &acc, 1, &acc, error, "dtype", "int32", NULL))
+      !ds_onnx_emit1(b, node, "Cast", NULL, &acc, 1, &acc, error, "dtype", "int32", NULL))
     return FALSE;
   return ds_onnx_set_output(b, node, 0, acc, error);
 }
@@ -251,7 +233,7 @@ static gboolean translate_conv_integer(DsOnnxBuilder *b, const DsOnnxNode *node,
   if (conv == NULL)
     return FALSE;
   acc = ds_onnx_entry(conv, 0);
-  return step(b, node, "Cast", "int32", &acc, 1, &acc, error, "dtype", "int32", NULL) &&
+  return ds_onnx_emit1(b, node, "Cast", "int32", &acc, 1, &acc, error, "dtype", "int32", NULL) &&
          ds_onnx_set_output(b, node, 0, acc, error);
 }
 

@@ -101,6 +101,10 @@ gboolean ds_onnx_const_scalar(const DsNDArray *array, double *out);
 DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
                      const char *suffix, const DsEntry *inputs, guint n_inputs, GError **error,
                      ...) G_GNUC_NULL_TERMINATED;
+/* The same for a helper step: `out` gets the new node's first output. */
+gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
+                       const char *suffix, const DsEntry *inputs, guint n_inputs, DsEntry *out,
+                       GError **error, ...) G_GNUC_NULL_TERMINATED;
 /* The same with attributes in arrays (`n_attrs` keys and values). */
 DsNode *ds_onnx_emitv(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
                       const char *suffix, const DsEntry *inputs, guint n_inputs,
