@@ -9,7 +9,8 @@ stopped by its condition; If taking each branch, with a constant inside a branch
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
-RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers).
+RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers); a
+Momentum step of the ai.onnx.preview.training domain.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -293,6 +294,49 @@ def test_quantized(tmp):
     return "dynamic linear, per-row zero points, per-channel QLinearConv"
 
 
+def test_training_domain(tmp):
+    """An optimizer step of the ai.onnx.preview.training domain alone (no standard opset):
+    Nesterov momentum over two tensors, first and later steps, against NumPy; a standard op in
+    such a model is refused naming the missing import."""
+    training = h.make_opsetid("ai.onnx.preview.training", 1)
+    node = h.make_node("Momentum", ["R", "T", "X1", "X2", "G1", "G2", "V1", "V2"],
+                       ["X1_new", "X2_new", "V1_new", "V2_new"], name="step", mode="nesterov",
+                       alpha=0.9, beta=0.5, norm_coefficient=0.01,
+                       domain="ai.onnx.preview.training")
+    shapes = {"X1": [3], "X2": [2, 2], "G1": [3], "G2": [2, 2], "V1": [3], "V2": [2, 2]}
+    g = h.make_graph([node], "momentum",
+                     [vi("R", T.FLOAT, []), vi("T", T.INT64, [])] +
+                     [vi(k, T.FLOAT, v) for k, v in shapes.items()],
+                     [vi(k + "_new", T.FLOAT, shapes[k]) for k in ("X1", "X2", "V1", "V2")])
+    path = os.path.join(tmp, "momentum.onnx")
+    onnx.save(h.make_model(g, opset_imports=[training], producer_name="dynscope-tests"), path)
+    info = dynscope("--info", path).stdout
+    if "ai.onnx.preview.training 1" not in info:
+        raise Failure("--info does not name the training domain: " + info.splitlines()[0])
+    rng = np.random.default_rng(5)
+    feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    feeds["R"] = np.array(0.1, np.float32)
+    for t in (0, 3):
+        feeds["T"] = np.array(t, np.int64)
+        out = run_model(tmp, path, feeds)
+        beta = 0.5 if t > 0 else 1.0
+        for k in ("1", "2"):
+            x, gr, v = feeds["X" + k], feeds["G" + k], feeds["V" + k]
+            greg = 0.01 * x + gr
+            v_new = 0.9 * v + beta * greg
+            check_close("V%s_new, T=%d" % (k, t), out["V%s_new" % k], v_new)
+            check_close("X%s_new, T=%d" % (k, t), out["X%s_new" % k],
+                        x - 0.1 * (greg + 0.9 * v_new))
+    g = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                     [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])])
+    bad = os.path.join(tmp, "training-only.onnx")
+    onnx.save(h.make_model(g, opset_imports=[training]), bad)
+    err = dynscope("--run", bad, "--random-inputs", expect=2).stderr
+    if "'relu'" not in err or "no version of the standard operator set" not in err:
+        raise Failure("the refusal does not say why: " + err)
+    return "T = 0 and 3; " + err.strip()[-60:]
+
+
 def test_opset_range(tmp):
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [vi("x", T.FLOAT, [2])],
                      [vi("y", T.FLOAT, [2])])
@@ -371,6 +415,7 @@ def main():
         ("float16 models: widened in, narrowed out, rounded by Cast", test_half_precision),
         ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
          test_quantized),
+        ("an optimizer step of the training domain alone", test_training_domain),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
         ("a truncated file is a one-line error", test_truncated),

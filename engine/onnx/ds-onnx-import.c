@@ -25,9 +25,11 @@ typedef struct {
 typedef struct {
   const DsOnnxModel *model;
   const char *base_dir;
-  gint64 opset;
+  gint64 opset;          /* the standard operator set's version; 0 when not imported */
+  gint64 training_opset; /* ai.onnx.preview.training's; 0 when not imported */
   GStringChunk *strings;   /* attribute values handed to translators */
   GHashTable *translators; /* op_type -> const DsOnnxOpTranslator* */
+  GHashTable *training_translators; /* the same for ai.onnx.preview.training */
   GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
   GHashTable *hints;       /* value name -> ValueHint* */
   GHashTable *halves;      /* names of the values ONNX stores as float16 (a set) */
@@ -861,19 +863,28 @@ static gboolean is_default_domain(const char *domain)
   return domain[0] == '\0' || strcmp(domain, "ai.onnx") == 0;
 }
 
+#define TRAINING_DOMAIN "ai.onnx.preview.training"
+
 /* Why the node cannot be translated, or NULL: a translator exists for its op and opset. */
 static const char *find_translator(DsOnnxBuilder *b, const DsOnnxNode *node,
                                    const DsOnnxOpTranslator **out)
 {
   *out = NULL;
-  if (!is_default_domain(node->domain))
+  Importer *imp = b->imp;
+  const gboolean training = strcmp(node->domain, TRAINING_DOMAIN) == 0;
+  if (!training && !is_default_domain(node->domain))
     return ds_onnx_printf(b, "domain '%s' is not supported", node->domain);
-  const DsOnnxOpTranslator *t = g_hash_table_lookup(b->imp->translators, node->op_type);
+  const gint64 opset = training ? imp->training_opset : imp->opset;
+  if (opset == 0)
+    return ds_onnx_printf(b, "the model imports no version of %s",
+                          training ? TRAINING_DOMAIN : "the standard operator set (ai.onnx)");
+  const DsOnnxOpTranslator *t = g_hash_table_lookup(
+      training ? imp->training_translators : imp->translators, node->op_type);
   if (t == NULL)
     return "no mapping for this op";
-  if (b->imp->opset < t->min_opset)
+  if (opset < t->min_opset)
     return ds_onnx_printf(b, "its opset %" G_GINT64_FORMAT " form is not supported (from %d)",
-                          b->imp->opset, t->min_opset);
+                          opset, t->min_opset);
   *out = t;
   return NULL;
 }
@@ -1181,6 +1192,14 @@ static gint64 default_opset(const DsOnnxModel *model)
   return 0;
 }
 
+static gint64 training_opset(const DsOnnxModel *model)
+{
+  for (gsize i = 0; i < model->n_opsets; i++)
+    if (strcmp(model->opsets[i].domain, TRAINING_DOMAIN) == 0)
+      return model->opsets[i].version;
+  return 0;
+}
+
 static void input_shape_clear(gpointer data)
 {
   DsOnnxInputShape *s = data;
@@ -1192,6 +1211,7 @@ static void importer_clear(Importer *imp)
 {
   g_string_chunk_free(imp->strings);
   g_hash_table_unref(imp->translators);
+  g_hash_table_unref(imp->training_translators);
   g_hash_table_unref(imp->consts);
   g_hash_table_unref(imp->hints);
   g_hash_table_unref(imp->halves);
@@ -1207,8 +1227,9 @@ static void importer_clear(Importer *imp)
 
 DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GError **error)
 {
-  gint64 opset = default_opset(model);
-  if (opset == 0) {
+  gint64 opset = default_opset(model), training = training_opset(model);
+  /* A model of the training domain alone (an optimizer step) needs no standard ops. */
+  if (opset == 0 && training == 0) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                 "%s: the model imports no version of the standard operator set (ai.onnx)",
                 model->display_name);
@@ -1216,7 +1237,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   }
   /* Below opset 7 a model still loads: each op's translator says whether its form at that
    * opset is one it maps (Relu has not changed since 6, Add's broadcast attribute went in 7). */
-  if (opset < 1 || opset > DS_ONNX_MAX_OPSET) {
+  if (opset != 0 && (opset < 1 || opset > DS_ONNX_MAX_OPSET)) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                 "%s: opset %" G_GINT64_FORMAT " of the standard operator set is not supported "
                 "(%d to %d are)",
@@ -1227,8 +1248,10 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
       .model = model,
       .base_dir = base_dir,
       .opset = opset,
+      .training_opset = training,
       .strings = g_string_chunk_new(1024),
       .translators = g_hash_table_new(g_str_hash, g_str_equal),
+      .training_translators = g_hash_table_new(g_str_hash, g_str_equal),
       .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
       .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
       .halves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
@@ -1244,6 +1267,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   register_family(imp.translators, ds_onnx_tensor_ops);
   register_family(imp.translators, ds_onnx_control_ops);
   register_family(imp.translators, ds_onnx_quant_ops);
+  register_family(imp.training_translators, ds_onnx_training_ops);
 
   DsOnnxBuilder *top = builder_new(&imp, NULL, "");
   gboolean ok = import_top(top, model->graph, error);
@@ -1258,10 +1282,16 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
     result->weight_names = g_steal_pointer(&imp.weight_names);
     result->input_shapes = g_steal_pointer(&imp.input_shapes);
     result->opset = opset;
-    result->format = g_strdup_printf(
-        "ONNX IR %" G_GINT64_FORMAT ", opset %" G_GINT64_FORMAT "%s%s%s%s", model->ir_version,
-        opset, model->producer_name[0] ? ", from " : "", model->producer_name,
-        model->producer_version[0] ? " " : "", model->producer_version);
+    g_autofree char *sets =
+        opset != 0 && training != 0
+            ? g_strdup_printf("opset %" G_GINT64_FORMAT ", %s %" G_GINT64_FORMAT, opset,
+                              TRAINING_DOMAIN, training)
+        : opset != 0 ? g_strdup_printf("opset %" G_GINT64_FORMAT, opset)
+                     : g_strdup_printf("%s %" G_GINT64_FORMAT, TRAINING_DOMAIN, training);
+    result->format = g_strdup_printf("ONNX IR %" G_GINT64_FORMAT ", %s%s%s%s%s", model->ir_version,
+                                     sets, model->producer_name[0] ? ", from " : "",
+                                     model->producer_name, model->producer_version[0] ? " " : "",
+                                     model->producer_version);
     if (imp.n_unsupported > 0) {
       if (imp.n_unsupported > REPORT_MAX_NODES)
         g_string_append_printf(imp.unsupported, " and %u more",

@@ -624,22 +624,72 @@ static gboolean translate_global_lp_pool(DsOnnxBuilder *b, const DsOnnxNode *nod
 /* ---- Normalisations ------------------------------------------------------------------------ */
 
 /* BatchNormalization at inference: the given statistics normalise. */
+/* One channel's statistic of x (N, C, d...) over every other axis, kept as (1, C, 1...). */
+static gboolean channel_mean(DsOnnxBuilder *b, const DsOnnxNode *node, const char *suffix,
+                             DsEntry x, DsEntry *out, GError **error)
+{
+  return ds_onnx_emit1(b, node, "mean", suffix, &x, 1, out, error, "axis", "1", "exclude", "True",
+                       "keepdims", "True", NULL);
+}
+
+/* Training mode (opset 14): normalises with the batch's mean and (biased) variance per channel,
+ * and outputs the running statistics input * momentum + batch * (1 - momentum). */
+static gboolean batch_statistics(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry *in,
+                                 GError **error)
+{
+  const double momentum = ds_onnx_attr_float(node, "momentum", 0.9f);
+  DsEntry mean_k, diff, square, var_k, running[2];
+  DsEntry sub[2] = {in[0], {0, 0, 0}};
+  if (!channel_mean(b, node, "batch_mean", in[0], &mean_k, error))
+    return FALSE;
+  sub[1] = mean_k;
+  if (!ds_onnx_emit1(b, node, "broadcast_sub", "centered", sub, 2, &diff, error, NULL) ||
+      !ds_onnx_emit1(b, node, "square", "squared", &diff, 1, &square, error, NULL) ||
+      !channel_mean(b, node, "batch_var", square, &var_k, error))
+    return FALSE;
+  /* The batch's statistics replace the moving ones the inference form reads. */
+  DsEntry stats[2] = {mean_k, var_k};
+  static const char *const names[2] = {"mean", "var"};
+  for (int k = 0; k < 2; k++) {
+    const DsEntry moving = in[3 + k];
+    DsEntry kept, added;
+    if (!ds_onnx_emit1(b, node, "Reshape", ds_onnx_printf(b, "batch_%s_vector", names[k]),
+                       &stats[k], 1, &in[3 + k], error, "shape", "(-1,)", NULL) ||
+        !ds_onnx_emit1(b, node, "_mul_scalar", ds_onnx_printf(b, "kept_%s", names[k]), &moving, 1,
+                       &kept, error, "scalar", ds_onnx_fmt_float(b, momentum), NULL) ||
+        !ds_onnx_emit1(b, node, "_mul_scalar", ds_onnx_printf(b, "added_%s", names[k]), &in[3 + k],
+                       1, &added, error, "scalar", ds_onnx_fmt_float(b, 1.0 - momentum), NULL))
+      return FALSE;
+    DsEntry sum[2] = {kept, added};
+    if (!ds_onnx_emit1(b, node, "broadcast_add", ds_onnx_printf(b, "running_%s", names[k]), sum, 2,
+                       &running[k], error, NULL) ||
+        !ds_onnx_set_output(b, node, 1 + k, running[k], error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean translate_batch_norm(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   if (ds_onnx_attr_int(node, "spatial", 1) == 0)
     return ds_onnx_unsupported(error, "spatial=0 (per-element statistics) is not supported");
-  if (ds_onnx_attr_int(node, "training_mode", 0) != 0)
-    return ds_onnx_unsupported(error, "training_mode=1 is not supported (inference only)");
+  const gboolean training = ds_onnx_attr_int(node, "training_mode", 0) != 0;
+  /* Before opset 14 the extra outputs (running and saved statistics) asked for training
+   * without saying so; from 14 training_mode says it and outputs 1 and 2 are the running ones. */
   for (guint i = 1; i < node->n_outputs; i++)
-    if (wants_output(node, i))
-      return ds_onnx_unsupported(error, "the training outputs (running or saved statistics) "
-                                        "are not supported");
+    if (wants_output(node, i) && (!training || i > 2))
+      return ds_onnx_unsupported(error, training ? "outputs past running_var are not supported"
+                                                 : "the training outputs (running or saved "
+                                                   "statistics) are not supported before "
+                                                   "opset 14's training_mode");
   if (!require_float32(b, node, 0, error))
     return FALSE;
   DsEntry in[5];
   for (guint i = 0; i < 5; i++)
     if (!ds_onnx_input(b, node, i, &in[i], error))
       return FALSE;
+  if (training && !batch_statistics(b, node, in, error))
+    return FALSE;
   DsNode *n =
       ds_onnx_emit(b, node, "BatchNorm", NULL, in, 5, error, "eps",
                    ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "epsilon", 1e-5f)), "momentum",
