@@ -15,8 +15,7 @@
  */
 #include "ds-onnx-translate.h"
 
-/* ---- Steps ------------------------------------------------------------------------------------
- */
+/* ---- Steps ----------------------------------------------------------------------------------- */
 
 static gboolean pair_step(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
                           const char *suffix, DsEntry x, DsEntry y, DsEntry *out, GError **error)
@@ -143,8 +142,7 @@ static gboolean requantize(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry acc
   return ds_onnx_set_output(b, node, 0, y, error);
 }
 
-/* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ----------------------------------
- */
+/* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear --------------------------------- */
 
 /* QuantizeLinear-10 and DequantizeLinear-10 (per-tensor) and -13 (per-axis along `axis`). A
  * missing zero point is 0: uint8 for QuantizeLinear (its output dtype), and for
@@ -188,8 +186,7 @@ static gboolean translate_dynamic_quantize_linear(DsOnnxBuilder *b, const DsOnnx
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
 }
 
-/* ---- Integer products -------------------------------------------------------------------------
- */
+/* ---- Integer products ------------------------------------------------------------------------ */
 
 /* A's zero point may be per row (a vector of A's row count): a column that broadcasts along the
  * rows. B's may be per column, which broadcasts as it is. */

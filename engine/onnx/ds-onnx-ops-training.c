@@ -95,14 +95,26 @@ static gboolean to_float32(Update *u, const char *what, DsEntry x, DsEntry *out)
   return ds_onnx_emit1(u->b, u->node, "Cast", what, &x, 1, out, u->error, "dtype", "float32", NULL);
 }
 
+/* X - rate * numerator / (sqrt(H) + epsilon): Adagrad's and Adam's step. */
+static gboolean descend(Update *u, const char *what, DsEntry x, DsEntry rate, DsEntry numerator,
+                        DsEntry h, double epsilon, DsEntry *out)
+{
+  DsEntry root, step;
+  return STEP(u, "sqrt", "root", &h, 1, &root, NULL) &&
+         STEP(u, "_plus_scalar", "root_eps", &root, 1, &root, "scalar",
+              ds_onnx_fmt_float(u->b, epsilon), NULL) &&
+         binary(u, "broadcast_div", "direction", numerator, root, &step) &&
+         binary(u, "broadcast_mul", "step", rate, step, &step) &&
+         binary(u, "broadcast_sub", what, x, step, out);
+}
+
 /* A float64 scalar constant named `what`. */
 static DsEntry constant(Update *u, const char *what, double value)
 {
   return ds_onnx_add_scalar(u->b, what, DS_DTYPE_FLOAT64, value, FALSE);
 }
 
-/* ---- Adagrad ----------------------------------------------------------------------------------
- */
+/* ---- Adagrad --------------------------------------------------------------------------------- */
 
 /* r' = R / (1 + T * decay_factor); G' = norm_coefficient * X + G; H' = H + G'^2;
  * X' = X - r' * G' / (sqrt(H') + epsilon). */
@@ -126,17 +138,12 @@ static gboolean translate_adagrad(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
       !ds_onnx_emit1(b, node, "broadcast_mul", "rate", (DsEntry[]){r, rate}, 2, &rate, error, NULL))
     return FALSE;
   for (u.tensor = 0; u.tensor < u.n; u.tensor++) {
-    DsEntry x, g, h, greg, sq, h_new, root, step, x_new;
+    DsEntry x, g, h, greg, sq, h_new, x_new;
     if (!in(&u, 2 + u.tensor, &x) || !in(&u, 2 + u.n + u.tensor, &g) ||
         !in(&u, 2 + 2 * u.n + u.tensor, &h) || !scaled_add(&u, "gradient", x, norm, g, &greg) ||
         !binary(&u, "broadcast_mul", "gradient_squared", greg, greg, &sq) ||
         !binary(&u, "broadcast_add", "H_new", h, sq, &h_new) ||
-        !STEP(&u, "sqrt", "root", &h_new, 1, &root, NULL) ||
-        !STEP(&u, "_plus_scalar", "root_eps", &root, 1, &root, "scalar",
-              ds_onnx_fmt_float(b, epsilon), NULL) ||
-        !binary(&u, "broadcast_div", "direction", greg, root, &step) ||
-        !binary(&u, "broadcast_mul", "step", rate, step, &step) ||
-        !binary(&u, "broadcast_sub", "X_new", x, step, &x_new) ||
+        !descend(&u, "X_new", x, rate, greg, h_new, epsilon, &x_new) ||
         !ds_onnx_set_output(b, node, u.tensor, x_new, error) ||
         !ds_onnx_set_output(b, node, u.n + u.tensor, h_new, error))
       return FALSE;
@@ -144,8 +151,7 @@ static gboolean translate_adagrad(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
   return TRUE;
 }
 
-/* ---- Momentum ---------------------------------------------------------------------------------
- */
+/* ---- Momentum -------------------------------------------------------------------------------- */
 
 /* G' = norm_coefficient * X + G; V' = alpha * V + beta' * G' with beta' = beta, or 1 on the first
  * update (T = 0); X' = X - R * V' (standard) or X - R * (G' + alpha * V') (nesterov). */
@@ -186,8 +192,7 @@ static gboolean translate_momentum(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   return TRUE;
 }
 
-/* ---- Adam -------------------------------------------------------------------------------------
- */
+/* ---- Adam ------------------------------------------------------------------------------------ */
 
 /* G' = norm_coefficient * X + G; V' = alpha * V + (1 - alpha) * G';
  * H' = beta * H + (1 - beta) * G'^2; r' = R * sqrt(1 - beta^T) / (1 - alpha^T), or R when T = 0;
@@ -226,7 +231,7 @@ static gboolean translate_adam(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
                      NULL))
     return FALSE;
   for (u.tensor = 0; u.tensor < u.n; u.tensor++) {
-    DsEntry x, g, v, h, greg, part, v_new, sq, h_new, root, dir, x_new;
+    DsEntry x, g, v, h, greg, part, v_new, sq, h_new, x_new;
     if (!in(&u, 2 + u.tensor, &x) || !in(&u, 2 + u.n + u.tensor, &g) ||
         !in(&u, 2 + 2 * u.n + u.tensor, &v) || !in(&u, 2 + 3 * u.n + u.tensor, &h) ||
         !scaled_add(&u, "gradient", x, norm, g, &greg) ||
@@ -235,12 +240,7 @@ static gboolean translate_adam(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
         !binary(&u, "broadcast_mul", "gradient_squared", greg, greg, &sq) ||
         !scaled(&u, "H_part", sq, 1.0 - beta, &part) ||
         !scaled_add(&u, "H_new", h, beta, part, &h_new) ||
-        !STEP(&u, "sqrt", "root", &h_new, 1, &root, NULL) ||
-        !STEP(&u, "_plus_scalar", "root_eps", &root, 1, &root, "scalar",
-              ds_onnx_fmt_float(b, epsilon), NULL) ||
-        !binary(&u, "broadcast_div", "direction", v_new, root, &dir) ||
-        !binary(&u, "broadcast_mul", "step", rate, dir, &dir) ||
-        !binary(&u, "broadcast_sub", "X_stepped", x, dir, &x_new) ||
+        !descend(&u, "X_stepped", x, rate, v_new, h_new, epsilon, &x_new) ||
         !scaled(&u, "X_new", x_new, 1.0 - norm_post, &x_new) ||
         !ds_onnx_set_output(b, node, u.tensor, x_new, error) ||
         !ds_onnx_set_output(b, node, u.n + u.tensor, v_new, error) ||
