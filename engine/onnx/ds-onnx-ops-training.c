@@ -95,6 +95,30 @@ static gboolean to_float32(Update *u, const char *what, DsEntry x, DsEntry *out)
   return ds_onnx_emit1(u->b, u->node, "Cast", what, &x, 1, out, u->error, "dtype", "float32", NULL);
 }
 
+/* The current tensor's X, its states (`n_states` of them, the inputs after the G's) and its
+ * regularised gradient norm_coefficient * X + G. */
+static gboolean tensor_inputs(Update *u, double norm, guint n_states, DsEntry *x, DsEntry *states,
+                              DsEntry *gradient)
+{
+  DsEntry g;
+  if (!in(u, 2 + u->tensor, x) || !in(u, 2 + u->n + u->tensor, &g))
+    return FALSE;
+  for (guint k = 0; k < n_states; k++)
+    if (!in(u, 2 + (2 + k) * u->n + u->tensor, &states[k]))
+      return FALSE;
+  return scaled_add(u, "gradient", *x, norm, g, gradient);
+}
+
+/* Binds the current tensor's outputs: `n` values, the new X then the new states, each output
+ * group n tensors apart. */
+static gboolean tensor_outputs(Update *u, const DsEntry *values, guint n)
+{
+  for (guint k = 0; k < n; k++)
+    if (!ds_onnx_set_output(u->b, u->node, k * u->n + u->tensor, values[k], u->error))
+      return FALSE;
+  return TRUE;
+}
+
 /* X - rate * numerator / (sqrt(H) + epsilon): Adagrad's and Adam's step. */
 static gboolean descend(Update *u, const char *what, DsEntry x, DsEntry rate, DsEntry numerator,
                         DsEntry h, double epsilon, DsEntry *out)
@@ -138,14 +162,12 @@ static gboolean translate_adagrad(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
       !ds_onnx_emit1(b, node, "broadcast_mul", "rate", (DsEntry[]){r, rate}, 2, &rate, error, NULL))
     return FALSE;
   for (u.tensor = 0; u.tensor < u.n; u.tensor++) {
-    DsEntry x, g, h, greg, sq, h_new, x_new;
-    if (!in(&u, 2 + u.tensor, &x) || !in(&u, 2 + u.n + u.tensor, &g) ||
-        !in(&u, 2 + 2 * u.n + u.tensor, &h) || !scaled_add(&u, "gradient", x, norm, g, &greg) ||
+    DsEntry x, h, greg, sq, out[2]; /* X', H' */
+    if (!tensor_inputs(&u, norm, 1, &x, &h, &greg) ||
         !binary(&u, "broadcast_mul", "gradient_squared", greg, greg, &sq) ||
-        !binary(&u, "broadcast_add", "H_new", h, sq, &h_new) ||
-        !descend(&u, "X_new", x, rate, greg, h_new, epsilon, &x_new) ||
-        !ds_onnx_set_output(b, node, u.tensor, x_new, error) ||
-        !ds_onnx_set_output(b, node, u.n + u.tensor, h_new, error))
+        !binary(&u, "broadcast_add", "H_new", h, sq, &out[1]) ||
+        !descend(&u, "X_new", x, rate, greg, out[1], epsilon, &out[0]) ||
+        !tensor_outputs(&u, out, 2))
       return FALSE;
   }
   return TRUE;
@@ -174,19 +196,16 @@ static gboolean translate_momentum(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
       !to_float32(&u, "beta_adjusted_float32", beta64, &beta_t))
     return FALSE;
   for (u.tensor = 0; u.tensor < u.n; u.tensor++) {
-    DsEntry x, g, v, greg, push, v_new, dir, step, x_new;
-    if (!in(&u, 2 + u.tensor, &x) || !in(&u, 2 + u.n + u.tensor, &g) ||
-        !in(&u, 2 + 2 * u.n + u.tensor, &v) || !scaled_add(&u, "gradient", x, norm, g, &greg) ||
+    DsEntry x, v, greg, push, dir, step, out[2]; /* X', V' */
+    if (!tensor_inputs(&u, norm, 1, &x, &v, &greg) ||
         !binary(&u, "broadcast_mul", "push", beta_t, greg, &push) ||
-        !scaled_add(&u, "V_new", v, alpha, push, &v_new))
+        !scaled_add(&u, "V_new", v, alpha, push, &out[1]))
       return FALSE;
-    dir = v_new;
-    if (nesterov && !scaled_add(&u, "lookahead", v_new, alpha, greg, &dir))
+    dir = out[1];
+    if (nesterov && !scaled_add(&u, "lookahead", out[1], alpha, greg, &dir))
       return FALSE;
     if (!binary(&u, "broadcast_mul", "step", r, dir, &step) ||
-        !binary(&u, "broadcast_sub", "X_new", x, step, &x_new) ||
-        !ds_onnx_set_output(b, node, u.tensor, x_new, error) ||
-        !ds_onnx_set_output(b, node, u.n + u.tensor, v_new, error))
+        !binary(&u, "broadcast_sub", "X_new", x, step, &out[0]) || !tensor_outputs(&u, out, 2))
       return FALSE;
   }
   return TRUE;
@@ -231,20 +250,15 @@ static gboolean translate_adam(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
                      NULL))
     return FALSE;
   for (u.tensor = 0; u.tensor < u.n; u.tensor++) {
-    DsEntry x, g, v, h, greg, part, v_new, sq, h_new, x_new;
-    if (!in(&u, 2 + u.tensor, &x) || !in(&u, 2 + u.n + u.tensor, &g) ||
-        !in(&u, 2 + 2 * u.n + u.tensor, &v) || !in(&u, 2 + 3 * u.n + u.tensor, &h) ||
-        !scaled_add(&u, "gradient", x, norm, g, &greg) ||
+    DsEntry x, state[2], greg, part, sq, out[3]; /* X', V', H' */
+    if (!tensor_inputs(&u, norm, 2, &x, state, &greg) ||
         !scaled(&u, "V_part", greg, 1.0 - alpha, &part) ||
-        !scaled_add(&u, "V_new", v, alpha, part, &v_new) ||
+        !scaled_add(&u, "V_new", state[0], alpha, part, &out[1]) ||
         !binary(&u, "broadcast_mul", "gradient_squared", greg, greg, &sq) ||
         !scaled(&u, "H_part", sq, 1.0 - beta, &part) ||
-        !scaled_add(&u, "H_new", h, beta, part, &h_new) ||
-        !descend(&u, "X_stepped", x, rate, v_new, h_new, epsilon, &x_new) ||
-        !scaled(&u, "X_new", x_new, 1.0 - norm_post, &x_new) ||
-        !ds_onnx_set_output(b, node, u.tensor, x_new, error) ||
-        !ds_onnx_set_output(b, node, u.n + u.tensor, v_new, error) ||
-        !ds_onnx_set_output(b, node, 2 * u.n + u.tensor, h_new, error))
+        !scaled_add(&u, "H_new", state[1], beta, part, &out[2]) ||
+        !descend(&u, "X_stepped", x, rate, out[1], out[2], epsilon, &out[0]) ||
+        !scaled(&u, "X_new", out[0], 1.0 - norm_post, &out[0]) || !tensor_outputs(&u, out, 3))
       return FALSE;
   }
   return TRUE;
