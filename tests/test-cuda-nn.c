@@ -611,6 +611,9 @@ static void test_placement(void)
   g_assert_false(takes("Pooling", f32, 1, DS_DTYPE_FLOAT32, "kernel", "(2, 2)", "pool_type", "lp",
                        "p_value", "2", NULL));
   g_assert_false(takes("Pooling", f64, 1, DS_DTYPE_FLOAT64, "kernel", "(2, 2)", NULL));
+  /* Max pooling's indices (ONNX MaxPool's second output) stay on the host. */
+  g_assert_false(takes("Pooling", f32, 1, DS_DTYPE_FLOAT32, "kernel", "(2, 2)", "indices",
+                       "row_major", NULL));
   g_assert_true(takes("_npi_matmul", f64, 2, DS_DTYPE_FLOAT64, NULL));
   g_assert_false(takes("_npi_matmul", i32, 2, DS_DTYPE_INT32, NULL));
   g_assert_false(takes("FullyConnected", f64, 2, DS_DTYPE_FLOAT64, "num_hidden", "4", "no_bias",

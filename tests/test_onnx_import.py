@@ -9,8 +9,8 @@ stopped by its condition; If taking each branch, with a constant inside a branch
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
-RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers); a
-Momentum step of the ai.onnx.preview.training domain.
+RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
+MaxPool's indices and MaxUnpool; a Momentum step of the ai.onnx.preview.training domain.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -294,6 +294,84 @@ def test_quantized(tmp):
     return "dynamic linear, per-row zero points, per-channel QLinearConv"
 
 
+def pool_with_argmax(x, k, s):
+    """NumPy max pooling (no padding) and the first maximum's (h, w) in each window."""
+    n, c, hh, ww = x.shape
+    oh, ow = (hh - k) // s + 1, (ww - k) // s + 1
+    y = np.zeros((n, c, oh, ow), x.dtype)
+    where = np.zeros((n, c, oh, ow, 2), np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            win = x[:, :, i * s:i * s + k, j * s:j * s + k].reshape(n, c, k * k)
+            first = win.argmax(axis=2)  # NumPy's argmax takes the first maximum too
+            y[:, :, i, j] = win.max(axis=2)
+            where[:, :, i, j, 0] = i * s + first // k
+            where[:, :, i, j, 1] = j * s + first % k
+    return y, where
+
+
+def test_unpooling(tmp):
+    """MaxPool's Indices in both storage orders and MaxUnpool, as an encoder-decoder (SegNet)
+    writes them: unpooled to the pre-pooling shape (output_shape, which the indices number, as
+    in ONNX Runtime and PyTorch) and to the default shape, on an odd-sized input with tied
+    maxima, against NumPy; an index outside the output is a one-line error."""
+    pool = dict(kernel_shape=[2, 2], strides=[2, 2])
+    g = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["pooled", "idx"], **pool),
+         h.make_node("MaxPool", ["x"], ["pooled_col", "idx_col"], storage_order=1, **pool),
+         h.make_node("Mul", ["pooled", "two"], ["features"]),
+         h.make_node("Shape", ["x"], ["x_shape"]),
+         h.make_node("MaxUnpool", ["features", "idx", "x_shape"], ["y"], **pool),
+         h.make_node("Slice", ["x", "zero2", "even", "axes"], ["x_even"]),
+         h.make_node("MaxPool", ["x_even"], ["pooled_even", "idx_even"], **pool),
+         h.make_node("MaxUnpool", ["pooled_even", "idx_even"], ["y_default"], **pool)],
+        "unpool", [vi("x", T.FLOAT, ["batch", 2, 7, 9])],
+        [vi("pooled", T.FLOAT, ["batch", 2, 3, 4]), vi("idx", T.INT64, ["batch", 2, 3, 4]),
+         vi("idx_col", T.INT64, ["batch", 2, 3, 4]), vi("y", T.FLOAT, ["batch", 2, 7, 9]),
+         vi("y_default", T.FLOAT, ["batch", 2, 6, 8])],
+        [nh.from_array(np.array(2, np.float32), "two"),
+         nh.from_array(np.array([0, 0], np.int64), "zero2"),
+         nh.from_array(np.array([6, 8], np.int64), "even"),
+         nh.from_array(np.array([2, 3], np.int64), "axes")])
+    model = save(g, os.path.join(tmp, "unpool.onnx"), opset=12)
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 4, (3, 2, 7, 9)).astype(np.float32)  # small integers: many ties
+    out = run_model(tmp, model, {"x": x})
+    pooled, where = pool_with_argmax(x, 2, 2)
+    plane = np.arange(3 * 2).reshape(3, 2, 1, 1)
+    idx = plane * 63 + where[..., 0] * 9 + where[..., 1]
+    idx_col = plane * 63 + where[..., 0] + where[..., 1] * 7
+    check_close("pooled", out["pooled"], pooled)
+    for name, want in (("idx", idx), ("idx_col", idx_col)):
+        if out[name].dtype != np.int64 or not np.array_equal(out[name], want):
+            raise Failure("%s: got %r, want %r" % (name, out[name].tolist(), want.tolist()))
+    # Unpooled: each maximum back where it was (doubled in y), zeros elsewhere.
+    n, c = np.indices(pooled.shape)[:2]
+    y = np.zeros_like(x)
+    y[n, c, where[..., 0], where[..., 1]] = 2 * pooled
+    check_close("y", out["y"], y)
+    y_default = np.zeros((3, 2, 6, 8), np.float32)
+    y_default[n, c, where[..., 0], where[..., 1]] = pooled  # the same windows as in x
+    check_close("y_default", out["y_default"], y_default)
+    # output_shape = Shape(x) keeps x's symbolic shape.
+    shapes = dynscope("--shapes", model).stdout
+    unpooled = [l for l in shapes.splitlines() if l.startswith("MaxUnpool_y ")]
+    if not unpooled or "(batch, 2, 7, 9)" not in unpooled[0]:
+        raise Failure("MaxUnpool_y does not have x's shape: %r" % unpooled)
+    # Indices numbering the (7, 9) input cannot land in the default (6, 8) output.
+    bad = h.make_graph(
+        [h.make_node("MaxPool", ["x"], ["pooled", "idx"], **pool),
+         h.make_node("MaxUnpool", ["pooled", "idx"], ["y"], name="unpool", **pool)],
+        "bad_unpool", [vi("x", T.FLOAT, [1, 1, 7, 9])], [vi("y", T.FLOAT, [1, 1, 6, 8])])
+    bad_model = save(bad, os.path.join(tmp, "bad_unpool.onnx"), opset=12)
+    np.save(os.path.join(tmp, "x.npy"), np.arange(63, dtype=np.float32).reshape(1, 1, 7, 9))
+    err = dynscope("--run", bad_model, "--input", "x=" + os.path.join(tmp, "x.npy"),
+                   expect=1).stderr.strip()
+    if "unpool" not in err or "out of range" not in err or len(err.splitlines()) != 1:
+        raise Failure("not a one-line error naming the node: %r" % err)
+    return "(3, 2, 7, 9) -> (3, 2, 3, 4) -> (3, 2, 7, 9); " + err[-60:]
+
+
 def test_training_domain(tmp):
     """An optimizer step of the ai.onnx.preview.training domain alone (no standard opset):
     Nesterov momentum over two tensors, first and later steps, against NumPy; a standard op in
@@ -415,6 +493,7 @@ def main():
         ("float16 models: widened in, narrowed out, rounded by Cast", test_half_precision),
         ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
          test_quantized),
+        ("MaxPool indices in both orders; MaxUnpool to either shape", test_unpooling),
         ("an optimizer step of the training domain alone", test_training_domain),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),

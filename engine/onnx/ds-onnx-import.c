@@ -25,17 +25,17 @@ typedef struct {
 typedef struct {
   const DsOnnxModel *model;
   const char *base_dir;
-  gint64 opset;          /* the standard operator set's version; 0 when not imported */
-  gint64 training_opset; /* ai.onnx.preview.training's; 0 when not imported */
-  GStringChunk *strings;   /* attribute values handed to translators */
-  GHashTable *translators; /* op_type -> const DsOnnxOpTranslator* */
+  gint64 opset;                     /* the standard operator set's version; 0 when not imported */
+  gint64 training_opset;            /* ai.onnx.preview.training's; 0 when not imported */
+  GStringChunk *strings;            /* attribute values handed to translators */
+  GHashTable *translators;          /* op_type -> const DsOnnxOpTranslator* */
   GHashTable *training_translators; /* the same for ai.onnx.preview.training */
-  GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
-  GHashTable *hints;       /* value name -> ValueHint* */
-  GHashTable *halves;      /* names of the values ONNX stores as float16 (a set) */
-  GPtrArray *weights;      /* DsNDArray* */
-  GPtrArray *weight_names; /* char* */
-  GArray *input_shapes;    /* DsOnnxInputShape */
+  GHashTable *consts;               /* value name -> const DsNDArray* (borrowed from weights) */
+  GHashTable *hints;                /* value name -> ValueHint* */
+  GHashTable *halves;               /* names of the values ONNX stores as float16 (a set) */
+  GPtrArray *weights;               /* DsNDArray* */
+  GPtrArray *weight_names;          /* char* */
+  GArray *input_shapes;             /* DsOnnxInputShape */
   GString *unsupported;
   guint n_unsupported;
   guint n_unknown_dims; /* fresh symbols made for unknown input dims */
@@ -45,10 +45,10 @@ struct _DsOnnxBuilder {
   Importer *imp;
   DsOnnxBuilder *parent;
   DsGraph *graph;
-  char *prefix;       /* names of generated nodes start with it ("" at the top) */
-  GHashTable *values; /* ONNX value name -> DsEntry* */
-  GHashTable *names;  /* node names used in this graph */
-  GArray *captures;   /* DsOnnxCapture */
+  char *prefix;         /* names of generated nodes start with it ("" at the top) */
+  GHashTable *values;   /* ONNX value name -> DsEntry* */
+  GHashTable *names;    /* node names used in this graph */
+  GArray *captures;     /* DsOnnxCapture */
   GArray *capture_vars; /* guint: the capture variable's node id, parallel to captures */
 };
 
@@ -397,8 +397,8 @@ static DsEntry add_weight(Importer *imp, DsOnnxBuilder *top, const char *hint, D
   /* The variable's name must not be an ONNX value bound to something else. */
   const char *name = base;
   g_autofree char *alt = NULL;
-  for (guint k = 1; g_hash_table_contains(top->values, name) || g_hash_table_contains(top->names, name);
-       k++) {
+  for (guint k = 1;
+       g_hash_table_contains(top->values, name) || g_hash_table_contains(top->names, name); k++) {
     g_free(alt);
     alt = g_strdup_printf("%s_%u", base, k);
     name = alt;
@@ -438,6 +438,25 @@ DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, do
   int64_t one = 1;
   DsNDArray *a = ds_ndarray_new(dtype, one_dim ? 1 : 0, &one, hint, NULL);
   ds_tensor_store_f64(dtype, a->view.data, value);
+  return ds_onnx_add_constant(b, hint, a);
+}
+
+gboolean ds_onnx_shape_source(DsOnnxBuilder *b, DsEntry e, DsEntry *source)
+{
+  const DsNode *n = ds_onnx_builder_graph(b)->nodes[e.node_id];
+  if (n->op == NULL || n->op->id != DS_OP_SHAPE_ARRAY || n->n_inputs != 1)
+    return FALSE;
+  *source = n->inputs[0];
+  return TRUE;
+}
+
+DsEntry ds_onnx_add_ints(DsOnnxBuilder *b, const char *hint, const gint64 *values, int n,
+                         gboolean scalar)
+{
+  int64_t dims[1] = {n};
+  DsNDArray *a = ds_ndarray_new(DS_DTYPE_INT64, scalar ? 0 : 1, dims, hint, NULL);
+  if (n > 0)
+    memcpy(a->view.data, values, sizeof(gint64) * (size_t)n);
   return ds_onnx_add_constant(b, hint, a);
 }
 
@@ -499,8 +518,8 @@ static DsNode *emit_named(DsOnnxBuilder *b, const char *base, const char *op_nam
     return NULL;
   int want = op->num_inputs(n->param);
   if (want >= 0 && (guint)want != n_inputs) {
-    g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "%s takes %d inputs, given %u", op_name,
-                want, n_inputs);
+    g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "%s takes %d inputs, given %u", op_name, want,
+                n_inputs);
     return NULL;
   }
   n->n_outputs = (guint)op->num_outputs(n->param);
@@ -533,9 +552,8 @@ DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, c
   return ds_onnx_emitv(b, node, op, suffix, inputs, n_inputs, keys, values, n, error);
 }
 
-gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                       const char *suffix, const DsEntry *inputs, guint n_inputs, DsEntry *out,
-                       GError **error, ...)
+gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                       const DsEntry *inputs, guint n_inputs, DsEntry *out, GError **error, ...)
 {
   const char *keys[MAX_VA_ATTRS], *values[MAX_VA_ATTRS];
   va_list ap;
@@ -591,12 +609,12 @@ gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guin
  * where it enters and a float16 graph output narrowed where it leaves. */
 
 /* `in` cast to `dtype` by a node named "<base>/<suffix>". */
-static gboolean emit_cast_named(DsOnnxBuilder *b, const char *base, const char *suffix,
-                                DsEntry in, DsDType dtype, DsEntry *out, GError **error)
+static gboolean emit_cast_named(DsOnnxBuilder *b, const char *base, const char *suffix, DsEntry in,
+                                DsDType dtype, DsEntry *out, GError **error)
 {
   const char *key = "dtype", *value = ds_dtype_name(dtype);
-  DsNode *n = emit_named(b, ds_onnx_printf(b, "%s/%s", base, suffix), "Cast", &in, 1, NULL, 0,
-                         &key, &value, 1, error);
+  DsNode *n = emit_named(b, ds_onnx_printf(b, "%s/%s", base, suffix), "Cast", &in, 1, NULL, 0, &key,
+                         &value, 1, error);
   if (n == NULL)
     return FALSE;
   *out = ds_onnx_entry(n, 0);
@@ -692,8 +710,7 @@ int ds_onnx_builder_input_index(DsOnnxBuilder *b, DsEntry entry)
 }
 
 /* arg_nodes, row pointers and heads: what every finished graph has. */
-static gboolean finish_graph(DsOnnxBuilder *b, const DsEntry *heads, guint n_heads,
-                             GError **error)
+static gboolean finish_graph(DsOnnxBuilder *b, const DsEntry *heads, guint n_heads, GError **error)
 {
   DsGraph *g = b->graph;
   g->arg_nodes = g_new(guint, MAX(g->n_nodes, 1));
@@ -878,8 +895,8 @@ static const char *find_translator(DsOnnxBuilder *b, const DsOnnxNode *node,
   if (opset == 0)
     return ds_onnx_printf(b, "the model imports no version of %s",
                           training ? TRAINING_DOMAIN : "the standard operator set (ai.onnx)");
-  const DsOnnxOpTranslator *t = g_hash_table_lookup(
-      training ? imp->training_translators : imp->translators, node->op_type);
+  const DsOnnxOpTranslator *t =
+      g_hash_table_lookup(training ? imp->training_translators : imp->translators, node->op_type);
   if (t == NULL)
     return "no mapping for this op";
   if (opset < t->min_opset)
@@ -1006,9 +1023,9 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
     return FALSE;
   }
   if (v->has_shape && v->n_dims > DS_MAX_NDIM) {
-    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "%s: input '%s' has %" G_GSIZE_FORMAT
-                " dims, more than the %d supported", imp->model->display_name, v->name,
-                v->n_dims, DS_MAX_NDIM);
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "%s: input '%s' has %" G_GSIZE_FORMAT " dims, more than the %d supported",
+                imp->model->display_name, v->name, v->n_dims, DS_MAX_NDIM);
     return FALSE;
   }
   DsEntry e = ds_onnx_builder_add_input(b, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
@@ -1070,8 +1087,9 @@ static void prune_unread_weights(DsOnnxBuilder *b, DsEntry *heads, guint n_heads
   for (guint i = 0; i < g->n_nodes; i++) {
     DsNode *node = g->nodes[i];
     guint w;
-    gboolean drop = !read[i] && ds_node_is_variable(node) &&
-                    g_ptr_array_find_with_equal_func(imp->weight_names, node->name, g_str_equal, &w);
+    gboolean drop =
+        !read[i] && ds_node_is_variable(node) &&
+        g_ptr_array_find_with_equal_func(imp->weight_names, node->name, g_str_equal, &w);
     if (drop) {
       g_hash_table_remove(imp->consts, node->name);
       g_ptr_array_remove_index(imp->weight_names, w);
@@ -1120,14 +1138,13 @@ static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **erro
   b->graph->head_names = g_new0(char *, g->n_outputs + 1);
   for (gsize i = 0; i < g->n_outputs; i++) {
     if (!ds_onnx_lookup(b, g->outputs[i].name, &heads[i], error)) {
-      g_prefix_error(error, "%s: graph output %" G_GSIZE_FORMAT ": ", imp->model->display_name,
-                     i);
+      g_prefix_error(error, "%s: graph output %" G_GSIZE_FORMAT ": ", imp->model->display_name, i);
       return FALSE;
     }
     b->graph->head_names[i] = g_strdup(g->outputs[i].name);
     if (g->outputs[i].elem_type == DS_ONNX_FLOAT16 &&
-        !emit_cast_named(b, g->outputs[i].name, "to_float16", heads[i], DS_DTYPE_FLOAT16,
-                         &heads[i], error))
+        !emit_cast_named(b, g->outputs[i].name, "to_float16", heads[i], DS_DTYPE_FLOAT16, &heads[i],
+                         error))
       return FALSE;
   }
   prune_unread_weights(b, heads, (guint)g->n_outputs);
@@ -1288,10 +1305,10 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
                               TRAINING_DOMAIN, training)
         : opset != 0 ? g_strdup_printf("opset %" G_GINT64_FORMAT, opset)
                      : g_strdup_printf("%s %" G_GINT64_FORMAT, TRAINING_DOMAIN, training);
-    result->format = g_strdup_printf("ONNX IR %" G_GINT64_FORMAT ", %s%s%s%s%s", model->ir_version,
-                                     sets, model->producer_name[0] ? ", from " : "",
-                                     model->producer_name, model->producer_version[0] ? " " : "",
-                                     model->producer_version);
+    result->format =
+        g_strdup_printf("ONNX IR %" G_GINT64_FORMAT ", %s%s%s%s%s", model->ir_version, sets,
+                        model->producer_name[0] ? ", from " : "", model->producer_name,
+                        model->producer_version[0] ? " " : "", model->producer_version);
     if (imp.n_unsupported > 0) {
       if (imp.n_unsupported > REPORT_MAX_NODES)
         g_string_append_printf(imp.unsupported, " and %u more",

@@ -540,8 +540,6 @@ static gboolean translate_pool(DsOnnxBuilder *b, const DsOnnxNode *node, const c
 {
   if (!require_pool_dtype(b, node, strcmp(type, "max") == 0, error))
     return FALSE;
-  if (wants_output(node, 1))
-    return ds_onnx_unsupported(error, "the Indices output is not supported");
   Window w;
   if (!window_kernel(b, node, NULL, -1, &w, error) || !window_parse(node, &w, error))
     return FALSE;
@@ -557,6 +555,11 @@ static gboolean translate_pool(DsOnnxBuilder *b, const DsOnnxNode *node, const c
   if (strcmp(type, "avg") == 0)
     attrs_add(&a, "count_include_pad",
               ds_onnx_attr_int(node, "count_include_pad", 0) != 0 ? "True" : "False");
+  /* MaxPool's Indices: flat positions in X, row-major (storage_order 0) or column-major. */
+  const gboolean with_indices = is_max && wants_output(node, 1);
+  if (with_indices)
+    attrs_add(&a, "indices",
+              ds_onnx_attr_int(node, "storage_order", 0) != 0 ? "column_major" : "row_major");
   if (strcmp(type, "lp") == 0) {
     /* MXNet's lp pooling sums x^p, ONNX's |x|^p: the same only for p = 2. */
     gint64 p = ds_onnx_attr_int(node, "p", 2);
@@ -568,13 +571,12 @@ static gboolean translate_pool(DsOnnxBuilder *b, const DsOnnxNode *node, const c
   if (!ds_onnx_input(b, node, 0, &x, error))
     return FALSE;
   DsNode *n = ds_onnx_emitv(b, node, "Pooling", NULL, &x, 1, a.keys, a.values, a.n, error);
-  return n != NULL && ds_onnx_set_output(b, node, 0, ds_onnx_entry(n, 0), error);
+  return n != NULL && ds_onnx_set_output(b, node, 0, ds_onnx_entry(n, 0), error) &&
+         (!with_indices || ds_onnx_set_output(b, node, 1, ds_onnx_entry(n, 1), error));
 }
 
 static gboolean translate_max_pool(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
-  if (ds_onnx_attr_int(node, "storage_order", 0) != 0 && wants_output(node, 1))
-    return ds_onnx_unsupported(error, "storage_order=1 with Indices is not supported");
   return translate_pool(b, node, "max", error);
 }
 
@@ -586,6 +588,96 @@ static gboolean translate_average_pool(DsOnnxBuilder *b, const DsOnnxNode *node,
 static gboolean translate_lp_pool(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return translate_pool(b, node, "lp", error);
+}
+
+/* MaxUnpool: MaxPool undone by its Indices. X's values go to their flat positions in zeros of
+ * the output shape: the output_shape input when given (the indices number it, as in ONNX
+ * Runtime and PyTorch), otherwise (in - 1) * stride + kernel - pads along each spatial axis.
+ * Built from engine ops: zeros, a scatter into their flat view, a reshape. The output's shape
+ * stays symbolic where it can: output_shape = Shape(v) (PyTorch's export of
+ * max_unpool(..., output_size=v.size())) gives v's shape, a constant one its values; otherwise
+ * the dims are read at run time. */
+static gboolean translate_max_unpool(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  Window w;
+  if (!window_kernel(b, node, NULL, -1, &w, error) || !window_parse(node, &w, error))
+    return FALSE;
+  for (int i = 0; i < w.n; i++)
+    if (w.dilate[i] != 1 || w.auto_pad != NULL)
+      return ds_onnx_invalid(error, "MaxUnpool has no dilations or auto_pad");
+  DsEntry x, indices, shape, like, in[3], flat;
+  if (!ds_onnx_input(b, node, 0, &x, error) || !ds_onnx_input(b, node, 1, &indices, error))
+    return FALSE;
+  const int rank = 2 + w.n;
+  DsDType dtype = ds_onnx_input_dtype(b, node, 0);
+  const char *dtype_name = ds_dtype_name(dtype == DS_DTYPE_UNKNOWN ? DS_DTYPE_FLOAT32 : dtype);
+  const DsNDArray *given = ds_onnx_has_input(node, 2) ? ds_onnx_input_const(b, node, 2) : NULL;
+  gint64 dims[DS_MAX_NDIM + 1];
+  enum { BY_VALUES, LIKE_TENSOR, AT_RUN_TIME } how = AT_RUN_TIME;
+  if (given != NULL) {
+    if (ds_onnx_const_ints(given, dims, DS_MAX_NDIM + 1) != rank)
+      return ds_onnx_invalid(error, "output_shape must hold %d integers, one per dim of X", rank);
+    gint64 numel = 1;
+    for (int d = 0; d < rank; d++) {
+      if (dims[d] < 0)
+        return ds_onnx_invalid(error, "output_shape has a negative dim");
+      numel *= dims[d];
+    }
+    how = BY_VALUES;
+    if (!ds_onnx_emit1(b, node, "_zeros", "zeros", NULL, 0, &in[0], error, "shape",
+                       ds_onnx_fmt_ints(b, &numel, 1), "dtype", dtype_name, NULL))
+      return FALSE;
+  } else if (ds_onnx_has_input(node, 2)) {
+    if (!ds_onnx_input(b, node, 2, &shape, error))
+      return FALSE;
+    if (ds_onnx_shape_source(b, shape, &like)) {
+      how = LIKE_TENSOR;
+      if (!ds_onnx_emit1(b, node, "_npi_full_like", "zeros", &like, 1, &in[0], error, "fill_value",
+                         "0", "dtype", dtype_name, NULL) ||
+          !ds_onnx_emit1(b, node, "_np_reshape", "flat_zeros", &in[0], 1, &in[0], error, "newshape",
+                         "(-1,)", NULL))
+        return FALSE;
+    }
+  } else {
+    gint64 scale[2 + MAX_SPATIAL] = {1, 1}, offset[2 + MAX_SPATIAL] = {0, 0};
+    for (int i = 0; i < w.n; i++) {
+      scale[2 + i] = w.stride[i];
+      offset[2 + i] = w.kernel[i] - w.stride[i] - w.pad[i] - w.pad_end[i];
+    }
+    /* Shape(X) * scale + offset */
+    if (!ds_onnx_emit1(b, node, "shape_array", "in_shape", &x, 1, &in[0], error, NULL))
+      return FALSE;
+    in[1] = ds_onnx_add_ints(b, "unpool_scale", scale, rank, FALSE);
+    if (!ds_onnx_emit1(b, node, "broadcast_mul", "scaled", in, 2, &in[0], error, NULL))
+      return FALSE;
+    in[1] = ds_onnx_add_ints(b, "unpool_offset", offset, rank, FALSE);
+    if (!ds_onnx_emit1(b, node, "broadcast_add", "out_shape", in, 2, &shape, error, NULL))
+      return FALSE;
+  }
+  if (how == AT_RUN_TIME) {
+    DsEntry numel;
+    if (!ds_onnx_emit1(b, node, "_npi_prod", "numel", &shape, 1, &numel, error, "axis", "0",
+                       "keepdims", "True", NULL) ||
+        !ds_onnx_emit1(b, node, "_zeros_shape", "zeros", &numel, 1, &in[0], error, "dtype",
+                       dtype_name, NULL))
+      return FALSE;
+  }
+  if (!ds_onnx_emit1(b, node, "_np_reshape", "flat_indices", &indices, 1, &in[1], error, "newshape",
+                     "(-1, 1)", NULL) ||
+      !ds_onnx_emit1(b, node, "_np_reshape", "flat_values", &x, 1, &in[2], error, "newshape",
+                     "(-1,)", NULL) ||
+      !ds_onnx_emit1(b, node, "scatter_nd_update", "scatter", in, 3, &flat, error, NULL))
+    return FALSE;
+  DsNode *y;
+  if (how == BY_VALUES) {
+    y = ds_onnx_emit(b, node, "_np_reshape", NULL, &flat, 1, error, "newshape",
+                     ds_onnx_fmt_ints(b, dims, rank), NULL);
+  } else {
+    DsEntry pair[2] = {flat, how == LIKE_TENSOR ? like : shape};
+    y = ds_onnx_emit(b, node, how == LIKE_TENSOR ? "reshape_like" : "_contrib_dynamic_reshape",
+                     NULL, pair, 2, error, NULL);
+  }
+  return y != NULL && ds_onnx_set_output(b, node, 0, ds_onnx_entry(y, 0), error);
 }
 
 static gboolean global_pool(DsOnnxBuilder *b, const DsOnnxNode *node, const char *type,
@@ -1187,6 +1279,7 @@ const DsOnnxOpTranslator ds_onnx_nn_ops[] = {
     {"Conv", 1, translate_conv},
     {"ConvTranspose", 1, translate_conv_transpose},
     {"MaxPool", 1, translate_max_pool},
+    {"MaxUnpool", 9, translate_max_unpool},
     {"AveragePool", 1, translate_average_pool},
     {"LpPool", 1, translate_lp_pool},
     {"GlobalAveragePool", 1, translate_global_average_pool},

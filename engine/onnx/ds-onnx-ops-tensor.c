@@ -72,17 +72,6 @@ static const char *fmt_int(DsOnnxBuilder *b, gint64 v)
   return ds_onnx_printf(b, "%" G_GINT64_FORMAT, v);
 }
 
-/* An int64 constant of shape (n,) (or () when `scalar`). */
-static DsEntry add_ints(DsOnnxBuilder *b, const char *hint, const gint64 *values, int n,
-                        gboolean scalar)
-{
-  int64_t dims[1] = {n};
-  DsNDArray *a = ds_ndarray_new(DS_DTYPE_INT64, scalar ? 0 : 1, dims, hint, NULL);
-  if (n > 0)
-    memcpy(a->view.data, values, sizeof(gint64) * (size_t)n);
-  return ds_onnx_add_constant(b, hint, a);
-}
-
 /* ---- Constant inputs ----------------------------------------------------------------------- */
 
 /* Input `i`'s values when it is a constant integer tensor of at most MAX_INTS elements: their
@@ -173,18 +162,6 @@ static int64_t *strided_sources(int ndim, const int64_t *dims, int64_t base, con
     }
   }
   return src;
-}
-
-/* The tensor whose shape entry `e` is, when a shape_array node (ONNX's Shape) made it: then
- * the shape's length is that tensor's rank, which inference knows even where the values wait
- * for run time. */
-static gboolean shape_source(DsOnnxBuilder *b, DsEntry e, DsEntry *source)
-{
-  const DsNode *n = ds_onnx_builder_graph(b)->nodes[e.node_id];
-  if (n->op == NULL || n->op->id != DS_OP_SHAPE_ARRAY || n->n_inputs != 1)
-    return FALSE;
-  *source = n->inputs[0];
-  return TRUE;
 }
 
 /* ---- Shape, Size ----------------------------------------------------------------------------- */
@@ -284,8 +261,8 @@ static gboolean translate_reshape(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
   }
   const DsNDArray *c = small_int_const(b, node, 0);
   gint64 dims[DS_MAX_NDIM];
-  if (c != NULL && fold_reshape_dims(shape, n, allowzero, ds_tensor_numel(&c->view),
-                                     c->view.shape, c->view.ndim, dims)) {
+  if (c != NULL && fold_reshape_dims(shape, n, allowzero, ds_tensor_numel(&c->view), c->view.shape,
+                                     c->view.ndim, dims)) {
     int64_t d64[DS_MAX_NDIM];
     for (int d = 0; d < n; d++)
       d64[d] = dims[d];
@@ -501,8 +478,7 @@ static gboolean vector_param_op(DsOnnxBuilder *b, const DsOnnxNode *node, const 
     return ds_onnx_invalid(error, "%s must be an integer tensor of at most %d values", name,
                            MAX_INTS);
   if (n > DS_MAX_NDIM)
-    return ds_onnx_unsupported(error, "%s has %d values, more than %d dims", name, n,
-                               DS_MAX_NDIM);
+    return ds_onnx_unsupported(error, "%s has %d values, more than %d dims", name, n, DS_MAX_NDIM);
   DsEntry in[2];
   if (!ds_onnx_input(b, node, 0, &in[0], error))
     return FALSE;
@@ -556,8 +532,8 @@ static gboolean fold_slice(DsOnnxBuilder *b, const DsOnnxNode *node, const DsNDA
     if (axis < 0 || axis >= nd)
       return ds_onnx_invalid(error, "axis %" G_GINT64_FORMAT " is out of range", axes[i]);
     int64_t first, count;
-    ds_slice_axis_range(c->view.shape[axis], slice_bound(starts[i]), slice_bound(ends[i]),
-                        steps[i], &first, &count);
+    ds_slice_axis_range(c->view.shape[axis], slice_bound(starts[i]), slice_bound(ends[i]), steps[i],
+                        &first, &count);
     base += count > 0 ? first * stride[axis] : 0;
     stride[axis] *= steps[i];
     dims[axis] = count;
@@ -593,8 +569,9 @@ static gboolean read_slice_params(DsOnnxBuilder *b, const DsOnnxNode *node, Slic
   const int n[4] = {p->ns, p->ne, p->na, p->nt};
   for (int i = 0; i < 4; i++)
     if (n[i] > DS_MAX_NDIM || n[i] == -2)
-      return ds_onnx_invalid(error, "starts, ends, axes and steps must be integer tensors of at "
-                                    "most %d values",
+      return ds_onnx_invalid(error,
+                             "starts, ends, axes and steps must be integer tensors of at "
+                             "most %d values",
                              DS_MAX_NDIM);
   if (p->ns >= 0 && p->ne >= 0 && p->ns != p->ne)
     return ds_onnx_invalid(error, "starts has %d values and ends %d", p->ns, p->ne);
@@ -698,8 +675,7 @@ static gboolean translate_gather(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
 
 /* An op taking the node's inputs as they are, with one optional int attribute carried over. */
 static gboolean same_inputs(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, guint n,
-                            const char *onnx_attr, const char *key, gint64 fallback,
-                            GError **error)
+                            const char *onnx_attr, const char *key, gint64 fallback, GError **error)
 {
   DsEntry in[3];
   if (!inputs(b, node, n, in, error))
@@ -710,8 +686,7 @@ static gboolean same_inputs(DsOnnxBuilder *b, const DsOnnxNode *node, const char
   return emit_bind(b, node, op, in, n, &a, error);
 }
 
-static gboolean translate_gather_elements(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                          GError **error)
+static gboolean translate_gather_elements(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return same_inputs(b, node, "take_along_axis", 2, "axis", "axis", 0, error);
 }
@@ -723,8 +698,8 @@ static gboolean translate_gather_nd(DsOnnxBuilder *b, const DsOnnxNode *node, GE
 
 /* ScatterND and ScatterElements: `reduction` (opset 16) carries over; max and min come with
  * opset 18, beyond what is imported, but the ops have them. */
-static gboolean scatter(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                        gboolean has_axis, GError **error)
+static gboolean scatter(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, gboolean has_axis,
+                        GError **error)
 {
   const char *reduction = ds_onnx_attr_string(node, "reduction", "none");
   if (strcmp(reduction, "none") != 0 && strcmp(reduction, "add") != 0 &&
@@ -746,8 +721,7 @@ static gboolean translate_scatter_nd(DsOnnxBuilder *b, const DsOnnxNode *node, G
   return scatter(b, node, "scatter_nd_update", FALSE, error);
 }
 
-static gboolean translate_scatter_elements(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                           GError **error)
+static gboolean translate_scatter_elements(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return scatter(b, node, "put_along_axis", TRUE, error);
 }
@@ -757,8 +731,7 @@ static gboolean translate_scatter_elements(DsOnnxBuilder *b, const DsOnnxNode *n
 static gboolean translate_pad(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   const char *mode = ds_onnx_attr_string(node, "mode", "constant");
-  if (strcmp(mode, "constant") != 0 && strcmp(mode, "edge") != 0 &&
-      strcmp(mode, "reflect") != 0)
+  if (strcmp(mode, "constant") != 0 && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
     return ds_onnx_unsupported(error, "mode '%s' is not supported", mode);
   gint64 pads[MAX_INTS];
   double value = 0.0;
@@ -797,7 +770,7 @@ static gboolean translate_pad(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
     if (!ds_onnx_input(b, node, 1, &in[1], error))
       return FALSE;
   } else {
-    in[1] = add_ints(b, "pads", pads, n, FALSE);
+    in[1] = ds_onnx_add_ints(b, "pads", pads, n, FALSE);
   }
   if (ds_onnx_has_input(node, 2)) {
     if (!ds_onnx_input(b, node, 2, &in[2], error))
@@ -861,7 +834,7 @@ static gboolean translate_constant_of_shape(DsOnnxBuilder *b, const DsOnnxNode *
     if (!ds_onnx_input(b, node, 0, &s, error))
       return FALSE;
     /* ConstantOfShape(Shape(v)) (PyTorch's expand pattern) has v's shape: a static op. */
-    if (shape_source(b, s, &source)) {
+    if (ds_onnx_shape_source(b, s, &source)) {
       Attrs like = {.n = 0};
       attr_set(&like, "fill_value", ds_onnx_fmt_float(b, value));
       attr_set(&like, "dtype", ds_dtype_name(dtype));
@@ -1034,20 +1007,17 @@ static gboolean depth_space(DsOnnxBuilder *b, const DsOnnxNode *node, const char
   return emit_bind(b, node, op, &x, 1, &a, error);
 }
 
-static gboolean translate_depth_to_space(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                         GError **error)
+static gboolean translate_depth_to_space(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return depth_space(b, node, "depth_to_space", error);
 }
 
-static gboolean translate_space_to_depth(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                         GError **error)
+static gboolean translate_space_to_depth(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   return depth_space(b, node, "space_to_depth", error);
 }
 
-static gboolean translate_reverse_sequence(DsOnnxBuilder *b, const DsOnnxNode *node,
-                                           GError **error)
+static gboolean translate_reverse_sequence(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   gint64 batch_axis = ds_onnx_attr_int(node, "batch_axis", 1);
   gint64 time_axis = ds_onnx_attr_int(node, "time_axis", 0);
@@ -1187,9 +1157,8 @@ typedef struct {
 static gboolean resize(DsOnnxBuilder *b, const DsOnnxNode *node, ResizeInputs where,
                        const double *attr_scales, int n_attr_scales, Attrs *a, GError **error)
 {
-  gboolean crop =
-      strcmp(ds_onnx_attr_string(node, "coordinate_transformation_mode", ""), "tf_crop_and_resize")
-      == 0;
+  gboolean crop = strcmp(ds_onnx_attr_string(node, "coordinate_transformation_mode", ""),
+                         "tf_crop_and_resize") == 0;
   DsEntry in[3];
   if (!ds_onnx_input(b, node, 0, &in[0], error))
     return FALSE;
@@ -1264,11 +1233,15 @@ static gboolean translate_resize(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
     return ds_onnx_unsupported(error, "antialias is not supported");
   if (ds_onnx_has_attr(node, "axes") || ds_onnx_has_attr(node, "keep_aspect_ratio_policy"))
     return ds_onnx_unsupported(error, "axes and keep_aspect_ratio_policy are not supported");
-  static const char *const coords[] = {"half_pixel",         "asymmetric",
-                                       "align_corners",      "pytorch_half_pixel",
-                                       "tf_half_pixel_for_nearest", "tf_crop_and_resize", NULL};
-  static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                        "ceil", NULL};
+  static const char *const coords[] = {"half_pixel",
+                                       "asymmetric",
+                                       "align_corners",
+                                       "pytorch_half_pixel",
+                                       "tf_half_pixel_for_nearest",
+                                       "tf_crop_and_resize",
+                                       NULL};
+  static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                                        NULL};
   const char *coord = ds_onnx_attr_string(node, "coordinate_transformation_mode", "half_pixel");
   const char *near = ds_onnx_attr_string(node, "nearest_mode", "round_prefer_floor");
   if (!g_strv_contains(coords, coord))
@@ -1281,8 +1254,8 @@ static gboolean translate_resize(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   attr_set(&a, "mode", mode);
   attr_set(&a, "coordinate_transformation_mode", coord);
   attr_set(&a, "nearest_mode", near);
-  attr_set(&a, "cubic_coeff_a", ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "cubic_coeff_a",
-                                                                        -0.75f)));
+  attr_set(&a, "cubic_coeff_a",
+           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "cubic_coeff_a", -0.75f)));
   attr_set(&a, "exclude_outside", ds_onnx_attr_int(node, "exclude_outside", 0) ? "1" : "0");
   attr_set(&a, "extrapolation_value",
            ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "extrapolation_value", 0.0f)));
@@ -1326,9 +1299,9 @@ static gboolean translate_nms(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
       if (!ds_onnx_input(b, node, i, &in[i], error))
         return FALSE;
     } else {
-      in[i] = ds_onnx_add_scalar(b, i == 2 ? "max_output_boxes" : "threshold",
-                                 i == 2 ? DS_DTYPE_INT64 : DS_DTYPE_FLOAT32, defaults[i - 2],
-                                 FALSE);
+      in[i] =
+          ds_onnx_add_scalar(b, i == 2 ? "max_output_boxes" : "threshold",
+                             i == 2 ? DS_DTYPE_INT64 : DS_DTYPE_FLOAT32, defaults[i - 2], FALSE);
     }
   }
   Attrs a = {.n = 0};
@@ -1345,13 +1318,15 @@ static gboolean translate_roi_align(DsOnnxBuilder *b, const DsOnnxNode *node, GE
   const char *mode = ds_onnx_attr_string(node, "mode", "avg");
   if (strcmp(mode, "avg") != 0)
     return ds_onnx_unsupported(error, "mode=%s: only avg is supported", mode);
-  const char *coords = ds_onnx_attr_string(
-      node, "coordinate_transformation_mode",
-      ds_onnx_opset(b) >= 16 ? "half_pixel" : "output_half_pixel");
+  const char *coords =
+      ds_onnx_attr_string(node, "coordinate_transformation_mode",
+                          ds_onnx_opset(b) >= 16 ? "half_pixel" : "output_half_pixel");
   const gboolean aligned = strcmp(coords, "half_pixel") == 0;
   if (!aligned && strcmp(coords, "output_half_pixel") != 0)
-    return ds_onnx_invalid(error, "coordinate_transformation_mode '%s' is not half_pixel or "
-                                  "output_half_pixel", coords);
+    return ds_onnx_invalid(error,
+                           "coordinate_transformation_mode '%s' is not half_pixel or "
+                           "output_half_pixel",
+                           coords);
   const gint64 height = ds_onnx_attr_int(node, "output_height", 1);
   const gint64 width = ds_onnx_attr_int(node, "output_width", 1);
   DsEntry in[3];
@@ -1374,10 +1349,10 @@ static gboolean translate_roi_align(DsOnnxBuilder *b, const DsOnnxNode *node, GE
   if (rows == NULL)
     return FALSE;
   DsEntry align_in[2] = {in[0], ds_onnx_entry(rows, 0)};
-  attr_set(&roi, "pooled_size", ds_onnx_printf(b, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
-                                               height, width));
-  attr_set(&roi, "spatial_scale", ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "spatial_scale",
-                                                                          1.0f)));
+  attr_set(&roi, "pooled_size",
+           ds_onnx_printf(b, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", height, width));
+  attr_set(&roi, "spatial_scale",
+           ds_onnx_fmt_float(b, ds_onnx_attr_float(node, "spatial_scale", 1.0f)));
   attr_set(&roi, "sample_ratio", fmt_int(b, ds_onnx_attr_int(node, "sampling_ratio", 0)));
   attr_set(&roi, "aligned", aligned ? "True" : "False");
   return emit_bind(b, node, "_contrib_ROIAlign", align_in, 2, &roi, error);

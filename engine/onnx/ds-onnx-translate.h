@@ -99,18 +99,17 @@ gboolean ds_onnx_const_scalar(const DsNDArray *array, double *out);
  * node (`suffix` NULL) or "<node>/<suffix>" for helper nodes. The variadic arguments are
  * attribute key and value strings, ended by NULL. The op's attribute parser runs here, so an
  * error names the node. */
-DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                     const char *suffix, const DsEntry *inputs, guint n_inputs, GError **error,
+DsNode *ds_onnx_emit(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                     const DsEntry *inputs, guint n_inputs, GError **error,
                      ...) G_GNUC_NULL_TERMINATED;
 /* The same for a helper step: `out` gets the new node's first output. */
-gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                       const char *suffix, const DsEntry *inputs, guint n_inputs, DsEntry *out,
-                       GError **error, ...) G_GNUC_NULL_TERMINATED;
+gboolean ds_onnx_emit1(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                       const DsEntry *inputs, guint n_inputs, DsEntry *out, GError **error,
+                       ...) G_GNUC_NULL_TERMINATED;
 /* The same with attributes in arrays (`n_attrs` keys and values). */
-DsNode *ds_onnx_emitv(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
-                      const char *suffix, const DsEntry *inputs, guint n_inputs,
-                      const char *const *keys, const char *const *values, guint n_attrs,
-                      GError **error);
+DsNode *ds_onnx_emitv(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                      const DsEntry *inputs, guint n_inputs, const char *const *keys,
+                      const char *const *values, guint n_attrs, GError **error);
 /* The same for a control-flow op, taking the references to its `subgraphs`. */
 DsNode *ds_onnx_emit_control(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op,
                              const char *suffix, const DsEntry *inputs, guint n_inputs,
@@ -138,6 +137,13 @@ DsEntry ds_onnx_add_constant(DsOnnxBuilder *b, const char *hint, DsNDArray *arra
 /* A scalar (shape ()) or 1-element constant of `dtype`. */
 DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, double value,
                            gboolean one_dim);
+/* The tensor whose shape entry `e` is, when a shape_array node (ONNX's Shape) made it: then
+ * the shape's length is that tensor's rank and its values that tensor's symbolic dims, which
+ * inference knows even where the values wait for run time. */
+gboolean ds_onnx_shape_source(DsOnnxBuilder *b, DsEntry e, DsEntry *source);
+/* An int64 constant of shape (n,) (or () when `scalar`). */
+DsEntry ds_onnx_add_ints(DsOnnxBuilder *b, const char *hint, const gint64 *values, int n,
+                         gboolean scalar);
 
 /* Binds the node's output `i` (when present) to `entry`, recording `array` as its constant
  * value when not NULL (taken). */

@@ -302,8 +302,8 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
     int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
     if (p->auto_pad != DS_AUTO_PAD_NONE) /* the padding makes it fit */
       o.dims[2 + i] = ds_dim_ceildiv(ctx, data->dims[2 + i], ds_dim(p->stride[i]));
-    else if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i],
-                              p->stride[i], ROUND_FLOOR, i, &o.dims[2 + i], error))
+    else if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i], p->stride[i],
+                              ROUND_FLOOR, i, &o.dims[2 + i], error))
       return FALSE;
   }
   if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
@@ -346,21 +346,28 @@ static const DsOpDef convolution_def = {
 
 static const char *const pool_types[] = {"max", "avg", "sum", "lp", NULL};
 static const char *const pool_conventions[] = {"valid", "full", "same", NULL};
+static const char *const pool_indices[] = {"none", "row_major", "column_major", NULL};
 
 static gboolean pooling_parse(const DsNode *node, void *param, GError **error)
 {
   DsPoolingParam *p = param;
-  int type, conv;
+  int type, conv, indices;
   gboolean global;
   if (!ds_node_attr_enum(node, "pool_type", pool_types, DS_POOL_MAX, &type, error) ||
       !ds_node_attr_enum(node, "pooling_convention", pool_conventions, DS_POOL_VALID, &conv,
                          error) ||
+      !ds_node_attr_enum(node, "indices", pool_indices, DS_POOL_INDICES_NONE, &indices, error) ||
       !ds_node_attr_bool(node, "global_pool", FALSE, &global, error) ||
       !ds_ops_attr_opt_bool(node, "count_include_pad", TRUE, &p->count_include_pad, error))
     return FALSE;
   p->pool_type = type;
   p->convention = conv;
   p->global_pool = global;
+  p->indices = indices;
+  if (p->indices != DS_POOL_INDICES_NONE && p->pool_type != DS_POOL_MAX)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "indices=%s: only max pooling outputs indices",
+                             ds_node_get_attr(node, "indices"));
 
   int64_t kernel[DS_MAX_NDIM];
   int nk;
@@ -481,17 +488,38 @@ static gboolean pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
                     : p->convention == DS_POOL_FULL ? ROUND_CEIL
                                                     : ROUND_SAME;
     int64_t eff = p->dilate[i] * (p->kernel[i] - 1) + 1;
-    if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i], p->stride[i], r,
-                         i, &o.dims[2 + i], error))
+    if (!spatial_out_dim(ctx, data->dims[2 + i], eff, p->pad[i] + p->pad_end[i], p->stride[i], r, i,
+                         &o.dims[2 + i], error))
       return FALSE;
   }
   if (!ds_ops_assign_shape(ctx, &out[0], &o, "output", error))
+    return FALSE;
+  if (p->indices != DS_POOL_INDICES_NONE &&
+      !ds_ops_assign_shape(ctx, &out[1], &o, "indices", error))
     return FALSE;
   return unify(ctx, &data->dims[0], out[0].dims[0], "data", error) &&
          unify(ctx, &data->dims[1], out[0].dims[1], "data", error);
 }
 
+static int pooling_num_outputs(const void *param)
+{
+  return ((const DsPoolingParam *)param)->indices != DS_POOL_INDICES_NONE ? 2 : 1;
+}
+
+/* The pooled values keep the data's dtype; the indices are int64. */
+static gboolean pooling_infer_type(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                   GError **error)
+{
+  const DsPoolingParam *p = param;
+  if (!assign_dtype(node, &out[0], in[0], "output", error) ||
+      !assign_dtype(node, &in[0], out[0], "data", error))
+    return FALSE;
+  return p->indices == DS_POOL_INDICES_NONE ||
+         assign_dtype(node, &out[1], DS_DTYPE_INT64, "indices", error);
+}
+
 static const char *const pooling_aliases[] = {"_npx_pooling", NULL};
+static const char *const pooling_outputs[] = {"output", "indices", NULL};
 
 static const DsOpDef pooling_def = {
     .id = DS_OP_POOLING,
@@ -500,10 +528,11 @@ static const DsOpDef pooling_def = {
     .param_size = sizeof(DsPoolingParam),
     .parse = pooling_parse,
     .num_inputs = ds_op_count_1,
-    .num_outputs = ds_op_count_1,
-    .num_visible_outputs = ds_op_count_1,
-    .output_names = names_output,
+    .num_outputs = pooling_num_outputs,
+    .num_visible_outputs = pooling_num_outputs,
+    .output_names = pooling_outputs,
     .infer_shape = pooling_infer_shape,
+    .infer_type = pooling_infer_type,
 };
 
 /* --- FullyConnected ----------------------------------------------------------------------- */
@@ -1702,9 +1731,8 @@ static gboolean instance_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
     return FALSE;
   if (data->ndim >= 0 && data->ndim < 3) {
     g_autofree char *s = ds_shape_to_string(data);
-    ds_shape_ctx_set_error(ctx, error,
-                           "data must have at least 3 dims (N, C, spatial...), but has shape %s",
-                           s);
+    ds_shape_ctx_set_error(
+        ctx, error, "data must have at least 3 dims (N, C, spatial...), but has shape %s", s);
     return FALSE;
   }
   DsDim channels = data->ndim >= 3 ? data->dims[1] : DS_DIM_UNKNOWN;
@@ -1752,8 +1780,8 @@ static gboolean lrn_parse(const DsNode *node, void *param, GError **error)
 }
 
 /* Data (N, C, ...), output and MXNet's hidden tmp_norm share a shape. */
-static gboolean lrn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
-                                DsShape *in, DsShape *out, GError **error)
+static gboolean lrn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param, DsShape *in,
+                                DsShape *out, GError **error)
 {
   (void)node;
   (void)param;
@@ -1762,8 +1790,10 @@ static gboolean lrn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
     return FALSE;
   if (in[0].ndim >= 0 && in[0].ndim < 2) {
     g_autofree char *s = ds_shape_to_string(&in[0]);
-    ds_shape_ctx_set_error(ctx, error, "data must have at least 2 dims (N, C, ...), but has "
-                           "shape %s", s);
+    ds_shape_ctx_set_error(ctx, error,
+                           "data must have at least 2 dims (N, C, ...), but has "
+                           "shape %s",
+                           s);
     return FALSE;
   }
   return TRUE;
@@ -2025,8 +2055,8 @@ static int einsum_letter(char c)
 }
 
 /* One term of the subscripts, spaces ignored. */
-static gboolean einsum_parse_term(const DsNode *node, const char *text, gsize len,
-                                  DsEinsumTerm *t, GError **error)
+static gboolean einsum_parse_term(const DsNode *node, const char *text, gsize len, DsEinsumTerm *t,
+                                  GError **error)
 {
   t->n = 0;
   gboolean ellipsis = FALSE;
@@ -2048,8 +2078,7 @@ static gboolean einsum_parse_term(const DsNode *node, const char *text, gsize le
     }
     int l = einsum_letter(c);
     if (l < 0)
-      return ds_ops_attr_invalid(node, "subscripts", "has a character that is not a letter",
-                                 error);
+      return ds_ops_attr_invalid(node, "subscripts", "has a character that is not a letter", error);
     t->labels[t->n++] = (int8_t)l;
   }
   return TRUE;
@@ -2153,8 +2182,10 @@ static gboolean einsum_infer_shape(DsShapeCtx *ctx, const DsNode *node, const vo
     int labels[DS_MAX_NDIM];
     if (ds_einsum_expand_term(&p->in[k], ranks[k], total_ell, labels) != ranks[k]) {
       g_autofree char *s = ds_shape_to_string(&in[k]);
-      ds_shape_ctx_set_error(ctx, error, "operand %d of shape %s does not fit its subscripts "
-                             "term", k, s);
+      ds_shape_ctx_set_error(ctx, error,
+                             "operand %d of shape %s does not fit its subscripts "
+                             "term",
+                             k, s);
       return FALSE;
     }
     for (int i = 0; i < ranks[k]; i++) {

@@ -7,27 +7,27 @@
 #include "ds-dtype.h"
 #include "ds-tensor.h"
 
-#define DS_OPS_NN(X)                                                                          \
-  X(CONVOLUTION, "Convolution")                                                               \
-  X(POOLING, "Pooling")                                                                       \
-  X(FULLY_CONNECTED, "FullyConnected")                                                        \
-  X(BATCH_NORM, "BatchNorm")                                                                  \
-  X(LAYER_NORM, "LayerNorm")                                                                  \
-  X(ACTIVATION, "Activation")                                                                 \
-  X(LEAKY_RELU, "LeakyReLU")                                                                  \
-  X(SOFTMAX, "softmax")                                                                       \
-  X(LOG_SOFTMAX, "log_softmax")                                                               \
-  X(SOFTMAX_OUTPUT, "SoftmaxOutput")                                                          \
-  X(DROPOUT, "Dropout")                                                                       \
-  X(EMBEDDING, "Embedding")                                                                   \
-  X(DOT, "dot")                                                                               \
-  X(BATCH_DOT, "batch_dot")                                                                   \
-  X(RNN, "RNN")                                                                               \
-  X(MATMUL, "_npi_matmul")                                                                    \
-  X(INSTANCE_NORM, "InstanceNorm")                                                            \
-  X(LRN, "LRN")                                                                               \
-  X(HARDMAX, "_contrib_hardmax")                                                              \
-  X(RECURRENT_LAYER, "_contrib_RecurrentLayer")                                              \
+#define DS_OPS_NN(X)                                                                               \
+  X(CONVOLUTION, "Convolution")                                                                    \
+  X(POOLING, "Pooling")                                                                            \
+  X(FULLY_CONNECTED, "FullyConnected")                                                             \
+  X(BATCH_NORM, "BatchNorm")                                                                       \
+  X(LAYER_NORM, "LayerNorm")                                                                       \
+  X(ACTIVATION, "Activation")                                                                      \
+  X(LEAKY_RELU, "LeakyReLU")                                                                       \
+  X(SOFTMAX, "softmax")                                                                            \
+  X(LOG_SOFTMAX, "log_softmax")                                                                    \
+  X(SOFTMAX_OUTPUT, "SoftmaxOutput")                                                               \
+  X(DROPOUT, "Dropout")                                                                            \
+  X(EMBEDDING, "Embedding")                                                                        \
+  X(DOT, "dot")                                                                                    \
+  X(BATCH_DOT, "batch_dot")                                                                        \
+  X(RNN, "RNN")                                                                                    \
+  X(MATMUL, "_npi_matmul")                                                                         \
+  X(INSTANCE_NORM, "InstanceNorm")                                                                 \
+  X(LRN, "LRN")                                                                                    \
+  X(HARDMAX, "_contrib_hardmax")                                                                   \
+  X(RECURRENT_LAYER, "_contrib_RecurrentLayer")                                                    \
   X(EINSUM, "_npi_einsum")
 
 /* Parsed attribute structs for these ops follow; kernels read them through DsKernelCtx.param. */
@@ -44,8 +44,7 @@ typedef enum { DS_AUTO_PAD_NONE, DS_AUTO_PAD_SAME_UPPER, DS_AUTO_PAD_SAME_LOWER 
 /* The padding before and after a spatial axis of `in` elements: `pad` and `pad_end` as given,
  * or what `auto_pad` computes for the stride and the dilated kernel size `eff_kernel`. */
 static inline void ds_nn_axis_pads(DsAutoPad auto_pad, int64_t pad, int64_t pad_end, int64_t in,
-                                   int64_t stride, int64_t eff_kernel, int64_t *begin,
-                                   int64_t *end)
+                                   int64_t stride, int64_t eff_kernel, int64_t *begin, int64_t *end)
 {
   if (auto_pad == DS_AUTO_PAD_NONE) {
     *begin = pad;
@@ -80,8 +79,8 @@ typedef struct {
 } DsConvolutionParam;
 
 /* Axis i's padding for an input of `in` elements. */
-static inline void ds_conv_axis_pads(const DsConvolutionParam *p, int i, int64_t in,
-                                     int64_t *begin, int64_t *end)
+static inline void ds_conv_axis_pads(const DsConvolutionParam *p, int i, int64_t in, int64_t *begin,
+                                     int64_t *end)
 {
   ds_nn_axis_pads(p->auto_pad, p->pad[i], p->pad_end[i], in, p->stride[i],
                   p->dilate[i] * (p->kernel[i] - 1) + 1, begin, end);
@@ -89,11 +88,20 @@ static inline void ds_conv_axis_pads(const DsConvolutionParam *p, int i, int64_t
 
 typedef enum { DS_POOL_MAX, DS_POOL_AVG, DS_POOL_SUM, DS_POOL_LP } DsPoolType;
 typedef enum { DS_POOL_VALID, DS_POOL_FULL, DS_POOL_SAME } DsPoolConvention;
+/* Whether max pooling also outputs where each maximum was: its flat index in the data, as
+ * the plane's offset plus the position within the plane in row- or column-major order (ONNX
+ * MaxPool's Indices output with storage_order 0 or 1, as ONNX Runtime numbers them). */
+typedef enum {
+  DS_POOL_INDICES_NONE,
+  DS_POOL_INDICES_ROW_MAJOR,
+  DS_POOL_INDICES_COLUMN_MAJOR
+} DsPoolIndices;
 
 /* Pooling. `n_spatial` is the kernel's rank, 0 when `kernel` is absent (only allowed with
  * global_pool, where the data's rank decides). stride defaults to 1 and pad to 0. Extensions
  * of MXNet's attributes, for ONNX's pools: `pad_end` (default: `pad`), `auto_pad` as for
- * Convolution, and `dilate` (default 1; max pooling only). Padding never counts as an element
+ * Convolution, `dilate` (default 1; max pooling only) and `indices` (none, row_major or
+ * column_major; max pooling only: a second, int64 output). Padding never counts as an element
  * of a max window. */
 typedef struct {
   int n_spatial;
@@ -108,6 +116,7 @@ typedef struct {
   bool global_pool;
   bool count_include_pad; /* avg only; MXNet's default is true */
   int p_value;            /* lp only: 1, 2 or 3 */
+  DsPoolIndices indices;  /* max only */
 } DsPoolingParam;
 
 /* Axis i's padding for an input of `in` elements (global pooling has none). */
@@ -329,8 +338,7 @@ typedef struct {
  * the `total_ell` ellipsis labels (DS_EINSUM_LETTERS + j), as broadcasting aligns them right.
  * `rank` is the operand's (for the output: the labels' count is the output's rank). Returns
  * the expanded length, or -1 if the rank does not fit the term. */
-static inline int ds_einsum_expand_term(const DsEinsumTerm *t, int rank, int total_ell,
-                                        int *labels)
+static inline int ds_einsum_expand_term(const DsEinsumTerm *t, int rank, int total_ell, int *labels)
 {
   int explicit_n = 0, has_ell = 0;
   for (int i = 0; i < t->n; i++) {

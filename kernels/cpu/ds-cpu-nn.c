@@ -232,8 +232,7 @@ static size_t dot_workspace(const void *param, const DsTensor *inputs, int n_inp
 {
   const DsDotParam *p = param;
   (void)outputs, (void)n_outputs;
-  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 || p->transpose_a ||
-      inputs[0].ndim < 1)
+  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 || p->transpose_a || inputs[0].ndim < 1)
     return 0;
   int64_t k = inputs[0].shape[inputs[0].ndim - 1];
   int64_t m = k > 0 ? ds_tensor_numel(&inputs[0]) / k : 0;
@@ -365,8 +364,8 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
     if (t == DS_DTYPE_FLOAT32 &&
         packed_gemm(ctx, b, false, g.count * g.m, g.n, g.k, a->data, NULL, y->data))
       return DS_STATUS_OK;
-    return gemm_typed(t, false, false, g.count * g.m, g.n, g.k, a->data, g.k, b->data, g.n,
-                      y->data, g.n);
+    return gemm_typed(t, false, false, g.count * g.m, g.n, g.k, a->data, g.k, b->data, g.n, y->data,
+                      g.n);
   }
   const size_t es = ds_dtype_size(t);
   for (int64_t i = 0; i < g.count; i++) {
@@ -443,8 +442,8 @@ static DsStatus activation_run(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   UnaryJob job = {ctx->inputs[0].data, ctx->outputs[0].data, p->act_type, 0.0f};
   const bool cheap = p->act_type == DS_ACT_RELU || p->act_type == DS_ACT_SOFTSIGN;
-  ds_parallel_for(ctx->pool, n, cheap ? DS_CPU_PARALLEL_GRAIN : DS_CPU_MATH_GRAIN,
-                  activation_range, &job);
+  ds_parallel_for(ctx->pool, n, cheap ? DS_CPU_PARALLEL_GRAIN : DS_CPU_MATH_GRAIN, activation_range,
+                  &job);
   return DS_STATUS_OK;
 }
 
@@ -790,8 +789,12 @@ static DsStatus instance_norm_run(const DsKernelCtx *ctx)
   const int64_t channels = x->shape[1];
   if (ds_tensor_numel(&ctx->inputs[1]) != channels || ds_tensor_numel(&ctx->inputs[2]) != channels)
     return DS_STATUS_INVALID_ARGUMENT;
-  InstanceNormJob job = {x->data,     ctx->inputs[1].data, ctx->inputs[2].data,
-                         ctx->outputs[0].data, channels, ds_shape_span(x->shape, 2, x->ndim),
+  InstanceNormJob job = {x->data,
+                         ctx->inputs[1].data,
+                         ctx->inputs[2].data,
+                         ctx->outputs[0].data,
+                         channels,
+                         ds_shape_span(x->shape, 2, x->ndim),
                          (float)p->eps};
   if (job.plane == 0)
     return DS_STATUS_OK;
@@ -879,7 +882,7 @@ typedef struct {
     const T *x = (const T *)job->x + o * job->len * job->inner + i;                                \
     T *y = (T *)job->y + o * job->len * job->inner + i;                                            \
     int64_t best = 0;                                                                              \
-    for (int64_t k = 1; k < job->len && x[best * job->inner] == x[best * job->inner]; k++)        \
+    for (int64_t k = 1; k < job->len && x[best * job->inner] == x[best * job->inner]; k++)         \
       if (x[k * job->inner] > x[best * job->inner] || x[k * job->inner] != x[k * job->inner])      \
         best = k;                                                                                  \
     for (int64_t k = 0; k < job->len; k++)                                                         \
@@ -938,8 +941,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 /* MXNet's divisor for one dim of an avg window starting at `start`: the window clipped to the
  * padded input when padding counts, to the input itself otherwise. Can be <= 0 for a window
  * past the end (the "full" convention), as in MXNet. `pad_end` is the padding after the input. */
-static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad_end,
-                           bool with_pad)
+static int64_t pool_extent(int64_t start, int64_t k, int64_t size, int64_t pad_end, bool with_pad)
 {
   int64_t end = MIN(start + k, size + pad_end);
   if (with_pad)
@@ -1253,12 +1255,88 @@ static void pool_any_planes(void *data, int64_t begin, int64_t end)
     }
 }
 
+/* Max pooling with indices, in every dtype max pooling takes: each window is scanned in order
+ * and the first maximum wins (a strict comparison, as ONNX Runtime's MaxPool). The index is the
+ * plane's offset plus the position in the plane, row- or column-major. */
+typedef struct {
+  const PoolJob *job;
+  DsDType dtype;
+  const void *x;
+  void *y;
+  int64_t *indices;
+  bool column_major;
+} PoolIndicesJob;
+
+/* The position of (id, ih, iw) within a plane in the job's storage order. */
+static int64_t pool_plane_position(const PoolIndicesJob *ij, int64_t id, int64_t ih, int64_t iw)
+{
+  const DsGeomWindow *w = &ij->job->w;
+  if (ij->column_major)
+    return id + w->in[0] * (ih + w->in[1] * iw);
+  return (id * w->in[1] + ih) * w->in[2] + iw;
+}
+
+#define POOL_INDICES_MAX(T, LOWEST)                                                                \
+  {                                                                                                \
+    const T *px = (const T *)ij->x + pl * w->in_plane;                                             \
+    T best = LOWEST;                                                                               \
+    int64_t at = -1;                                                                               \
+    for (int64_t kd = 0; kd < w->kernel[0]; kd++)                                                  \
+      for (int64_t kh = 0; kh < w->kernel[1]; kh++)                                                \
+        for (int64_t kw = 0; kw < w->kernel[2]; kw++) {                                            \
+          int64_t id = o[0] * w->stride[0] - w->pad[0] + kd * w->dilate[0];                        \
+          int64_t ih = o[1] * w->stride[1] - w->pad[1] + kh * w->dilate[1];                        \
+          int64_t iw = o[2] * w->stride[2] - w->pad[2] + kw * w->dilate[2];                        \
+          if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1] || iw < 0 || iw >= w->in[2])    \
+            continue;                                                                              \
+          T v = px[(id * w->in[1] + ih) * w->in[2] + iw];                                          \
+          if (at < 0 || v > best) {                                                                \
+            best = v;                                                                              \
+            at = pool_plane_position(ij, id, ih, iw);                                              \
+          }                                                                                        \
+        }                                                                                          \
+    ((T *)ij->y)[pl * w->out_plane + opos] = best;                                                 \
+    /* A window wholly in the padding has no element: MXNet's lowest value, index -1. */           \
+    ij->indices[pl * w->out_plane + opos] = at < 0 ? -1 : pl * w->in_plane + at;                   \
+  }
+
+static void pool_indices_planes(void *data, int64_t begin, int64_t end)
+{
+  const PoolIndicesJob *ij = data;
+  const DsGeomWindow *w = &ij->job->w;
+  for (int64_t pl = begin; pl < end; pl++)
+    for (int64_t opos = 0; opos < w->out_plane; opos++) {
+      const int64_t o[3] = {opos / (w->out[1] * w->out[2]), opos / w->out[2] % w->out[1],
+                            opos % w->out[2]};
+      switch (ij->dtype) {
+      case DS_DTYPE_FLOAT32:
+        POOL_INDICES_MAX(float, -FLT_MAX)
+        break;
+      case DS_DTYPE_FLOAT64:
+        POOL_INDICES_MAX(double, -DBL_MAX)
+        break;
+      case DS_DTYPE_INT8:
+        POOL_INDICES_MAX(int8_t, INT8_MIN)
+        break;
+      case DS_DTYPE_UINT8:
+        POOL_INDICES_MAX(uint8_t, 0)
+        break;
+      case DS_DTYPE_INT32:
+        POOL_INDICES_MAX(int32_t, INT32_MIN)
+        break;
+      default:
+        POOL_INDICES_MAX(int64_t, INT64_MIN)
+        break;
+      }
+    }
+}
+
 static bool pool_any_dtype(DsPoolType type, DsDType t)
 {
   if (t == DS_DTYPE_FLOAT64)
     return true;
-  return type == DS_POOL_MAX && (t == DS_DTYPE_INT8 || t == DS_DTYPE_UINT8 ||
-                                 t == DS_DTYPE_INT32 || t == DS_DTYPE_INT64);
+  return type == DS_POOL_MAX &&
+         (t == DS_DTYPE_INT8 || t == DS_DTYPE_UINT8 || t == DS_DTYPE_INT32 || t == DS_DTYPE_INT64);
 }
 
 static DsStatus pooling_run(const DsKernelCtx *ctx)
@@ -1268,6 +1346,9 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
+  const bool with_indices = p->indices != DS_POOL_INDICES_NONE;
+  if (with_indices && (ctx->n_outputs < 2 || ctx->outputs[1].dtype != DS_DTYPE_INT64))
+    return DS_STATUS_INVALID_ARGUMENT;
   const bool f32 = all_f32(ctx->inputs, 1) && all_f32(ctx->outputs, 1);
   if (!f32 && (y->dtype != x->dtype || !pool_any_dtype(p->pool_type, x->dtype)))
     return DS_STATUS_UNSUPPORTED;
@@ -1287,6 +1368,18 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
   if (job.p_value < 1 || job.p_value > 3)
     return DS_STATUS_UNSUPPORTED;
   int64_t planes = x->shape[0] * x->shape[1];
+  if (with_indices) {
+    PoolIndicesJob ij = {&job,
+                         x->dtype,
+                         x->data,
+                         y->data,
+                         ctx->outputs[1].data,
+                         p->indices == DS_POOL_INDICES_COLUMN_MAJOR};
+    int64_t cost = job.w.out_plane * job.w.kernel[0] * job.w.kernel[1] * job.w.kernel[2];
+    ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.w.in_plane)), pool_indices_planes,
+                    &ij);
+    return DS_STATUS_OK;
+  }
   if (!f32) {
     PoolAnyJob any = {&job, x->dtype, x->data, y->data};
     int64_t cost = job.w.out_plane * job.w.kernel[0] * job.w.kernel[1] * job.w.kernel[2];
@@ -1632,8 +1725,7 @@ static bool einsum_plan(const DsEinsumParam *p, const DsTensor *in, const DsTens
       int l = e->labels[k][i];
       int64_t d = in[k].shape[i];
       /* Only ellipsis dims broadcast (a 1 against any size). */
-      if (e->used[l] && e->size[l] != d &&
-          !(l >= DS_EINSUM_LETTERS && (d == 1 || e->size[l] == 1)))
+      if (e->used[l] && e->size[l] != d && !(l >= DS_EINSUM_LETTERS && (d == 1 || e->size[l] == 1)))
         return false;
       if (!e->used[l] || e->size[l] == 1)
         e->size[l] = d;
@@ -1776,10 +1868,9 @@ static DsStatus einsum_gemm_run(const DsKernelCtx *ctx, const EinsumPlan *e, con
   einsum_pack(e, 1, b_groups, b_counts, 3, dims, strides, &n);
   einsum_gather(es, b->data, dims, strides, n, pb);
   for (int64_t i = 0; i < g->bt; i++) {
-    DsStatus st =
-        gemm_typed(a->dtype, false, false, g->mt, g->nt, g->kt, pa + (size_t)(i * g->mt * g->kt) * es,
-                   g->kt, pb + (size_t)(i * g->kt * g->nt) * es, g->nt,
-                   pc + (size_t)(i * g->mt * g->nt) * es, g->nt);
+    DsStatus st = gemm_typed(
+        a->dtype, false, false, g->mt, g->nt, g->kt, pa + (size_t)(i * g->mt * g->kt) * es, g->kt,
+        pb + (size_t)(i * g->kt * g->nt) * es, g->nt, pc + (size_t)(i * g->mt * g->nt) * es, g->nt);
     if (st != DS_STATUS_OK)
       return st;
   }
@@ -1820,7 +1911,7 @@ typedef struct {
         base[k] += idx * e->stride[k][l];                                                          \
     }                                                                                              \
     ACC acc = 0;                                                                                   \
-    int64_t idx[DS_EINSUM_MAX_LABELS] = {0}, off[DS_EINSUM_MAX_OPERANDS] = {0};                   \
+    int64_t idx[DS_EINSUM_MAX_LABELS] = {0}, off[DS_EINSUM_MAX_OPERANDS] = {0};                    \
     for (int64_t s = 0; s < total; s++) {                                                          \
       ACC prod = 1;                                                                                \
       for (int k = 0; k < e->n_ops; k++)                                                           \

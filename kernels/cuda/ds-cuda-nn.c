@@ -367,7 +367,7 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
   DsStatus st = check_f32(ctx, 1);
   if (st != DS_STATUS_OK)
     return st;
-  if (!pool_type_supported(p->pool_type))
+  if (!pool_type_supported(p->pool_type) || p->indices != DS_POOL_INDICES_NONE)
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
@@ -477,7 +477,8 @@ static bool supports_pooling(DsOpId op, const void *param, const DsDType *in, in
                              const DsDType *out, int n_out)
 {
   const DsPoolingParam *p = param;
-  return p != NULL && pool_type_supported(p->pool_type) &&
+  /* Max pooling's indices stay on the host. */
+  return p != NULL && pool_type_supported(p->pool_type) && p->indices == DS_POOL_INDICES_NONE &&
          supports_f32(op, param, in, n_in, out, n_out);
 }
 
