@@ -163,7 +163,8 @@ int ds_cli_info(const DsCliOptions *options)
     cJSON *item;
     cJSON_ArrayForEach(item, inputs)
     {
-      const DsNode *node = ds_graph_find_node(graph, cJSON_GetObjectItem(item, "name")->valuestring);
+      const DsNode *node =
+          ds_graph_find_node(graph, cJSON_GetObjectItem(item, "name")->valuestring);
       g_autofree char *shape = ds_shape_to_string(input_shape(session, shapes, node));
       printf("  %-6s  %-48s  %-20s  %s\n", cJSON_GetObjectItem(item, "kind")->valuestring,
              node->name, shape, cJSON_GetObjectItem(item, "dtype")->valuestring);
@@ -186,6 +187,39 @@ int ds_cli_info(const DsCliOptions *options)
   return 0;
 }
 
+/* The .params file beside symbol file `out`, named as MXNet's save_checkpoint names them:
+ * "net-symbol.json" -> "net-0000.params", otherwise "net.json" -> "net.params". */
+static char *params_path_for(const char *out)
+{
+  if (g_str_has_suffix(out, "-symbol.json"))
+    return g_strdup_printf("%.*s-0000.params", (int)(strlen(out) - strlen("-symbol.json")), out);
+  if (g_str_has_suffix(out, ".json"))
+    return g_strdup_printf("%.*s.params", (int)(strlen(out) - strlen(".json")), out);
+  return g_strdup_printf("%s.params", out);
+}
+
+/* An ONNX model converted, as MXNet's ONNX importer converts one: the graph as MXNet JSON and
+ * its initializers as the .params file beside it, which `--run OUT --params PARAMS` loads. */
+static int save_onnx_as_mxnet(const char *model, const char *out)
+{
+  GError *error = NULL;
+  g_autoptr(DsSession) session = ds_session_new(model, &error);
+  if (session == NULL)
+    return ds_cli_fail(error);
+  if (ds_session_get_unsupported(session) != NULL) {
+    g_printerr(_("dynscope: %s: cannot convert: %s\n"), model, ds_session_get_unsupported(session));
+    return 2;
+  }
+  DsGraph *graph = ds_session_get_graph(session);
+  g_autofree char *params = params_path_for(out);
+  guint n_weights = 0;
+  if (!ds_mxnet_json_save(graph, out, &error) ||
+      !ds_session_save_file_weights(session, params, &n_weights, &error))
+    return ds_cli_fail(error);
+  printf(_("saved: %s (%u nodes) and %s (%u arrays)\n"), out, graph->n_nodes, params, n_weights);
+  return 0;
+}
+
 int ds_cli_save(const DsCliOptions *options)
 {
   GError *error = NULL;
@@ -194,7 +228,10 @@ int ds_cli_save(const DsCliOptions *options)
     g_printerr(_("dynscope: --save OUT.json needs exactly one MODEL argument\n"));
     return 2;
   }
-  g_autoptr(DsGraph) graph = ds_mxnet_json_load(options->remaining[0], &error);
+  const char *model = options->remaining[0];
+  if (ds_session_file_is_onnx(model))
+    return save_onnx_as_mxnet(model, options->save_path);
+  g_autoptr(DsGraph) graph = ds_mxnet_json_load(model, &error);
   if (graph == NULL || !ds_mxnet_json_save(graph, options->save_path, &error))
     return ds_cli_fail(error);
   return 0;

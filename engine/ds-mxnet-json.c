@@ -425,6 +425,33 @@ static gboolean read_arg_nodes(DsGraph *graph, const cJSON *args, const char *wh
   return TRUE;
 }
 
+/* attrs.output_names (["list_str", [name, ...]], one per head), which a converted ONNX model
+ * carries so that its outputs keep their names; absent in MXNet's own files. */
+static gboolean read_output_names(DsGraph *graph, const char *where, GError **error)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(graph->attrs, "output_names");
+  if (v == NULL)
+    return TRUE;
+  const cJSON *list = cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2 ? v->child->next : NULL;
+  gboolean ok = list != NULL && cJSON_IsString(v->child) &&
+                strcmp(v->child->valuestring, "list_str") == 0 && cJSON_IsArray(list) &&
+                (guint)cJSON_GetArraySize(list) == graph->n_heads;
+  for (const cJSON *name = ok ? list->child : NULL; name != NULL; name = name->next)
+    ok = ok && cJSON_IsString(name) && name->valuestring[0] != '\0';
+  if (!ok) {
+    g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
+                "%s: attrs.output_names must be [\"list_str\", [name, ...]] with one name per "
+                "head (%u)",
+                where, graph->n_heads);
+    return FALSE;
+  }
+  graph->head_names = g_new0(char *, graph->n_heads + 1);
+  guint h = 0;
+  for (const cJSON *name = list->child; name != NULL; name = name->next)
+    graph->head_names[h++] = g_strdup(name->valuestring);
+  return TRUE;
+}
+
 /* The version in attrs.mxnet_version (["int", N]); MXNET_VERSION_LEGACY when absent. */
 static gboolean read_version(const cJSON *attrs, const char *where, int *out, GError **error)
 {
@@ -788,8 +815,11 @@ static DsGraph *graph_from_json(cJSON *obj, const char *where, gboolean top, int
     goto fail;
   if (!read_heads(graph, heads, where, error) || !read_arg_nodes(graph, arg_nodes, where, error))
     goto fail;
-  if (attrs != NULL)
+  if (attrs != NULL) {
     graph->attrs = cJSON_DetachItemViaPointer(obj, attrs);
+    if (!read_output_names(graph, where, error))
+      goto fail;
+  }
 
   if (top && version < MXNET_VERSION_LAYOUT) {
     graph = upgrade_graph(graph, version, where, error);
@@ -927,8 +957,8 @@ DsGraph *ds_mxnet_json_load(const char *path, GError **error)
   g_autoptr(GMappedFile) file = ds_file_map(path, error);
   if (file == NULL)
     return NULL;
-  return ds_mxnet_json_load_data(g_mapped_file_get_contents(file),
-                                 g_mapped_file_get_length(file), path, error);
+  return ds_mxnet_json_load_data(g_mapped_file_get_contents(file), g_mapped_file_get_length(file),
+                                 path, error);
 }
 
 /* ---- Writing ---------------------------------------------------------------------------- */
@@ -1153,6 +1183,20 @@ static void write_graph(Writer *w, const DsGraph *graph, gboolean top)
     writer_uint(w, graph->mxnet_version >= MXNET_VERSION_LAYOUT ? (guint64)graph->mxnet_version
                                                                 : MXNET_VERSION_UPGRADED);
     writer_close(w, ']');
+    if (graph->head_names != NULL) { /* an imported model's output names (nnvm's list_str) */
+      writer_key(w, "output_names");
+      writer_open(w, '[');
+      writer_item(w);
+      writer_string(w, "list_str");
+      writer_item(w);
+      writer_open(w, '[');
+      for (guint h = 0; h < graph->n_heads; h++) {
+        writer_item(w);
+        writer_string(w, graph->head_names[h]);
+      }
+      writer_close(w, ']');
+      writer_close(w, ']');
+    }
     writer_close(w, '}');
   }
   writer_close(w, '}');

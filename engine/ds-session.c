@@ -142,6 +142,11 @@ static gboolean looks_like_onnx(const char *path)
   return ds_onnx_is_model_file(head, n);
 }
 
+gboolean ds_session_file_is_onnx(const char *model_path)
+{
+  return looks_like_onnx(model_path);
+}
+
 DsSession *ds_session_new(const char *model_path, GError **error)
 {
   if (looks_like_onnx(model_path))
@@ -268,8 +273,8 @@ static const DsPartition *executor_partition(DsSession *session, GError **error)
     return NULL;
   }
   g_clear_pointer(&session->placement, ds_partition_free);
-  session->placement = ds_partition_label_placement(session->graph, session->symbolic,
-                                                    session->device, error);
+  session->placement =
+      ds_partition_label_placement(session->graph, session->symbolic, session->device, error);
   return session->placement;
 }
 
@@ -307,8 +312,11 @@ gboolean ds_session_feed_params(DsSession *session, const char *path, GError **e
       return FALSE;
     }
   }
+  /* What a .params file holds is parameters, whatever the reading ops call their inputs
+   * (a converted ONNX MatMul's weight is _npi_matmul's second operand): constants all. */
   for (guint i = 0; i < params->n_items; i++) {
     DsParam *p = &params->items[i];
+    ds_ndarray_make_constant(p->array);
     store_fed(session, ds_graph_find_node(session->graph, p->name), g_steal_pointer(&p->array));
   }
   invalidate(session);
@@ -601,8 +609,8 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
                 "or auto)",
                 dynamic->name, dynamic->op_name,
                 (dynamic->op->traits & DS_OP_TRAIT_CONTROL_FLOW) ? "runs its own subgraphs"
-                                                                  : "decides its output shape "
-                                                                    "from data");
+                                                                 : "decides its output shape "
+                                                                   "from data");
     return FALSE;
   }
   g_autoptr(DsGraphShapes) shapes = seed_shapes(session, error);
@@ -1056,6 +1064,36 @@ DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *va
     }
   }
   return DS_VARIABLE_DATA;
+}
+
+/* Whether an op reads `variable` as an auxiliary state (BatchNorm's moving statistics). */
+static gboolean feeds_aux_input(const DsGraph *graph, const DsNode *variable)
+{
+  for (guint i = variable->id + 1; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    for (guint k = 0; k < node->n_inputs && node->op != NULL; k++)
+      if (node->inputs[k].node_id == variable->id && (node->op->aux_input_mask & (1u << k)))
+        return TRUE;
+  }
+  return FALSE;
+}
+
+gboolean ds_session_save_file_weights(DsSession *session, const char *path, guint *n_saved,
+                                      GError **error)
+{
+  const DsGraph *graph = session->graph;
+  g_autoptr(GArray) items = g_array_new(FALSE, FALSE, sizeof(DsParam));
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (!ds_node_is_variable(node) || !g_hash_table_contains(session->file_weights, node->name))
+      continue;
+    DsParam item = {.name = node->name,
+                    .is_aux = feeds_aux_input(graph, node),
+                    .array = g_hash_table_lookup(session->fed, node->name)};
+    g_array_append_val(items, item);
+  }
+  *n_saved = items->len;
+  return ds_params_save(path, (const DsParam *)items->data, items->len, error);
 }
 
 const char *ds_variable_kind_name(DsVariableKind kind)

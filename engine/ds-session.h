@@ -29,6 +29,8 @@ typedef struct _DsSession DsSession;
  * initializers feed their variables (as weights), and its inputs' named dims are declared as
  * symbols. */
 DsSession *ds_session_new(const char *model_path, GError **error);
+/* Whether the file is ONNX (by its first bytes, as ds_session_new() chooses). */
+gboolean ds_session_file_is_onnx(const char *model_path);
 /* One line naming every node the model has but the engine cannot run (ONNX ops, opsets or
  * attributes it does not map), or NULL. ds_session_prepare() and ds_session_compile() refuse
  * such a model with this message before running anything. */
@@ -48,8 +50,7 @@ const char *ds_session_get_model_path(DsSession *session);
 gboolean ds_session_feed_npy(DsSession *session, const char *name, const char *path,
                              GError **error);
 /* Feeds variable `name`, taking ownership of `array`. */
-gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array,
-                         GError **error);
+gboolean ds_session_feed(DsSession *session, const char *name, DsNDArray *array, GError **error);
 /* Forgets what feeds variable `name` (a file or an earlier random fill) and any shape declared
  * for it: the next ds_session_prepare() goes by the file's shape and the bindings again.
  * Unknown names are ignored. */
@@ -175,3 +176,8 @@ guint64 ds_session_get_resize_ns(DsSession *session);
 /* How a variable is used, from the argument names of the ops that read it. */
 DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *variable);
 const char *ds_variable_kind_name(DsVariableKind kind);
+/* Writes the arrays the model file itself holds (an ONNX file's initializers and constants)
+ * to `path` as an MXNet .params file, "aux:" for what ops read as auxiliary states and "arg:"
+ * for the rest, in graph order; `n_saved` says how many. */
+gboolean ds_session_save_file_weights(DsSession *session, const char *path, guint *n_saved,
+                                      GError **error);

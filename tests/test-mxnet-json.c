@@ -5,6 +5,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "ds-config.h"
 #include "ds-error.h"
 #include "ds-mxnet-json.h"
@@ -500,6 +502,14 @@ static const BadCase bad_cases[] = {
     {"{\"nodes\": [}", DS_ERROR_PARSE, "malformed JSON at byte 11 (line 1, column 12)"},
     {"{\"nodes\": [" VAR_X "], \"arg_nodes\": [0], \"heads\": [[0, 0, 0]]} trailing",
      DS_ERROR_PARSE, "unexpected text after the JSON document at byte"},
+    {"{\"nodes\": [" VAR_X "], \"arg_nodes\": [0], \"heads\": [[0, 0, 0]],"
+     " \"attrs\": {\"mxnet_version\": [\"int\", 10500], \"output_names\": [\"list_str\","
+     " [\"a\", \"b\"]]}}",
+     DS_ERROR_PARSE,
+     "attrs.output_names must be [\"list_str\", [name, ...]] with one name per head (1)"},
+    {"{\"nodes\": [" VAR_X "], \"arg_nodes\": [0], \"heads\": [[0, 0, 0]],"
+     " \"attrs\": {\"mxnet_version\": [\"int\", 10500], \"output_names\": [\"str\", \"a\"]}}",
+     DS_ERROR_PARSE, "attrs.output_names must be"},
     {"", DS_ERROR_PARSE, "empty file"},
     {"[1, 2]", DS_ERROR_PARSE, "the graph is not a JSON object"},
 };
@@ -519,6 +529,35 @@ static void test_bad_files(void)
     g_assert_nonnull(strstr(error->message, bad_cases[i].message));
     g_error_free(error);
   }
+}
+
+/* An imported model's output names travel in attrs.output_names and come back on load. */
+static void test_output_names(void)
+{
+  static const char json[] = "{\"nodes\": [" VAR_X "], \"arg_nodes\": [0], \"heads\": [[0, 0, 0]],"
+                             " \"attrs\": {\"mxnet_version\": [\"int\", 10500]}}";
+  GError *error = NULL;
+  g_autoptr(DsGraph) g = ds_mxnet_json_load_data(json, strlen(json), "named.json", &error);
+  g_assert_no_error(error);
+  g_assert_null(g->head_names);
+  g_autofree char *plain = ds_mxnet_json_save_to_data(g, NULL);
+  g_assert_null(strstr(plain, "output_names"));
+  /* A graph built in memory with names (as the ONNX importer builds one) writes them. */
+  g_autoptr(DsGraph) built = ds_mxnet_json_load_data(json, strlen(json), "named.json", &error);
+  g_assert_no_error(error);
+  g_clear_pointer(&built->attrs, cJSON_Delete);
+  built->head_names = g_strsplit("logits", ",", -1);
+  g_autofree char *text = ds_mxnet_json_save_to_data(built, NULL);
+  g_assert_nonnull(strstr(text, "\"output_names\""));
+  g_autoptr(DsGraph) back = ds_mxnet_json_load_data(text, strlen(text), "back.json", &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(back->head_names);
+  g_assert_cmpstr(back->head_names[0], ==, "logits");
+  g_assert_null(back->head_names[1]);
+  g_autofree char *name = ds_graph_dup_output_name(back, 0);
+  g_assert_cmpstr(name, ==, "logits");
+  g_autofree char *again = ds_mxnet_json_save_to_data(back, NULL);
+  g_assert_cmpstr(again, ==, text);
 }
 
 static void test_truncated_and_deep(void)
@@ -601,6 +640,7 @@ int main(int argc, char **argv)
   g_test_add_func("/engine/mxnet-json/subgraphs", test_subgraphs);
   g_test_add_func("/engine/mxnet-json/built-graph", test_built_graph);
   g_test_add_func("/engine/mxnet-json/bad-files", test_bad_files);
+  g_test_add_func("/engine/mxnet-json/output-names", test_output_names);
   g_test_add_func("/engine/mxnet-json/truncated-and-deep", test_truncated_and_deep);
   g_test_add_func("/engine/mxnet-json/legacy-missing-inputs", test_legacy_missing_inputs);
   g_test_add_func("/engine/mxnet-json/unknown-op-and-io", test_unknown_op_and_io);

@@ -10,7 +10,7 @@ axis 1 in both directions; a model with unsupported nodes (--info lists them, --
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
 RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
-MaxPool's indices and MaxUnpool; a Momentum step of the ai.onnx.preview.training domain.
+MaxPool's indices and MaxUnpool; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -372,6 +372,57 @@ def test_unpooling(tmp):
     return "(3, 2, 7, 9) -> (3, 2, 3, 4) -> (3, 2, 7, 9); " + err[-60:]
 
 
+def test_convert_to_mxnet(tmp):
+    """--save converts an ONNX model to MXNet JSON and a .params file that run bit for bit as
+    the .onnx does, output names kept: a Conv-BatchNormalization-Relu model (its statistics
+    saved as aux:) and a Loop whose body reads a constant; the JSON saves back byte for byte;
+    a model with nodes the engine cannot run is not converted."""
+    rng = np.random.default_rng(5)
+    g = h.make_graph(
+        [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         h.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["n"]),
+         h.make_node("Relu", ["n"], ["features"])],
+        "conv_bn", [vi("x", T.FLOAT, ["batch", 2, 5, 5])],
+        [vi("features", T.FLOAT, ["batch", 3, 5, 5])],
+        [nh.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "w"),
+         nh.from_array(np.array([1.0, 0.5, 2.0], np.float32), "scale"),
+         nh.from_array(np.array([0.1, -0.2, 0.0], np.float32), "bias"),
+         nh.from_array(np.array([0.3, -0.1, 0.2], np.float32), "mean"),
+         nh.from_array(np.array([1.5, 0.7, 0.9], np.float32), "var")])
+    cases = [(save(g, os.path.join(tmp, "conv_bn.onnx"), opset=13), "conv_bn-symbol.json",
+              "conv_bn-0000.params", {"x": rng.standard_normal((2, 2, 5, 5)).astype(np.float32)}),
+             (loop_model(os.path.join(tmp, "loop.onnx")), "loop.json", "loop.params",
+              {"M": np.array(3, np.int64), "x": np.array([1, 2, 3], np.float32),
+               "v0": np.zeros(3, np.float32)})]
+    for model, symbol, params, inputs in cases:
+        symbol, params = os.path.join(tmp, symbol), os.path.join(tmp, params)
+        said = dynscope("--save", symbol, model).stdout
+        if params not in said or not os.path.exists(params):
+            raise Failure("no %s beside %s: %r" % (params, symbol, said))
+        want = run_model(tmp, model, inputs)
+        got = run_model(tmp, symbol, inputs, extra=("--params", params))
+        if sorted(got) != sorted(want):
+            raise Failure("outputs %s, want %s" % (sorted(got), sorted(want)))
+        for name in want:
+            if not np.array_equal(got[name], want[name]):
+                raise Failure("%s: %r, want %r" % (name, got[name].tolist(), want[name].tolist()))
+        again = os.path.join(tmp, "again.json")
+        dynscope("--save", again, symbol)
+        with open(symbol, "rb") as a, open(again, "rb") as b:
+            if a.read() != b.read():
+                raise Failure("%s does not save back byte for byte" % symbol)
+    with open(os.path.join(tmp, "conv_bn-0000.params"), "rb") as f:
+        stored = f.read()
+    for key in (b"aux:mean", b"aux:var", b"arg:w", b"arg:scale"):
+        if key not in stored:
+            raise Failure("conv_bn-0000.params has no %r" % key)
+    bad = unsupported_model(os.path.join(tmp, "bad.onnx"))
+    err = dynscope("--save", os.path.join(tmp, "bad.json"), bad, expect=2).stderr.strip()
+    if "cannot convert" not in err or os.path.exists(os.path.join(tmp, "bad.json")):
+        raise Failure("not refused before writing: %r" % err)
+    return "conv-bn and Loop bit-identical; " + err[-50:]
+
+
 def test_training_domain(tmp):
     """An optimizer step of the ai.onnx.preview.training domain alone (no standard opset):
     Nesterov momentum over two tensors, first and later steps, against NumPy; a standard op in
@@ -494,6 +545,7 @@ def main():
         ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
          test_quantized),
         ("MaxPool indices in both orders; MaxUnpool to either shape", test_unpooling),
+        ("converted to MXNet JSON and .params, bit-identical", test_convert_to_mxnet),
         ("an optimizer step of the training domain alone", test_training_domain),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
