@@ -623,20 +623,32 @@ static void test_pooling_shape(void)
 /* MXNet's CPU pooling, literally: each output's window, clipped as pool.h clips it; with
  * ONNX's extensions, the end padding (pe) may differ from the beginning's and max windows may
  * be dilated. */
-static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y, double *out)
+/* A pool's geometry in three dims, the spatial ones right-aligned after leading 1s, as the
+ * references walk it. */
+typedef struct {
+  int64_t in[3], o[3], k[3], s[3], pd[3], pe[3], dl[3];
+} RefWindow;
+
+static RefWindow ref_window(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y)
 {
+  RefWindow w = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}};
   int ns = x->ndim - 2;
-  int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-          pd[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
   for (int i = 0; i < ns; i++) {
     int j = 3 - ns + i;
-    in[j] = x->shape[2 + i];
-    o[j] = y->shape[2 + i];
-    k[j] = p->global_pool ? in[j] : p->kernel[i];
-    s[j] = p->global_pool ? 1 : p->stride[i];
-    dl[j] = p->global_pool ? 1 : p->dilate[i];
-    ds_pool_axis_pads(p, i, in[j], &pd[j], &pe[j]);
+    w.in[j] = x->shape[2 + i];
+    w.o[j] = y->shape[2 + i];
+    w.k[j] = p->global_pool ? w.in[j] : p->kernel[i];
+    w.s[j] = p->global_pool ? 1 : p->stride[i];
+    w.dl[j] = p->global_pool ? 1 : p->dilate[i];
+    ds_pool_axis_pads(p, i, w.in[j], &w.pd[j], &w.pe[j]);
   }
+  return w;
+}
+
+static void ref_pooling(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y, double *out)
+{
+  const RefWindow w = ref_window(p, x, y);
+  const int64_t *in = w.in, *o = w.o, *k = w.k, *s = w.s, *pd = w.pd, *pe = w.pe, *dl = w.dl;
   int64_t planes = x->shape[0] * x->shape[1], plane = in[0] * in[1] * in[2];
   const float *xv = x->data;
   int64_t idx = 0;
@@ -870,18 +882,8 @@ static void test_pooling_padding(void)
 static void ref_pool_indices(const DsPoolingParam *p, const DsTensor *x, const DsTensor *y,
                              double *values, int64_t *indices)
 {
-  int ns = x->ndim - 2;
-  int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-          pd[3] = {0, 0, 0}, pe[3], dl[3] = {1, 1, 1};
-  for (int i = 0; i < ns; i++) {
-    int j = 3 - ns + i;
-    in[j] = x->shape[2 + i];
-    o[j] = y->shape[2 + i];
-    k[j] = p->kernel[i];
-    s[j] = p->stride[i];
-    dl[j] = p->dilate[i];
-    ds_pool_axis_pads(p, i, in[j], &pd[j], &pe[j]);
-  }
+  const RefWindow w = ref_window(p, x, y);
+  const int64_t *in = w.in, *o = w.o, *k = w.k, *s = w.s, *pd = w.pd, *dl = w.dl;
   const int64_t plane = in[0] * in[1] * in[2];
   int64_t out = 0;
   for (int64_t pl = 0; pl < x->shape[0] * x->shape[1]; pl++)
