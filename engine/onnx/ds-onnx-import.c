@@ -441,6 +441,16 @@ DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, do
   return ds_onnx_add_constant(b, hint, a);
 }
 
+gboolean ds_onnx_input_or_scalar(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
+                                 const char *hint, DsDType dtype, double value, DsEntry *out,
+                                 GError **error)
+{
+  if (ds_onnx_has_input(node, i))
+    return ds_onnx_input(b, node, i, out, error);
+  *out = ds_onnx_add_scalar(b, hint, dtype, value, FALSE);
+  return TRUE;
+}
+
 gboolean ds_onnx_shape_source(DsOnnxBuilder *b, DsEntry e, DsEntry *source)
 {
   const DsNode *n = ds_onnx_builder_graph(b)->nodes[e.node_id];

@@ -151,14 +151,9 @@ static gboolean quantize(DsOnnxBuilder *b, const DsOnnxNode *node, const char *o
                          DsDType zero_dtype, GError **error)
 {
   DsEntry in[3];
-  if (!ds_onnx_input(b, node, 0, &in[0], error) || !ds_onnx_input(b, node, 1, &in[1], error))
+  if (!ds_onnx_input(b, node, 0, &in[0], error) || !ds_onnx_input(b, node, 1, &in[1], error) ||
+      !ds_onnx_input_or_scalar(b, node, 2, "zero_point", zero_dtype, 0.0, &in[2], error))
     return FALSE;
-  if (ds_onnx_has_input(node, 2)) {
-    if (!ds_onnx_input(b, node, 2, &in[2], error))
-      return FALSE;
-  } else {
-    in[2] = ds_onnx_add_scalar(b, "zero_point", zero_dtype, 0.0, FALSE);
-  }
   gint64 axis = ds_onnx_attr_int(node, "axis", 1);
   DsNode *n = ds_onnx_emit(b, node, op, NULL, in, 3, error, "axis",
                            ds_onnx_printf(b, "%" G_GINT64_FORMAT, axis), NULL);

@@ -772,12 +772,8 @@ static gboolean translate_pad(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
   } else {
     in[1] = ds_onnx_add_ints(b, "pads", pads, n, FALSE);
   }
-  if (ds_onnx_has_input(node, 2)) {
-    if (!ds_onnx_input(b, node, 2, &in[2], error))
-      return FALSE;
-  } else {
-    in[2] = ds_onnx_add_scalar(b, "pad_value", DS_DTYPE_FLOAT64, value, FALSE);
-  }
+  if (!ds_onnx_input_or_scalar(b, node, 2, "pad_value", DS_DTYPE_FLOAT64, value, &in[2], error))
+    return FALSE;
   return emit_bind(b, node, "_contrib_dynamic_pad", in, 3, &a, error);
 }
 
@@ -964,14 +960,9 @@ static gboolean translate_one_hot(DsOnnxBuilder *b, const DsOnnxNode *node, GErr
 static gboolean translate_trilu(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   DsEntry in[2];
-  if (!ds_onnx_input(b, node, 0, &in[0], error))
+  if (!ds_onnx_input(b, node, 0, &in[0], error) ||
+      !ds_onnx_input_or_scalar(b, node, 1, "k", DS_DTYPE_INT64, 0, &in[1], error))
     return FALSE;
-  if (ds_onnx_has_input(node, 1)) {
-    if (!ds_onnx_input(b, node, 1, &in[1], error))
-      return FALSE;
-  } else {
-    in[1] = ds_onnx_add_scalar(b, "k", DS_DTYPE_INT64, 0, FALSE);
-  }
   Attrs a = {.n = 0};
   attr_set(&a, "upper", ds_onnx_attr_int(node, "upper", 1) ? "1" : "0");
   return emit_bind(b, node, "trilu", in, 2, &a, error);
@@ -1294,16 +1285,11 @@ static gboolean translate_nms(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
     return FALSE;
   /* Absent parameters: no boxes per class, threshold 0, and no score threshold. */
   static const double defaults[3] = {0, 0, -INFINITY};
-  for (guint i = 2; i < 5; i++) {
-    if (ds_onnx_has_input(node, i)) {
-      if (!ds_onnx_input(b, node, i, &in[i], error))
-        return FALSE;
-    } else {
-      in[i] =
-          ds_onnx_add_scalar(b, i == 2 ? "max_output_boxes" : "threshold",
-                             i == 2 ? DS_DTYPE_INT64 : DS_DTYPE_FLOAT32, defaults[i - 2], FALSE);
-    }
-  }
+  for (guint i = 2; i < 5; i++)
+    if (!ds_onnx_input_or_scalar(b, node, i, i == 2 ? "max_output_boxes" : "threshold",
+                                 i == 2 ? DS_DTYPE_INT64 : DS_DTYPE_FLOAT32, defaults[i - 2],
+                                 &in[i], error))
+      return FALSE;
   Attrs a = {.n = 0};
   attr_set(&a, "center_point_box", ds_onnx_attr_int(node, "center_point_box", 0) ? "1" : "0");
   return emit_bind(b, node, "_contrib_non_max_suppression", in, 5, &a, error);

@@ -141,6 +141,11 @@ DsEntry ds_onnx_add_scalar(DsOnnxBuilder *b, const char *hint, DsDType dtype, do
  * the shape's length is that tensor's rank and its values that tensor's symbolic dims, which
  * inference knows even where the values wait for run time. */
 gboolean ds_onnx_shape_source(DsOnnxBuilder *b, DsEntry e, DsEntry *source);
+/* Input `i` when the node gives it, else a scalar constant of `dtype` holding `value` (named
+ * after `hint`): ONNX's optional inputs with a default. */
+gboolean ds_onnx_input_or_scalar(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
+                                 const char *hint, DsDType dtype, double value, DsEntry *out,
+                                 GError **error);
 /* An int64 constant of shape (n,) (or () when `scalar`). */
 DsEntry ds_onnx_add_ints(DsOnnxBuilder *b, const char *hint, const gint64 *values, int n,
                          gboolean scalar);
