@@ -29,9 +29,41 @@ static char *data_path(const char *dir, const char *name)
   return g_build_filename(src != NULL ? src : "..", "data", dir, name, NULL);
 }
 
-/* Lets GTK lay the window out and draw it. */
+static void on_after_paint(GdkFrameClock *clock, gboolean *painted)
+{
+  (void)clock;
+  *painted = TRUE;
+}
+
+/* Waits (up to 20 s) until the window has laid itself out and drawn one whole frame. */
+static void wait_for_frame(GtkWidget *window)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
+  if (clock == NULL)
+    return;
+  gboolean painted = FALSE;
+  gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &painted);
+  gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT);
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (!painted && g_get_monotonic_time() < deadline) {
+    if (!g_main_context_iteration(NULL, FALSE))
+      g_usleep(1000);
+  }
+  g_signal_handler_disconnect(clock, handler);
+  g_assert_true(painted);
+}
+
+/* Lets GTK lay out and draw every shown window, then runs what is still pending. Main-loop
+ * turns alone are not enough: the frame clock ticks on its own timer, and on a loaded machine
+ * any fixed number of turns can pass before it does, leaving a newly shown canvas unsized. */
 static void settle(void)
 {
+  GListModel *toplevels = gtk_window_get_toplevels();
+  for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+    g_autoptr(GtkWidget) window = g_list_model_get_item(toplevels, i);
+    if (gtk_widget_get_mapped(window))
+      wait_for_frame(window);
+  }
   for (int i = 0; i < 50; i++)
     g_main_context_iteration(NULL, FALSE);
 }

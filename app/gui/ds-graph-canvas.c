@@ -172,14 +172,22 @@ void ds_graph_canvas_set_marks(DsGraphCanvas *c, const gboolean *marks)
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
+/* A graph set before the canvas had a size is fitted as soon as it gets one, so the view
+ * (and what zoom and picking report) is right from the first layout, not the first draw. */
+static void canvas_size_allocate(GtkWidget *widget, int width, int height, int baseline)
+{
+  GTK_WIDGET_CLASS(ds_graph_canvas_parent_class)->size_allocate(widget, width, height, baseline);
+  DsGraphCanvas *c = DS_GRAPH_CANVAS(widget);
+  if (!c->fitted)
+    ds_graph_canvas_fit(c);
+}
+
 static void canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 {
   DsGraphCanvas *c = DS_GRAPH_CANVAS(widget);
   double w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
   if (c->layout == NULL || w <= 0 || h <= 0)
     return;
-  if (!c->fitted)
-    ds_graph_canvas_fit(c);
   GdkRGBA fg;
   /* The theme's text colour (light or dark style) for edges. GTK 4.8 has no
    * gtk_widget_get_color(). */
@@ -371,6 +379,7 @@ static void ds_graph_canvas_class_init(DsGraphCanvasClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   object_class->dispose = canvas_dispose;
   widget_class->snapshot = canvas_snapshot;
+  widget_class->size_allocate = canvas_size_allocate;
   signals[SIGNAL_NODE_SELECTED] =
       g_signal_new("node-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                    NULL, G_TYPE_NONE, 1, G_TYPE_INT);
