@@ -10,13 +10,14 @@ axis 1 in both directions; a model with unsupported nodes (--info lists them, --
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
 RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
-MaxPool's indices and MaxUnpool; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain.
+MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -372,6 +373,72 @@ def test_unpooling(tmp):
     return "(3, 2, 7, 9) -> (3, 2, 3, 4) -> (3, 2, 7, 9); " + err[-60:]
 
 
+def stft_reference(x, step, window, length):
+    """numpy's one-sided spectrum of every frame: (batch, frames, length // 2 + 1, 2)."""
+    w = np.ones(length) if window is None else window
+    n = (x.shape[1] - length) // step + 1
+    frames = np.stack([x[:, i * step:i * step + length] * w for i in range(n)], axis=1)
+    spec = np.fft.rfft(frames, axis=2)
+    return np.stack([spec.real, spec.imag], axis=-1)
+
+
+def test_spectrogram(tmp):
+    """A speech front end at opset 17: a Hann window from HannWindow, STFT with a frame step fed
+    at run time over audio of any length (the frame count is then a data-dependent dim),
+    STFT with constant step and frame length, DFT cut to a constant dft_length (one-sided),
+    and DFT then inverse DFT back to the signal; against numpy.fft. A fixed-size model keeps
+    every dim static."""
+    g = h.make_graph(
+        [h.make_node("Unsqueeze", ["audio", "last"], ["signal"]),
+         h.make_node("HannWindow", ["sixteen"], ["hann"]),
+         h.make_node("STFT", ["signal", "step", "hann"], ["spec"]),
+         h.make_node("STFT", ["signal", "five", "", "twelve"], ["plain"]),
+         h.make_node("DFT", ["signal", "twenty"], ["cut"], axis=1, onesided=1),
+         h.make_node("DFT", ["signal"], ["full"], axis=1),
+         h.make_node("DFT", ["full"], ["back"], axis=1, inverse=1)],
+        "front_end", [vi("audio", T.FLOAT, ["batch", "samples"]), vi("step", T.INT64, [])],
+        [vi("spec", T.FLOAT, None), vi("plain", T.FLOAT, None), vi("cut", T.FLOAT, None),
+         vi("back", T.FLOAT, None)],
+        [nh.from_array(np.array([2], np.int64), "last"),
+         nh.from_array(np.array(16, np.int64), "sixteen"),
+         nh.from_array(np.array(5, np.int64), "five"),
+         nh.from_array(np.array(12, np.int64), "twelve"),
+         nh.from_array(np.array(20, np.int64), "twenty")])
+    model = save(g, os.path.join(tmp, "front_end.onnx"), opset=17)
+    rng = np.random.default_rng(17)
+    audio = rng.uniform(-1, 1, (2, 70)).astype(np.float32)
+    out = run_model(tmp, model, {"audio": audio, "step": np.array(6, np.int64)})
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)
+    check_close("spec", out["spec"], stft_reference(audio, 6, hann, 16).astype(np.float32))
+    check_close("plain", out["plain"], stft_reference(audio, 5, None, 12).astype(np.float32))
+    cut = np.fft.rfft(audio[:, :20], axis=1)
+    check_close("cut", out["cut"], np.stack([cut.real, cut.imag], -1).astype(np.float32))
+    back = np.stack([audio, np.zeros_like(audio)], -1)
+    if not np.allclose(out["back"], back, atol=1e-5):
+        raise Failure("DFT then inverse DFT: %r" % out["back"][0, :4].tolist())
+    shapes = dynscope("--shapes", model).stdout
+    spec = [l for l in shapes.splitlines() if l.startswith("STFT_spec ")]
+    # The window's length comes from HannWindow's size, a value: the bins are u//2 + 1.
+    if not spec or not re.search(r"\(batch, u\d+, u\d+//2 \+ 1, 2\)", spec[0]):
+        raise Failure("STFT_spec's frames are not a data-dependent dim: %r" % spec)
+    # Everything static: the frames are counted while importing.
+    fixed = h.make_graph(
+        [h.make_node("STFT", ["signal", "eight", "", "sixteen"], ["spec"], onesided=0)],
+        "fixed", [vi("signal", T.FLOAT, [1, 64, 1])], [vi("spec", T.FLOAT, None)],
+        [nh.from_array(np.array(8, np.int64), "eight"),
+         nh.from_array(np.array(16, np.int64), "sixteen")])
+    fixed_model = save(fixed, os.path.join(tmp, "fixed.onnx"), opset=17)
+    x = rng.uniform(-1, 1, (1, 64, 1)).astype(np.float32)
+    got = run_model(tmp, fixed_model, {"signal": x})["spec"]
+    frames = np.stack([x[0, i * 8:i * 8 + 16, 0] for i in range(7)])
+    full = np.fft.fft(frames, axis=1)[None]
+    check_close("two-sided spec", got, np.stack([full.real, full.imag], -1).astype(np.float32))
+    shapes = dynscope("--shapes", fixed_model).stdout
+    if "(1, 7, 16, 2)" not in shapes:
+        raise Failure("the fixed STFT is not (1, 7, 16, 2): %r" % shapes)
+    return " ".join(spec[0].split()[2:])
+
+
 def test_convert_to_mxnet(tmp):
     """--save converts an ONNX model to MXNet JSON and a .params file that run bit for bit as
     the .onnx does, output names kept: a Conv-BatchNormalization-Relu model (its statistics
@@ -545,6 +612,7 @@ def main():
         ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
          test_quantized),
         ("MaxPool indices in both orders; MaxUnpool to either shape", test_unpooling),
+        ("spectrograms: STFT with a run-time step, DFT cut and inverted", test_spectrogram),
         ("converted to MXNet JSON and .params, bit-identical", test_convert_to_mxnet),
         ("an optimizer step of the training domain alone", test_training_domain),
         ("opsets after 17 are refused", test_opset_range),

@@ -1294,6 +1294,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   register_family(imp.translators, ds_onnx_tensor_ops);
   register_family(imp.translators, ds_onnx_control_ops);
   register_family(imp.translators, ds_onnx_quant_ops);
+  register_family(imp.translators, ds_onnx_signal_ops);
   register_family(imp.training_translators, ds_onnx_training_ops);
 
   DsOnnxBuilder *top = builder_new(&imp, NULL, "");

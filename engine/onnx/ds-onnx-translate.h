@@ -35,6 +35,7 @@ extern const DsOnnxOpTranslator ds_onnx_nn_ops[];
 extern const DsOnnxOpTranslator ds_onnx_tensor_ops[];
 extern const DsOnnxOpTranslator ds_onnx_control_ops[];
 extern const DsOnnxOpTranslator ds_onnx_quant_ops[];
+extern const DsOnnxOpTranslator ds_onnx_signal_ops[];
 extern const DsOnnxOpTranslator ds_onnx_training_ops[]; /* ai.onnx.preview.training */
 
 /* The default domain's opset the model imports. */
