@@ -1,11 +1,12 @@
 /* ds-cpu-signal.c: the Fourier transform (_contrib_dft) on the CPU.
  *
  * Each line along the axis is copied into a scratch line of complex doubles (cut or
- * zero-padded to the transform's length n) and transformed there, in double precision, from
- * one table of the n-th roots of unity that the whole call shares. Powers of two take an
- * iterative radix-2 FFT, O(n log n) a line; other lengths the direct sum, O(n) a bin, which at
- * the frame sizes of audio front ends (a few hundred) is still microseconds a line. The lines
- * are dealt out in up to DFT_SLOTS pieces, each with its own scratch line in the workspace.
+ * zero-padded to the transform's length n) and transformed there in double precision, in
+ * O(n log n) for every n: powers of two by an iterative radix-2 FFT, other lengths by
+ * Bluestein's chirp-z transform, which writes the DFT as a convolution with a chirp and does the
+ * convolution with radix-2 FFTs of a power of two m >= 2n - 1. What depends on n alone (the
+ * roots of unity of m, the chirp, the chirp filter's spectrum) is computed once a call, in the
+ * workspace. The lines are dealt out in up to DFT_SLOTS pieces, each with its own scratch line.
  */
 #include <math.h>
 #include <string.h>
@@ -21,12 +22,15 @@ typedef struct {
   int64_t outer, inner, lines; /* a line is an (outer, inner) pair */
   int64_t in_len, parts;       /* the data's size along the axis; 1 (real) or 2 (complex) */
   int64_t n, bins;             /* transform length; bins kept */
+  int64_t m;                   /* FFT length: n, or Bluestein's power of two >= 2n - 1 */
   int64_t slots;               /* pieces the lines are dealt out in */
-  bool f64, fft;
+  bool f64, bluestein;
   const void *x;
   void *y;
-  const double *roots; /* n complex roots exp(2 pi i m / n), as (re, im) pairs */
-  double *scratch;     /* slots lines of n complex values */
+  double *roots;   /* m complex roots exp(2 pi i j / m), as (re, im) pairs */
+  double *chirp;   /* Bluestein: n values exp(sign pi i j^2 / n) */
+  double *filter;  /* Bluestein: the FFT of the conjugate chirp, m values */
+  double *scratch; /* slots lines of m complex values */
 } DftJob;
 
 static bool dft_geometry(const DsDftParam *p, const DsTensor *x, const DsTensor *y, DftJob *g)
@@ -51,7 +55,9 @@ static bool dft_geometry(const DsDftParam *p, const DsTensor *x, const DsTensor 
   g->inner = ds_shape_span(x->shape, axis + 1, last);
   g->lines = g->outer * g->inner;
   g->slots = MIN(DFT_SLOTS, MAX(g->lines, 1));
-  g->fft = g->n > 0 && (g->n & (g->n - 1)) == 0;
+  g->bluestein = (g->n & (g->n - 1)) != 0;
+  for (g->m = 1; g->bluestein ? g->m < 2 * g->n - 1 : g->m < g->n;)
+    g->m *= 2;
   return true;
 }
 
@@ -61,7 +67,8 @@ static size_t dft_workspace(const void *param, const DsTensor *inputs, int n_inp
   DftJob g;
   if (n_inputs != 1 || n_outputs != 1 || !dft_geometry(param, &inputs[0], &outputs[0], &g))
     return 0;
-  return (size_t)(2 * g.n * (1 + g.slots)) * sizeof(double);
+  const int64_t doubles = 2 * g.m * (1 + g.slots) + (g.bluestein ? 2 * (g.n + g.m) : 0);
+  return (size_t)doubles * sizeof(double);
 }
 
 /* In place on n complex values (n a power of two); `sign` -1 for the forward transform. */
@@ -91,20 +98,45 @@ static void fft_radix2(double *a, int64_t n, const double *roots, double sign)
   }
 }
 
-/* Bin k of the n values in `a`, straight from the definition. */
-static void dft_direct_bin(const double *a, int64_t n, int64_t k, const double *roots, double sign,
-                           double *re, double *im)
+/* (a + bi)(c + di) into a. */
+static inline void cmul(double *a, double c, double d)
 {
-  double sr = 0, si = 0;
-  for (int64_t j = 0, m = 0; j < n; j++) {
-    const double wr = roots[2 * m], wi = sign * roots[2 * m + 1];
-    sr += a[2 * j] * wr - a[2 * j + 1] * wi;
-    si += a[2 * j] * wi + a[2 * j + 1] * wr;
-    m += k;
-    if (m >= n)
-      m -= n;
+  const double re = a[0] * c - a[1] * d, im = a[0] * d + a[1] * c;
+  a[0] = re, a[1] = im;
+}
+
+/* Bluestein: X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]), the sum a circular
+ * convolution of length m done as FFT, product with the filter's spectrum, inverse FFT. */
+static void bluestein(const DftJob *g, double *a)
+{
+  for (int64_t j = 0; j < g->n; j++)
+    cmul(a + 2 * j, g->chirp[2 * j], g->chirp[2 * j + 1]);
+  memset(a + 2 * g->n, 0, (size_t)(2 * (g->m - g->n)) * sizeof(double));
+  fft_radix2(a, g->m, g->roots, -1.0);
+  for (int64_t j = 0; j < g->m; j++)
+    cmul(a + 2 * j, g->filter[2 * j], g->filter[2 * j + 1]);
+  fft_radix2(a, g->m, g->roots, 1.0);
+  for (int64_t k = 0; k < g->bins; k++) {
+    cmul(a + 2 * k, g->chirp[2 * k], g->chirp[2 * k + 1]);
+    a[2 * k] /= (double)g->m, a[2 * k + 1] /= (double)g->m;
   }
-  *re = sr, *im = si;
+}
+
+/* The chirp and its filter's spectrum, for `sign` -1 (forward) or 1. j^2 is reduced modulo 2n
+ * before the angle is formed, so long lines keep full precision. */
+static void bluestein_tables(DftJob *g, double sign)
+{
+  for (int64_t j = 0; j < g->n; j++) {
+    const double angle = sign * M_PI * (double)((j * j) % (2 * g->n)) / (double)g->n;
+    g->chirp[2 * j] = cos(angle), g->chirp[2 * j + 1] = sin(angle);
+  }
+  memset(g->filter, 0, (size_t)(2 * g->m) * sizeof(double));
+  for (int64_t j = 0; j < g->n; j++) {
+    double *lo = g->filter + 2 * j, *hi = g->filter + 2 * ((g->m - j) % g->m);
+    lo[0] = hi[0] = g->chirp[2 * j];
+    lo[1] = hi[1] = -g->chirp[2 * j + 1];
+  }
+  fft_radix2(g->filter, g->m, g->roots, -1.0);
 }
 
 static void dft_line(const DftJob *g, int64_t line, double *a)
@@ -119,13 +151,13 @@ static void dft_line(const DftJob *g, int64_t line, double *a)
     a[2 * j] = re, a[2 * j + 1] = im;
   }
   memset(a + 2 * used, 0, (size_t)(2 * (g->n - used)) * sizeof(double));
-  const double sign = g->p->inverse ? 1.0 : -1.0, scale = g->p->inverse ? 1.0 / g->n : 1.0;
-  if (g->fft)
-    fft_radix2(a, g->n, g->roots, sign);
+  const double scale = g->p->inverse ? 1.0 / g->n : 1.0;
+  if (g->bluestein)
+    bluestein(g, a);
+  else
+    fft_radix2(a, g->n, g->roots, g->p->inverse ? 1.0 : -1.0);
   for (int64_t k = 0; k < g->bins; k++) {
-    double re = a[2 * k], im = a[2 * k + 1];
-    if (!g->fft)
-      dft_direct_bin(a, g->n, k, g->roots, sign, &re, &im);
+    const double re = a[2 * k], im = a[2 * k + 1];
     const int64_t e = ((o * g->bins + k) * g->inner + i) * 2;
     if (g->f64) {
       ((double *)g->y)[e] = re * scale, ((double *)g->y)[e + 1] = im * scale;
@@ -139,7 +171,7 @@ static void dft_slots(void *ctx, int64_t begin, int64_t end)
 {
   const DftJob *g = ctx;
   for (int64_t s = begin; s < end; s++) {
-    double *a = g->scratch + 2 * g->n * s;
+    double *a = g->scratch + 2 * g->m * s;
     for (int64_t line = s * g->lines / g->slots; line < (s + 1) * g->lines / g->slots; line++)
       dft_line(g, line, a);
   }
@@ -161,18 +193,21 @@ static DsStatus dft_run(const DsKernelCtx *ctx)
     memset(y->data, 0, ds_tensor_nbytes(y));
     return DS_STATUS_OK;
   }
-  double *roots = ctx->workspace;
-  for (int64_t m = 0; m < g.n; m++) {
-    roots[2 * m] = cos(2.0 * M_PI * (double)m / (double)g.n);
-    roots[2 * m + 1] = sin(2.0 * M_PI * (double)m / (double)g.n);
+  g.roots = ctx->workspace;
+  for (int64_t j = 0; j < g.m; j++) {
+    g.roots[2 * j] = cos(2.0 * M_PI * (double)j / (double)g.m);
+    g.roots[2 * j + 1] = sin(2.0 * M_PI * (double)j / (double)g.m);
   }
-  g.roots = roots;
-  g.scratch = roots + 2 * g.n;
+  g.scratch = g.roots + 2 * g.m;
+  if (g.bluestein) {
+    g.chirp = g.scratch + 2 * g.m * g.slots;
+    g.filter = g.chirp + 2 * g.n;
+    bluestein_tables(&g, g.p->inverse ? 1.0 : -1.0);
+  }
   g.f64 = x->dtype == DS_DTYPE_FLOAT64;
   g.x = x->data;
   g.y = y->data;
-  const double log_n = g.fft ? log2((double)g.n) + 1 : (double)g.bins;
-  const double work = (double)g.lines * (double)g.n * log_n;
+  const double work = (double)g.lines * (double)g.m * (log2((double)g.m) + 1);
   if (work < DFT_PARALLEL_WORK)
     g.slots = 1;
   ds_parallel_for(ctx->pool, g.slots, 1, dft_slots, &g);
