@@ -1,7 +1,7 @@
 /* test-ops-signal.c: _contrib_dft: attributes, shape and dtype rules (concrete and symbolic),
- * and the kernel against the transform's definition summed in long double: radix-2 and direct
- * lengths, real and complex data, inverse, one-sided, cut and zero-padded lines, every axis,
- * float32 and float64, single-threaded and on the pool. */
+ * and the kernel against the transform's definition summed in long double: radix-2 and
+ * Bluestein lengths, real data (as a half-length transform) and complex data, inverse, one-sided,
+ * cut and zero-padded lines, every axis, float32 and float64, single-threaded and on the pool. */
 #include <math.h>
 
 #include "ds-test-ops.h"
@@ -132,9 +132,11 @@ static void test_kernel(void)
       {"(2, 20, 1)", "1", "8", "0", "0"},    /* cut to 8 */
       {"(2, 5, 2)", "1", "12", "1", "0"},    /* zero-padded to 12, inverse */
       {"(7, 3, 1)", "0", "0", "0", "0"},     /* the first axis */
-      {"(1, 400, 1)", "1", "0", "0", "1"},   /* an audio frame: 201 bins, direct */
+      {"(1, 400, 1)", "1", "0", "0", "1"},   /* an audio frame: 201 bins, Bluestein */
       {"(96, 256, 1)", "1", "0", "0", "1"},  /* enough lines to share out */
       {"(2, 1, 1)", "1", "0", "0", "0"},     /* length 1 */
+      {"(3, 2, 1)", "1", "0", "0", "0"},     /* length 2: its half is 1 */
+      {"(2, 5, 1)", "1", "6", "0", "1"},     /* real, zero-padded to 6, one-sided */
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     check_case(&cases[i], DS_DTYPE_FLOAT32);

@@ -2,7 +2,9 @@
  *
  * Each line along the axis is copied into a scratch line of complex doubles (cut or
  * zero-padded to the transform's length n) and transformed there in double precision, in
- * O(n log n) for every n: powers of two by an iterative radix-2 FFT, other lengths by
+ * O(n log n) for every n. A forward transform of real data of even length is done as a complex
+ * one of length n / 2 (even values as real parts, odd ones as imaginary parts), then split.
+ * Powers of two go through an iterative radix-2 FFT, other lengths through
  * Bluestein's chirp-z transform, which writes the DFT as a convolution with a chirp and does the
  * convolution with radix-2 FFTs of a power of two m >= 2n - 1. What depends on n alone (the
  * roots of unity of m, the chirp, the chirp filter's spectrum) is computed once a call, in the
@@ -22,14 +24,18 @@ typedef struct {
   int64_t outer, inner, lines; /* a line is an (outer, inner) pair */
   int64_t in_len, parts;       /* the data's size along the axis; 1 (real) or 2 (complex) */
   int64_t n, bins;             /* transform length; bins kept */
-  int64_t m;                   /* FFT length: n, or Bluestein's power of two >= 2n - 1 */
+  int64_t c;                   /* complex transform length: n, or n / 2 for real_half */
+  int64_t m;                   /* FFT length: c, or Bluestein's power of two >= 2c - 1 */
+  int64_t line;                /* complex values in a scratch line: max(n, m) */
   int64_t slots;               /* pieces the lines are dealt out in */
   bool f64, bluestein;
+  bool real_half; /* a forward transform of real data of even length, as one of half length */
   const void *x;
   void *y;
   double *roots;   /* m complex roots exp(2 pi i j / m), as (re, im) pairs */
   double *chirp;   /* Bluestein: n values exp(sign pi i j^2 / n) */
   double *filter;  /* Bluestein: the FFT of the conjugate chirp, m values */
+  double *half;    /* real_half: exp(-2 pi i k / n) for k <= n / 2 */
   double *scratch; /* slots lines of m complex values */
 } DftJob;
 
@@ -55,9 +61,12 @@ static bool dft_geometry(const DsDftParam *p, const DsTensor *x, const DsTensor 
   g->inner = ds_shape_span(x->shape, axis + 1, last);
   g->lines = g->outer * g->inner;
   g->slots = MIN(DFT_SLOTS, MAX(g->lines, 1));
-  g->bluestein = (g->n & (g->n - 1)) != 0;
-  for (g->m = 1; g->bluestein ? g->m < 2 * g->n - 1 : g->m < g->n;)
+  g->real_half = g->parts == 1 && !p->inverse && g->n >= 2 && g->n % 2 == 0;
+  g->c = g->real_half ? g->n / 2 : g->n;
+  g->bluestein = (g->c & (g->c - 1)) != 0;
+  for (g->m = 1; g->bluestein ? g->m < 2 * g->c - 1 : g->m < g->c;)
     g->m *= 2;
+  g->line = MAX(g->m, g->n);
   return true;
 }
 
@@ -67,7 +76,8 @@ static size_t dft_workspace(const void *param, const DsTensor *inputs, int n_inp
   DftJob g;
   if (n_inputs != 1 || n_outputs != 1 || !dft_geometry(param, &inputs[0], &outputs[0], &g))
     return 0;
-  const int64_t doubles = 2 * g.m * (1 + g.slots) + (g.bluestein ? 2 * (g.n + g.m) : 0);
+  const int64_t doubles = 2 * (g.m + g.line * g.slots) + (g.bluestein ? 2 * (g.c + g.m) : 0) +
+                          (g.real_half ? 2 * (g.n / 2 + 1) : 0);
   return (size_t)doubles * sizeof(double);
 }
 
@@ -109,14 +119,14 @@ static inline void cmul(double *a, double c, double d)
  * convolution of length m done as FFT, product with the filter's spectrum, inverse FFT. */
 static void bluestein(const DftJob *g, double *a)
 {
-  for (int64_t j = 0; j < g->n; j++)
+  for (int64_t j = 0; j < g->c; j++)
     cmul(a + 2 * j, g->chirp[2 * j], g->chirp[2 * j + 1]);
-  memset(a + 2 * g->n, 0, (size_t)(2 * (g->m - g->n)) * sizeof(double));
+  memset(a + 2 * g->c, 0, (size_t)(2 * (g->m - g->c)) * sizeof(double));
   fft_radix2(a, g->m, g->roots, -1.0);
   for (int64_t j = 0; j < g->m; j++)
     cmul(a + 2 * j, g->filter[2 * j], g->filter[2 * j + 1]);
   fft_radix2(a, g->m, g->roots, 1.0);
-  for (int64_t k = 0; k < g->bins; k++) {
+  for (int64_t k = 0; k < g->c; k++) {
     cmul(a + 2 * k, g->chirp[2 * k], g->chirp[2 * k + 1]);
     a[2 * k] /= (double)g->m, a[2 * k + 1] /= (double)g->m;
   }
@@ -126,17 +136,34 @@ static void bluestein(const DftJob *g, double *a)
  * before the angle is formed, so long lines keep full precision. */
 static void bluestein_tables(DftJob *g, double sign)
 {
-  for (int64_t j = 0; j < g->n; j++) {
-    const double angle = sign * M_PI * (double)((j * j) % (2 * g->n)) / (double)g->n;
+  for (int64_t j = 0; j < g->c; j++) {
+    const double angle = sign * M_PI * (double)((j * j) % (2 * g->c)) / (double)g->c;
     g->chirp[2 * j] = cos(angle), g->chirp[2 * j + 1] = sin(angle);
   }
   memset(g->filter, 0, (size_t)(2 * g->m) * sizeof(double));
-  for (int64_t j = 0; j < g->n; j++) {
+  for (int64_t j = 0; j < g->c; j++) {
     double *lo = g->filter + 2 * j, *hi = g->filter + 2 * ((g->m - j) % g->m);
     lo[0] = hi[0] = g->chirp[2 * j];
     lo[1] = hi[1] = -g->chirp[2 * j + 1];
   }
   fft_radix2(g->filter, g->m, g->roots, -1.0);
+}
+
+/* Bin k of real data from Z, the transform of its even values plus i times its odd values:
+ * X[k] = E[k] + W^k O[k], E and O the transforms of the even and odd values, which Z holds
+ * as E = (Z[k] + conj Z[c - k]) / 2 and O = (Z[k] - conj Z[c - k]) / 2i; bins past n / 2 are
+ * the conjugates of their mirror. */
+static void real_bin(const DftJob *g, const double *z, int64_t k, double *re, double *im)
+{
+  const int64_t kk = k <= g->n / 2 ? k : g->n - k, i1 = kk % g->c, i2 = (g->c - i1) % g->c;
+  const double zr1 = z[2 * i1], zi1 = z[2 * i1 + 1], zr2 = z[2 * i2], zi2 = -z[2 * i2 + 1];
+  const double er = (zr1 + zr2) / 2, ei = (zi1 + zi2) / 2;
+  const double orr = (zi1 - zi2) / 2, oi = (zr2 - zr1) / 2;
+  const double wr = g->half[2 * kk], wi = g->half[2 * kk + 1];
+  *re = er + wr * orr - wi * oi;
+  *im = ei + wr * oi + wi * orr;
+  if (k != kk)
+    *im = -*im;
 }
 
 static void dft_line(const DftJob *g, int64_t line, double *a)
@@ -152,12 +179,17 @@ static void dft_line(const DftJob *g, int64_t line, double *a)
   }
   memset(a + 2 * used, 0, (size_t)(2 * (g->n - used)) * sizeof(double));
   const double scale = g->p->inverse ? 1.0 / g->n : 1.0;
+  if (g->real_half) /* z[j] = x[2j] + i x[2j + 1], in place: reads stay ahead of writes */
+    for (int64_t j = 0; j < g->c; j++)
+      a[2 * j] = a[4 * j], a[2 * j + 1] = a[4 * j + 2];
   if (g->bluestein)
     bluestein(g, a);
   else
-    fft_radix2(a, g->n, g->roots, g->p->inverse ? 1.0 : -1.0);
+    fft_radix2(a, g->c, g->roots, g->p->inverse ? 1.0 : -1.0);
   for (int64_t k = 0; k < g->bins; k++) {
-    const double re = a[2 * k], im = a[2 * k + 1];
+    double re = a[2 * k], im = a[2 * k + 1];
+    if (g->real_half)
+      real_bin(g, a, k, &re, &im);
     const int64_t e = ((o * g->bins + k) * g->inner + i) * 2;
     if (g->f64) {
       ((double *)g->y)[e] = re * scale, ((double *)g->y)[e + 1] = im * scale;
@@ -171,7 +203,7 @@ static void dft_slots(void *ctx, int64_t begin, int64_t end)
 {
   const DftJob *g = ctx;
   for (int64_t s = begin; s < end; s++) {
-    double *a = g->scratch + 2 * g->m * s;
+    double *a = g->scratch + 2 * g->line * s;
     for (int64_t line = s * g->lines / g->slots; line < (s + 1) * g->lines / g->slots; line++)
       dft_line(g, line, a);
   }
@@ -199,10 +231,19 @@ static DsStatus dft_run(const DsKernelCtx *ctx)
     g.roots[2 * j + 1] = sin(2.0 * M_PI * (double)j / (double)g.m);
   }
   g.scratch = g.roots + 2 * g.m;
+  double *tables = g.scratch + 2 * g.line * g.slots;
   if (g.bluestein) {
-    g.chirp = g.scratch + 2 * g.m * g.slots;
-    g.filter = g.chirp + 2 * g.n;
+    g.chirp = tables;
+    g.filter = g.chirp + 2 * g.c;
+    tables = g.filter + 2 * g.m;
     bluestein_tables(&g, g.p->inverse ? 1.0 : -1.0);
+  }
+  if (g.real_half) {
+    g.half = tables;
+    for (int64_t k = 0; k <= g.n / 2; k++) {
+      g.half[2 * k] = cos(2.0 * M_PI * (double)k / (double)g.n);
+      g.half[2 * k + 1] = -sin(2.0 * M_PI * (double)k / (double)g.n);
+    }
   }
   g.f64 = x->dtype == DS_DTYPE_FLOAT64;
   g.x = x->data;
