@@ -226,6 +226,27 @@ void sym_free(Sym *s)
   ds_expr_ctx_free(s->exprs);
 }
 
+DsDim sym_dim(DsExprCtx *exprs, const char *name)
+{
+  return ds_dim_from_expr(ds_expr_symbol(exprs, name));
+}
+
+guint infer_symbolic(DsNode *n, DsExprCtx *exprs, DsShape *in, DsShape *out)
+{
+  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
+  ds_shape_ctx_set_node(ctx, n);
+  GError *error = NULL;
+  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
+  guint n_guards = ds_shape_ctx_get_guards(ctx)->len;
+  for (guint i = 0; i < n_guards; i++)
+    g_test_message("guard: %s",
+                   ((const DsShapeGuard *)ds_shape_ctx_get_guards(ctx)->pdata[i])->message);
+  ds_shape_ctx_free(ctx);
+  return n_guards;
+}
+
 /* ---- tensors ---- */
 
 DsTensor tensor_dims(DsDType t, int ndim, const int64_t *dims)

@@ -9,7 +9,8 @@
  * - Shapes: shp() parses "(2, ?, 3)", sym_shp() parses symbolic dims, assert_shape() compares
  *   text; infer()/infer_in() run a shape rule and return the error message (or NULL);
  *   infer_err()/infer_ok()/infer_fails() are the GError-style runners; Sym is a symbolic
- *   context with its expression engine.
+ *   context with its expression engine, sym_dim() a named symbol, infer_symbolic() the
+ *   symbolic runner.
  * - Tensors: tensor_new()/tensor_dims()/ftensor()/rtensor() allocate (zeroed or random),
  *   get()/set() access elements of any numeric dtype as double, fill_random() fills, bits()
  *   reads an element's bytes; tensor_free()/tensors_free() free the data.
@@ -84,6 +85,11 @@ typedef struct {
 
 Sym sym_new(void);
 void sym_free(Sym *s);
+/* A symbolic dim named `name` of `exprs`. */
+DsDim sym_dim(DsExprCtx *exprs, const char *name);
+/* Runs the node's shape rule under a symbolic context of `exprs`; it must succeed. Returns the
+ * number of guards it recorded (each logged as a test message). */
+guint infer_symbolic(DsNode *n, DsExprCtx *exprs, DsShape *in, DsShape *out);
 
 /* ---- tensors ---- */
 

@@ -17,32 +17,6 @@
 #include "ds-op.h"
 #include "ds-test-ops.h"
 
-/* ---- nodes, shapes ---------------------------------------------------------------------- */
-
-/* A symbolic dim named `name` of `exprs`. */
-static DsDim sym(DsExprCtx *exprs, const char *name)
-{
-  return ds_dim_from_expr(ds_expr_symbol(exprs, name));
-}
-
-/* Runs the node's shape function under a symbolic context; returns the number of guards it
- * recorded. */
-static guint infer_symbolic(DsNode *n, DsExprCtx *exprs, DsShape *in, DsShape *out)
-{
-  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
-  ds_shape_ctx_set_node(ctx, n);
-  GError *error = NULL;
-  gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
-  g_assert_no_error(error);
-  g_assert_true(ok);
-  guint n_guards = ds_shape_ctx_get_guards(ctx)->len;
-  for (guint i = 0; i < n_guards; i++)
-    g_test_message("guard: %s",
-                   ((const DsShapeGuard *)ds_shape_ctx_get_guards(ctx)->pdata[i])->message);
-  ds_shape_ctx_free(ctx);
-  return n_guards;
-}
-
 /* ---- tensors, kernels, comparison ----------------------------------------------------- */
 
 static DsTensor shape_tensor(const DsShape *s)
@@ -217,12 +191,12 @@ static void test_box_nms_errors(void)
 
   /* Symbolic: boxes and batch are symbols; a symbolic width gets a guard. */
   DsExprCtx *exprs = ds_expr_ctx_new();
-  DsShape sin[1] = {{.ndim = 3, .dims = {sym(exprs, "s0"), sym(exprs, "s1"), ds_dim(6)}}};
+  DsShape sin[1] = {{.ndim = 3, .dims = {sym_dim(exprs, "s0"), sym_dim(exprs, "s1"), ds_dim(6)}}};
   DsShape sout[2] = {DS_SHAPE_UNKNOWN, DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(n, exprs, sin, sout), ==, 0);
   assert_shape(&sout[0], "(s0, s1, 6)");
   assert_shape(&sout[1], "(s0, s1, 1)");
-  DsShape win[1] = {{.ndim = 2, .dims = {ds_dim(10), sym(exprs, "s2")}}};
+  DsShape win[1] = {{.ndim = 2, .dims = {ds_dim(10), sym_dim(exprs, "s2")}}};
   DsShape wout[2] = {DS_SHAPE_UNKNOWN, DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(n, exprs, win, wout), ==, 1);
   assert_shape(&wout[1], "(10, 1)");
@@ -499,8 +473,8 @@ static void test_roi_align_shape(void)
   /* Symbolic image size and roi count. */
   DsExprCtx *exprs = ds_expr_ctx_new();
   DsShape sin[2] = {
-      {.ndim = 4, .dims = {ds_dim(1), ds_dim(64), sym(exprs, "s0"), sym(exprs, "s1")}},
-      {.ndim = 2, .dims = {sym(exprs, "s2"), ds_dim(5)}}};
+      {.ndim = 4, .dims = {ds_dim(1), ds_dim(64), sym_dim(exprs, "s0"), sym_dim(exprs, "s1")}},
+      {.ndim = 2, .dims = {sym_dim(exprs, "s2"), ds_dim(5)}}};
   DsShape sout[1] = {DS_SHAPE_UNKNOWN};
   infer_symbolic(n, exprs, sin, sout);
   assert_shape(&sout[0], "(s2, 64, 14, 14)");
@@ -730,7 +704,7 @@ static void test_adaptive_avg_pool_shape(void)
   DsExprCtx *exprs = ds_expr_ctx_new();
   DsShape sin[1] = {
       {.ndim = 4,
-       .dims = {sym(exprs, "s0"), sym(exprs, "s1"), sym(exprs, "s2"), sym(exprs, "s3")}}};
+       .dims = {sym_dim(exprs, "s0"), sym_dim(exprs, "s1"), sym_dim(exprs, "s2"), sym_dim(exprs, "s3")}}};
   DsShape sout[1] = {DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(rect, exprs, sin, sout), ==, 0);
   assert_shape(&sout[0], "(s0, s1, 3, 11)");
@@ -826,8 +800,8 @@ static void test_grid_sample_shape(void)
   /* Symbolic batch and grid size. */
   DsExprCtx *exprs = ds_expr_ctx_new();
   DsShape sin[2] = {
-      {.ndim = 4, .dims = {sym(exprs, "s0"), ds_dim(3), sym(exprs, "s1"), sym(exprs, "s2")}},
-      {.ndim = 4, .dims = {sym(exprs, "s0"), sym(exprs, "s3"), sym(exprs, "s4"), ds_dim(2)}}};
+      {.ndim = 4, .dims = {sym_dim(exprs, "s0"), ds_dim(3), sym_dim(exprs, "s1"), sym_dim(exprs, "s2")}},
+      {.ndim = 4, .dims = {sym_dim(exprs, "s0"), sym_dim(exprs, "s3"), sym_dim(exprs, "s4"), ds_dim(2)}}};
   DsShape sout[1] = {DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(n, exprs, sin, sout), ==, 0);
   assert_shape(&sout[0], "(s0, 3, s3, s4)");
@@ -1006,7 +980,7 @@ static void test_deconvolution_shape(void)
   /* Symbolic: (s1 - 1) * 2 + 2 is 2*s1; padding the kernel cannot cover gets a guard. */
   DsExprCtx *exprs = ds_expr_ctx_new();
   DsShape sin[3] = {
-      {.ndim = 4, .dims = {sym(exprs, "s0"), ds_dim(256), sym(exprs, "s1"), sym(exprs, "s2")}},
+      {.ndim = 4, .dims = {sym_dim(exprs, "s0"), ds_dim(256), sym_dim(exprs, "s1"), sym_dim(exprs, "s2")}},
       DS_SHAPE_UNKNOWN,
       DS_SHAPE_UNKNOWN};
   DsShape sout[1] = {DS_SHAPE_UNKNOWN};
@@ -1014,13 +988,13 @@ static void test_deconvolution_shape(void)
   assert_shape(&sout[0], "(s0, 256, 2*s1, 2*s2)");
   DsNode *tight =
       node_new(g, "Deconvolution", "kernel", "(1, 1)", "pad", "(1, 0)", "num_filter", "3", NULL);
-  DsShape tin[2] = {{.ndim = 4, .dims = {ds_dim(1), ds_dim(2), sym(exprs, "s3"), ds_dim(4)}},
+  DsShape tin[2] = {{.ndim = 4, .dims = {ds_dim(1), ds_dim(2), sym_dim(exprs, "s3"), ds_dim(4)}},
                     DS_SHAPE_UNKNOWN};
   DsShape tout[1] = {DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(tight, exprs, tin, tout), ==, 1);
   assert_shape(&tout[0], "(1, 3, s3 - 2, 4)");
   /* A symbolic input with a target shape: the output is the target, the size a guard. */
-  DsShape uin[2] = {{.ndim = 4, .dims = {ds_dim(1), ds_dim(3), sym(exprs, "s4"), sym(exprs, "s5")}},
+  DsShape uin[2] = {{.ndim = 4, .dims = {ds_dim(1), ds_dim(3), sym_dim(exprs, "s4"), sym_dim(exprs, "s5")}},
                     DS_SHAPE_UNKNOWN};
   DsShape uout[1] = {DS_SHAPE_UNKNOWN};
   g_assert_cmpuint(infer_symbolic(t, exprs, uin, uout), ==, 2);
@@ -1240,8 +1214,8 @@ static void test_resize_shape(void)
   /* Symbolic: whole factors multiply or divide; others stay unknown. */
   DsExprCtx *exprs = ds_expr_ctx_new();
   DsNode *sn = make_node(g, "_contrib_resize", 1, "scales", "(1, 2, 0.5, 1.5)", NULL);
-  DsShape si[1] = {{.ndim = 4, .dims = {sym(exprs, "N"), sym(exprs, "H"), sym(exprs, "W"),
-                                        sym(exprs, "C")}}},
+  DsShape si[1] = {{.ndim = 4, .dims = {sym_dim(exprs, "N"), sym_dim(exprs, "H"), sym_dim(exprs, "W"),
+                                        sym_dim(exprs, "C")}}},
           so[1] = {DS_SHAPE_UNKNOWN};
   infer_symbolic(sn, exprs, si, so);
   g_autofree char *text = ds_shape_to_string(&so[0]);
