@@ -53,6 +53,17 @@ static gboolean check_device(const char *name)
   return TRUE;
 }
 
+/* The version, then one line per compiled-in backend saying what it finds on this machine. */
+static void print_version(void)
+{
+  printf("dynscope %s\n", DS_VERSION);
+  for (const char *const *name = ds_backend_names(); *name != NULL; name++) {
+    char line[256];
+    ds_backend_find(*name)->describe(line, sizeof line);
+    printf("%s\n", line);
+  }
+}
+
 DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error)
 {
   g_autoptr(DsSession) session = ds_session_new(model, error);
@@ -299,7 +310,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
     g_error_free(error);
     status = 2;
   } else if (options.version) {
-    printf("dynscope %s\n", DS_VERSION);
+    print_version();
   } else if (options.max_memory != NULL && !ds_cli_parse_bytes(options.max_memory, &max_memory)) {
     g_printerr("dynscope: --max-memory %s: expected a byte count like 1073741824, 512M or 2G\n",
                options.max_memory);

@@ -1,12 +1,15 @@
-/* main.c: one binary, headless or desktop. */
+/* main.c: one binary, headless or desktop (the desktop app when the build has GTK). */
 #include <glib.h>
 #include <glib/gi18n.h>
 #include <locale.h>
 #include <stdlib.h>
 
-#include "ds-app.h"
+#include "ds-backend.h"
 #include "ds-cli.h"
 #include "ds-config.h"
+#ifdef DS_HAVE_GTK
+#include "ds-app.h"
+#endif
 
 /* Where the message catalogues are: $DYNSCOPE_LOCALEDIR when set; the ones po/ compiled into
  * the build tree when this executable is the one built there, so that `build/app/dynscope`
@@ -41,7 +44,15 @@ int main(int argc, char **argv)
   gboolean wants_gui = FALSE;
   g_autofree char *model = NULL;
   int status = ds_cli_main(argc, argv, &wants_gui, &model);
-  if (wants_gui)
+  if (wants_gui) {
+#ifdef DS_HAVE_GTK
     status = ds_app_run(argv[0], model);
+#else
+    g_printerr(_("dynscope: the desktop app is not in this build (configured with "
+                 "-Dgtk=disabled); the headless modes are listed by --help\n"));
+    status = 2;
+#endif
+  }
+  ds_backends_release();
   return status;
 }

@@ -10,13 +10,15 @@
 #include <time.h>
 
 #include "ds-backend.h"
-#include "ds-canvas-painter.h"
 #include "ds-cursor.h"
 #include "ds-profiler.h"
 #include "ds-viz-layout.h"
 #include "ds-dynamic-executor.h"
 #include "ds-partition.h"
 #include "ds-config.h"
+#ifdef DS_HAVE_GTK
+#include "ds-canvas-painter.h"
+#endif
 #include "ds-error.h"
 #include "ds-mxnet-json.h"
 #include "ds-session.h"
@@ -846,7 +848,9 @@ static void bench_layout_one(const char *label, const char *path, const char *co
   picture_clear(&p);
 }
 
-/* ---- the desktop canvas: what one frame costs ---- */
+/* ---- the desktop canvas: what one frame costs (a build with the desktop app) ---- */
+
+#ifdef DS_HAVE_GTK
 
 #define CANVAS_W 900
 #define CANVAS_H 760
@@ -920,6 +924,14 @@ static void bench_canvas(const char *bert, const char *const *bert_shapes)
   bench_canvas_one("bert", bert, bert_shapes);
   bench_canvas_one("ssd", ssd, ssd_shapes);
 }
+#else
+static void bench_canvas(const char *bert, const char *const *bert_shapes)
+{
+  (void)bert;
+  (void)bert_shapes;
+  printf("desktop canvas: not in this build (configured with -Dgtk=disabled)\n");
+}
+#endif
 
 static void bench_layout(const char *resnet, const char *const *resnet_shapes, const char *bert,
                          const char *const *bert_shapes)

@@ -26,6 +26,13 @@ typedef struct {
   void (*free_buffer)(void *ptr);
   /* Threads its kernels (and its BLAS) may use. */
   void (*set_n_threads)(int n_threads);
+  /* One line for --version: the backend and what it finds on this machine, for example
+   * "cpu: avx2+fma kernels, 8 threads" or "cuda 13.0: no usable device (reason)". */
+  void (*describe)(char *line, size_t size);
+  /* Frees what the backend keeps for the life of the process (library handles, streams), so
+   * that a leak check at exit finds nothing; called once, at exit, after every session is
+   * freed. NULL when it keeps nothing. */
+  void (*release)(void);
 
   /* ---- device backends only (NULL on host backends) ---- */
 
@@ -47,3 +54,5 @@ typedef struct {
 const DsBackend *ds_backend_find(const char *name);
 /* The names of the compiled-in backends, "cpu" first, NULL-terminated. */
 const char *const *ds_backend_names(void);
+/* Calls every compiled-in backend's release(); at exit only. */
+void ds_backends_release(void);

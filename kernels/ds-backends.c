@@ -29,3 +29,12 @@ const char *const *ds_backend_names(void)
   };
   return names;
 }
+
+void ds_backends_release(void)
+{
+  for (const char *const *name = ds_backend_names(); *name != NULL; name++) {
+    const DsBackend *backend = ds_backend_find(*name);
+    if (backend->release != NULL)
+      backend->release();
+  }
+}

@@ -62,17 +62,19 @@ def save_outputs(args, folder):
 
 
 def test_mixed_placement_matches_cpu(tmp):
-    state, _ = device_state()
+    state, run = device_state()
     if state == "absent":
         return "skipped: no CUDA device"
-    _, want = save_outputs([], os.path.join(tmp, "cpu"))
-    out, got = save_outputs(["--device", "cuda"], os.path.join(tmp, "cuda"))
-    if "placement: " not in out or " on cuda " not in out:
+    # --save-outputs prints no summary, so the placement line is read from a plain run.
+    placement = [line for line in run.stdout.splitlines() if line.startswith("placement: ")]
+    if not placement or " on cuda " not in placement[0]:
         raise Failure("no placement line in the run's summary")
+    _, want = save_outputs([], os.path.join(tmp, "cpu"))
+    _, got = save_outputs(["--device", "cuda"], os.path.join(tmp, "cuda"))
     for w, g in zip(want, got):
         if w.shape != g.shape or not np.allclose(w, g, rtol=1e-4, atol=1e-5):
             raise Failure("outputs differ from the CPU's")
-    return "%d outputs match the CPU" % len(want)
+    return "%s; %d outputs match the CPU" % (placement[0], len(want))
 
 
 def test_report_has_gpu_times(tmp):

@@ -1,11 +1,13 @@
 #!/bin/sh
 # The whole test suite, as `make test` runs it:
 #   1. every test in the normal tree (build/), valgrind's pass over the CLI included;
-#   2. the unit and CLI suite again in build-asan/ under AddressSanitizer and UBSan;
-#   3. each libFuzzer target for a bounded time from its seed corpus (build-fuzz/, clang);
-# then one closing line "N passed, N failed" over all three. Exit status 1 on any failure.
+#   2. the headless binary (build-nogtk/, -Dgtk=disabled): the CLI suites against it;
+#   3. the unit and CLI suite again in build-asan/ under AddressSanitizer and UBSan;
+#   4. each libFuzzer target for a bounded time from its seed corpus (build-fuzz/, clang);
+# then one closing line "N passed, N failed" over all four. Exit status 1 on any failure.
 #
-# DS_SKIP_ASAN=1 or DS_SKIP_FUZZ=1 leave a stage out (for quick local runs; CI runs all).
+# DS_SKIP_HEADLESS=1, DS_SKIP_ASAN=1 or DS_SKIP_FUZZ=1 leave a stage out (for quick local runs;
+# CI runs all).
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -19,6 +21,21 @@ section() { printf '\n=== %s ===\n' "$1"; }
 section "tests ($build)"
 rm -f "$onnx_summary" # only this run's table is shown below
 meson test -C "$build" --print-errorlogs --num-processes 2 || status=1
+
+if [ "${DS_SKIP_HEADLESS:-0}" != 1 ]; then
+  section "the headless binary (build-nogtk, -Dgtk=disabled): CLI suites"
+  if [ ! -f build-nogtk/build.ninja ]; then
+    meson setup build-nogtk -Dgtk=disabled >/dev/null || status=1
+  fi
+  # Only the binary: the unit tests are the normal tree's, and the same without GTK.
+  if ninja -C build-nogtk app/dynscope >/dev/null; then
+    meson test -C build-nogtk --no-rebuild --suite cli --print-errorlogs --num-processes 2 ||
+      status=1
+    logs="$logs build-nogtk/meson-logs/testlog.json"
+  else
+    echo "build-nogtk failed to build"; status=1
+  fi
+fi
 
 if [ "${DS_SKIP_ASAN:-0}" != 1 ]; then
   section "tests under AddressSanitizer + UBSan (build-asan)"

@@ -8,6 +8,7 @@
 #include "ds-cuda.h"
 
 #include <glib.h>
+#include <string.h>
 
 static DsKernel kernel_table[DS_OP_COUNT];
 static DsCudaSupportsFn supports_table[DS_OP_COUNT];
@@ -57,19 +58,22 @@ cudaStream_t ds_cuda_stream(void) { return stream; }
 
 const DsCudaBlas *ds_cuda_blas(void) { return ds_cuda_blas_load(NULL); }
 
+static cublasHandle_t cublas_handle;
+
 cublasHandle_t ds_cuda_cublas(void)
 {
   static gsize done;
-  static cublasHandle_t handle;
+  cublasHandle_t handle = NULL;
   if (g_once_init_enter(&done)) {
     const DsCudaBlas *blas = ds_cuda_blas();
     if (blas == NULL || blas->create(&handle) != CUBLAS_STATUS_SUCCESS)
       handle = NULL;
     else
       blas->set_stream(handle, stream);
+    cublas_handle = handle;
     g_once_init_leave(&done, 1);
   }
-  return handle;
+  return cublas_handle;
 }
 
 DsStatus ds_cuda_status(cudaError_t err)
@@ -167,6 +171,66 @@ static bool cuda_copy_to_host(void *dst, const void *src, size_t bytes)
 
 static bool cuda_synchronize(void) { return cudaStreamSynchronize(stream) == cudaSuccess; }
 
+/* The kernel driver's version ("580.65.06"): the first word of digits and dots in the first
+ * line of the file the NVIDIA module writes ("NVRM version: NVIDIA UNIX Open Kernel Module for
+ * x86_64  580.159.04  Release Build ..."), or NULL. */
+static char *kernel_driver_version(void)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents("/proc/driver/nvidia/version", &text, NULL, NULL))
+    return NULL;
+  text[strcspn(text, "\n")] = '\0';
+  g_auto(GStrv) words = g_strsplit_set(text, " \t", -1);
+  for (char **w = words; *w != NULL; w++)
+    if (g_ascii_isdigit(**w) && strchr(*w, '.') != NULL &&
+        strspn(*w, "0123456789.") == strlen(*w))
+      return g_strdup(*w);
+  return NULL;
+}
+
+/* "cuda 13.0: NVIDIA H200, sm_90, 139 GiB, driver 580.65.06" or "cuda 13.0: no usable device
+ * (reason)"; the version is the runtime's this build was linked with. */
+static void cuda_describe(char *line, size_t size)
+{
+  int runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  g_autofree char *label = g_strdup_printf("cuda %d.%d", runtime / 1000, runtime % 1000 / 10);
+  const char *why = cuda_unavailable();
+  if (why != NULL) {
+    g_snprintf(line, size, "%s: %s", label, why);
+    return;
+  }
+  struct cudaDeviceProp prop;
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    g_snprintf(line, size, "%s: device 0 cannot be described", label);
+    return;
+  }
+  g_autofree char *kernel_driver = kernel_driver_version();
+  g_autofree char *driver_text = kernel_driver != NULL
+                                     ? g_strdup_printf("driver %s", kernel_driver)
+                                     : g_strdup_printf("driver for CUDA %d.%d", driver / 1000,
+                                                       driver % 1000 / 10);
+  g_snprintf(line, size, "%s: %s, sm_%d%d, %.0f GiB, %s", label, prop.name, prop.major,
+             prop.minor, (double)prop.totalGlobalMem / (1u << 30), driver_text);
+}
+
+/* The cuBLAS handle (its workspace lives in device memory) and the stream. Buffers are freed
+ * by their owners; anything left is a leak a checker should see. */
+static void cuda_release(void)
+{
+  if (unavailable_reason != NULL || stream == NULL)
+    return;
+  cudaStreamSynchronize(stream);
+  if (cublas_handle != NULL) {
+    ds_cuda_blas()->destroy(cublas_handle);
+    cublas_handle = NULL;
+  }
+  cudaStreamDestroy(stream);
+  stream = NULL;
+}
+
 static const DsBackend cuda_backend = {
     .name = "cuda",
     .memory = DS_MEMORY_DEVICE,
@@ -179,6 +243,8 @@ static const DsBackend cuda_backend = {
     .copy_to_host = cuda_copy_to_host,
     .synchronize = cuda_synchronize,
     .supports = cuda_supports,
+    .describe = cuda_describe,
+    .release = cuda_release,
 };
 
 const DsBackend *ds_cuda_backend_get(void) { return &cuda_backend; }
