@@ -1,8 +1,8 @@
 /* ds-backend.h: what the engine needs from a backend.
  *
  * The engine never names a backend: the executor asks a DsBackend for each node's kernel once,
- * at bind time, and for memory. Backends live in kernels/<name>/ and the list of compiled-in
- * backends in kernels/ds-backends.c.
+ * at bind time, and for memory. Backends live in backends/<name>/ and the list of compiled-in
+ * backends in backends/ds-backends.c.
  *
  * A device backend (memory DS_MEMORY_DEVICE) keeps its buffers where host code cannot read
  * them: its kernels take and give device tensors, and the dynamic executor copies tensors

@@ -15,27 +15,6 @@
 #define INF     DS_EXPR_INF
 #define NEG_INF (-DS_EXPR_INF)
 
-/* ---- the log ---- */
-
-void ds_expr_log_free(gpointer p)
-{
-  DsExprLogEntry *entry = p;
-  g_free(entry->text);
-  g_free(entry->reason);
-  g_free(entry);
-}
-
-void ds_expr_log_add(DsExprCtx *ctx, DsExprLogKind kind, guint index, char *text,
-                     const char *reason)
-{
-  DsExprLogEntry *entry = g_new0(DsExprLogEntry, 1);
-  entry->kind = kind;
-  entry->index = index;
-  entry->text = text;
-  entry->reason = g_strdup(reason);
-  g_ptr_array_add(ctx->log, entry);
-}
-
 static char *range_string(int64_t lo, int64_t hi)
 {
   GString *s = g_string_new(NULL);

@@ -1,6 +1,7 @@
-/* ds-expr-private.h: the representation shared by ds-expr.c (building, canonical forms,
- * bounds, evaluation), ds-expr-facts.c (ranges, merges, facts) and ds-expr-text.c (printing,
- * parsing, assumptions). Nothing outside those three files includes it.
+/* ds-expr-private.h: the representation shared by the expression module's four files, which
+ * call one way, lowest first: ds-expr-print.c (printing, names), ds-expr.c (building,
+ * canonical forms, bounds, evaluation, the log), ds-expr-facts.c (ranges, merges, facts) and
+ * ds-expr-parse.c (parsing, assumptions). Nothing outside those files includes it.
  *
  * Node layout by kind (`ops`, `coefs` and `value`):
  *   CONST     value
@@ -154,19 +155,20 @@ int64_t ds_expr_sat_add(int64_t a, int64_t b, gboolean round_down);
 gboolean ds_expr_py_floordiv(int64_t a, int64_t b, int64_t *out);
 gboolean ds_expr_py_mod(int64_t a, int64_t b, int64_t *out);
 
-/* ---- ds-expr-facts.c ---- */
-/* Rebuilds ctx->range_index from ctx->ranges. */
-void ds_expr_ranges_reindex(DsExprCtx *ctx);
 /* Frees a DsExprLogEntry: the free function of ctx->log. */
 void ds_expr_log_free(gpointer entry);
 /* Appends a fact to the log; takes `text`, copies `reason`. */
 void ds_expr_log_add(DsExprCtx *ctx, DsExprLogKind kind, guint index, char *text,
                      const char *reason);
+
+/* ---- ds-expr-facts.c ---- */
+/* Rebuilds ctx->range_index from ctx->ranges. */
+void ds_expr_ranges_reindex(DsExprCtx *ctx);
 /* ds_expr_ctx_narrow_range with the reason to record. */
 gboolean ds_expr_narrow_with_reason(DsExprCtx *ctx, const DsExpr *e, int64_t lo, int64_t hi,
                                     const char *reason, GError **error);
 
-/* ---- ds-expr-text.c ---- */
+/* ---- ds-expr-print.c ---- */
 /* Appends the text of a range: "[8, 4096]", "[8, inf)". */
 void ds_expr_append_range(GString *out, int64_t lo, int64_t hi);
 /* True if `name` is a valid symbol name: an identifier other than max and min. */

@@ -3,8 +3,9 @@
  * Every builder resolves its operands, converts them to a polynomial (a constant plus sorted
  * (coefficient, monomial) terms), combines them there, and interns the result, so equal
  * expressions are one node. Floor division, modulo, max and min become atoms of the
- * polynomial once their own rules (ds-expr.h) have run. Facts (ranges, merges) live in
- * ds-expr-facts.c, text in ds-expr-text.c.
+ * polynomial once their own rules (ds-expr.h) have run. The module's files call one way:
+ * ds-expr-print.c (text out) < this file < ds-expr-facts.c (ranges, merges) <
+ * ds-expr-parse.c (text in, assumptions).
  */
 #include "ds-expr-private.h"
 
@@ -298,6 +299,27 @@ const DsExpr *ds_expr_const(DsExprCtx *ctx, int64_t value)
     return *slot;
   }
   return intern(ctx, DS_EXPR_CONST, value, 0, NULL, NULL, NULL);
+}
+
+/* ---- the log of facts learned (ds-expr-facts.c adds most entries) ---- */
+
+void ds_expr_log_free(gpointer p)
+{
+  DsExprLogEntry *entry = p;
+  g_free(entry->text);
+  g_free(entry->reason);
+  g_free(entry);
+}
+
+void ds_expr_log_add(DsExprCtx *ctx, DsExprLogKind kind, guint index, char *text,
+                     const char *reason)
+{
+  DsExprLogEntry *entry = g_new0(DsExprLogEntry, 1);
+  entry->kind = kind;
+  entry->index = index;
+  entry->text = text;
+  entry->reason = g_strdup(reason);
+  g_ptr_array_add(ctx->log, entry);
 }
 
 /* ---- context and symbols ---- */

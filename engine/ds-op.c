@@ -63,26 +63,3 @@ const char *ds_op_id_name(DsOpId id)
   g_return_val_if_fail(id < DS_OP_COUNT, NULL);
   return op_names[id];
 }
-
-int ds_op_count_1(const void *param) { (void)param; return 1; }
-int ds_op_count_2(const void *param) { (void)param; return 2; }
-int ds_op_count_3(const void *param) { (void)param; return 3; }
-
-const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16])
-{
-  if (op != NULL && op->input_names != NULL) {
-    int n_names = 0;
-    while (op->input_names[n_names] != NULL)
-      n_names++;
-    if (i < n_names)
-      return op->input_names[i];
-    if (n_names == 1) { /* a repeated argument: Concat's arg0, arg1... */
-      g_snprintf(buf, 16, "arg%d", i);
-      return buf;
-    }
-  }
-  if (n_inputs == 1)
-    return "data";
-  g_snprintf(buf, 16, "arg%d", i);
-  return buf;
-}

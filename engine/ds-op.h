@@ -4,7 +4,7 @@
  * by op are checked for completeness at start-up). The lists live per family in
  * engine/ops/ds-ops-*.h. A DsOpDef says how to parse an op's attributes, how many inputs and
  * outputs it has, how to infer shapes and dtypes, and its traits. Kernels are not here: each
- * backend keeps its own table indexed by DsOpId (kernels/cpu/ds-cpu-backend.c).
+ * backend keeps its own table indexed by DsOpId (backends/cpu/ds-cpu-backend.c).
  */
 #pragma once
 

@@ -1,5 +1,5 @@
 /* test-cuda-elemwise.c: the CUDA kernels of the elementwise and reduction families
- * (kernels/cuda/ds-cuda-elemwise.c, ds-cuda-reduce.c) against the CPU kernels on random inputs.
+ * (backends/cuda/ds-cuda-elemwise.c, ds-cuda-reduce.c) against the CPU kernels on random inputs.
  *
  * Every case that runs a kernel starts with cuda_ready() and skips without a device. Two cases
  * need none: /cuda/elemwise/coverage fails when either family registers a kernel that no case

@@ -320,9 +320,9 @@ static void test_plan_views_alias(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/kernels/thread-pool/covers-range-once", test_pool_covers_range_once);
-  g_test_add_func("/kernels/thread-pool/wakes-and-skips", test_pool_wakes_and_skips);
-  g_test_add_func("/kernels/thread-pool/null-runs-inline", test_pool_null_runs_inline);
+  g_test_add_func("/core/thread-pool/covers-range-once", test_pool_covers_range_once);
+  g_test_add_func("/core/thread-pool/wakes-and-skips", test_pool_wakes_and_skips);
+  g_test_add_func("/core/thread-pool/null-runs-inline", test_pool_null_runs_inline);
   g_test_add_func("/engine/attr/tuples", test_attr_tuples);
   g_test_add_func("/engine/attr/scalars", test_attr_scalars);
   g_test_add_func("/engine/attr/node-errors", test_attr_node_errors);

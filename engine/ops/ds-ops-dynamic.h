@@ -5,7 +5,7 @@
  * shape from an input tensor's values. Their shape rules give the data-dependent dims as
  * unbacked dims (ds_shape_ctx_unbacked_dim: `u0` in [0, upper] symbolically, unknown in
  * concrete inference); their kernels size and allocate their outputs once they have read the
- * inputs (ds_kernel_alloc_output, kernels/common/ds-kernel.h).
+ * inputs (ds_kernel_alloc_output, core/ds-kernel.h).
  */
 #pragma once
 

@@ -4,7 +4,7 @@
  * add_n, the copies and fills, NumPy's float predicates, and the elementwise layers of the nn
  * family (Activation, LeakyReLU, Dropout at inference). Each kernel checks its tensors, plans
  * any broadcast (DsCudaBcast, from the collapsed plan both backends make: ds_geom_broadcast in
- * kernels/common/ds-geometry-tensor.h) and calls a launcher of ds-cuda-elemwise.cu on
+ * core/ds-geometry-tensor.h) and calls a launcher of ds-cuda-elemwise.cu on
  * ds_cuda_stream(). The semantics are the CPU kernels'
  * (ds-cpu-elemwise.c, ds-cpu-nn.c); the dtypes are fewer: float32 throughout, float64 where the
  * same templates give it for free, integers and bool for the comparisons, logical ops and data

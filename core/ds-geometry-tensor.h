@@ -3,7 +3,7 @@
  * Shapes and parameters are resolved once here so every backend computes the same thing: each
  * function checks a kernel's tensors against its op's attributes and describes the work as
  * sizes and element strides, and the CPU and CUDA kernels only move the bytes. So both accept
- * and refuse exactly the same nodes. kernels/common knows no op parameter structs (they are
+ * and refuse exactly the same nodes. core knows no op parameter structs (they are
  * the engine's), so the attributes come as plain values.
  *
  * Unless it says otherwise, a function returns false when the tensors do not fit the op: the

@@ -6,7 +6,7 @@
  * through a workspace of partial results. softmax, log_softmax and LayerNorm view their input
  * as (outer, len, inner) around the axis; BatchNorm (inference) and InstanceNorm follow the CPU
  * kernels' formulas (ds-cpu-nn.c). The dims and axes come from the geometry both backends
- * share (kernels/common/ds-geometry-reduce.h). float32, and float64 for the axis reductions;
+ * share (core/ds-geometry-reduce.h). float32, and float64 for the axis reductions;
  * supports() keeps everything else on the CPU.
  */
 #include <string.h>

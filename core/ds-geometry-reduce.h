@@ -3,7 +3,7 @@
  *
  * Shapes and parameters are resolved once here so every backend computes the same thing: the
  * CPU and CUDA kernels view their input through the same (outer, len, inner) split or the
- * same kept and reduced dims, and so accept and refuse exactly the same nodes. kernels/common
+ * same kept and reduced dims, and so accept and refuse exactly the same nodes. core
  * knows no op parameter structs (they are the engine's), so the axes come as plain values:
  * an axis attribute, or the mask the engine's ds_reduce_axes_mask() makes of a reduction's.
  */

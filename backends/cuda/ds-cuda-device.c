@@ -1,8 +1,9 @@
-/* ds-cuda-backend.c: the CUDA backend: device check, stream, buffers, copies, kernel table.
+/* ds-cuda-device.c: the device every kernel of the CUDA backend runs on: the check that finds
+ * it, its stream, blocking copies, cuBLAS, and the status of a launch.
  *
  * Everything runs on one non-blocking stream on device 0. The device is looked at once, the
- * first time anything asks (unavailable()); nothing else touches CUDA before that says yes,
- * so a machine without a GPU or driver gets a clear message and never a CUDA error later.
+ * first time anything asks (ds_cuda_unavailable()); nothing else touches CUDA before that says
+ * yes, so a machine without a GPU or driver gets a clear message and never a CUDA error later.
  * cuBLAS is loaded only once a device has been found (ds-cuda-blas.h says why).
  */
 #include "ds-cuda.h"
@@ -10,13 +11,8 @@
 #include <glib.h>
 #include <string.h>
 
-static DsKernel kernel_table[DS_OP_COUNT];
-static DsCudaSupportsFn supports_table[DS_OP_COUNT];
-
 static cudaStream_t stream;
 static char *unavailable_reason;
-
-static bool cuda_copy_to_host(void *dst, const void *src, size_t bytes);
 
 static void *probe_device(void *unused)
 {
@@ -43,11 +39,11 @@ static void *probe_device(void *unused)
     unavailable_reason = g_strdup_printf("CUDA device 0 cannot start (%s)",
                                          cudaGetErrorString(err));
   else
-    ds_tensor_set_device_reader(cuda_copy_to_host);
+    ds_tensor_set_device_reader(ds_cuda_copy_to_host);
   return NULL;
 }
 
-static const char *cuda_unavailable(void)
+const char *ds_cuda_unavailable(void)
 {
   static GOnce once = G_ONCE_INIT;
   g_once(&once, probe_device, NULL);
@@ -103,54 +99,6 @@ DsStatus ds_cuda_cublas_status(cublasStatus_t st)
   }
 }
 
-static void *build_table(void *unused)
-{
-  (void)unused;
-  ds_cuda_elemwise_register(kernel_table, supports_table);
-  ds_cuda_reduce_register(kernel_table, supports_table);
-  ds_cuda_nn_register(kernel_table, supports_table);
-  ds_cuda_tensor_register(kernel_table, supports_table);
-  return NULL;
-}
-
-static const DsKernel *cuda_get_kernel(DsOpId op)
-{
-  static GOnce once = G_ONCE_INIT;
-  g_once(&once, build_table, NULL);
-  if (op >= DS_OP_COUNT || kernel_table[op].run == NULL)
-    return NULL;
-  return &kernel_table[op];
-}
-
-static bool cuda_supports(DsOpId op, const void *param, const DsDType *in, int n_in,
-                          const DsDType *out, int n_out)
-{
-  if (cuda_get_kernel(op) == NULL)
-    return false;
-  return supports_table[op] == NULL || supports_table[op](op, param, in, n_in, out, n_out);
-}
-
-static void *cuda_alloc_buffer(size_t bytes)
-{
-  void *ptr = NULL;
-  if (cuda_unavailable() != NULL)
-    return NULL;
-  /* cudaMalloc aligns to 256 bytes; a zero-byte tensor still gets a distinct buffer. */
-  if (cudaMalloc(&ptr, bytes == 0 ? 256 : bytes) != cudaSuccess) {
-    (void)cudaGetLastError(); /* clear the sticky-free error so later calls are not blamed */
-    return NULL;
-  }
-  return ptr;
-}
-
-static void cuda_free_buffer(void *ptr)
-{
-  if (ptr != NULL)
-    cudaFree(ptr);
-}
-
-static void cuda_set_n_threads(int n_threads) { (void)n_threads; }
-
 static bool copy_sync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
 {
   if (bytes == 0)
@@ -159,17 +107,17 @@ static bool copy_sync(void *dst, const void *src, size_t bytes, enum cudaMemcpyK
          cudaStreamSynchronize(stream) == cudaSuccess;
 }
 
-static bool cuda_copy_to_device(void *dst, const void *src, size_t bytes)
+bool ds_cuda_copy_to_device(void *dst, const void *src, size_t bytes)
 {
   return copy_sync(dst, src, bytes, cudaMemcpyHostToDevice);
 }
 
-static bool cuda_copy_to_host(void *dst, const void *src, size_t bytes)
+bool ds_cuda_copy_to_host(void *dst, const void *src, size_t bytes)
 {
   return copy_sync(dst, src, bytes, cudaMemcpyDeviceToHost);
 }
 
-static bool cuda_synchronize(void) { return cudaStreamSynchronize(stream) == cudaSuccess; }
+bool ds_cuda_synchronize(void) { return cudaStreamSynchronize(stream) == cudaSuccess; }
 
 /* The kernel driver's version ("580.65.06"): the first word of digits and dots in the first
  * line of the file the NVIDIA module writes ("NVRM version: NVIDIA UNIX Open Kernel Module for
@@ -190,12 +138,12 @@ static char *kernel_driver_version(void)
 
 /* "cuda 13.0: NVIDIA H200, sm_90, 139 GiB, driver 580.65.06" or "cuda 13.0: no usable device
  * (reason)"; the version is the runtime's this build was linked with. */
-static void cuda_describe(char *line, size_t size)
+void ds_cuda_describe(char *line, size_t size)
 {
   int runtime = 0;
   cudaRuntimeGetVersion(&runtime);
   g_autofree char *label = g_strdup_printf("cuda %d.%d", runtime / 1000, runtime % 1000 / 10);
-  const char *why = cuda_unavailable();
+  const char *why = ds_cuda_unavailable();
   if (why != NULL) {
     g_snprintf(line, size, "%s: %s", label, why);
     return;
@@ -218,7 +166,7 @@ static void cuda_describe(char *line, size_t size)
 
 /* The cuBLAS handle (its workspace lives in device memory) and the stream. Buffers are freed
  * by their owners; anything left is a leak a checker should see. */
-static void cuda_release(void)
+void ds_cuda_release(void)
 {
   if (unavailable_reason != NULL || stream == NULL)
     return;
@@ -231,20 +179,3 @@ static void cuda_release(void)
   stream = NULL;
 }
 
-static const DsBackend cuda_backend = {
-    .name = "cuda",
-    .memory = DS_MEMORY_DEVICE,
-    .get_kernel = cuda_get_kernel,
-    .alloc_buffer = cuda_alloc_buffer,
-    .free_buffer = cuda_free_buffer,
-    .set_n_threads = cuda_set_n_threads,
-    .unavailable = cuda_unavailable,
-    .copy_to_device = cuda_copy_to_device,
-    .copy_to_host = cuda_copy_to_host,
-    .synchronize = cuda_synchronize,
-    .supports = cuda_supports,
-    .describe = cuda_describe,
-    .release = cuda_release,
-};
-
-const DsBackend *ds_cuda_backend_get(void) { return &cuda_backend; }

@@ -6,31 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ds-attr.h"
 #include "ds-config.h"
 #include "ds-error.h"
-#include "ds-ndarray.h"
-
-int ds_cli_fail(GError *error)
-{
-  int status = ds_error_exit_status(error);
-  g_printerr("dynscope: %s\n", error->message);
-  g_error_free(error);
-  return status;
-}
-
-static gboolean split_assignment(const char *arg, const char *option, char **name, char **value,
-                                 GError **error)
-{
-  const char *eq = strchr(arg, '=');
-  if (eq == NULL || eq == arg || eq[1] == '\0') {
-    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, _("%s '%s': expected NAME=VALUE"), option, arg);
-    return FALSE;
-  }
-  *name = g_strndup(arg, (gsize)(eq - arg));
-  *value = g_strdup(eq + 1);
-  return TRUE;
-}
+#include "ds-memory.h"
 
 /* --device NAME: a compiled-in backend that can run here. The host backend is "cpu"; any
  * other is a device the model's supported regions are placed on. */
@@ -62,87 +40,6 @@ static void print_version(void)
     ds_backend_find(*name)->describe(line, sizeof line);
     printf("%s\n", line);
   }
-}
-
-DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, GError **error)
-{
-  g_autoptr(DsSession) session = ds_session_new(model, error);
-  if (session == NULL)
-    return NULL;
-  if (options->device != NULL && strcmp(options->device, "cpu") != 0)
-    ds_session_set_device(session, ds_backend_find(options->device));
-  if (options->executor != NULL) {
-    static const char *const names[] = {"auto", "static", "dynamic", NULL};
-    guint i = 0;
-    while (names[i] != NULL && strcmp(names[i], options->executor) != 0)
-      i++;
-    if (names[i] == NULL) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                  "--executor %s: expected auto, static or dynamic", options->executor);
-      return NULL;
-    }
-    ds_session_set_executor_choice(session, (DsExecutorChoice)i);
-  }
-  for (char **s = options->input_shapes; s != NULL && *s != NULL; s++) {
-    g_autofree char *name = NULL, *text = NULL;
-    DsShape shape;
-    if (!split_assignment(*s, "--input-shape", &name, &text, error))
-      return NULL;
-    if (!ds_session_parse_shape(session, text, &shape, error)) {
-      g_prefix_error(error, "--input-shape %s: ", name);
-      return NULL;
-    }
-    if (!ds_session_declare_shape(session, name, &shape, error))
-      return NULL;
-  }
-  for (char **s = options->assumes; s != NULL && *s != NULL; s++)
-    if (!ds_session_assume(session, *s, error))
-      return NULL;
-  for (char **s = options->binds; s != NULL && *s != NULL; s++) {
-    g_autofree char *name = NULL, *text = NULL;
-    int64_t value;
-    if (!split_assignment(*s, "--bind", &name, &text, error))
-      return NULL;
-    if (!ds_attr_parse_int(text, &value) || value < 0) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--bind %s: '%s' is not a size", name, text);
-      return NULL;
-    }
-    if (!ds_session_bind_symbol(session, name, value, error))
-      return NULL;
-  }
-  if (options->params != NULL && !ds_session_feed_params(session, options->params, error))
-    return NULL;
-  for (char **s = options->inputs; s != NULL && *s != NULL; s++) {
-    g_autofree char *name = NULL, *path = NULL;
-    if (!split_assignment(*s, "--input", &name, &path, error) ||
-        !ds_session_feed_npy(session, name, path, error))
-      return NULL;
-  }
-  return g_steal_pointer(&session);
-}
-
-gboolean ds_cli_parse_bytes(const char *text, guint64 *bytes)
-{
-  char *end;
-  double value = g_ascii_strtod(text, &end);
-  if (end == text || value < 0)
-    return FALSE;
-  static const char *const units = "KMGT";
-  double scale = 1;
-  if (*end != '\0') {
-    const char *unit = strchr(units, g_ascii_toupper(*end));
-    if (unit == NULL)
-      return FALSE;
-    for (const char *u = units; u <= unit; u++)
-      scale *= 1024;
-    end++;
-    if (g_ascii_strcasecmp(end, "iB") == 0 || g_ascii_strcasecmp(end, "B") == 0)
-      end += strlen(end);
-  }
-  if (*end != '\0' || value * scale > 1.8e19 || value * scale < 1)
-    return FALSE;
-  *bytes = (guint64)(value * scale);
-  return TRUE;
 }
 
 /* "5", "2.5" or "5%": a finite percentage >= 0. */

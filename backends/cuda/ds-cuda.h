@@ -17,6 +17,18 @@
 
 const DsBackend *ds_cuda_backend_get(void);
 
+/* ---- the device (ds-cuda-device.c) ---- */
+
+/* Why device 0 cannot be used, or NULL once it was found, cuBLAS loaded and the stream made;
+ * looked at once. DsBackend.unavailable. */
+const char *ds_cuda_unavailable(void);
+/* Blocking copies on the stream; false on a device error. */
+bool ds_cuda_copy_to_device(void *dst, const void *src, size_t bytes);
+bool ds_cuda_copy_to_host(void *dst, const void *src, size_t bytes);
+bool ds_cuda_synchronize(void);
+/* DsBackend.describe and DsBackend.release. */
+void ds_cuda_describe(char *line, size_t size);
+void ds_cuda_release(void);
 /* The stream every kernel and copy is queued on. Valid once the backend is available. */
 cudaStream_t ds_cuda_stream(void);
 /* cuBLAS's functions, loaded by the device check: valid once the backend is available. */

@@ -4,8 +4,8 @@
  * broadcast_like, _contrib_expand), tile, repeat, reverse, take, and the dynamic-shape
  * _contrib_boolean_mask and _npx_nonzero.
  *
- * Each kernel checks shapes with the geometry its CPU twin (kernels/cpu/ds-cpu-tensor.c,
- * ds-cpu-index.c, ds-cpu-dynamic.c) uses too (kernels/common/ds-geometry-tensor.h) and
+ * Each kernel checks shapes with the geometry its CPU twin (backends/cpu/ds-cpu-tensor.c,
+ * ds-cpu-index.c, ds-cpu-dynamic.c) uses too (core/ds-geometry-tensor.h) and
  * describes its work as a strided copy plan (ds-cuda-tensor-launch.h) over the output: one launcher
  * then simplifies it and picks memcpy, a tiled transpose or a gather kernel. Elements move by size,
  * so every dtype is supported.

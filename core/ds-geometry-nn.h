@@ -5,7 +5,7 @@
  * Shapes and parameters are resolved once here so every backend computes the same thing: each
  * function checks a kernel's tensors against its op's attributes and says which products or
  * windows to compute, and the CPU and CUDA kernels only run them (BLAS or cuBLAS, their own
- * loops). So both accept and refuse exactly the same nodes. kernels/common knows no op
+ * loops). So both accept and refuse exactly the same nodes. core knows no op
  * parameter structs (they are the engine's), so the attributes come as plain values.
  *
  * A function returns false when the tensors do not fit the op: the kernel's

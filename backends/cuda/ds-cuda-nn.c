@@ -2,7 +2,7 @@
  * _npi_matmul and Convolution through cuBLAS, Pooling, and Embedding.
  *
  * Shapes and attributes are checked by the geometry both backends share
- * (kernels/common/ds-geometry-nn.h), so the CPU and CUDA kernels accept and refuse the same
+ * (core/ds-geometry-nn.h), so the CPU and CUDA kernels accept and refuse the same
  * nodes. The products keep cuBLAS's default math mode (full FP32, no TF32) so results agree
  * with the CPU to rounding.
  *
