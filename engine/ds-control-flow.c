@@ -1,10 +1,10 @@
-/* ds-control-flow.c: loops and branches on nested dynamic executors. */
+/* ds-control-flow.c: loops and branches on nested executors, made through the runner table
+ * the calling executor gives (ds-control-flow.h). */
 #include "ds-control-flow.h"
 
 #include <string.h>
 
 #include "ds-buffer-pool.h"
-#include "ds-dynamic-executor.h"
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-infer.h"
@@ -17,13 +17,14 @@ typedef struct {
   guint n_inputs;
   const DsNode **vars; /* its variables in node order: the subgraph's inputs */
   DsExprCtx *exprs;
-  DsDynamicExecutor *exec;
+  gpointer exec;       /* made by the runner table */
   DsTensor *key;       /* the input shapes and dtypes it was bound for */
   guint64 n_rebinds;
 } Sub;
 
 struct _DsControlFlow {
   const DsNode *node;
+  const DsSubgraphRunner *runner;
   DsOpId op;
   const DsBackend *backend;
   DsThreadPool *threads;
@@ -38,9 +39,10 @@ struct _DsControlFlow {
 
 /* ---- nested subgraphs ---- */
 
-static void sub_clear(Sub *s)
+static void sub_clear(const DsControlFlow *cf, Sub *s)
 {
-  ds_dynamic_executor_free(s->exec);
+  if (s->exec != NULL)
+    cf->runner->free(s->exec);
   s->exec = NULL;
   if (s->exprs != NULL)
     ds_expr_ctx_free(s->exprs);
@@ -67,7 +69,7 @@ static gboolean sub_bind(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GErr
   for (guint k = 0; same && k < s->n_inputs; k++)
     same = same_key(&s->key[k], &inputs[k]);
   if (!same) {
-    sub_clear(s);
+    sub_clear(cf, s);
     s->exprs = ds_expr_ctx_new();
     g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(s->graph, error);
     if (shapes == NULL) {
@@ -88,18 +90,17 @@ static gboolean sub_bind(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GErr
       return FALSE;
     }
     ds_graph_shapes_resolve(shapes, s->exprs);
-    s->exec = ds_dynamic_executor_new(s->graph, NULL, shapes, s->exprs, NULL, NULL, 0, NULL,
-                                      cf->backend, 1, error);
+    s->exec = cf->runner->create(s->graph, shapes, s->exprs, cf->backend, error);
     if (s->exec == NULL) {
       prefix_error(cf, s, error);
       return FALSE;
     }
-    ds_dynamic_executor_set_thread_pool(s->exec, cf->threads);
-    ds_dynamic_executor_set_hooks(s->exec, &cf->hooks, cf->hooks_data);
+    cf->runner->set_thread_pool(s->exec, cf->threads);
+    cf->runner->set_hooks(s->exec, &cf->hooks, cf->hooks_data);
     s->n_rebinds++;
   }
   for (guint k = 0; k < s->n_inputs; k++)
-    if (!ds_dynamic_executor_bind(s->exec, s->vars[k], &inputs[k], error)) {
+    if (!cf->runner->bind(s->exec, s->vars[k], &inputs[k], error)) {
       prefix_error(cf, s, error);
       return FALSE;
     }
@@ -124,7 +125,7 @@ static gboolean sub_run(DsControlFlow *cf, Sub *s, const DsTensor *inputs, gint6
   };
   if (cf->hooks.frame_enter != NULL)
     cf->hooks.frame_enter(cf->hooks_data, &frame);
-  gboolean ok = ds_dynamic_executor_run(s->exec, error);
+  gboolean ok = cf->runner->run(s->exec, error);
   if (cf->hooks.frame_exit != NULL)
     cf->hooks.frame_exit(cf->hooks_data, &frame);
   /* A cancelled run says so in the caller's words, not wrapped in where it stopped. */
@@ -133,9 +134,9 @@ static gboolean sub_run(DsControlFlow *cf, Sub *s, const DsTensor *inputs, gint6
   return ok;
 }
 
-static const DsTensor *sub_output(const Sub *s, guint i)
+static const DsTensor *sub_output(const DsControlFlow *cf, const Sub *s, guint i)
 {
-  return ds_dynamic_executor_get_output(s->exec, i);
+  return cf->runner->get_output(s->exec, i);
 }
 
 static gboolean sub_init(DsControlFlow *cf, guint index, const char *role, GError **error)
@@ -281,7 +282,7 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
       g_prefix_error(error, "iteration %" G_GINT64_FORMAT ": ", i);
     /* Per-iteration outputs go into their row of the stacked outputs. */
     for (int o = 0; ok && o < p->num_out_data; o++) {
-      const DsTensor *step = sub_output(body, (guint)o);
+      const DsTensor *step = sub_output(cf, body, (guint)o);
       if (i == 0)
         ok = alloc_like(cf, &outputs[o], o, step, trips, alloc, alloc_data, error);
       DsTensor row = outputs[o];
@@ -293,7 +294,7 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
         memcpy(row.data, step->data, ds_tensor_nbytes(step));
     }
     for (int k = 0; ok && k < p->n_states; k++) {
-      const DsTensor *next = sub_output(body, (guint)(p->num_out_data + k));
+      const DsTensor *next = sub_output(cf, body, (guint)(p->num_out_data + k));
       ok = check_like(cf, next, &states[k].value, "state", (guint)k, error) &&
            carried_store(cf, &states[k], (guint)k, next, (guint64)i, error);
     }
@@ -305,7 +306,7 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
     for (int k = 0; k < p->n_states; k++)
       in[p->state_locs[k]] = states[k].value;
     ok = sub_bind(cf, body, in, error);
-    const DsGraphShapes *shapes = ok ? ds_dynamic_executor_get_shapes(body->exec) : NULL;
+    const DsGraphShapes *shapes = ok ? cf->runner->get_shapes(body->exec) : NULL;
     DsEntry head = body->graph->heads[o];
     const DsShape *s = ok ? ds_graph_shapes_get(shapes, body->graph, head) : NULL;
     int64_t dims[DS_MAX_NDIM];
@@ -427,18 +428,18 @@ static gboolean run_while_loop(DsControlFlow *cf, const DsTensor *inputs, DsTens
   guint64 n = 0;
   while (ok) {
     gather_inputs(in, p->cond_input_locs, p->n_cond_inputs, inputs, var_of_input, vars);
-    ok = sub_run(cf, cond, in, (gint64)n, error) && read_condition(cf, sub_output(cond, 0), &go, error);
+    ok = sub_run(cf, cond, in, (gint64)n, error) && read_condition(cf, sub_output(cf, cond, 0), &go, error);
     if (!ok || !go || n >= (guint64)p->max_iterations)
       break;
     gather_inputs(in, p->func_input_locs, p->n_func_inputs, inputs, var_of_input, vars);
     ok = sub_run(cf, func, in, (gint64)n, error);
     for (int o = 0; ok && o < p->num_out_data; o++) {
-      const DsTensor *step = sub_output(func, (guint)o);
+      const DsTensor *step = sub_output(cf, func, (guint)o);
       ok = (n == 0 || check_like(cf, step, &stacks[o].row, "step output", (guint)o, error)) &&
            stack_push(cf, &stacks[o], (guint)(2 * n_vars + o), step, n, error);
     }
     for (int k = 0; ok && k < n_vars; k++) {
-      const DsTensor *next = sub_output(func, (guint)(p->num_out_data + k));
+      const DsTensor *next = sub_output(cf, func, (guint)(p->num_out_data + k));
       ok = check_like(cf, next, &vars[k].value, "loop variable", (guint)k, error) &&
            carried_store(cf, &vars[k], (guint)k, next, n, error);
     }
@@ -452,7 +453,7 @@ static gboolean run_while_loop(DsControlFlow *cf, const DsTensor *inputs, DsTens
     if (n == 0) {
       gather_inputs(in, p->func_input_locs, p->n_func_inputs, inputs, var_of_input, vars);
       ok = sub_bind(cf, func, in, error);
-      const DsGraphShapes *shapes = ok ? ds_dynamic_executor_get_shapes(func->exec) : NULL;
+      const DsGraphShapes *shapes = ok ? cf->runner->get_shapes(func->exec) : NULL;
       DsEntry head = func->graph->heads[o];
       int64_t dims[DS_MAX_NDIM];
       const DsShape *s = ok ? ds_graph_shapes_get(shapes, func->graph, head) : NULL;
@@ -499,7 +500,7 @@ static gboolean run_cond(DsControlFlow *cf, const DsTensor *inputs, DsTensor *ou
     in[i] = inputs[p->cond_input_locs[i]];
   gboolean go;
   if (!sub_run(cf, &cf->subs[0], in, -1, error) ||
-      !read_condition(cf, sub_output(&cf->subs[0], 0), &go, error))
+      !read_condition(cf, sub_output(cf, &cf->subs[0], 0), &go, error))
     return FALSE;
   Sub *branch = &cf->subs[go ? 1 : 2];
   const int *locs = go ? p->then_input_locs : p->else_input_locs;
@@ -509,7 +510,7 @@ static gboolean run_cond(DsControlFlow *cf, const DsTensor *inputs, DsTensor *ou
   if (!sub_run(cf, branch, in, -1, error))
     return FALSE;
   for (int o = 0; o < p->num_outputs; o++) {
-    const DsTensor *t = sub_output(branch, (guint)o);
+    const DsTensor *t = sub_output(cf, branch, (guint)o);
     if (!alloc_like(cf, &outputs[o], o, t, -1, alloc, alloc_data, error))
       return FALSE;
     memcpy(outputs[o].data, t->data, ds_tensor_nbytes(t));
@@ -520,11 +521,13 @@ static gboolean run_cond(DsControlFlow *cf, const DsTensor *inputs, DsTensor *ou
 
 /* ---- the runner ---- */
 
-DsControlFlow *ds_control_flow_new(const DsNode *node, const DsBackend *backend,
-                                   DsThreadPool *threads, GError **error)
+DsControlFlow *ds_control_flow_new(const DsNode *node, const DsSubgraphRunner *runner,
+                                   const DsBackend *backend, DsThreadPool *threads,
+                                   GError **error)
 {
   g_autoptr(DsControlFlow) cf = g_new0(DsControlFlow, 1);
   cf->node = node;
+  cf->runner = runner;
   cf->op = node->op->id;
   cf->backend = backend;
   cf->threads = threads;
@@ -558,7 +561,7 @@ void ds_control_flow_free(DsControlFlow *cf)
   if (cf == NULL)
     return;
   for (guint s = 0; s < cf->n_subs; s++) {
-    sub_clear(&cf->subs[s]);
+    sub_clear(cf, &cf->subs[s]);
     g_free(cf->subs[s].vars);
     g_free(cf->subs[s].key);
   }
@@ -583,7 +586,7 @@ void ds_control_flow_set_hooks(DsControlFlow *cf, const DsExecutorHooks *hooks, 
   cf->hooks_data = data;
   for (guint s = 0; s < cf->n_subs; s++)
     if (cf->subs[s].exec != NULL)
-      ds_dynamic_executor_set_hooks(cf->subs[s].exec, hooks, data);
+      cf->runner->set_hooks(cf->subs[s].exec, hooks, data);
 }
 
 void ds_control_flow_set_thread_pool(DsControlFlow *cf, DsThreadPool *threads)
@@ -591,7 +594,7 @@ void ds_control_flow_set_thread_pool(DsControlFlow *cf, DsThreadPool *threads)
   cf->threads = threads;
   for (guint s = 0; s < cf->n_subs; s++)
     if (cf->subs[s].exec != NULL)
-      ds_dynamic_executor_set_thread_pool(cf->subs[s].exec, threads);
+      cf->runner->set_thread_pool(cf->subs[s].exec, threads);
 }
 
 guint64 ds_control_flow_get_last_count(const DsControlFlow *cf) { return cf->last_count; }
@@ -606,9 +609,10 @@ void ds_control_flow_get_memory(const DsControlFlow *cf, guint64 *n_allocations,
   for (guint s = 0; s < cf->n_subs; s++) {
     if (cf->subs[s].exec == NULL)
       continue;
-    DsDynamicExecutorStats ds;
-    ds_dynamic_executor_get_stats(cf->subs[s].exec, &ds);
-    *n_allocations += ds.n_allocations;
-    *bytes_held += ds.memory_bytes;
+    guint64 n = 0;
+    gsize bytes = 0;
+    cf->runner->get_memory(cf->subs[s].exec, &n, &bytes);
+    *n_allocations += n;
+    *bytes_held += bytes;
   }
 }

@@ -12,22 +12,50 @@
  * allocator. `_while_loop`'s stacked outputs hold exactly the iterations run (MXNet pads them
  * to max_iterations), and no loop runs more than its max_iterations.
  *
- * Memory policy: a DsControlFlow borrows its node (and so the graph that owns it), owns its
- * nested executors and scratch buffers.
+ * The executor that runs a control-flow node gives it a DsSubgraphRunner: the functions that
+ * make, bind and run an executor for one subgraph. So this file names no executor, and the
+ * nesting (the dynamic executor runs control flow, which runs dynamic executors) is one call
+ * downward and one call back through the table.
+ *
+ * Memory policy: a DsControlFlow borrows its node (and so the graph that owns it) and its
+ * runner table, and owns its nested executors and scratch buffers.
  */
 #pragma once
 
 #include "ds-backend.h"
 #include "ds-executor.h"
+#include "ds-expr.h"
 #include "ds-graph.h"
 #include "ds-thread-pool.h"
 
 typedef struct _DsControlFlow DsControlFlow;
 
-/* A runner for `node` (an op with DS_OP_TRAIT_CONTROL_FLOW other than `_CachedOp`). Nested
- * kernels share `threads` (borrowed). */
-DsControlFlow *ds_control_flow_new(const DsNode *node, const DsBackend *backend,
-                                   DsThreadPool *threads, GError **error);
+/* An executor for one subgraph, as control flow uses it; `exec` is what `create` made. */
+typedef struct {
+  /* An executor for `graph` with inferred symbolic `shapes` (copied) over `exprs` (borrowed:
+   * it outlives the executor), its kernels on `backend`, one thread until set_thread_pool. */
+  gpointer (*create)(DsGraph *graph, const DsGraphShapes *shapes, DsExprCtx *exprs,
+                     const DsBackend *backend, GError **error);
+  void (*free)(gpointer exec);
+  void (*set_thread_pool)(gpointer exec, DsThreadPool *threads);
+  void (*set_hooks)(gpointer exec, const DsExecutorHooks *hooks, gpointer data);
+  /* Points variable `var` at `value` (borrowed until the next bind or run). */
+  gboolean (*bind)(gpointer exec, const DsNode *var, const DsTensor *value, GError **error);
+  gboolean (*run)(gpointer exec, GError **error);
+  /* Head `i` of the last run, owned by the executor until its next run. */
+  const DsTensor *(*get_output)(gpointer exec, guint i);
+  /* The shapes the executor has now: its symbolic shapes with the last run's values bound. */
+  const DsGraphShapes *(*get_shapes)(gpointer exec);
+  /* Buffers allocated so far and the bytes they hold. */
+  void (*get_memory)(gpointer exec, guint64 *n_allocations, gsize *bytes_held);
+} DsSubgraphRunner;
+
+/* A runner for `node` (an op with DS_OP_TRAIT_CONTROL_FLOW other than `_CachedOp`) whose
+ * subgraphs run on executors made by `runner` (borrowed). Nested kernels share `threads`
+ * (borrowed). */
+DsControlFlow *ds_control_flow_new(const DsNode *node, const DsSubgraphRunner *runner,
+                                   const DsBackend *backend, DsThreadPool *threads,
+                                   GError **error);
 void ds_control_flow_free(DsControlFlow *cf);
 /* Hooks for every node the subgraphs run, and a frame (DS_FRAME_SUBGRAPH) around each run of
  * a subgraph: one per loop iteration (the condition and the body separately), one per

@@ -343,6 +343,68 @@ static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GE
   }
   return TRUE;
 }
+/* ---- control flow's subgraphs run on executors like this one ---- */
+
+static gpointer runner_create(DsGraph *graph, const DsGraphShapes *shapes, DsExprCtx *exprs,
+                              const DsBackend *backend, GError **error)
+{
+  return ds_dynamic_executor_new(graph, NULL, shapes, exprs, NULL, NULL, 0, NULL, backend, 1,
+                                 error);
+}
+
+static void runner_free(gpointer exec) { ds_dynamic_executor_free(exec); }
+
+static void runner_set_thread_pool(gpointer exec, DsThreadPool *threads)
+{
+  ds_dynamic_executor_set_thread_pool(exec, threads);
+}
+
+static void runner_set_hooks(gpointer exec, const DsExecutorHooks *hooks, gpointer data)
+{
+  ds_dynamic_executor_set_hooks(exec, hooks, data);
+}
+
+static gboolean runner_bind(gpointer exec, const DsNode *var, const DsTensor *value,
+                            GError **error)
+{
+  return ds_dynamic_executor_bind(exec, var, value, error);
+}
+
+static gboolean runner_run(gpointer exec, GError **error)
+{
+  return ds_dynamic_executor_run(exec, error);
+}
+
+static const DsTensor *runner_get_output(gpointer exec, guint i)
+{
+  return ds_dynamic_executor_get_output(exec, i);
+}
+
+static const DsGraphShapes *runner_get_shapes(gpointer exec)
+{
+  return ds_dynamic_executor_get_shapes(exec);
+}
+
+static void runner_get_memory(gpointer exec, guint64 *n_allocations, gsize *bytes_held)
+{
+  DsDynamicExecutorStats stats;
+  ds_dynamic_executor_get_stats(exec, &stats);
+  *n_allocations = stats.n_allocations;
+  *bytes_held = stats.memory_bytes;
+}
+
+static const DsSubgraphRunner subgraph_runner = {
+    .create = runner_create,
+    .free = runner_free,
+    .set_thread_pool = runner_set_thread_pool,
+    .set_hooks = runner_set_hooks,
+    .bind = runner_bind,
+    .run = runner_run,
+    .get_output = runner_get_output,
+    .get_shapes = runner_get_shapes,
+    .get_memory = runner_get_memory,
+};
+
 
 DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *partition,
                                            const DsGraphShapes *symbolic, DsExprCtx *exprs,
@@ -434,7 +496,8 @@ DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *pa
       dx->device = node_backend;
     const DsKernel *kernel = control ? NULL : node_backend->get_kernel(node->op->id);
     if (control) {
-      dx->kernels[i].control = ds_control_flow_new(node, backend, dx->threads, error);
+      dx->kernels[i].control =
+          ds_control_flow_new(node, &subgraph_runner, backend, dx->threads, error);
       if (dx->kernels[i].control == NULL)
         return NULL;
     } else if (kernel == NULL) {
