@@ -492,9 +492,13 @@ static void bench_dynamic_overhead(void)
   const DsGraphShapes *symbolic = ds_session_infer_symbolic(fix, &error);
   if (symbolic == NULL)
     die(error);
-  g_autoptr(DsDynamicExecutor) imperative =
-      ds_dynamic_executor_new(graph, &empty, symbolic, ds_session_get_exprs(fix), NULL, NULL, 0,
-                              NULL, ds_backend_find("cpu"), 1, &error);
+  DsBindSpec spec = {.graph = graph,
+                     .shapes = symbolic,
+                     .exprs = ds_session_get_exprs(fix),
+                     .partition = &empty,
+                     .backend = ds_backend_find("cpu"),
+                     .n_threads = 1};
+  g_autoptr(DsDynamicExecutor) imperative = ds_dynamic_executor_new(&spec, &error);
   if (imperative == NULL ||
       !ds_dynamic_executor_bind(imperative, graph->nodes[0],
                                 ds_executor_get_entry(ds_session_get_executor(fix), 0), &error))

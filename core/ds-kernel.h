@@ -21,7 +21,7 @@
 typedef DsStatus (*DsOutputAllocFn)(void *alloc_data, int index, DsTensor *output);
 
 typedef struct {
-  const void *param;        /* the op's parsed attribute struct (engine/ds-op-params.h) */
+  const void *param;        /* the op's parsed attribute struct (engine/ops/ds-ops-*.h) */
   const DsTensor *inputs;   /* n_inputs views, in the op's argument order */
   int n_inputs;
   DsTensor *outputs;        /* n_outputs views with shapes and buffers already set */

@@ -309,8 +309,7 @@ static const DsExecutorHooks cursor_hooks = {
 
 static gboolean begin_run(DsCursor *c, GError **error)
 {
-  if (ds_session_get_executor(c->session) == NULL &&
-      ds_session_get_dynamic_executor(c->session) == NULL) {
+  if (!ds_session_is_bound(c->session)) {
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "%s: the model is not bound yet: prepare it first",
                 ds_session_get_model_path(c->session));
     return FALSE;

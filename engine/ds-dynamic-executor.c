@@ -348,8 +348,9 @@ static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GE
 static gpointer runner_create(DsGraph *graph, const DsGraphShapes *shapes, DsExprCtx *exprs,
                               const DsBackend *backend, GError **error)
 {
-  return ds_dynamic_executor_new(graph, NULL, shapes, exprs, NULL, NULL, 0, NULL, backend, 1,
-                                 error);
+  DsBindSpec spec = {
+      .graph = graph, .shapes = shapes, .exprs = exprs, .backend = backend, .n_threads = 1};
+  return ds_dynamic_executor_new(&spec, error);
 }
 
 static void runner_free(gpointer exec) { ds_dynamic_executor_free(exec); }
@@ -405,13 +406,18 @@ static const DsSubgraphRunner subgraph_runner = {
     .get_memory = runner_get_memory,
 };
 
-
-DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *partition,
-                                           const DsGraphShapes *symbolic, DsExprCtx *exprs,
-                                           const int64_t *values, const gboolean *bound,
-                                           guint n_symbols, GPtrArray *guards,
-                                           const DsBackend *backend, int n_threads, GError **error)
+DsDynamicExecutor *ds_dynamic_executor_new(const DsBindSpec *spec, GError **error)
 {
+  DsGraph *graph = spec->graph;
+  const DsPartition *partition = spec->partition;
+  const DsGraphShapes *symbolic = spec->shapes;
+  DsExprCtx *exprs = spec->exprs;
+  const int64_t *values = spec->values;
+  const gboolean *bound = spec->bound;
+  guint n_symbols = spec->n_symbols;
+  GPtrArray *guards = spec->guards;
+  const DsBackend *backend = spec->backend;
+  int n_threads = spec->n_threads;
   g_return_val_if_fail(symbolic->n_entries == ds_graph_n_entries(graph), NULL);
   if (!check_symbolic(graph, symbolic, error))
     return NULL;

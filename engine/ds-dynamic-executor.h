@@ -35,16 +35,11 @@
 
 typedef struct _DsDynamicExecutor DsDynamicExecutor;
 
-/* Binds `graph` (flat: no subgraph nodes) split by `partition` (NULL: labelled with the
- * static-dynamic property here). `symbolic` are its shapes from symbolic inference in `exprs`
- * (every op output known, dynamic ones as unbacked symbols); `values`/`bound` (indexed by
- * symbol id, `n_symbols` of them, may be NULL) are symbol values known before any run;
- * `guards` (DsShapeGuard*, may be NULL) are checked as soon as the bindings decide them. */
-DsDynamicExecutor *ds_dynamic_executor_new(DsGraph *graph, const DsPartition *partition,
-                                           const DsGraphShapes *symbolic, DsExprCtx *exprs,
-                                           const int64_t *values, const gboolean *bound,
-                                           guint n_symbols, GPtrArray *guards,
-                                           const DsBackend *backend, int n_threads, GError **error);
+/* Binds spec->graph split by spec->partition (NULL: labelled with the static-dynamic property
+ * here). spec->shapes are its shapes from symbolic inference in spec->exprs (every op output
+ * known, dynamic ones as unbacked symbols); spec->values/bound are symbol values known before
+ * any run; spec->guards are checked as soon as the bindings decide them (DsBindSpec). */
+DsDynamicExecutor *ds_dynamic_executor_new(const DsBindSpec *spec, GError **error);
 void ds_dynamic_executor_free(DsDynamicExecutor *dx);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsDynamicExecutor, ds_dynamic_executor_free)
 

@@ -18,6 +18,24 @@
 #include "ds-thread-pool.h"
 
 typedef struct _DsExecutor DsExecutor;
+typedef struct _DsExprCtx DsExprCtx;
+typedef struct _DsPartition DsPartition;
+
+/* What an executor is bound for: ds_runner_new() (either executor) and
+ * ds_dynamic_executor_new() take one. Unset members are NULL or 0. */
+typedef struct {
+  DsGraph *graph;                /* flat: no subgraph nodes (a reference is taken) */
+  const DsGraphShapes *shapes;   /* copied: concrete for the static executor, symbolic from
+                                  * symbolic inference in `exprs` for the dynamic one */
+  DsExprCtx *exprs;              /* dynamic: the shapes' expressions; outlives the executor */
+  const DsPartition *partition;  /* dynamic: the regions (NULL: labelled static-dynamic) */
+  GPtrArray *guards;             /* dynamic: DsShapeGuard*, checked as bindings decide them */
+  const int64_t *values;         /* dynamic: symbol values known before any run, indexed by */
+  const gboolean *bound;         /* symbol id (`n_symbols` of them); may be NULL */
+  guint n_symbols;
+  const DsBackend *backend;
+  int n_threads;                 /* for kernels and BLAS */
+} DsBindSpec;
 
 /* Where nodes run, below the graph a run was started on: a partition region of it, or one
  * run of a control-flow node's subgraph (a loop iteration, a condition, a branch). */

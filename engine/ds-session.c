@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "ds-constant.h"
-#include "ds-dynamic-executor.h"
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-partition.h"
@@ -13,6 +12,7 @@
 #include "ds-npy.h"
 #include "ds-onnx-import.h"
 #include "ds-params.h"
+#include "ds-runner.h"
 
 static gboolean shape_is_symbolic(const DsShape *shape);
 static void grow_bindings(DsSession *session);
@@ -31,9 +31,8 @@ struct _DsSession {
   GHashTable *fed;      /* variable name -> DsNDArray* (owned) */
   GHashTable *declared; /* variable name -> DsShape* (owned) */
   DsGraphShapes *shapes;
-  DsExecutor *exec;
+  DsRunner *runner;            /* the bound executor, or NULL */
   DsExecutorChoice choice;
-  DsDynamicExecutor *dynamic;  /* instead of `exec` when the dynamic executor runs */
   DsPartition *file_partition; /* the regions a partitioned file was saved with, or NULL */
   const DsBackend *device;     /* the device regions are placed on, or NULL */
   DsPartition *placement;      /* the regions of the last binding on `device` */
@@ -178,8 +177,7 @@ void ds_session_free(DsSession *session)
 {
   if (session == NULL)
     return;
-  ds_executor_free(session->exec);
-  ds_dynamic_executor_free(session->dynamic);
+  ds_runner_free(session->runner);
   ds_partition_free(session->file_partition);
   ds_partition_free(session->placement);
   ds_graph_shapes_free(session->shapes);
@@ -212,7 +210,17 @@ const char *ds_session_get_model_path(DsSession *session)
 }
 DsExecutor *ds_session_get_executor(DsSession *session)
 {
-  return session->exec;
+  return session->runner != NULL ? ds_runner_get_static(session->runner) : NULL;
+}
+
+gboolean ds_session_is_bound(DsSession *session)
+{
+  return session->runner != NULL;
+}
+
+DsRunner *ds_session_get_runner(DsSession *session)
+{
+  return session->runner;
 }
 
 static const DsNode *find_variable(DsSession *session, const char *name, GError **error)
@@ -237,8 +245,7 @@ static void store_fed(DsSession *session, const DsNode *node, DsNDArray *array)
 
 static void invalidate(DsSession *session)
 {
-  g_clear_pointer(&session->exec, ds_executor_free);
-  g_clear_pointer(&session->dynamic, ds_dynamic_executor_free);
+  g_clear_pointer(&session->runner, ds_runner_free);
   g_clear_pointer(&session->shapes, ds_graph_shapes_free);
   g_clear_pointer(&session->placement, ds_partition_free);
 }
@@ -543,6 +550,20 @@ const DsPartition *ds_session_get_file_partition(DsSession *session)
   return session->file_partition;
 }
 
+/* Points the runner at every fed array. */
+static gboolean bind_fed(DsSession *session, DsRunner *runner, GError **error)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init(&iter, session->fed);
+  while (g_hash_table_iter_next(&iter, &key, &value)) {
+    const DsNode *node = ds_graph_find_node(session->graph, key);
+    if (!ds_runner_bind(runner, node, &((DsNDArray *)value)->view, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* The dynamic path: shapes symbolically, with unbacked symbols where data decides; the
  * executor binds them as it runs. */
 static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guint64 seed,
@@ -563,21 +584,18 @@ static gboolean prepare_dynamic(DsSession *session, gboolean random_inputs, guin
   const DsPartition *partition = executor_partition(session, error);
   if (partition == NULL && session->device != NULL)
     return FALSE;
-  g_autoptr(DsDynamicExecutor) dynamic =
-      ds_dynamic_executor_new(session->graph, partition, session->symbolic, session->exprs, NULL,
-                              NULL, 0, session->guards, backend, n_threads, error);
-  if (dynamic == NULL)
+  DsBindSpec spec = {.graph = session->graph,
+                     .shapes = session->symbolic,
+                     .exprs = session->exprs,
+                     .partition = partition,
+                     .guards = session->guards,
+                     .backend = backend,
+                     .n_threads = n_threads};
+  g_autoptr(DsRunner) runner = ds_runner_new(DS_RUNNER_DYNAMIC, &spec, error);
+  if (runner == NULL || !bind_fed(session, runner, error))
     return FALSE;
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init(&iter, session->fed);
-  while (g_hash_table_iter_next(&iter, &key, &value)) {
-    const DsNode *node = ds_graph_find_node(session->graph, key);
-    if (!ds_dynamic_executor_bind(dynamic, node, &((DsNDArray *)value)->view, error))
-      return FALSE;
-  }
   session->shapes = g_steal_pointer(&shapes);
-  session->dynamic = g_steal_pointer(&dynamic);
+  session->runner = g_steal_pointer(&runner);
   return TRUE;
 }
 
@@ -626,19 +644,13 @@ gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 
   if (!ok)
     return FALSE;
 
-  g_autoptr(DsExecutor) exec = ds_executor_new(session->graph, shapes, backend, n_threads, error);
-  if (exec == NULL)
+  DsBindSpec spec = {
+      .graph = session->graph, .shapes = shapes, .backend = backend, .n_threads = n_threads};
+  g_autoptr(DsRunner) runner = ds_runner_new(DS_RUNNER_STATIC, &spec, error);
+  if (runner == NULL || !bind_fed(session, runner, error))
     return FALSE;
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init(&iter, session->fed);
-  while (g_hash_table_iter_next(&iter, &key, &value)) {
-    const DsNode *node = ds_graph_find_node(session->graph, key);
-    if (!ds_executor_bind(exec, node, &((DsNDArray *)value)->view, error))
-      return FALSE;
-  }
   session->shapes = g_steal_pointer(&shapes);
-  session->exec = g_steal_pointer(&exec);
+  session->runner = g_steal_pointer(&runner);
   return TRUE;
 }
 
@@ -945,10 +957,15 @@ gboolean ds_session_compile(DsSession *session, const DsBackend *backend, int n_
     const DsPartition *partition = executor_partition(session, error);
     if (partition == NULL && session->device != NULL)
       return FALSE;
-    session->dynamic =
-        ds_dynamic_executor_new(graph, partition, session->symbolic, session->exprs, NULL, NULL, 0,
-                                session->guards, backend, n_threads, error);
-    if (session->dynamic == NULL)
+    DsBindSpec spec = {.graph = graph,
+                       .shapes = session->symbolic,
+                       .exprs = session->exprs,
+                       .partition = partition,
+                       .guards = session->guards,
+                       .backend = backend,
+                       .n_threads = n_threads};
+    session->runner = ds_runner_new(DS_RUNNER_DYNAMIC, &spec, error);
+    if (session->runner == NULL)
       return FALSE;
   }
   return TRUE;
@@ -960,9 +977,9 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
   if (!bind_from_inputs(session, error))
     return FALSE;
   gint64 start_us = g_get_monotonic_time();
-  /* The dynamic executor learns data-dependent sizes as it runs: leave those symbolic. */
-  g_autoptr(DsGraphShapes) shapes =
-      ds_session_evaluate(session, session->symbolic, session->dynamic != NULL, error);
+  /* A runner that learns data-dependent sizes as it runs gets those left symbolic. */
+  gboolean learns = session->runner != NULL && ds_runner_learns_sizes(session->runner);
+  g_autoptr(DsGraphShapes) shapes = ds_session_evaluate(session, session->symbolic, learns, error);
   if (shapes == NULL)
     return FALSE;
   gint64 evaluated_us = g_get_monotonic_time();
@@ -1005,39 +1022,24 @@ gboolean ds_session_resize(DsSession *session, gboolean random_inputs, guint64 s
     g_hash_table_add(session->random, g_strdup(node->name));
   }
 
+  /* Only shape work counts in the figure: evaluation and re-planning, not input filling. */
   gint64 plan_start_us = g_get_monotonic_time();
-  if (session->dynamic != NULL) {
-    session->resize_ns = (guint64)(evaluated_us - start_us) * 1000u;
-    GHashTableIter iter;
-    gpointer key, value;
-    g_hash_table_iter_init(&iter, session->fed);
-    while (g_hash_table_iter_next(&iter, &key, &value)) {
-      const DsNode *node = ds_graph_find_node(graph, key);
-      if (!ds_dynamic_executor_bind(session->dynamic, node, &((DsNDArray *)value)->view, error))
-        return FALSE;
-    }
-    ds_graph_shapes_free(session->shapes);
-    session->shapes = g_steal_pointer(&shapes);
-    return TRUE;
-  }
-  if (session->exec == NULL) {
-    session->exec = ds_executor_new(graph, shapes, session->backend, session->n_threads, error);
-    if (session->exec == NULL)
+  if (session->runner == NULL) {
+    /* Compiled for the static executor: it is bound at the first sizes. */
+    DsBindSpec spec = {.graph = graph,
+                       .shapes = shapes,
+                       .backend = session->backend,
+                       .n_threads = session->n_threads};
+    session->runner = ds_runner_new(DS_RUNNER_STATIC, &spec, error);
+    if (session->runner == NULL)
       return FALSE;
-  } else if (!ds_executor_reshape(session->exec, shapes, error)) {
+  } else if (!ds_runner_resize(session->runner, shapes, error)) {
     return FALSE;
   }
-  /* Input filling is not shape work: leave it out of the figure. */
   session->resize_ns =
       (guint64)((evaluated_us - start_us) + (g_get_monotonic_time() - plan_start_us)) * 1000u;
-  GHashTableIter iter;
-  gpointer key, value;
-  g_hash_table_iter_init(&iter, session->fed);
-  while (g_hash_table_iter_next(&iter, &key, &value)) {
-    const DsNode *node = ds_graph_find_node(graph, key);
-    if (!ds_executor_bind(session->exec, node, &((DsNDArray *)value)->view, error))
-      return FALSE;
-  }
+  if (!bind_fed(session, session->runner, error))
+    return FALSE;
   ds_graph_shapes_free(session->shapes);
   session->shapes = g_steal_pointer(&shapes);
   return TRUE;
@@ -1113,7 +1115,7 @@ const char *ds_variable_kind_name(DsVariableKind kind)
 
 DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session)
 {
-  return session->dynamic;
+  return session->runner != NULL ? ds_runner_get_dynamic(session->runner) : NULL;
 }
 
 gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights)
@@ -1136,22 +1138,23 @@ gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights)
 
 const char *ds_session_get_executor_name(DsSession *session)
 {
-  return session->dynamic != NULL ? "dynamic" : "static";
+  DsRunnerStats stats;
+  if (session->runner == NULL)
+    return "static";
+  ds_runner_get_stats(session->runner, &stats);
+  return stats.kind;
 }
 
 gboolean ds_session_run(DsSession *session, GError **error)
 {
-  if (session->dynamic != NULL)
-    return ds_dynamic_executor_run(session->dynamic, error);
-  g_return_val_if_fail(session->exec != NULL, FALSE);
-  return ds_executor_run(session->exec, error);
+  g_return_val_if_fail(session->runner != NULL, FALSE);
+  return ds_runner_run(session->runner, error);
 }
 
 const DsTensor *ds_session_get_output(DsSession *session, guint i)
 {
-  if (session->dynamic != NULL)
-    return ds_dynamic_executor_get_output(session->dynamic, i);
-  return ds_executor_get_output(session->exec, i);
+  g_return_val_if_fail(session->runner != NULL, NULL);
+  return ds_runner_get_output(session->runner, i);
 }
 
 const DsGraphShapes *ds_session_get_symbolic_shapes(DsSession *session)
@@ -1161,10 +1164,8 @@ const DsGraphShapes *ds_session_get_symbolic_shapes(DsSession *session)
 
 const DsTensor *ds_session_get_entry(DsSession *session, guint entry)
 {
-  if (session->dynamic != NULL)
-    return ds_dynamic_executor_get_entry(session->dynamic, entry);
-  g_return_val_if_fail(session->exec != NULL, NULL);
-  return ds_executor_get_entry(session->exec, entry);
+  g_return_val_if_fail(session->runner != NULL, NULL);
+  return ds_runner_get_entry(session->runner, entry);
 }
 
 gboolean ds_session_lookup_symbol(DsSession *session, const char *name, int64_t *value)
@@ -1174,7 +1175,7 @@ gboolean ds_session_lookup_symbol(DsSession *session, const char *name, int64_t 
   for (guint id = 0; id < ds_expr_ctx_get_n_symbols(session->exprs); id++) {
     if (strcmp(ds_expr_get_symbol_name(ds_expr_ctx_get_symbol(session->exprs, id)), name) != 0)
       continue;
-    if (session->dynamic != NULL && ds_dynamic_executor_get_symbol(session->dynamic, id, value))
+    if (session->runner != NULL && ds_runner_get_symbol(session->runner, id, value))
       return TRUE;
     grow_bindings(session);
     if (!g_array_index(session->bound, gboolean, id))
@@ -1187,23 +1188,25 @@ gboolean ds_session_lookup_symbol(DsSession *session, const char *name, int64_t 
 
 const DsGraphShapes *ds_session_get_run_shapes(DsSession *session)
 {
-  if (session->dynamic != NULL)
-    return ds_dynamic_executor_get_shapes(session->dynamic);
-  return session->exec != NULL ? ds_executor_get_shapes(session->exec) : NULL;
+  return session->runner != NULL ? ds_runner_get_shapes(session->runner) : NULL;
 }
 
 void ds_session_set_hooks(DsSession *session, const DsExecutorHooks *hooks, gpointer data)
 {
-  if (session->dynamic != NULL)
-    ds_dynamic_executor_set_hooks(session->dynamic, hooks, data);
-  else if (session->exec != NULL)
-    ds_executor_set_hooks(session->exec, hooks, data);
+  if (session->runner != NULL)
+    ds_runner_set_hooks(session->runner, hooks, data);
 }
 
 void ds_session_set_deadline(DsSession *session, gint64 deadline_us)
 {
-  if (session->dynamic != NULL)
-    ds_dynamic_executor_set_deadline(session->dynamic, deadline_us);
-  else if (session->exec != NULL)
-    ds_executor_set_deadline(session->exec, deadline_us);
+  if (session->runner != NULL)
+    ds_runner_set_deadline(session->runner, deadline_us);
+}
+
+gboolean ds_session_get_stats(DsSession *session, DsRunnerStats *stats)
+{
+  if (session->runner == NULL)
+    return FALSE;
+  ds_runner_get_stats(session->runner, stats);
+  return TRUE;
 }

@@ -13,8 +13,8 @@
 #include "ds-graph.h"
 #include "ds-infer.h"
 #include "ds-ndarray.h"
+#include "ds-runner.h"
 
-typedef struct _DsDynamicExecutor DsDynamicExecutor;
 typedef struct _DsPartition DsPartition;
 
 typedef enum {
@@ -75,9 +75,12 @@ const DsGraphShapes *ds_session_infer_partial(DsSession *session, GError **error
  * `random_inputs` FALSE, unfed variables are an error naming all of them. */
 gboolean ds_session_prepare(DsSession *session, gboolean random_inputs, guint64 seed,
                             const DsBackend *backend, int n_threads, GError **error);
-/* The bound static executor after ds_session_prepare(), or NULL when the dynamic one runs.
- * Borrowed. */
-DsExecutor *ds_session_get_executor(DsSession *session);
+/* Whether ds_session_prepare() (or ds_session_compile() and a resize) bound an executor that
+ * runs: until then, and after anything that changes what it was bound for, there is none. */
+gboolean ds_session_is_bound(DsSession *session);
+/* The bound executor's statistics (memory, regions, placement copies); FALSE when none is
+ * bound. */
+gboolean ds_session_get_stats(DsSession *session, DsRunnerStats *stats);
 
 /* ---- choosing the executor (MXNet's bind-time choice) ---- */
 
@@ -107,9 +110,14 @@ const DsBackend *ds_session_get_device(DsSession *session);
 /* The placement of the last binding on the device, or NULL. Borrowed. */
 const DsPartition *ds_session_get_placement(DsSession *session);
 
-/* After ds_session_prepare(), whichever executor was bound: */
-DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session); /* or NULL */
-const char *ds_session_get_executor_name(DsSession *session);           /* "static"... */
+/* After ds_session_prepare(), whichever executor was bound: "static" or "dynamic". */
+const char *ds_session_get_executor_name(DsSession *session);
+/* The bound runner, and the executor inside it, for tests and benchmarks that measure an
+ * executor itself: the static one, or NULL when the dynamic one runs, and the reverse.
+ * Borrowed. Nothing else needs to know which runs. */
+DsRunner *ds_session_get_runner(DsSession *session);
+DsExecutor *ds_session_get_executor(DsSession *session);
+DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session);
 /* Bytes of the forms kernels derived from the fed weights (packed matrices, ds-constant.h),
  * and how many weights have one. */
 gsize ds_session_get_packed_weight_bytes(DsSession *session, guint *n_weights);

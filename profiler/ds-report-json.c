@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include "ds-config.h"
-#include "ds-dynamic-executor.h"
 #include "ds-node-timer.h"
 #include "ds-partition.h"
 #include "ds-profiler-private.h"
@@ -377,10 +376,9 @@ static cJSON *memory_json(const DsProfiler *p)
 {
   cJSON *m = cJSON_CreateObject();
   cJSON_AddNumberToObject(m, "peak_live_bytes", (double)p->peak_live_bytes);
-  DsExecutor *exec = ds_session_get_executor(p->session);
-  if (exec != NULL)
-    cJSON_AddNumberToObject(m, "planned_peak_bytes",
-                            (double)ds_executor_get_plan(exec)->arena_bytes);
+  DsRunnerStats stats;
+  if (ds_session_get_stats(p->session, &stats) && stats.plan != NULL)
+    cJSON_AddNumberToObject(m, "planned_peak_bytes", (double)stats.plan->arena_bytes);
   else
     cJSON_AddNullToObject(m, "planned_peak_bytes");
   gsize fresh = 0, reused = 0;

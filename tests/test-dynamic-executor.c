@@ -332,9 +332,14 @@ static GBytes *run_model(const char *path, DsExecutorChoice choice, const DsPart
     /* The same graph, bound with a given partition (the session's shapes and inputs). */
     const DsGraphShapes *symbolic = ds_session_infer_symbolic(session, &error);
     g_assert_no_error(error);
-    own = ds_dynamic_executor_new(graph, partition, symbolic, ds_session_get_exprs(session), NULL,
-                                  NULL, 0, ds_session_get_guards(session), ds_backend_find("cpu"),
-                                  2, &error);
+    DsBindSpec spec = {.graph = graph,
+                       .shapes = symbolic,
+                       .exprs = ds_session_get_exprs(session),
+                       .partition = partition,
+                       .guards = ds_session_get_guards(session),
+                       .backend = ds_backend_find("cpu"),
+                       .n_threads = 2};
+    own = ds_dynamic_executor_new(&spec, &error);
     g_assert_no_error(error);
     DsExecutor *exec = ds_session_get_executor(session);
     for (guint i = 0; i < graph->n_nodes; i++)

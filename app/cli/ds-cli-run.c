@@ -8,7 +8,6 @@
 #include "ds-backend.h"
 #include "ds-cli.h"
 #include "ds-attr.h"
-#include "ds-dynamic-executor.h"
 #include "ds-partition.h"
 #include "ds-error.h"
 #include "ds-expr.h"
@@ -41,7 +40,7 @@ static void print_packed_weights(DsSession *session)
 
 /* "placement: 3 regions on cuda (41 op nodes), 2 on the host (3 op nodes); copies per run:
  * ..." when a device runs part of the model. */
-static void print_placement(DsSession *session, const DsDynamicExecutorStats *st, int repeat)
+static void print_placement(DsSession *session, const DsRunnerStats *st, int repeat)
 {
   const DsPartition *placement = ds_session_get_placement(session);
   const DsBackend *device = ds_session_get_device(session);
@@ -71,14 +70,16 @@ static void print_placement(DsSession *session, const DsDynamicExecutorStats *st
 static void print_executor_summary(DsSession *session, DsGraph *graph, int repeat)
 {
   print_packed_weights(session);
-  DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
-  if (dynamic == NULL) {
-    DsExecutor *exec = ds_session_get_executor(session);
-    const DsPlan *plan = ds_executor_get_plan(exec);
+  DsRunnerStats st;
+  if (!ds_session_get_stats(session, &st))
+    return;
+  if (st.plan != NULL) {
+    /* One plan for the whole graph. */
+    const DsPlan *plan = st.plan;
     g_autofree char *arena = format_bytes(plan->arena_bytes);
     g_autofree char *total = format_bytes(plan->total_bytes);
     g_autofree char *live = format_bytes(plan->max_live_bytes);
-    g_autofree char *ws = format_bytes(ds_executor_get_workspace_bytes(exec));
+    g_autofree char *ws = format_bytes(st.workspace_bytes);
     printf("executor: static (1 region), %u op nodes, %d run%s\n", ds_graph_count_ops(graph),
            repeat, repeat == 1 ? "" : "s");
     printf("memory: planned peak %s (%zu bytes) in %u buffers; without reuse %s; max-live "
@@ -86,8 +87,6 @@ static void print_executor_summary(DsSession *session, DsGraph *graph, int repea
            arena, plan->arena_bytes, plan->n_buffers, total, live, ws);
     return;
   }
-  DsDynamicExecutorStats st;
-  ds_dynamic_executor_get_stats(dynamic, &st);
   print_placement(session, &st, repeat);
   printf("executor: dynamic, %u regions (%u static on cached plans, %u dynamic-shape op%s, "
          "%u other op%s run imperatively), %u op nodes, %d run%s\n",
@@ -101,7 +100,8 @@ static void print_executor_summary(DsSession *session, DsGraph *graph, int repea
   for (guint id = 0; id < ds_expr_ctx_get_n_symbols(exprs); id++) {
     const DsExpr *sym = ds_expr_ctx_get_symbol(exprs, id);
     int64_t value;
-    if (ds_expr_is_unbacked(sym) && ds_dynamic_executor_get_symbol(dynamic, id, &value))
+    if (ds_expr_is_unbacked(sym) &&
+        ds_session_lookup_symbol(session, ds_expr_get_symbol_name(sym), &value))
       g_string_append_printf(symbols, "%s%s = %" G_GINT64_FORMAT, symbols->len ? ", " : "",
                              ds_expr_get_symbol_name(sym), value);
   }
@@ -251,16 +251,9 @@ static int run_sweep(const DsCliOptions *options, int threads)
     qsort(run_ns, (size_t)options->repeat, sizeof(guint64), compare_u64);
     g_autofree char *shape = ds_shape_to_string(
         &ds_session_get_run_shapes(session)->shapes[ds_graph_entry_id(graph, graph->heads[0])]);
-    gsize held;
-    DsDynamicExecutor *dynamic = ds_session_get_dynamic_executor(session);
-    if (dynamic != NULL) {
-      DsDynamicExecutorStats st;
-      ds_dynamic_executor_get_stats(dynamic, &st);
-      held = st.memory_bytes;
-    } else {
-      held = ds_executor_get_plan(ds_session_get_executor(session))->arena_bytes;
-    }
-    g_autofree char *peak = format_bytes(held);
+    DsRunnerStats st;
+    ds_session_get_stats(session, &st);
+    g_autofree char *peak = format_bytes(st.memory_bytes);
     printf("%-10" G_GINT64_FORMAT "  %-24s  %12.1f  %12.3f  %14s\n", v, shape,
            (double)ds_session_get_resize_ns(session) / 1e3,
            (double)run_ns[options->repeat / 2] / 1e6, peak);
