@@ -97,7 +97,11 @@ int ds_op_count_3(const void *param);
 /* Name of input `i` of `node` for messages ("weight", "arg1"). Borrowed or static. */
 const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16]);
 
-/* Family registration, called once by the registry: each fills its ops' table slots. */
+/* Family registration, called once by the registry: each fills its ops' table slots, every
+ * family the same way, from its X-macro list: `DS_OPS_NN(DS_OP_TABLE_ENTRY)` stores the
+ * definition called ID_def of every op ID the list names, so an op listed without a
+ * definition does not compile. */
+#define DS_OP_TABLE_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
 void ds_ops_nn_register(const DsOpDef **table);
 void ds_ops_elemwise_register(const DsOpDef **table);
 void ds_ops_tensor_register(const DsOpDef **table);

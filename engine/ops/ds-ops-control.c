@@ -1060,7 +1060,5 @@ DS_CONTROL_OP(COND, "_cond", DS_OP_TRAIT_CONTROL_FLOW, DsCondParam, parse_cond, 
 
 void ds_ops_control_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_CONTROL(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_CONTROL(DS_OP_TABLE_ENTRY)
 }

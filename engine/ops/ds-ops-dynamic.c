@@ -845,7 +845,5 @@ DS_DYNAMIC_OP(COMPRESS, "_contrib_compress", DYN, sizeof(DsCompressParam), parse
 
 void ds_ops_dynamic_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_DYNAMIC(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_DYNAMIC(DS_OP_TABLE_ENTRY)
 }

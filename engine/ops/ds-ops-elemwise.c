@@ -815,7 +815,5 @@ static const DsOpDef ADD_N_def = {
 
 void ds_ops_elemwise_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_ELEMWISE(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_ELEMWISE(DS_OP_TABLE_ENTRY)
 }

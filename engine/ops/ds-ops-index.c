@@ -917,7 +917,5 @@ DS_INDEX_OP(TOPK, "topk", NULL, sizeof(DsTopkParam), parse_topk, ds_op_count_1, 
 
 void ds_ops_index_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_INDEX(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_INDEX(DS_OP_TABLE_ENTRY)
 }

@@ -328,7 +328,7 @@ static gboolean convolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, con
 static const char *const convolution_inputs[] = {"data", "weight", "bias", NULL};
 static const char *const convolution_aliases[] = {"_npx_convolution", NULL};
 
-static const DsOpDef convolution_def = {
+static const DsOpDef CONVOLUTION_def = {
     .id = DS_OP_CONVOLUTION,
     .name = "Convolution",
     .aliases = convolution_aliases,
@@ -521,7 +521,7 @@ static gboolean pooling_infer_type(const DsNode *node, const void *param, DsDTyp
 static const char *const pooling_aliases[] = {"_npx_pooling", NULL};
 static const char *const pooling_outputs[] = {"output", "indices", NULL};
 
-static const DsOpDef pooling_def = {
+static const DsOpDef POOLING_def = {
     .id = DS_OP_POOLING,
     .name = "Pooling",
     .aliases = pooling_aliases,
@@ -606,7 +606,7 @@ static gboolean fully_connected_infer_shape(DsShapeCtx *ctx, const DsNode *node,
 static const char *const fully_connected_inputs[] = {"data", "weight", "bias", NULL};
 static const char *const fully_connected_aliases[] = {"_npx_fully_connected", NULL};
 
-static const DsOpDef fully_connected_def = {
+static const DsOpDef FULLY_CONNECTED_def = {
     .id = DS_OP_FULLY_CONNECTED,
     .name = "FullyConnected",
     .aliases = fully_connected_aliases,
@@ -716,7 +716,7 @@ static gboolean batch_norm_infer_type(const DsNode *node, const void *param, DsD
 
 static const char *const batch_norm_aliases[] = {"_npx_batch_norm", NULL};
 
-static const DsOpDef batch_norm_def = {
+static const DsOpDef BATCH_NORM_def = {
     .id = DS_OP_BATCH_NORM,
     .name = "BatchNorm",
     .aliases = batch_norm_aliases,
@@ -837,7 +837,7 @@ static gboolean layer_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
 
 static const char *const layer_norm_aliases[] = {"_npx_layer_norm", NULL};
 
-static const DsOpDef layer_norm_def = {
+static const DsOpDef LAYER_NORM_def = {
     .id = DS_OP_LAYER_NORM,
     .name = "LayerNorm",
     .aliases = layer_norm_aliases,
@@ -878,7 +878,7 @@ static gboolean infer_shape_elementwise(DsShapeCtx *ctx, const DsNode *node, con
 
 static const char *const activation_aliases[] = {"_npx_activation", NULL};
 
-static const DsOpDef activation_def = {
+static const DsOpDef ACTIVATION_def = {
     .id = DS_OP_ACTIVATION,
     .name = "Activation",
     .aliases = activation_aliases,
@@ -963,7 +963,7 @@ static gboolean leaky_relu_infer_shape(DsShapeCtx *ctx, const DsNode *node, cons
 static const char *const leaky_relu_inputs[] = {"data", "gamma", NULL};
 static const char *const leaky_relu_aliases[] = {"_npx_leaky_relu", NULL};
 
-static const DsOpDef leaky_relu_def = {
+static const DsOpDef LEAKY_RELU_def = {
     .id = DS_OP_LEAKY_RELU,
     .name = "LeakyReLU",
     .aliases = leaky_relu_aliases,
@@ -1055,7 +1055,7 @@ static const char *const softmax_inputs[] = {"data", "length", NULL};
 static const char *const softmax_aliases[] = {"_npx_softmax", NULL};
 static const char *const log_softmax_aliases[] = {"_npx_log_softmax", NULL};
 
-static const DsOpDef softmax_def = {
+static const DsOpDef SOFTMAX_def = {
     .id = DS_OP_SOFTMAX,
     .name = "softmax",
     .aliases = softmax_aliases,
@@ -1070,7 +1070,7 @@ static const DsOpDef softmax_def = {
     .infer_type = softmax_infer_type,
 };
 
-static const DsOpDef log_softmax_def = {
+static const DsOpDef LOG_SOFTMAX_def = {
     .id = DS_OP_LOG_SOFTMAX,
     .name = "log_softmax",
     .aliases = log_softmax_aliases,
@@ -1171,7 +1171,7 @@ static gboolean softmax_output_infer_shape(DsShapeCtx *ctx, const DsNode *node, 
 static const char *const softmax_output_inputs[] = {"data", "label", NULL};
 static const char *const softmax_output_aliases[] = {"Softmax", NULL};
 
-static const DsOpDef softmax_output_def = {
+static const DsOpDef SOFTMAX_OUTPUT_def = {
     .id = DS_OP_SOFTMAX_OUTPUT,
     .name = "SoftmaxOutput",
     .aliases = softmax_output_aliases,
@@ -1227,7 +1227,7 @@ static gboolean dropout_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
 
 static const char *const dropout_aliases[] = {"_npx_dropout", NULL};
 
-static const DsOpDef dropout_def = {
+static const DsOpDef DROPOUT_def = {
     .id = DS_OP_DROPOUT,
     .name = "Dropout",
     .aliases = dropout_aliases,
@@ -1303,7 +1303,7 @@ static gboolean embedding_infer_type(const DsNode *node, const void *param, DsDT
 static const char *const embedding_inputs[] = {"data", "weight", NULL};
 static const char *const embedding_aliases[] = {"_npx_embedding", NULL};
 
-static const DsOpDef embedding_def = {
+static const DsOpDef EMBEDDING_def = {
     .id = DS_OP_EMBEDDING,
     .name = "Embedding",
     .aliases = embedding_aliases,
@@ -1455,7 +1455,7 @@ static gboolean batch_dot_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
 
 static const char *const dot_inputs[] = {"lhs", "rhs", NULL};
 
-static const DsOpDef dot_def = {
+static const DsOpDef DOT_def = {
     .id = DS_OP_DOT,
     .name = "dot",
     .param_size = sizeof(DsDotParam),
@@ -1468,7 +1468,7 @@ static const DsOpDef dot_def = {
     .infer_shape = dot_infer_shape,
 };
 
-static const DsOpDef batch_dot_def = {
+static const DsOpDef BATCH_DOT_def = {
     .id = DS_OP_BATCH_DOT,
     .name = "batch_dot",
     .param_size = sizeof(DsDotParam),
@@ -1626,7 +1626,7 @@ static const char *const rnn_inputs[] = {"data",       "parameters",      "state
 static const char *const rnn_outputs[] = {"output", "state_output", "statecell_output", NULL};
 static const char *const rnn_aliases[] = {"_npx_rnn", NULL};
 
-static const DsOpDef rnn_def = {
+static const DsOpDef RNN_def = {
     .id = DS_OP_RNN,
     .name = "RNN",
     .aliases = rnn_aliases,
@@ -1696,7 +1696,7 @@ static gboolean matmul_infer_shape(DsShapeCtx *ctx, const DsNode *node, const vo
 static const char *const matmul_inputs[] = {"a", "b", NULL};
 static const char *const matmul_aliases[] = {"matmul", NULL};
 
-static const DsOpDef matmul_def = {
+static const DsOpDef MATMUL_def = {
     .id = DS_OP_MATMUL,
     .name = "_npi_matmul",
     .aliases = matmul_aliases,
@@ -1752,7 +1752,7 @@ static gboolean instance_norm_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
 
 static const char *const instance_norm_inputs[] = {"data", "gamma", "beta", NULL};
 
-static const DsOpDef instance_norm_def = {
+static const DsOpDef INSTANCE_NORM_def = {
     .id = DS_OP_INSTANCE_NORM,
     .name = "InstanceNorm",
     .param_size = sizeof(DsInstanceNormParam),
@@ -1801,7 +1801,7 @@ static gboolean lrn_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void 
 
 static const char *const lrn_outputs[] = {"output", "tmp_norm", NULL};
 
-static const DsOpDef lrn_def = {
+static const DsOpDef LRN_def = {
     .id = DS_OP_LRN,
     .name = "LRN",
     .param_size = sizeof(DsLRNParam),
@@ -1837,7 +1837,7 @@ static gboolean hardmax_infer_shape(DsShapeCtx *ctx, const DsNode *node, const v
   return in[0].ndim < 0 || ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error);
 }
 
-static const DsOpDef hardmax_def = {
+static const DsOpDef HARDMAX_def = {
     .id = DS_OP_HARDMAX,
     .name = "_contrib_hardmax",
     .param_size = sizeof(DsHardmaxParam),
@@ -2030,7 +2030,7 @@ static gboolean recurrent_layer_infer_type(const DsNode *node, const void *param
 
 static const char *const recurrent_layer_outputs[] = {"Y", "Y_h", "Y_c", NULL};
 
-static const DsOpDef recurrent_layer_def = {
+static const DsOpDef RECURRENT_LAYER_def = {
     .id = DS_OP_RECURRENT_LAYER,
     .name = "_contrib_RecurrentLayer",
     .param_size = sizeof(DsRecurrentLayerParam),
@@ -2222,7 +2222,7 @@ static gboolean einsum_infer_shape(DsShapeCtx *ctx, const DsNode *node, const vo
 static const char *const einsum_inputs[] = {"data", NULL};
 static const char *const einsum_aliases[] = {"einsum", NULL};
 
-static const DsOpDef einsum_def = {
+static const DsOpDef EINSUM_def = {
     .id = DS_OP_EINSUM,
     .name = "_npi_einsum",
     .aliases = einsum_aliases,
@@ -2238,29 +2238,5 @@ static const DsOpDef einsum_def = {
 
 void ds_ops_nn_register(const DsOpDef **table)
 {
-  static const DsOpDef *const defs[] = {
-      &convolution_def,
-      &pooling_def,
-      &fully_connected_def,
-      &batch_norm_def,
-      &layer_norm_def,
-      &activation_def,
-      &leaky_relu_def,
-      &softmax_def,
-      &log_softmax_def,
-      &softmax_output_def,
-      &dropout_def,
-      &embedding_def,
-      &dot_def,
-      &batch_dot_def,
-      &rnn_def,
-      &matmul_def,
-      &instance_norm_def,
-      &lrn_def,
-      &hardmax_def,
-      &recurrent_layer_def,
-      &einsum_def,
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS(defs); i++)
-    table[defs[i]->id] = defs[i];
+  DS_OPS_NN(DS_OP_TABLE_ENTRY)
 }

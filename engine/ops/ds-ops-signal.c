@@ -103,7 +103,5 @@ static const DsOpDef DFT_def = {
 
 void ds_ops_signal_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_SIGNAL(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_SIGNAL(DS_OP_TABLE_ENTRY)
 }

@@ -231,7 +231,5 @@ static const DsOpDef CACHED_OP_def = {
 
 void ds_ops_subgraph_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_SUBGRAPH(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_SUBGRAPH(DS_OP_TABLE_ENTRY)
 }

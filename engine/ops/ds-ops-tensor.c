@@ -1981,7 +1981,5 @@ DS_TENSOR_OP(SEQUENCE_REVERSE, "SequenceReverse", NULL, 0, sizeof(DsSequenceReve
 
 void ds_ops_tensor_register(const DsOpDef **table)
 {
-#define DS_REGISTER_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
-  DS_OPS_TENSOR(DS_REGISTER_ENTRY)
-#undef DS_REGISTER_ENTRY
+  DS_OPS_TENSOR(DS_OP_TABLE_ENTRY)
 }

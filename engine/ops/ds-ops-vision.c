@@ -160,7 +160,7 @@ static const char *const box_nms_outputs[] = {"output0", "output1", NULL};
 static const char *const box_nms_aliases[] = {"_contrib_box_non_maximum_suppression",
                                               "_npx_box_nms", NULL};
 
-static const DsOpDef box_nms_def = {
+static const DsOpDef BOX_NMS_def = {
     .id = DS_OP_BOX_NMS,
     .name = "_contrib_box_nms",
     .aliases = box_nms_aliases,
@@ -261,7 +261,7 @@ static gboolean roi_align_infer_shape(DsShapeCtx *ctx, const DsNode *node, const
 
 static const char *const roi_align_inputs[] = {"data", "rois", NULL};
 
-static const DsOpDef roi_align_def = {
+static const DsOpDef ROI_ALIGN_def = {
     .id = DS_OP_ROI_ALIGN,
     .name = "_contrib_ROIAlign",
     .param_size = sizeof(DsROIAlignParam),
@@ -340,7 +340,7 @@ static gboolean adaptive_avg_pool_infer_type(const DsNode *node, const void *par
   return ds_ops_assign_dtype(node, &out[0], want, "output", error);
 }
 
-static const DsOpDef adaptive_avg_pool_def = {
+static const DsOpDef ADAPTIVE_AVG_POOLING_2D_def = {
     .id = DS_OP_ADAPTIVE_AVG_POOLING_2D,
     .name = "_contrib_AdaptiveAvgPooling2D",
     .param_size = sizeof(DsAdaptiveAvgPoolParam),
@@ -425,7 +425,7 @@ static gboolean grid_sample_infer_type(const DsNode *node, const void *param, Ds
 
 static const char *const grid_sample_inputs[] = {"data", "grid", NULL};
 
-static const DsOpDef grid_sample_def = {
+static const DsOpDef GRID_SAMPLE_def = {
     .id = DS_OP_GRID_SAMPLE,
     .name = "_contrib_grid_sample",
     .param_size = sizeof(DsGridSampleParam),
@@ -668,7 +668,7 @@ static gboolean deconvolution_infer_shape(DsShapeCtx *ctx, const DsNode *node, c
 static const char *const deconvolution_inputs[] = {"data", "weight", "bias", NULL};
 static const char *const deconvolution_aliases[] = {"_npx_deconvolution", NULL};
 
-static const DsOpDef deconvolution_def = {
+static const DsOpDef DECONVOLUTION_def = {
     .id = DS_OP_DECONVOLUTION,
     .name = "Deconvolution",
     .aliases = deconvolution_aliases,
@@ -847,7 +847,7 @@ static gboolean data_out_type(const DsNode *node, const void *param, DsDType *in
   return ds_ops_unify_dtypes(node, in, 1, out, 1, error);
 }
 
-static const DsOpDef resize_def = {
+static const DsOpDef RESIZE_def = {
     .id = DS_OP_RESIZE,
     .name = "_contrib_resize",
     .param_size = sizeof(DsResizeParam),
@@ -860,7 +860,7 @@ static const DsOpDef resize_def = {
     .infer_shape = resize_infer_shape,
 };
 
-static const DsOpDef dynamic_resize_def = {
+static const DsOpDef DYNAMIC_RESIZE_def = {
     .id = DS_OP_DYNAMIC_RESIZE,
     .name = "_contrib_dynamic_resize",
     .traits = DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT,
@@ -949,7 +949,7 @@ static int count_5(const void *param)
   return 5;
 }
 
-static const DsOpDef nms_def = {
+static const DsOpDef NON_MAX_SUPPRESSION_def = {
     .id = DS_OP_NON_MAX_SUPPRESSION,
     .name = "_contrib_non_max_suppression",
     .traits = DS_OP_TRAIT_DYNAMIC_SHAPE,
@@ -966,16 +966,5 @@ static const DsOpDef nms_def = {
 
 void ds_ops_vision_register(const DsOpDef **table)
 {
-  static const DsOpDef *const defs[] = {
-      &box_nms_def,
-      &roi_align_def,
-      &adaptive_avg_pool_def,
-      &grid_sample_def,
-      &deconvolution_def,
-      &resize_def,
-      &dynamic_resize_def,
-      &nms_def,
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS(defs); i++)
-    table[defs[i]->id] = defs[i];
+  DS_OPS_VISION(DS_OP_TABLE_ENTRY)
 }
