@@ -21,20 +21,35 @@ typedef struct {
   gint64 dims[DS_MAX_NDIM]; /* -1 where the file gives no value */
 } ValueHint;
 
-/* What the whole import shares, whichever body is being built. */
-typedef struct {
+typedef struct _DsOnnxContext DsOnnxContext;
+
+/* The graph walk, which the import installs in the context: the API runs it for a body (If,
+ * Loop, Scan) instead of calling it by name, so calls go one way, from the walk down to the
+ * translators and the API. */
+typedef gboolean (*DsOnnxRunFn)(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error);
+
+/* What the whole import shares, whichever body is being built: what the translator API reads
+ * and fills. */
+struct _DsOnnxContext {
   const DsOnnxModel *model;
   const char *base_dir;
-  gint64 opset;                     /* the standard operator set's version; 0 when not imported */
+  gint64 opset;            /* the standard operator set's version; 0 when not imported */
+  GStringChunk *strings;   /* attribute values handed to translators */
+  GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
+  GHashTable *hints;       /* value name -> ValueHint* */
+  GHashTable *halves;      /* names of the values ONNX stores as float16 (a set) */
+  GPtrArray *weights;      /* DsNDArray* */
+  GPtrArray *weight_names; /* char* */
+  DsOnnxRunFn run;         /* translates a body's nodes: the import's walk */
+  gpointer run_data;       /* the walk's own state (its Importer) */
+};
+
+/* What only the walk keeps: the translator tables and the report of what cannot run. */
+typedef struct {
+  DsOnnxContext ctx;                /* ctx.run_data points back here */
   gint64 training_opset;            /* ai.onnx.preview.training's; 0 when not imported */
-  GStringChunk *strings;            /* attribute values handed to translators */
   GHashTable *translators;          /* op_type -> const DsOnnxOpTranslator* */
   GHashTable *training_translators; /* the same for ai.onnx.preview.training */
-  GHashTable *consts;               /* value name -> const DsNDArray* (borrowed from weights) */
-  GHashTable *hints;                /* value name -> ValueHint* */
-  GHashTable *halves;               /* names of the values ONNX stores as float16 (a set) */
-  GPtrArray *weights;               /* DsNDArray* */
-  GPtrArray *weight_names;          /* char* */
   GArray *input_shapes;             /* DsOnnxInputShape */
   GString *unsupported;
   guint n_unsupported;
@@ -42,7 +57,7 @@ typedef struct {
 } Importer;
 
 struct _DsOnnxBuilder {
-  Importer *imp;
+  DsOnnxContext *ctx;
   DsOnnxBuilder *parent;
   DsGraph *graph;
   char *prefix;         /* names of generated nodes start with it ("" at the top) */
@@ -76,7 +91,7 @@ gboolean ds_onnx_invalid(GError **error, const char *fmt, ...)
 
 gint64 ds_onnx_opset(const DsOnnxBuilder *b)
 {
-  return b->imp->opset;
+  return b->ctx->opset;
 }
 
 /* ---- Attributes ------------------------------------------------------------------------------ */
@@ -141,7 +156,7 @@ const char *ds_onnx_printf(DsOnnxBuilder *b, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  return g_string_chunk_insert(b->imp->strings, s);
+  return g_string_chunk_insert(b->ctx->strings, s);
 }
 
 const char *ds_onnx_fmt_ints(DsOnnxBuilder *b, const gint64 *values, int n)
@@ -150,7 +165,7 @@ const char *ds_onnx_fmt_ints(DsOnnxBuilder *b, const gint64 *values, int n)
   for (int i = 0; i < n; i++)
     g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? ", " : "", values[i]);
   g_string_append(s, n == 1 ? ",)" : ")");
-  return g_string_chunk_insert(b->imp->strings, s->str);
+  return g_string_chunk_insert(b->ctx->strings, s->str);
 }
 
 const char *ds_onnx_fmt_float(DsOnnxBuilder *b, double value)
@@ -166,11 +181,11 @@ const char *ds_onnx_fmt_float(DsOnnxBuilder *b, double value)
 static const char *unique_name(DsOnnxBuilder *b, const char *base)
 {
   if (!g_hash_table_contains(b->names, base))
-    return g_string_chunk_insert(b->imp->strings, base);
+    return g_string_chunk_insert(b->ctx->strings, base);
   for (guint k = 1;; k++) {
     g_autofree char *name = g_strdup_printf("%s_%u", base, k);
     if (!g_hash_table_contains(b->names, name))
-      return g_string_chunk_insert(b->imp->strings, name);
+      return g_string_chunk_insert(b->ctx->strings, name);
   }
 }
 
@@ -217,7 +232,7 @@ static void set_dtype_attr(DsNode *variable, DsDType dtype)
   ds_node_add_attr(variable, "__dtype__", code);
 }
 
-static ValueHint *add_hint(Importer *imp, const char *name, DsDType dtype, int rank)
+static ValueHint *add_hint(DsOnnxContext *ctx, const char *name, DsDType dtype, int rank)
 {
   if (name == NULL || name[0] == '\0')
     return NULL;
@@ -226,20 +241,20 @@ static ValueHint *add_hint(Importer *imp, const char *name, DsDType dtype, int r
   h->rank = rank > DS_MAX_NDIM ? -1 : rank;
   for (int i = 0; i < DS_MAX_NDIM; i++)
     h->dims[i] = -1;
-  g_hash_table_replace(imp->hints, g_strdup(name), h);
+  g_hash_table_replace(ctx->hints, g_strdup(name), h);
   return h;
 }
 
 gboolean ds_onnx_value_static_shape(DsOnnxBuilder *b, const char *name, gint64 *dims, int *rank)
 {
-  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  const DsNDArray *c = g_hash_table_lookup(b->ctx->consts, name);
   if (c != NULL) {
     *rank = c->view.ndim;
     for (int i = 0; i < c->view.ndim; i++)
       dims[i] = c->view.shape[i];
     return TRUE;
   }
-  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  const ValueHint *h = g_hash_table_lookup(b->ctx->hints, name);
   if (h == NULL || h->rank < 0)
     return FALSE;
   for (int i = 0; i < h->rank; i++)
@@ -291,35 +306,35 @@ const DsNDArray *ds_onnx_input_const(DsOnnxBuilder *b, const DsOnnxNode *node, g
 {
   if (!ds_onnx_has_input(node, i))
     return NULL;
-  return g_hash_table_lookup(b->imp->consts, node->inputs[i]);
+  return g_hash_table_lookup(b->ctx->consts, node->inputs[i]);
 }
 
 DsDType ds_onnx_value_dtype(DsOnnxBuilder *b, const char *name)
 {
-  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  const DsNDArray *c = g_hash_table_lookup(b->ctx->consts, name);
   if (c != NULL)
     return c->view.dtype;
-  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  const ValueHint *h = g_hash_table_lookup(b->ctx->hints, name);
   return h != NULL ? ds_onnx_compute_dtype(h->dtype) : DS_DTYPE_UNKNOWN;
 }
 
 gboolean ds_onnx_value_is_half(DsOnnxBuilder *b, const char *name)
 {
-  return g_hash_table_contains(b->imp->halves, name);
+  return g_hash_table_contains(b->ctx->halves, name);
 }
 
-static void mark_half(Importer *imp, const char *name)
+static void mark_half(DsOnnxContext *ctx, const char *name)
 {
   if (name != NULL && name[0] != '\0')
-    g_hash_table_add(imp->halves, g_strdup(name));
+    g_hash_table_add(ctx->halves, g_strdup(name));
 }
 
 int ds_onnx_value_rank(DsOnnxBuilder *b, const char *name)
 {
-  const DsNDArray *c = g_hash_table_lookup(b->imp->consts, name);
+  const DsNDArray *c = g_hash_table_lookup(b->ctx->consts, name);
   if (c != NULL)
     return c->view.ndim;
-  const ValueHint *h = g_hash_table_lookup(b->imp->hints, name);
+  const ValueHint *h = g_hash_table_lookup(b->ctx->hints, name);
   return h != NULL ? h->rank : -1;
 }
 
@@ -391,7 +406,7 @@ gboolean ds_onnx_const_scalar(const DsNDArray *array, double *out)
 /* ---- Constants ------------------------------------------------------------------------------- */
 
 /* A top-graph variable holding `array` (taken), named after `hint`. */
-static DsEntry add_weight(Importer *imp, DsOnnxBuilder *top, const char *hint, DsNDArray *array)
+static DsEntry add_weight(DsOnnxBuilder *top, const char *hint, DsNDArray *array)
 {
   g_autofree char *base = g_strdup(hint != NULL && hint[0] != '\0' ? hint : "const");
   /* The variable's name must not be an ONNX value bound to something else. */
@@ -410,9 +425,9 @@ static DsEntry add_weight(Importer *imp, DsOnnxBuilder *top, const char *hint, D
     dims[i] = t->shape[i];
   ds_node_add_attr(var, "__shape__", ds_onnx_fmt_ints(top, dims, t->ndim));
   set_dtype_attr(var, t->dtype);
-  g_ptr_array_add(imp->weights, array);
-  g_ptr_array_add(imp->weight_names, g_strdup(var->name));
-  g_hash_table_replace(imp->consts, g_strdup(var->name), array);
+  g_ptr_array_add(top->ctx->weights, array);
+  g_ptr_array_add(top->ctx->weight_names, g_strdup(var->name));
+  g_hash_table_replace(top->ctx->consts, g_strdup(var->name), array);
   DsEntry entry = ds_onnx_entry(var, 0);
   bind_value(top, var->name, entry);
   return entry;
@@ -421,7 +436,7 @@ static DsEntry add_weight(Importer *imp, DsOnnxBuilder *top, const char *hint, D
 DsEntry ds_onnx_add_constant(DsOnnxBuilder *b, const char *hint, DsNDArray *array)
 {
   DsOnnxBuilder *top = top_builder(b);
-  DsEntry entry = add_weight(b->imp, top, hint, array);
+  DsEntry entry = add_weight(top, hint, array);
   if (b == top)
     return entry;
   const char *name = top->graph->nodes[entry.node_id]->name;
@@ -603,12 +618,12 @@ gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guin
     return TRUE;
   }
   if (array->view.dtype == DS_DTYPE_FLOAT16) {
-    mark_half(b->imp, node->outputs[i]);
+    mark_half(b->ctx, node->outputs[i]);
     if ((array = ds_onnx_widen_half(array, error)) == NULL)
       return FALSE;
   }
   DsEntry entry = ds_onnx_add_constant(b, node->outputs[i], array);
-  g_hash_table_replace(b->imp->consts, g_strdup(node->outputs[i]), array);
+  g_hash_table_replace(b->ctx->consts, g_strdup(node->outputs[i]), array);
   return ds_onnx_set_output(b, node, i, entry, error);
 }
 
@@ -641,7 +656,7 @@ gboolean ds_onnx_set_output_half(DsOnnxBuilder *b, const DsOnnxNode *node, guint
   if (!emit_cast_named(b, base, "to_float16", entry, DS_DTYPE_FLOAT16, &half, error) ||
       !emit_cast_named(b, base, "as_float32", half, DS_DTYPE_FLOAT32, &wide, error))
     return FALSE;
-  mark_half(b->imp, node->outputs[i]);
+  mark_half(b->ctx, node->outputs[i]);
   return ds_onnx_set_output(b, node, i, wide, error);
 }
 
@@ -652,10 +667,10 @@ static void capture_clear(gpointer data)
   g_free(((DsOnnxCapture *)data)->name);
 }
 
-static DsOnnxBuilder *builder_new(Importer *imp, DsOnnxBuilder *parent, const char *prefix)
+static DsOnnxBuilder *builder_new(DsOnnxContext *ctx, DsOnnxBuilder *parent, const char *prefix)
 {
   DsOnnxBuilder *b = g_new0(DsOnnxBuilder, 1);
-  b->imp = imp;
+  b->ctx = ctx;
   b->parent = parent;
   b->graph = ds_graph_new();
   b->prefix = g_strdup(prefix);
@@ -669,7 +684,7 @@ static DsOnnxBuilder *builder_new(Importer *imp, DsOnnxBuilder *parent, const ch
 
 DsOnnxBuilder *ds_onnx_builder_new_child(DsOnnxBuilder *parent, const char *prefix)
 {
-  return builder_new(parent->imp, parent, prefix);
+  return builder_new(parent->ctx, parent, prefix);
 }
 
 void ds_onnx_builder_free(DsOnnxBuilder *b)
@@ -694,7 +709,7 @@ DsEntry ds_onnx_builder_add_input(DsOnnxBuilder *b, const char *name, DsDType dt
 {
   DsNode *var = append_node(b, name[0] != '\0' ? name : "input", "null");
   set_dtype_attr(var, dtype);
-  add_hint(b->imp, name, dtype, rank);
+  add_hint(b->ctx, name, dtype, rank);
   DsEntry entry = ds_onnx_entry(var, 0);
   if (name[0] != '\0')
     bind_value(b, name, entry);
@@ -733,7 +748,7 @@ static gboolean finish_graph(DsOnnxBuilder *b, const DsEntry *heads, guint n_hea
   g->n_heads = n_heads;
   g->mxnet_version = 10500;
   ds_graph_update_row_ptr(g);
-  return ds_graph_validate(g, b->imp->model->display_name, error);
+  return ds_graph_validate(g, b->ctx->model->display_name, error);
 }
 
 DsGraph *ds_onnx_builder_finish(DsOnnxBuilder *b, const DsEntry *heads, guint n_heads,
@@ -742,6 +757,12 @@ DsGraph *ds_onnx_builder_finish(DsOnnxBuilder *b, const DsEntry *heads, guint n_
   if (!finish_graph(b, heads, n_heads, error))
     return NULL;
   return ds_graph_ref(b->graph);
+}
+
+/* Translates a body's nodes: through the context's runner (the import's walk). */
+gboolean ds_onnx_builder_translate(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error)
+{
+  return b->ctx->run(b, graph, error);
 }
 
 /* ---- Translating nodes ----------------------------------------------------------------------- */
@@ -761,7 +782,7 @@ static void take_mark(DsOnnxBuilder *b, Mark *m)
     m->n_nodes[m->depth] = p->graph->n_nodes;
     m->n_captures[m->depth++] = p->captures->len;
   }
-  m->n_weights = b->imp->weights->len;
+  m->n_weights = b->ctx->weights->len;
 }
 
 static gboolean entry_removed(DsOnnxBuilder *p, guint mark, gpointer value)
@@ -792,21 +813,21 @@ static void rollback(DsOnnxBuilder *b, const Mark *m)
     g_array_set_size(p->captures, m->n_captures[level]);
     g_array_set_size(p->capture_vars, m->n_captures[level]);
   }
-  Importer *imp = b->imp;
-  while (imp->weights->len > m->n_weights) {
-    guint last = imp->weights->len - 1;
-    g_hash_table_remove(imp->consts, imp->weight_names->pdata[last]);
-    g_ptr_array_remove_index(imp->weight_names, last);
-    g_ptr_array_remove_index(imp->weights, last);
+  DsOnnxContext *ctx = b->ctx;
+  while (ctx->weights->len > m->n_weights) {
+    guint last = ctx->weights->len - 1;
+    g_hash_table_remove(ctx->consts, ctx->weight_names->pdata[last]);
+    g_ptr_array_remove_index(ctx->weight_names, last);
+    g_ptr_array_remove_index(ctx->weights, last);
   }
   /* Constants recorded under ONNX names pointed at the arrays just freed. */
   GHashTableIter it;
   gpointer key, value;
-  g_hash_table_iter_init(&it, imp->consts);
+  g_hash_table_iter_init(&it, ctx->consts);
   while (g_hash_table_iter_next(&it, &key, &value)) {
     gboolean alive = FALSE;
-    for (guint i = 0; i < imp->weights->len && !alive; i++)
-      alive = imp->weights->pdata[i] == value;
+    for (guint i = 0; i < ctx->weights->len && !alive; i++)
+      alive = ctx->weights->pdata[i] == value;
     if (!alive)
       g_hash_table_iter_remove(&it);
   }
@@ -856,7 +877,7 @@ static char *attribute_text(const DsOnnxAttribute *a)
 static gboolean add_opaque(DsOnnxBuilder *b, const DsOnnxNode *node, const char *reason,
                            GError **error)
 {
-  Importer *imp = b->imp;
+  Importer *imp = b->ctx->run_data;
   if (imp->n_unsupported < REPORT_MAX_NODES)
     g_string_append_printf(imp->unsupported, "%s'%s' (%s: %s)", imp->n_unsupported ? ", " : "",
                            node_base_name(b, node), node->op_type, reason);
@@ -897,11 +918,11 @@ static const char *find_translator(DsOnnxBuilder *b, const DsOnnxNode *node,
                                    const DsOnnxOpTranslator **out)
 {
   *out = NULL;
-  Importer *imp = b->imp;
+  Importer *imp = b->ctx->run_data;
   const gboolean training = strcmp(node->domain, TRAINING_DOMAIN) == 0;
   if (!training && !is_default_domain(node->domain))
     return ds_onnx_printf(b, "domain '%s' is not supported", node->domain);
-  const gint64 opset = training ? imp->training_opset : imp->opset;
+  const gint64 opset = training ? imp->training_opset : imp->ctx.opset;
   if (opset == 0)
     return ds_onnx_printf(b, "the model imports no version of %s",
                           training ? TRAINING_DOMAIN : "the standard operator set (ai.onnx)");
@@ -950,7 +971,7 @@ static gboolean translate_node(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
   return FALSE;
 }
 
-static void add_value_hints(Importer *imp, const DsOnnxValueInfo *values, gsize n)
+static void add_value_hints(DsOnnxContext *ctx, const DsOnnxValueInfo *values, gsize n)
 {
   for (gsize i = 0; i < n; i++) {
     const DsOnnxValueInfo *v = &values[i];
@@ -958,8 +979,8 @@ static void add_value_hints(Importer *imp, const DsOnnxValueInfo *values, gsize 
       continue;
     DsDType dtype = ds_onnx_dtype(v->elem_type);
     if (dtype == DS_DTYPE_FLOAT16)
-      mark_half(imp, v->name);
-    ValueHint *h = add_hint(imp, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
+      mark_half(ctx, v->name);
+    ValueHint *h = add_hint(ctx, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
     for (gsize d = 0; h != NULL && d < v->n_dims && d < DS_MAX_NDIM; d++)
       if (v->dims[d].kind == DS_ONNX_DIM_VALUE)
         h->dims[d] = v->dims[d].value;
@@ -972,18 +993,18 @@ static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError 
   for (gsize i = 0; i < g->n_initializers; i++) {
     const DsOnnxTensor *t = &g->initializers[i];
     g_autofree char *what =
-        g_strdup_printf("%s: initializer '%s'", b->imp->model->display_name, t->name);
-    DsNDArray *array = ds_onnx_tensor_to_ndarray(t, b->imp->base_dir, what, error);
+        g_strdup_printf("%s: initializer '%s'", b->ctx->model->display_name, t->name);
+    DsNDArray *array = ds_onnx_tensor_to_ndarray(t, b->ctx->base_dir, what, error);
     if (array != NULL && array->view.dtype == DS_DTYPE_FLOAT16) {
-      mark_half(b->imp, t->name);
+      mark_half(b->ctx, t->name);
       array = ds_onnx_widen_half(array, error);
     }
     if (array == NULL)
       return FALSE;
     DsOnnxBuilder *top = top_builder(b);
-    DsEntry e = add_weight(b->imp, top, t->name, array);
+    DsEntry e = add_weight(top, t->name, array);
     /* The weight is named after the initializer unless that name was taken. */
-    g_hash_table_replace(b->imp->consts, g_strdup(t->name), array);
+    g_hash_table_replace(b->ctx->consts, g_strdup(t->name), array);
     bind_value(top, t->name, e);
     if (b != top) {
       DsEntry inner;
@@ -994,11 +1015,13 @@ static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError 
   return TRUE;
 }
 
-gboolean ds_onnx_builder_translate(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error)
+/* The walk over one graph (the top one or a body): its type information, its initializers (a
+ * body's) and its nodes in order. Installed as the context's runner for the bodies. */
+static gboolean translate_graph(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error)
 {
-  add_value_hints(b->imp, graph->inputs, graph->n_inputs);
-  add_value_hints(b->imp, graph->outputs, graph->n_outputs);
-  add_value_hints(b->imp, graph->value_info, graph->n_value_info);
+  add_value_hints(b->ctx, graph->inputs, graph->n_inputs);
+  add_value_hints(b->ctx, graph->outputs, graph->n_outputs);
+  add_value_hints(b->ctx, graph->value_info, graph->n_value_info);
   if (b->parent != NULL && !add_initializers(b, graph, error))
     return FALSE;
   for (gsize i = 0; i < graph->n_nodes; i++)
@@ -1022,20 +1045,20 @@ static char *symbol_name(const char *param)
 
 static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GError **error)
 {
-  Importer *imp = b->imp;
-  if (!ds_onnx_value_require_tensor(imp->model, v, "input", error))
+  Importer *imp = b->ctx->run_data;
+  if (!ds_onnx_value_require_tensor(imp->ctx.model, v, "input", error))
     return FALSE;
   DsDType dtype = ds_onnx_dtype(v->elem_type);
   if (dtype == DS_DTYPE_UNKNOWN) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                 "%s: input '%s' has element type %s, which the engine does not run",
-                imp->model->display_name, v->name, ds_onnx_elem_type_name(v->elem_type));
+                imp->ctx.model->display_name, v->name, ds_onnx_elem_type_name(v->elem_type));
     return FALSE;
   }
   if (v->has_shape && v->n_dims > DS_MAX_NDIM) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
                 "%s: input '%s' has %" G_GSIZE_FORMAT " dims, more than the %d supported",
-                imp->model->display_name, v->name, v->n_dims, DS_MAX_NDIM);
+                imp->ctx.model->display_name, v->name, v->n_dims, DS_MAX_NDIM);
     return FALSE;
   }
   DsEntry e = ds_onnx_builder_add_input(b, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
@@ -1044,7 +1067,7 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
     DsEntry wide;
     if (!emit_cast_named(b, var->name, "as_float32", e, DS_DTYPE_FLOAT32, &wide, error))
       return FALSE;
-    mark_half(imp, v->name);
+    mark_half(b->ctx, v->name);
     bind_value(b, v->name, wide);
   }
   if (!v->has_shape)
@@ -1084,7 +1107,7 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
  * graph's nodes are renumbered and `heads` remapped. */
 static void prune_unread_weights(DsOnnxBuilder *b, DsEntry *heads, guint n_heads)
 {
-  Importer *imp = b->imp;
+  DsOnnxContext *ctx = b->ctx;
   DsGraph *g = b->graph;
   g_autofree gboolean *read = g_new0(gboolean, MAX(g->n_nodes, 1));
   for (guint i = 0; i < g->n_nodes; i++)
@@ -1099,11 +1122,11 @@ static void prune_unread_weights(DsOnnxBuilder *b, DsEntry *heads, guint n_heads
     guint w;
     gboolean drop =
         !read[i] && ds_node_is_variable(node) &&
-        g_ptr_array_find_with_equal_func(imp->weight_names, node->name, g_str_equal, &w);
+        g_ptr_array_find_with_equal_func(ctx->weight_names, node->name, g_str_equal, &w);
     if (drop) {
-      g_hash_table_remove(imp->consts, node->name);
-      g_ptr_array_remove_index(imp->weight_names, w);
-      g_ptr_array_remove_index(imp->weights, w);
+      g_hash_table_remove(ctx->consts, node->name);
+      g_ptr_array_remove_index(ctx->weight_names, w);
+      g_ptr_array_remove_index(ctx->weights, w);
       if (g->by_name != NULL)
         g_hash_table_remove(g->by_name, node->name);
       ds_node_free(node);
@@ -1131,7 +1154,7 @@ static gboolean is_initializer(const DsOnnxGraph *g, const char *name)
 
 static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **error)
 {
-  Importer *imp = b->imp;
+  const DsOnnxModel *model = b->ctx->model;
   for (gsize i = 0; i < g->n_inputs; i++) {
     /* Older writers list initializers among the inputs too: they are weights. */
     if (is_initializer(g, g->inputs[i].name))
@@ -1139,16 +1162,16 @@ static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **erro
     if (!add_graph_input(b, &g->inputs[i], error))
       return FALSE;
   }
-  if (!add_initializers(b, g, error) || !ds_onnx_builder_translate(b, g, error))
+  if (!add_initializers(b, g, error) || !translate_graph(b, g, error))
     return FALSE;
   for (gsize i = 0; i < g->n_outputs; i++)
-    if (!ds_onnx_value_require_tensor(imp->model, &g->outputs[i], "output", error))
+    if (!ds_onnx_value_require_tensor(model, &g->outputs[i], "output", error))
       return FALSE;
   g_autofree DsEntry *heads = g_new(DsEntry, MAX(g->n_outputs, 1));
   b->graph->head_names = g_new0(char *, g->n_outputs + 1);
   for (gsize i = 0; i < g->n_outputs; i++) {
     if (!ds_onnx_lookup(b, g->outputs[i].name, &heads[i], error)) {
-      g_prefix_error(error, "%s: graph output %" G_GSIZE_FORMAT ": ", imp->model->display_name, i);
+      g_prefix_error(error, "%s: graph output %" G_GSIZE_FORMAT ": ", model->display_name, i);
       return FALSE;
     }
     b->graph->head_names[i] = g_strdup(g->outputs[i].name);
@@ -1177,7 +1200,7 @@ static gboolean translate_constant(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   g_autofree char *what = g_strdup_printf("Constant '%s'", node_base_name(b, node));
   DsNDArray *array = NULL;
   if (a != NULL && a->type == DS_ONNX_ATTR_TENSOR) {
-    array = ds_onnx_tensor_to_ndarray(a->t, b->imp->base_dir, what, error);
+    array = ds_onnx_tensor_to_ndarray(a->t, b->ctx->base_dir, what, error);
   } else {
     int64_t n = 0;
     const DsOnnxAttribute *f = ds_onnx_node_find_attribute(node, "value_float");
@@ -1236,16 +1259,16 @@ static void input_shape_clear(gpointer data)
 
 static void importer_clear(Importer *imp)
 {
-  g_string_chunk_free(imp->strings);
+  g_string_chunk_free(imp->ctx.strings);
   g_hash_table_unref(imp->translators);
   g_hash_table_unref(imp->training_translators);
-  g_hash_table_unref(imp->consts);
-  g_hash_table_unref(imp->hints);
-  g_hash_table_unref(imp->halves);
-  if (imp->weights != NULL)
-    g_ptr_array_unref(imp->weights);
-  if (imp->weight_names != NULL)
-    g_ptr_array_unref(imp->weight_names);
+  g_hash_table_unref(imp->ctx.consts);
+  g_hash_table_unref(imp->ctx.hints);
+  g_hash_table_unref(imp->ctx.halves);
+  if (imp->ctx.weights != NULL)
+    g_ptr_array_unref(imp->ctx.weights);
+  if (imp->ctx.weight_names != NULL)
+    g_ptr_array_unref(imp->ctx.weight_names);
   if (imp->input_shapes != NULL)
     g_array_unref(imp->input_shapes);
   if (imp->unsupported != NULL)
@@ -1272,21 +1295,26 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
     return NULL;
   }
   Importer imp = {
-      .model = model,
-      .base_dir = base_dir,
-      .opset = opset,
+      .ctx =
+          {
+              .model = model,
+              .base_dir = base_dir,
+              .opset = opset,
+              .strings = g_string_chunk_new(1024),
+              .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+              .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+              .halves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+              .weights = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free),
+              .weight_names = g_ptr_array_new_with_free_func(g_free),
+              .run = translate_graph,
+          },
       .training_opset = training,
-      .strings = g_string_chunk_new(1024),
       .translators = g_hash_table_new(g_str_hash, g_str_equal),
       .training_translators = g_hash_table_new(g_str_hash, g_str_equal),
-      .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-      .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-      .halves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-      .weights = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free),
-      .weight_names = g_ptr_array_new_with_free_func(g_free),
       .input_shapes = g_array_new(FALSE, FALSE, sizeof(DsOnnxInputShape)),
       .unsupported = g_string_new(NULL),
   };
+  imp.ctx.run_data = &imp;
   g_array_set_clear_func(imp.input_shapes, input_shape_clear);
   register_family(imp.translators, core_ops);
   register_family(imp.translators, ds_onnx_math_ops);
@@ -1297,7 +1325,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   register_family(imp.translators, ds_onnx_signal_ops);
   register_family(imp.training_translators, ds_onnx_training_ops);
 
-  DsOnnxBuilder *top = builder_new(&imp, NULL, "");
+  DsOnnxBuilder *top = builder_new(&imp.ctx, NULL, "");
   gboolean ok = import_top(top, model->graph, error);
   if (!ok && error != NULL && *error != NULL &&
       !g_str_has_prefix((*error)->message, model->display_name))
@@ -1306,8 +1334,8 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
   if (ok) {
     result = g_new0(DsOnnxImport, 1);
     result->graph = ds_graph_ref(top->graph);
-    result->weights = g_steal_pointer(&imp.weights);
-    result->weight_names = g_steal_pointer(&imp.weight_names);
+    result->weights = g_steal_pointer(&imp.ctx.weights);
+    result->weight_names = g_steal_pointer(&imp.ctx.weight_names);
     result->input_shapes = g_steal_pointer(&imp.input_shapes);
     result->opset = opset;
     g_autofree char *sets =
