@@ -179,7 +179,8 @@ DsOnnxBuilder *ds_onnx_builder_new_child(DsOnnxBuilder *parent, const char *pref
 void ds_onnx_builder_free(DsOnnxBuilder *b);
 /* A variable (a body input) bound to ONNX value `name`, with a dtype and shape hint. */
 DsEntry ds_onnx_builder_add_input(DsOnnxBuilder *b, const char *name, DsDType dtype, int rank);
-/* Translates the body's nodes (its own inputs already added). */
+/* Translates the body's nodes (its own inputs already added): the importer's walk, which the
+ * import installs as the context's runner, so nested control flow recurses through it. */
 gboolean ds_onnx_builder_translate(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error);
 /* The outer values the body read, in the order of its capture variables (which follow the
  * inputs added before). Borrowed. */
