@@ -2,6 +2,7 @@
 #include "ds-test-ops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@ void ds_test_ops_init(guint32 seed)
   pool = ds_thread_pool_new(2);
   rng = g_rand_new_with_seed(seed);
 }
+
 
 /* ---- nodes ---- */
 
@@ -155,6 +157,7 @@ char *infer_in(DsShapeCtx *ctx, DsNode *n, DsShape *in, DsShape *out)
   DsShapeCtx *own = ctx == NULL ? ds_shape_ctx_new() : NULL;
   DsShapeCtx *c = ctx != NULL ? ctx : own;
   ds_shape_ctx_set_node(c, n);
+  ds_test_cover("shape", n->op->id);
   GError *error = NULL;
   gboolean ok = n->op->infer_shape(c, n, n->param, in, out, &error);
   ds_shape_ctx_free(own);
@@ -178,6 +181,7 @@ gboolean infer_err(DsNode *n, DsShape *in, DsShape *out, GError **error)
 {
   DsShapeCtx *ctx = ds_shape_ctx_new();
   ds_shape_ctx_set_node(ctx, n);
+  ds_test_cover("shape", n->op->id);
   gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, error);
   ds_shape_ctx_free(ctx);
   return ok;
@@ -235,6 +239,7 @@ guint infer_symbolic(DsNode *n, DsExprCtx *exprs, DsShape *in, DsShape *out)
 {
   DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(exprs);
   ds_shape_ctx_set_node(ctx, n);
+  ds_test_cover("shape", n->op->id);
   GError *error = NULL;
   gboolean ok = n->op->infer_shape(ctx, n, n->param, in, out, &error);
   g_assert_no_error(error);
@@ -370,6 +375,7 @@ DsStatus run_kernel(DsOpId op, const void *param, DsTensor *in, int n_in, DsTens
 {
   const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
   g_assert_nonnull(k);
+  ds_test_cover("cpu", op);
   size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
   void *workspace = ws > 0 ? g_malloc(ws) : NULL;
   DsKernelCtx ctx = {param, in, n_in, out, n_out, workspace, pool};
@@ -383,6 +389,7 @@ DsStatus run_kernel_on(DsOpId id, const void *param, DsTensor *in, int n_in, DsT
 {
   const DsKernel *k = ds_cpu_backend_get()->get_kernel(id);
   g_assert_nonnull(k);
+  ds_test_cover("cpu", id);
   size_t bytes = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
   void *ws = bytes > 0 ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
   /* Garbage in the workspace and outputs must not leak into results. */

@@ -17,7 +17,10 @@
  * - Kernels: run_kernel() runs an op's CPU kernel on `pool`; run_kernel_on()/run_ok() also
  *   poison outputs and workspace first and run both single-threaded and on the pool.
  * - Comparison: close_to() compares floats against double references; dalloc() allocates
- *   reference buffers. */
+ *   reference buffers.
+ * - Coverage: the shape runners and the kernel runners note the op they test (ds_test_cover),
+ *   so the registry's coverage test (tests/test_op_coverage.py) knows which ops have a shape
+ *   rule test and a CPU case. */
 #ifndef DS_TEST_OPS_H
 #define DS_TEST_OPS_H
 
@@ -29,6 +32,7 @@
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-op.h"
+#include "ds-test-cover.h"
 
 /* The thread pool kernels run on and the random source of the fillers (ds_test_ops_init). */
 extern DsThreadPool *pool;
@@ -36,6 +40,8 @@ extern GRand *rng;
 
 /* Creates `pool` (2 threads) and `rng` (seeded with `seed`); call once from main. */
 void ds_test_ops_init(guint32 seed);
+
+
 
 /* ---- nodes ---- */
 

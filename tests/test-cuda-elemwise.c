@@ -965,6 +965,8 @@ static void test_coverage(void)
     if (def == NULL || table[def->id].run == NULL) {
       g_test_message("%s is tested here but has no kernel in these families", (char *)key);
       g_test_fail();
+    } else {
+      ds_test_cover("cuda", def->id);
     }
   }
   g_assert_cmpint(registered, ==, (int)g_hash_table_size(tested));

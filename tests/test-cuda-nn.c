@@ -580,6 +580,8 @@ static void test_coverage(void)
                      covered ? "no placement check" : "no test case");
       g_test_fail();
     }
+    if (covered)
+      ds_test_cover("cuda", (DsOpId)op);
   }
   g_free(table);
   g_free(supports);

@@ -14,6 +14,7 @@
 #include "ds-mxnet-json.h"
 #include "ds-partition.h"
 #include "ds-session.h"
+#include "ds-test-cover.h"
 #include "ds-test-model.h"
 
 /* ---- the pool ---- */
@@ -424,6 +425,8 @@ static void test_saved_partition_runs(void)
   g_autoptr(GBytes) from_file = run_model(saved, DS_EXECUTOR_AUTO, NULL, &n_regions);
   g_assert_cmpuint(n_regions, >, 1);
   g_assert_true(g_bytes_equal(fixed, from_file));
+  /* The saved file's _CachedOp regions ran, and gave the flat graph's bytes. */
+  ds_test_cover("cpu", DS_OP_CACHED_OP);
   g_unlink(saved);
   g_rmdir(dir);
 }

@@ -12,6 +12,7 @@
 #include "ds-infer.h"
 #include "ds-mxnet-json.h"
 #include "ds-op.h"
+#include "ds-test-cover.h"
 
 /* ---- graph helpers ---- */
 
@@ -592,6 +593,7 @@ static void test_cond_errors(void)
  * [[1, 6], [6, 15], [15, 28]], are checked on the reference: tools/control_flow_cases.py). */
 static void test_foreach_shapes(void)
 {
+  ds_test_cover("shape", DS_OP_FOREACH);
   g_autofree char *text = foreach_doc(FE_OK, FE_HEADS);
   g_autoptr(DsGraph) g = load_text(text);
   DsGraphShapes *shapes = NULL;
@@ -675,6 +677,7 @@ static void test_foreach_shape_errors(void)
 /* MXNet's case 1.1 (i = 1, s = 0, while i <= 5) and 2.1 (i as a step output). */
 static void test_while_loop_shapes(void)
 {
+  ds_test_cover("shape", DS_OP_WHILE_LOOP);
   g_autofree char *text = while_ok(WL_OK);
   g_autoptr(DsGraph) g = load_text(text);
   g_autofree char *heads = infer_concrete(g, NULL, TRUE, NULL);
@@ -750,6 +753,7 @@ static void test_while_loop_shape_errors(void)
 /* contrib.cond's example: (1,) inputs give a (1,) output. */
 static void test_cond_shapes(void)
 {
+  ds_test_cover("shape", DS_OP_COND);
   g_autofree char *text = cond_ok(COND_OK);
   g_autoptr(DsGraph) g = load_text(text);
   g_autofree char *heads = infer_concrete(g, NULL, TRUE, NULL);

@@ -139,6 +139,7 @@ static DsStatus run_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in
 {
   const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
   g_assert_nonnull(k);
+  ds_test_cover("cpu", op);
   for (int i = 0; i < n_out; i++)
     out[i] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1, .data = NULL};
   size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;

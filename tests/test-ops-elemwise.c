@@ -92,6 +92,79 @@ static void test_shape_elemwise_both_ways(void)
   g_assert_nonnull(strstr(msg, "rhs"));
 }
 
+/* Every same-shape binary op of the family (elemwise_*) and every broadcasting one: the shape
+ * rule each op's definition names, on the cases that tell them apart. Driven by the registry,
+ * so a new binary op is covered by listing it. */
+static void test_shape_every_binary_op(void)
+{
+  guint n_same = 0, n_broadcast = 0;
+  for (int id = 0; id < DS_OP_COUNT; id++) {
+    const DsOpDef *def = ds_op_get((DsOpId)id);
+    gboolean broadcast = (def->traits & DS_OP_TRAIT_BROADCAST) != 0;
+    gboolean same = !broadcast && g_str_has_prefix(def->name, "elemwise_");
+    /* Fixed arities ignore the param; where-like ops (three inputs) have tests of their own. */
+    g_autofree void *zeroed = g_malloc0(MAX(def->param_size, 1));
+    if ((!same && !broadcast) || def->num_inputs(zeroed) != 2)
+      continue;
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *n = make_node(g, def->name, 2, NULL);
+    g_test_message("%s", def->name);
+    DsShape in[2] = {shp("(2, 3)"), shp(same ? "?" : "(3,)")}, out[1] = {shp("?")};
+    g_assert_null(infer(n, in, out));
+    assert_shape(&out[0], "(2, 3)");
+    if (same)
+      assert_shape(&in[1], "(2, 3)");
+    DsShape bad[2] = {shp("(2, 3)"), shp("(4, 3)")}, bad_out[1] = {shp("?")};
+    g_autofree char *msg = infer(n, bad, bad_out);
+    g_assert_nonnull(msg);
+    g_assert_nonnull(strstr(msg, def->name));
+    n_same += same;
+    n_broadcast += broadcast;
+  }
+  g_assert_cmpuint(n_same, >=, 4);
+  g_assert_cmpuint(n_broadcast, >=, 13);
+}
+
+/* Every op with a scalar attribute (_plus_scalar ... _lesser_scalar) keeps its input's shape,
+ * both ways, and clip the same. */
+static void test_shape_every_scalar_op(void)
+{
+  guint n_scalar = 0;
+  for (int id = 0; id < DS_OP_COUNT; id++) {
+    const DsOpDef *def = ds_op_get((DsOpId)id);
+    gboolean clip = strcmp(def->name, "clip") == 0;
+    if (!clip && !(g_str_has_prefix(def->name, "_") && g_str_has_suffix(def->name, "_scalar")))
+      continue;
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *n = clip ? make_node(g, "clip", 1, "a_min", "-1", "a_max", "1", NULL)
+                     : make_node(g, def->name, 1, "scalar", "2", NULL);
+    g_test_message("%s", def->name);
+    DsShape in[1] = {shp("(4, ?, 5)")}, out[1] = {shp("(?, 3, ?)")};
+    g_assert_null(infer(n, in, out));
+    assert_shape(&out[0], "(4, 3, 5)");
+    assert_shape(&in[0], "(4, 3, 5)");
+    DsShape bad_in[1] = {shp("(4, 3)")}, bad_out[1] = {shp("(4, 2)")};
+    g_assert_nonnull(infer(n, bad_in, bad_out));
+    n_scalar += !clip;
+  }
+  g_assert_cmpuint(n_scalar, >=, 12);
+}
+
+/* dequantize_linear shares quantize_linear's rule: per tensor or per axis. */
+static void test_shape_dequantize(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *dq = make_node(g, "dequantize_linear", 3, NULL);
+  DsShape in[3] = {shp("(2, 3, 4)"), shp("(?,)"), shp("?")}, out[1] = {shp("?")};
+  g_assert_null(infer(dq, in, out));
+  assert_shape(&out[0], "(2, 3, 4)");
+  assert_shape(&in[1], "(3,)");
+  assert_shape(&in[2], "(3,)");
+  DsShape bad[3] = {shp("(2, 3)"), shp("(1, 3)"), shp("?")}, bad_out[1] = {shp("?")};
+  g_autofree char *msg = infer(dq, bad, bad_out);
+  g_assert_nonnull(strstr(msg, "scalar or 1-D"));
+}
+
 static void test_shape_broadcast(void)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
@@ -1842,6 +1915,7 @@ static DsStatus run_dynamic_sum(const DsDynamicSumParam *p, DsTensor *x, const i
   *out = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1};
   void *buffer = NULL;
   DsKernelCtx ctx = {p, in, 2, out, 1, NULL, pool, alloc_one, &buffer};
+  ds_test_cover("cpu", DS_OP_DYNAMIC_SUM);
   DsStatus st = ds_cpu_backend_get()->get_kernel(DS_OP_DYNAMIC_SUM)->run(&ctx);
   tensor_free(&in[1]);
   if (st != DS_STATUS_OK)
@@ -2159,6 +2233,9 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/elemwise/kernel/math-split-across-threads",
                   test_math_split_across_threads);
   g_test_add_func("/ops/elemwise/shape/broadcast", test_shape_broadcast);
+  g_test_add_func("/ops/elemwise/shape/every-binary-op", test_shape_every_binary_op);
+  g_test_add_func("/ops/elemwise/shape/every-scalar-op", test_shape_every_scalar_op);
+  g_test_add_func("/ops/elemwise/shape/dequantize", test_shape_dequantize);
   g_test_add_func("/ops/elemwise/shape/where", test_shape_where);
   g_test_add_func("/ops/elemwise/shape/unary-scalar-add-n", test_shape_unary_scalar_add_n);
   g_test_add_func("/ops/elemwise/dtype/scalar", test_dtype_scalar);

@@ -767,13 +767,18 @@ static const DsDType all_types[] = {DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT64, DS_DTYPE
 
 static void test_kernel_views(void)
 {
-  static const char *const ops[] = {"Reshape", "Flatten", "expand_dims", "squeeze"};
+  static const char *const ops[] = {"Reshape",  "Flatten",     "expand_dims",
+                                    "squeeze",  "_np_reshape", "_np_squeeze"};
   for (guint t = 0; t < G_N_ELEMENTS(all_types); t++) {
     g_autoptr(DsGraph) g = ds_graph_new();
-    DsNode *nodes[4] = {make_node(g, ops[0], 1, "shape", "(-1, 0, 0)", "reverse", "True", NULL),
-                        make_node(g, ops[1], 1, NULL), make_node(g, ops[2], 1, "axis", "1", NULL),
-                        make_node(g, ops[3], 1, NULL)};
-    for (int k = 0; k < 4; k++) {
+    DsNode *nodes[G_N_ELEMENTS(ops)] = {
+        make_node(g, ops[0], 1, "shape", "(-1, 0, 0)", "reverse", "True", NULL),
+        make_node(g, ops[1], 1, NULL),
+        make_node(g, ops[2], 1, "axis", "1", NULL),
+        make_node(g, ops[3], 1, NULL),
+        make_node(g, ops[4], 1, "newshape", "(60, -1)", NULL),
+        make_node(g, ops[5], 1, "axis", "(1,)", NULL)};
+    for (guint k = 0; k < G_N_ELEMENTS(ops); k++) {
       DsTensor x = tensor_new(all_types[t], "(2, 1, 30, 700)");
       fill_random(&x, -100, 100);
       DsTensor out = output_for(nodes[k], &x, 1, all_types[t]);

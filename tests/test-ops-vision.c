@@ -1166,6 +1166,7 @@ static DsStatus run_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in
                             GPtrArray *buffers)
 {
   const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
+  ds_test_cover("cpu", op);
   out[0] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1};
   size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, 1) : 0;
   void *workspace = ws > 0 ? g_malloc(ws) : NULL;

@@ -21,6 +21,7 @@
 #include "ds-mxnet-json.h"
 #include "ds-op.h"
 #include "ds-partition.h"
+#include "ds-test-cover.h"
 
 static char *model_path(const char *file)
 {
@@ -756,6 +757,7 @@ static const char nested_json[] =
 
 static void test_cached_op_nested(void)
 {
+  ds_test_cover("shape", DS_OP_CACHED_OP);
   GError *error = NULL;
   g_autoptr(DsGraph) graph = load_text(nested_json);
   DsNode *sg = ds_graph_find_node(graph, "sg");

@@ -68,12 +68,33 @@ def compare(label, got, want):
                           % (label, i, at, g[at], w[at]))
 
 
+def control_ops(graph):
+    """The control-flow ops of `graph` (a dict), its subgraphs' included."""
+    found = set()
+    for node in graph.get("nodes", []):
+        if node.get("op") in ("_foreach", "_while_loop", "_cond"):
+            found.add(node["op"])
+        for sub in node.get("subgraphs", []):
+            found |= control_ops(sub)
+    return found
+
+
+def cover(graph):
+    """Notes, for the registry's coverage test (tests/test_op_coverage.py), that the engine's
+    run of these control-flow ops matched the NumPy reference."""
+    path = os.environ.get("DS_OP_COVERAGE_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.writelines("cpu %s\n" % op for op in sorted(control_ops(graph)))
+
+
 def case_test(build):
     def test(notes):
         graph, inputs, want = build()
         with tempfile.TemporaryDirectory(prefix="ds-control-") as tmp:
             got = run_engine(graph, inputs, tmp)
         compare("engine", got, want)
+        cover(graph)
         notes.append("outputs %s" % ", ".join(str(g.shape) for g in got))
     return test
 

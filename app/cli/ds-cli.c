@@ -127,7 +127,10 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
      N_("Threads for kernels and BLAS (default: all cores)"), N_("N")},
     {"device", 0, 0, G_OPTION_ARG_STRING, &options.device, N_("cpu (default) or cuda"),
      N_("DEVICE")},
-    {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, N_("Print --info as JSON"), NULL},
+    {"json", 0, 0, G_OPTION_ARG_NONE, &options.json, N_("Print --info or --list-ops as JSON"),
+     NULL},
+    {"list-ops", 0, 0, G_OPTION_ARG_NONE, &options.list_ops,
+     N_("List every op this build knows: aliases, traits, and the backends with a kernel"), NULL},
     {"max-memory", 0, 0, G_OPTION_ARG_STRING, &options.max_memory,
      /* xgettext:no-c-format */
      N_("Refuse plans and tensors over this many bytes (default: 75% of RAM)"), N_("BYTES")},
@@ -230,6 +233,8 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   } else if (options.summary_path != NULL && options.compare_path != NULL) {
     g_printerr(_("dynscope: --summary and --compare are separate modes; give one\n"));
     status = 2;
+  } else if (options.list_ops) {
+    status = ds_cli_list_ops(&options);
   } else if (options.summary_path != NULL) {
     status = ds_cli_summary(&options);
   } else if (options.compare_path != NULL) {

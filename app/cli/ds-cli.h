@@ -44,6 +44,7 @@ typedef struct {
   char **collapse;      /* --render: all, none, or region/loop ids */
   char *weights;        /* --render: show or hide (default: hidden over 200 op nodes) */
   gboolean version;
+  gboolean list_ops;     /* --list-ops: the op registry */
   char *summary_path;    /* --summary FILE.json: a profile report */
   char *compare_path;    /* --compare A.json (B.json is the one positional argument) */
   double fail_if_slower; /* --compare: exit 1 when B is this many percent slower; < 0 off */
@@ -64,6 +65,7 @@ int ds_cli_partition(const DsCliOptions *options);
 int ds_cli_render(const DsCliOptions *options);
 int ds_cli_summary(const DsCliOptions *options);
 int ds_cli_compare(const DsCliOptions *options);
+int ds_cli_list_ops(const DsCliOptions *options);
 /* --run's profiling: whether an option asks for it, writing the reports it asks for, the
  * budgets' syntax (checked before running), and the budgets (0 within, 1 over, 2 bad). */
 gboolean ds_cli_profiling_wanted(const DsCliOptions *options);
