@@ -1,6 +1,6 @@
 /* ds-report-html.c: the profile report as one HTML page, built whole in a string and written
  * at once. Each section is a static function appending to that string, in page order; the
- * report is checked first, so the sections read it with lenient getters and never fail. */
+ * report was checked when it was read (ds-report.c), so the sections never fail. */
 #include "ds-report-html.h"
 
 #include <math.h>
@@ -17,252 +17,12 @@ enum {
   CHART_WIDTH = 960,        /* SVG units; the charts scale to the page's width */
 };
 
-/* ---- checking the report ---- */
-
-/* What a field may hold: a union of these. */
-enum {
-  K_STRING = 1 << 0,
-  K_NUMBER = 1 << 1,
-  K_BOOL = 1 << 2,
-  K_ARRAY = 1 << 3,
-  K_OBJECT = 1 << 4,
-  K_NULL = 1 << 5, /* null or absent: the page says "not recorded" */
-};
-
-typedef struct {
-  const char *key;
-  guint kinds;
-} Field;
-
-/* Only the fields the page reads; any other may be anything (a later version adds fields). */
-static const Field report_fields[] = {
-    {"schema", K_STRING},
-    {"version", K_NUMBER},
-    {"model", K_OBJECT},
-    {"machine", K_OBJECT | K_NULL},
-    {"build", K_OBJECT | K_NULL},
-    {"run", K_OBJECT},
-    {"bindings", K_OBJECT | K_NULL},
-    {"inputs", K_ARRAY | K_NULL},
-    {"events", K_ARRAY},
-    {"buffers", K_ARRAY},
-    {"memory", K_OBJECT},
-    {"aggregates", K_OBJECT},
-};
-static const Field model_fields[] = {
-    {"path", K_STRING},
-    {"name", K_STRING},
-    {"executor", K_STRING},
-    {"format", K_STRING | K_NULL},
-    {"nodes", K_NUMBER | K_NULL},
-    {"op_nodes", K_NUMBER | K_NULL},
-    {"partition", K_ARRAY | K_NULL},
-};
-static const Field run_fields[] = {
-    {"started", K_STRING},
-    {"repeat", K_NUMBER},
-    {"threads", K_NUMBER},
-    {"wall_ns", K_ARRAY},
-    {"profiler_overhead_ns", K_NUMBER},
-};
-static const Field memory_fields[] = {
-    {"peak_live_bytes", K_NUMBER},
-    {"planned_peak_bytes", K_NUMBER | K_NULL},
-    {"fresh_bytes", K_NUMBER | K_NULL},
-    {"reused_bytes", K_NUMBER | K_NULL},
-};
-static const Field aggregates_fields[] = {
-    {"by_op", K_ARRAY},
-    {"by_node", K_ARRAY},
-    {"by_region", K_ARRAY | K_NULL},
-    {"by_body", K_ARRAY | K_NULL},
-};
-static const Field event_fields[] = {
-    {"start_ns", K_NUMBER},     {"end_ns", K_NUMBER},         {"live_bytes", K_NUMBER},
-    {"key", K_STRING | K_NULL}, {"depth", K_NUMBER | K_NULL},
-};
-static const Field buffer_fields[] = {
-    {"tensor", K_STRING},
-    {"bytes", K_NUMBER},
-    {"first_event", K_NUMBER},
-    {"last_event", K_NUMBER},
-    {"reused_from", K_NUMBER | K_NULL},
-};
-static const Field agg_fields[] = {
-    {"name", K_STRING},     {"count", K_NUMBER},
-    {"total_ns", K_NUMBER}, {"mean_ns", K_NUMBER},
-    {"p50_ns", K_NUMBER},   {"p95_ns", K_NUMBER},
-    {"max_ns", K_NUMBER},   {"max_input_shapes", K_ARRAY | K_NULL},
-};
-static const Field input_fields[] = {
-    {"name", K_STRING},
-    {"dtype", K_STRING | K_NULL},
-    {"shape", K_ARRAY | K_NULL},
-};
-
-static const cJSON *item(const cJSON *object, const char *key)
-{
-  return cJSON_GetObjectItemCaseSensitive(object, key);
-}
-
-static gboolean has_kind(const cJSON *value, guint kinds)
-{
-  if (value == NULL || cJSON_IsNull(value))
-    return (kinds & K_NULL) != 0;
-  return ((kinds & K_STRING) && cJSON_IsString(value)) ||
-         ((kinds & K_NUMBER) && cJSON_IsNumber(value)) ||
-         ((kinds & K_BOOL) && cJSON_IsBool(value)) || ((kinds & K_ARRAY) && cJSON_IsArray(value)) ||
-         ((kinds & K_OBJECT) && cJSON_IsObject(value));
-}
-
-/* "report: field 'events[3].end_ns' is missing or not a number". `where` is the enclosing
- * field (NULL at the top), `index` the row in it (-1 for an object), `key` NULL for the row. */
-static void field_error(GError **error, const char *where, gint index, const char *key, guint kinds)
-{
-  static const char *const names[] = {"a string", "a number", "a boolean", "an array", "an object"};
-  g_autoptr(GString) name = g_string_new(where);
-  if (index >= 0)
-    g_string_append_printf(name, "[%d]", index);
-  if (key != NULL)
-    g_string_append_printf(name, "%s%s", name->len > 0 ? "." : "", key);
-  g_autoptr(GString) what = g_string_new(NULL);
-  for (guint k = 0; k < G_N_ELEMENTS(names); k++) {
-    if (kinds & (1u << k))
-      g_string_append_printf(what, "%s%s", what->len > 0 ? " or " : "", names[k]);
-  }
-  if (kinds & K_NULL)
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "report: field '%s' is not %s or null", name->str,
-                what->str);
-  else
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "report: field '%s' is missing or not %s",
-                name->str, what->str);
-}
-
-static gboolean check_fields(const cJSON *object, const char *where, gint index,
-                             const Field *fields, guint n_fields, GError **error)
-{
-  for (guint i = 0; i < n_fields; i++) {
-    if (!has_kind(item(object, fields[i].key), fields[i].kinds)) {
-      field_error(error, where, index, fields[i].key, fields[i].kinds);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-/* Every row of `array` (which may be NULL: an absent optional table) an object with `fields`. */
-static gboolean check_rows(const cJSON *array, const char *where, const Field *fields,
-                           guint n_fields, GError **error)
-{
-  gint index = 0;
-  const cJSON *row;
-  cJSON_ArrayForEach(row, array)
-  {
-    if (!cJSON_IsObject(row)) {
-      field_error(error, where, index, NULL, K_OBJECT);
-      return FALSE;
-    }
-    if (!check_fields(row, where, index, fields, n_fields, error))
-      return FALSE;
-    index++;
-  }
-  return TRUE;
-}
-
-static gboolean check_report(const cJSON *report, GError **error)
-{
-  if (!cJSON_IsObject(report)) {
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "report: not a JSON object");
-    return FALSE;
-  }
-  if (!check_fields(report, NULL, -1, report_fields, G_N_ELEMENTS(report_fields), error))
-    return FALSE;
-  const char *schema = item(report, "schema")->valuestring;
-  if (strcmp(schema, "dynscope-profile") != 0) {
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "report: schema '%s' is not 'dynscope-profile'",
-                schema);
-    return FALSE;
-  }
-  double version = item(report, "version")->valuedouble;
-  if (version != 1) {
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
-                "report: version %g is not one this build reads (1)", version);
-    return FALSE;
-  }
-  const cJSON *run = item(report, "run");
-  const cJSON *aggregates = item(report, "aggregates");
-  if (!check_fields(item(report, "model"), "model", -1, model_fields, G_N_ELEMENTS(model_fields),
-                    error) ||
-      !check_fields(run, "run", -1, run_fields, G_N_ELEMENTS(run_fields), error) ||
-      !check_fields(item(report, "memory"), "memory", -1, memory_fields,
-                    G_N_ELEMENTS(memory_fields), error) ||
-      !check_fields(aggregates, "aggregates", -1, aggregates_fields,
-                    G_N_ELEMENTS(aggregates_fields), error))
-    return FALSE;
-  gint index = 0;
-  const cJSON *wall;
-  cJSON_ArrayForEach(wall, item(run, "wall_ns"))
-  {
-    if (!cJSON_IsNumber(wall)) {
-      field_error(error, "run.wall_ns", index, NULL, K_NUMBER);
-      return FALSE;
-    }
-    index++;
-  }
-  static const char *const tables[][2] = {{"by_op", "aggregates.by_op"},
-                                          {"by_node", "aggregates.by_node"},
-                                          {"by_region", "aggregates.by_region"},
-                                          {"by_body", "aggregates.by_body"}};
-  for (guint t = 0; t < G_N_ELEMENTS(tables); t++) {
-    if (!check_rows(item(aggregates, tables[t][0]), tables[t][1], agg_fields,
-                    G_N_ELEMENTS(agg_fields), error))
-      return FALSE;
-  }
-  return check_rows(item(report, "events"), "events", event_fields, G_N_ELEMENTS(event_fields),
-                    error) &&
-         check_rows(item(report, "buffers"), "buffers", buffer_fields, G_N_ELEMENTS(buffer_fields),
-                    error) &&
-         check_rows(item(report, "inputs"), "inputs", input_fields, G_N_ELEMENTS(input_fields),
-                    error);
-}
-
-/* ---- reading checked fields ---- */
-
-/* NaN and infinities (cJSON reads 1e999) would make the conversion undefined. */
-static gint64 to_int(double v)
-{
-  if (isnan(v))
-    return 0;
-  if (v >= 9.2e18)
-    return G_MAXINT64;
-  if (v <= -9.2e18)
-    return G_MININT64;
-  return (gint64)v;
-}
-
-static gint64 get_int(const cJSON *object, const char *key)
-{
-  const cJSON *value = item(object, key);
-  return cJSON_IsNumber(value) ? to_int(value->valuedouble) : 0;
-}
-
-static const char *get_string(const cJSON *object, const char *key)
-{
-  const cJSON *value = item(object, key);
-  return cJSON_IsString(value) ? value->valuestring : NULL;
-}
-
-static gboolean has_number(const cJSON *object, const char *key)
-{
-  return cJSON_IsNumber(item(object, key));
-}
-
 /* The sum of the runs' wall times: what "share" in the tables is a share of. */
-static double total_wall_ns(const cJSON *run)
+static double total_wall_ns(const DsReport *report)
 {
   double sum = 0;
-  const cJSON *wall;
-  cJSON_ArrayForEach(wall, item(run, "wall_ns")) sum += MAX(wall->valuedouble, 0);
+  for (guint i = 0; i < report->run.n_wall; i++)
+    sum += (double)MAX(report->run.wall_ns[i], 0);
   return sum;
 }
 
@@ -384,63 +144,41 @@ static void append_percent(GString *out, double fraction)
 }
 
 /* "(1, 3, 224, 224)"; "()" for a scalar. */
-static void append_shape(GString *out, const cJSON *shape)
+static void append_shape(GString *out, const DsReportShape *shape)
 {
-  if (!cJSON_IsArray(shape)) {
-    g_string_append(out, "?");
-    return;
-  }
   g_string_append_c(out, '(');
-  const cJSON *dim;
-  cJSON_ArrayForEach(dim, shape)
-  {
-    if (dim != shape->child)
-      g_string_append(out, ", ");
-    if (cJSON_IsNumber(dim))
-      g_string_append_printf(out, "%" G_GINT64_FORMAT, to_int(dim->valuedouble));
-    else
-      g_string_append_c(out, '?');
-  }
+  for (guint d = 0; d < shape->n_dims; d++)
+    g_string_append_printf(out, "%s%" G_GINT64_FORMAT, d > 0 ? ", " : "", shape->dims[d]);
   g_string_append_c(out, ')');
 }
 
 /* "(4, 64), (4)", or a dash for none. */
-static void append_shapes(GString *out, const cJSON *shapes)
+static void append_shapes(GString *out, const DsReportShapes *shapes)
 {
-  if (!cJSON_IsArray(shapes) || shapes->child == NULL) {
+  if (shapes == NULL || shapes->n_shapes == 0) {
     g_string_append(out, "—");
     return;
   }
-  const cJSON *shape;
-  cJSON_ArrayForEach(shape, shapes)
-  {
-    if (shape != shapes->child)
+  for (guint i = 0; i < shapes->n_shapes; i++) {
+    if (i > 0)
       g_string_append(out, ", ");
-    append_shape(out, shape);
+    append_shape(out, &shapes->shapes[i]);
   }
 }
 
-/* A display value of any type; `key` picks units for counts of bytes and ns. */
-static void append_value(GString *out, const char *key, const cJSON *value)
+/* What a null or absent value reads as. */
+static void append_not_recorded(GString *out)
 {
-  if (value == NULL || cJSON_IsNull(value)) {
-    g_string_append(out, "<span class=\"muted\">not recorded</span>");
-  } else if (cJSON_IsString(value)) {
-    append_escaped(out, value->valuestring);
-  } else if (cJSON_IsBool(value)) {
-    g_string_append(out, cJSON_IsTrue(value) ? "yes" : "no");
-  } else if (cJSON_IsNumber(value) && g_str_has_suffix(key, "_bytes")) {
-    append_bytes(out, value->valuedouble);
-  } else if (cJSON_IsNumber(value) && g_str_has_suffix(key, "_ns")) {
-    append_ns(out, value->valuedouble);
-  } else if (cJSON_IsNumber(value) && value->valuedouble == floor(value->valuedouble)) {
-    g_string_append_printf(out, "%" G_GINT64_FORMAT, to_int(value->valuedouble));
-  } else if (cJSON_IsNumber(value)) {
-    append_3_digits(out, value->valuedouble);
-  } else {
-    g_autofree char *json = cJSON_PrintUnformatted(value);
-    append_escaped(out, json);
-  }
+  g_string_append(out, "<span class=\"muted\">not recorded</span>");
+}
+
+/* A string that may be NULL (null in the report). */
+static void append_text_or_not_recorded(GString *out, const char *text)
+{
+  if (text == NULL)
+    append_not_recorded(out);
+  else
+    append_escaped(out, text);
 }
 
 static void append_nodata(GString *out, const char *text)
@@ -573,52 +311,47 @@ static const char page_script[] =
     "}\n"
     "</script>\n";
 
-static void append_head(GString *out, const cJSON *report)
+static void append_head(GString *out, const DsReport *report)
 {
   g_string_append(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                        "<meta name=\"color-scheme\" content=\"light dark\">\n"
                        "<meta name=\"generator\" content=\"dynscope\">\n<title>");
-  append_escaped(out, get_string(item(report, "model"), "name"));
+  append_escaped(out, report->model.name);
   g_string_append(out, " — dynscope profile</title>\n<style>\n");
   g_string_append(out, page_style);
   g_string_append(out, "</style>\n</head>\n<body>\n");
 }
 
-static void append_header(GString *out, const cJSON *report, gboolean has_regions,
+static void append_header(GString *out, const DsReport *report, gboolean has_regions,
                           gboolean has_bodies)
 {
-  const cJSON *model = item(report, "model");
   g_string_append(out, "<header>\n<p class=\"kicker\">dynscope profile</p>\n<h1>");
-  append_escaped(out, get_string(model, "name"));
+  append_escaped(out, report->model.name);
   g_string_append(out, "</h1>\n<p class=\"sub\"><code>");
-  append_escaped(out, get_string(model, "path"));
+  append_escaped(out, report->model.path);
   g_string_append(out, "</code>");
-  if (get_string(model, "format") != NULL) {
+  if (report->model.format != NULL) {
     g_string_append(out, " · ");
-    append_escaped(out, get_string(model, "format"));
+    append_escaped(out, report->model.format);
   }
-  if (has_number(model, "nodes"))
-    g_string_append_printf(out, " · %" G_GINT64_FORMAT " nodes", get_int(model, "nodes"));
-  if (has_number(model, "op_nodes"))
-    g_string_append_printf(out, " (%" G_GINT64_FORMAT " ops)", get_int(model, "op_nodes"));
+  if (report->model.nodes != DS_REPORT_NONE)
+    g_string_append_printf(out, " · %" G_GINT64_FORMAT " nodes", report->model.nodes);
+  if (report->model.op_nodes != DS_REPORT_NONE)
+    g_string_append_printf(out, " (%" G_GINT64_FORMAT " ops)", report->model.op_nodes);
   g_string_append(out, " · ");
-  append_escaped(out, get_string(model, "executor"));
+  append_escaped(out, report->model.executor);
   g_string_append(out, " executor</p>\n<p class=\"sub\">Started <time datetime=\"");
-  const char *started = get_string(item(report, "run"), "started");
-  append_escaped(out, started);
+  append_escaped(out, report->run.started);
   g_string_append(out, "\">");
-  append_escaped(out, started);
+  append_escaped(out, report->run.started);
   g_string_append(out, "</time>");
-  const cJSON *partition = item(model, "partition");
-  if (cJSON_IsArray(partition) && partition->child != NULL) {
+  if (report->model.n_partition > 0) {
     g_string_append(out, " · partition regions: ");
-    const cJSON *region;
-    cJSON_ArrayForEach(region, partition)
-    {
-      if (region != partition->child)
+    for (guint i = 0; i < report->model.n_partition; i++) {
+      if (i > 0)
         g_string_append(out, ", ");
-      append_value(out, "", region);
+      append_escaped(out, report->model.partition[i]);
     }
   }
   g_string_append(out, "</p>\n</header>\n<nav>\n<a href=\"#run\">Run</a>\n"
@@ -650,20 +383,16 @@ static void card_end(GString *out, const char *detail)
 
 /* Median, min and max of the runs' wall times; the upper median for an even count, as --run
  * prints it. */
-static void append_wall_card(GString *out, const cJSON *run)
+static void append_wall_card(GString *out, const DsReport *report)
 {
-  const cJSON *walls = item(run, "wall_ns");
-  guint n = (guint)cJSON_GetArraySize(walls);
+  guint n = report->run.n_wall;
   card_begin(out, "Wall time per run (median)");
   if (n == 0) {
     g_string_append(out, "—");
     card_end(out, "no runs recorded");
     return;
   }
-  g_autofree gint64 *sorted = g_new(gint64, n);
-  guint i = 0;
-  const cJSON *wall;
-  cJSON_ArrayForEach(wall, walls) sorted[i++] = to_int(wall->valuedouble);
+  g_autofree gint64 *sorted = g_memdup2(report->run.wall_ns, n * sizeof(gint64));
   qsort(sorted, n, sizeof *sorted, compare_int64);
   append_ns(out, (double)sorted[n / 2]);
   g_autoptr(GString) detail = g_string_new(NULL);
@@ -679,21 +408,19 @@ static void append_wall_card(GString *out, const cJSON *run)
   card_end(out, detail->str);
 }
 
-static void append_run(GString *out, const cJSON *report, guint n_events, guint n_buffers)
+static void append_run(GString *out, const DsReport *report)
 {
-  const cJSON *run = item(report, "run");
-  const cJSON *memory = item(report, "memory");
   g_string_append(out, "<section id=\"run\">\n<h2>Run</h2>\n<div class=\"cards\">\n");
   card_begin(out, "Runs");
-  g_string_append_printf(out, "%" G_GINT64_FORMAT, get_int(run, "repeat"));
+  g_string_append_printf(out, "%" G_GINT64_FORMAT, report->run.repeat);
   card_end(out, "repeat");
   card_begin(out, "Threads");
-  g_string_append_printf(out, "%" G_GINT64_FORMAT, get_int(run, "threads"));
+  g_string_append_printf(out, "%" G_GINT64_FORMAT, report->run.threads);
   card_end(out, "per run");
-  append_wall_card(out, run);
+  append_wall_card(out, report);
 
-  double overhead = (double)get_int(run, "profiler_overhead_ns");
-  double wall = total_wall_ns(run);
+  double overhead = (double)report->run.profiler_overhead_ns;
+  double wall = total_wall_ns(report);
   card_begin(out, "Profiler overhead");
   append_ns(out, overhead);
   g_autoptr(GString) detail = g_string_new("in its hooks, all runs");
@@ -705,133 +432,139 @@ static void append_run(GString *out, const cJSON *report, guint n_events, guint 
   card_end(out, detail->str);
 
   card_begin(out, "Events");
-  g_string_append_printf(out, "%u", n_events);
-  g_autofree char *buffers = g_strdup_printf("executed nodes; %u buffers", n_buffers);
+  g_string_append_printf(out, "%u", report->n_events);
+  g_autofree char *buffers = g_strdup_printf("executed nodes; %u buffers", report->n_buffers);
   card_end(out, buffers);
   card_begin(out, "Peak live memory");
-  append_bytes(out, (double)get_int(memory, "peak_live_bytes"));
+  append_bytes(out, (double)report->memory.peak_live_bytes);
   g_string_truncate(detail, 0);
-  if (has_number(memory, "planned_peak_bytes")) {
+  if (report->memory.planned_peak_bytes != DS_REPORT_NONE) {
     g_string_append(detail, "planned peak ");
-    append_bytes(detail, (double)get_int(memory, "planned_peak_bytes"));
+    append_bytes(detail, (double)report->memory.planned_peak_bytes);
   } else {
     g_string_append(detail, "no planned peak (dynamic shapes)");
   }
   card_end(out, detail->str);
   card_begin(out, "Fresh bytes");
-  append_bytes(out, (double)get_int(memory, "fresh_bytes"));
+  append_bytes(out, (double)report->memory.fresh_bytes);
   g_string_truncate(detail, 0);
-  append_bytes(detail, (double)get_int(memory, "reused_bytes"));
+  append_bytes(detail, (double)report->memory.reused_bytes);
   g_string_append(detail, " more placed in reused memory");
   card_end(out, detail->str);
   g_string_append(out, "</div>\n");
 }
 
-static void append_bindings(GString *out, const cJSON *bindings)
+static void append_bindings(GString *out, const DsReport *report)
 {
   g_string_append(out, "<div>\n<h3>Bindings</h3>\n");
-  if (!cJSON_IsObject(bindings) || bindings->child == NULL) {
+  if (report->n_bindings == 0) {
     append_nodata(out, "No symbols bound: every shape is static.");
     g_string_append(out, "</div>\n");
     return;
   }
   g_string_append(out, "<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>"
                        "<th>Symbol</th><th class=\"num\">Value</th></tr></thead>\n<tbody>\n");
-  const cJSON *binding;
-  cJSON_ArrayForEach(binding, bindings)
-  {
+  for (guint i = 0; i < report->n_bindings; i++) {
+    const DsReportBinding *binding = &report->bindings[i];
     g_string_append(out, "<tr><td class=\"name\">");
-    append_escaped(out, binding->string);
-    if (cJSON_IsNumber(binding))
-      g_string_append_printf(out, "</td><td class=\"num\" data-v=\"%" G_GINT64_FORMAT "\">",
-                             to_int(binding->valuedouble));
-    else
-      g_string_append(out, "</td><td class=\"num\">");
-    append_value(out, "", binding);
-    g_string_append(out, "</td></tr>\n");
+    append_escaped(out, binding->name);
+    g_string_append_printf(out,
+                           "</td><td class=\"num\" data-v=\"%" G_GINT64_FORMAT
+                           "\">%" G_GINT64_FORMAT "</td></tr>\n",
+                           binding->value, binding->value);
   }
   g_string_append(out, "</tbody></table></div>\n</div>\n");
 }
 
-static void append_inputs(GString *out, const cJSON *inputs)
+static void append_inputs(GString *out, const DsReport *report)
 {
   g_string_append(out, "<div>\n<h3>Inputs</h3>\n");
-  if (!cJSON_IsArray(inputs) || inputs->child == NULL) {
+  if (report->n_inputs == 0) {
     append_nodata(out, "No inputs recorded.");
     g_string_append(out, "</div>\n");
     return;
   }
   g_string_append(out, "<div class=\"scroll\"><table>\n<thead><tr><th>Name</th><th>Type</th>"
                        "<th>Shape</th></tr></thead>\n<tbody>\n");
-  const cJSON *input;
-  cJSON_ArrayForEach(input, inputs)
-  {
+  for (guint i = 0; i < report->n_inputs; i++) {
+    const DsReportInput *input = &report->inputs[i];
     g_string_append(out, "<tr><td class=\"name\">");
-    append_escaped(out, get_string(input, "name"));
+    append_escaped(out, input->name);
     g_string_append(out, "</td><td>");
-    append_value(out, "", item(input, "dtype"));
+    append_text_or_not_recorded(out, input->dtype);
     g_string_append(out, "</td><td class=\"mono\">");
-    if (cJSON_IsArray(item(input, "shape")))
-      append_shape(out, item(input, "shape"));
+    if (input->shape != NULL)
+      append_shape(out, input->shape);
     else
-      append_value(out, "", NULL);
+      append_not_recorded(out);
     g_string_append(out, "</td></tr>\n");
   }
   g_string_append(out, "</tbody></table></div>\n</div>\n");
 }
 
-/* A two-column table of an object's members, labelled by `labels` ({key, label} pairs). */
-static void append_kv_table(GString *out, const char *title, const cJSON *object,
-                            const char *const (*labels)[2], guint n_labels)
+/* A two-column table's frame around `rows` (<tr> elements), or "Not recorded." */
+static void append_kv_table(GString *out, const char *title, gboolean recorded, const char *rows)
 {
   g_string_append_printf(out, "<div>\n<h3>%s</h3>\n", title);
-  if (!cJSON_IsObject(object) || object->child == NULL) {
+  if (!recorded)
     append_nodata(out, "Not recorded.");
-    g_string_append(out, "</div>\n");
-    return;
-  }
-  g_string_append(out, "<table class=\"kv\"><tbody>\n");
-  const cJSON *member;
-  cJSON_ArrayForEach(member, object)
-  {
-    const char *label = member->string;
-    for (guint i = 0; i < n_labels; i++) {
-      if (strcmp(labels[i][0], member->string) == 0)
-        label = labels[i][1];
-    }
-    g_string_append(out, "<tr><th>");
-    append_escaped(out, label);
-    g_string_append(out, "</th><td>");
-    append_value(out, member->string, member);
-    g_string_append(out, "</td></tr>\n");
-  }
-  g_string_append(out, "</tbody></table>\n</div>\n");
+  else
+    g_string_append_printf(out, "<table class=\"kv\"><tbody>\n%s</tbody></table>\n", rows);
+  g_string_append(out, "</div>\n");
 }
 
-static void append_environment(GString *out, const cJSON *report)
+static void kv_row_begin(GString *rows, const char *label)
 {
-  static const char *const machine_labels[][2] = {
-      {"host", "Host"}, {"os", "System"},           {"cpu", "CPU"},
-      {"cpus", "CPUs"}, {"memory_bytes", "Memory"},
-  };
-  static const char *const build_labels[][2] = {
-      {"version", "dynscope"},
-      {"compiler", "Compiler"},
-      {"cuda", "CUDA"},
-      {"blas", "BLAS"},
-  };
+  g_string_append_printf(rows, "<tr><th>%s</th><td>", label);
+}
+
+/* Rows only for the fields present: an empty or absent object is "Not recorded." */
+static void kv_text(GString *rows, const char *label, const char *text)
+{
+  if (text == NULL)
+    return;
+  kv_row_begin(rows, label);
+  append_text_or_not_recorded(rows, text);
+  g_string_append(rows, "</td></tr>\n");
+}
+
+/* `count` of `bytes` (else a plain integer). */
+static void kv_count(GString *rows, const char *label, gint64 count, gboolean bytes)
+{
+  if (count == DS_REPORT_NONE)
+    return;
+  kv_row_begin(rows, label);
+  if (bytes)
+    append_bytes(rows, (double)count);
+  else
+    g_string_append_printf(rows, "%" G_GINT64_FORMAT, count);
+  g_string_append(rows, "</td></tr>\n");
+}
+
+static void append_environment(GString *out, const DsReport *report)
+{
   g_string_append(out, "<section id=\"environment\">\n<h2>Machine and build</h2>\n"
                        "<div class=\"columns\">\n");
-  append_kv_table(out, "Machine", item(report, "machine"), machine_labels,
-                  G_N_ELEMENTS(machine_labels));
-  append_kv_table(out, "Build", item(report, "build"), build_labels, G_N_ELEMENTS(build_labels));
+  g_autoptr(GString) rows = g_string_new(NULL);
+  kv_text(rows, "Host", report->machine.host);
+  kv_text(rows, "System", report->machine.os);
+  kv_text(rows, "CPU", report->machine.cpu);
+  kv_count(rows, "CPUs", report->machine.cpus, FALSE);
+  kv_count(rows, "Memory", report->machine.memory_bytes, TRUE);
+  append_kv_table(out, "Machine", rows->len > 0, rows->str);
+  g_string_truncate(rows, 0);
+  kv_text(rows, "dynscope", report->build.version);
+  kv_text(rows, "Compiler", report->build.compiler);
+  kv_text(rows, "CUDA", report->build.cuda < 0 ? NULL : report->build.cuda ? "yes" : "no");
+  kv_text(rows, "BLAS", report->build.blas);
+  append_kv_table(out, "Build", rows->len > 0, rows->str);
   g_string_append(out, "</div>\n</section>\n");
 }
 
 /* ---- aggregate tables ---- */
 
 typedef struct {
-  const cJSON *row;
+  const DsReportAgg *row;
   guint index;
 } Row;
 
@@ -839,7 +572,7 @@ typedef struct {
 static int compare_rows(const void *a, const void *b)
 {
   const Row *x = a, *y = b;
-  gint64 tx = get_int(x->row, "total_ns"), ty = get_int(y->row, "total_ns");
+  gint64 tx = x->row->total_ns, ty = y->row->total_ns;
   if (tx != ty)
     return tx > ty ? -1 : 1;
   return (x->index > y->index) - (x->index < y->index);
@@ -847,27 +580,20 @@ static int compare_rows(const void *a, const void *b)
 
 /* The rows of an aggregates table sorted by total time: the schema says they are, but the
  * page must not depend on it. Free with g_free(); `n_rows` is set. */
-static Row *sorted_rows(const cJSON *table, guint *n_rows)
+static Row *sorted_rows(const DsReportTable *table, guint *n_rows)
 {
-  guint n = (guint)cJSON_GetArraySize(table);
+  guint n = table->n_rows;
   Row *rows = g_new(Row, n + 1);
-  guint i = 0;
-  const cJSON *row;
-  cJSON_ArrayForEach(row, table)
-  {
-    rows[i].row = row;
-    rows[i].index = i;
-    i++;
-  }
+  for (guint i = 0; i < n; i++)
+    rows[i] = (Row){.row = &table->rows[i], .index = i};
   qsort(rows, n, sizeof *rows, compare_rows);
   *n_rows = n;
   return rows;
 }
 
 /* A cell with a duration, sortable by its ns. */
-static void append_ns_cell(GString *out, const cJSON *row, const char *key)
+static void append_ns_cell(GString *out, gint64 ns)
 {
-  gint64 ns = get_int(row, key);
   g_string_append_printf(out, "<td class=\"num\" data-v=\"%" G_GINT64_FORMAT "\">", ns);
   append_ns(out, (double)ns);
   g_string_append(out, "</td>");
@@ -889,8 +615,9 @@ static void append_share_cell(GString *out, double fraction, const char *colour)
 
 /* The top rows of one aggregates table, or a note when it is empty. `denominator` is what the
  * share column is a share of (ns). */
-static void append_aggregate(GString *out, const cJSON *table, const char *id, const char *title,
-                             const char *name_header, const char *empty, double denominator)
+static void append_aggregate(GString *out, const DsReportTable *table, const char *id,
+                             const char *title, const char *name_header, const char *empty,
+                             double denominator)
 {
   g_string_append_printf(out, "<section id=\"%s\">\n<h2>%s</h2>\n", id, title);
   guint n_rows = 0;
@@ -902,7 +629,7 @@ static void append_aggregate(GString *out, const cJSON *table, const char *id, c
   }
   if (denominator <= 0) {
     for (guint i = 0; i < n_rows; i++)
-      denominator += (double)MAX(get_int(rows[i].row, "total_ns"), 0);
+      denominator += (double)MAX(rows[i].row->total_ns, 0);
   }
   guint shown = MIN(n_rows, (guint)TOP_N);
   g_string_append_printf(out,
@@ -919,21 +646,21 @@ static void append_aggregate(GString *out, const cJSON *table, const char *id, c
       "</thead>\n<tbody>\n",
       name_header);
   for (guint i = 0; i < shown; i++) {
-    const cJSON *row = rows[i].row;
+    const DsReportAgg *row = rows[i].row;
     g_string_append_printf(out, "<tr><td class=\"num\" data-v=\"%u\">%u</td><td class=\"name\">",
                            i + 1, i + 1);
-    append_escaped(out, get_string(row, "name"));
+    append_escaped(out, row->name);
     g_string_append_printf(
         out, "</td><td class=\"num\" data-v=\"%" G_GINT64_FORMAT "\">%" G_GINT64_FORMAT "</td>",
-        get_int(row, "count"), get_int(row, "count"));
-    append_ns_cell(out, row, "total_ns");
-    append_ns_cell(out, row, "mean_ns");
-    append_ns_cell(out, row, "p50_ns");
-    append_ns_cell(out, row, "p95_ns");
-    append_ns_cell(out, row, "max_ns");
-    append_share_cell(out, (double)get_int(row, "total_ns") / denominator, NULL);
+        row->count, row->count);
+    append_ns_cell(out, row->total_ns);
+    append_ns_cell(out, row->mean_ns);
+    append_ns_cell(out, row->p50_ns);
+    append_ns_cell(out, row->p95_ns);
+    append_ns_cell(out, row->max_ns);
+    append_share_cell(out, (double)row->total_ns / denominator, NULL);
     g_string_append(out, "<td class=\"shapes mono\">");
-    append_shapes(out, item(row, "max_input_shapes"));
+    append_shapes(out, row->max_input_shapes);
     g_string_append(out, "</td></tr>\n");
   }
   g_string_append(out, "</tbody></table></div>\n</section>\n");
@@ -963,7 +690,7 @@ typedef struct {
 } KeyPlace;
 
 typedef struct {
-  const cJSON *row;
+  const DsReportAgg *row;
   KeyPlace place;
   guint index; /* in by_node: ties keep the report's order */
 } HeatRow;
@@ -978,44 +705,37 @@ static int compare_heat_rows(const void *a, const void *b)
 
 /* Every node key, in the order it first started (indented by frame depth), with its time as a
  * bar in its heat colour. */
-static void append_heat_table(GString *out, const cJSON *report, double denominator)
+static void append_heat_table(GString *out, const DsReport *report, double denominator)
 {
-  const cJSON *by_node = item(item(report, "aggregates"), "by_node");
-  guint n = (guint)cJSON_GetArraySize(by_node);
+  const DsReportTable *by_node = &report->by_node;
+  guint n = by_node->n_rows;
   if (n == 0) {
     append_nodata(out, "No nodes ran.");
     return;
   }
   /* Keys are borrowed from the report, which outlives the table. */
   g_autoptr(GHashTable) places = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-  const cJSON *event;
-  cJSON_ArrayForEach(event, item(report, "events"))
-  {
-    const char *key = get_string(event, "key");
-    if (key == NULL)
-      continue;
-    KeyPlace *place = g_hash_table_lookup(places, key);
+  for (guint e = 0; e < report->n_events; e++) {
+    const DsReportEvent *event = &report->events[e];
+    KeyPlace *place = g_hash_table_lookup(places, event->key);
     if (place == NULL) {
       place = g_new(KeyPlace, 1);
       place->start_ns = G_MAXINT64;
-      place->depth = CLAMP(get_int(event, "depth"), 0, 12);
-      g_hash_table_insert(places, (gpointer)key, place);
+      place->depth = MIN(event->depth, 12);
+      g_hash_table_insert(places, (gpointer)event->key, place);
     }
-    place->start_ns = MIN(place->start_ns, get_int(event, "start_ns"));
+    place->start_ns = MIN(place->start_ns, event->start_ns);
   }
   g_autofree HeatRow *rows = g_new(HeatRow, n);
   double max_ns = 1;
-  guint i = 0;
-  const cJSON *row;
-  cJSON_ArrayForEach(row, by_node)
-  {
-    const KeyPlace *place = g_hash_table_lookup(places, get_string(row, "name"));
+  for (guint i = 0; i < n; i++) {
+    const DsReportAgg *row = &by_node->rows[i];
+    const KeyPlace *place = g_hash_table_lookup(places, row->name);
     rows[i].row = row;
     rows[i].index = i;
     /* Keys that never ran as an event go last. */
     rows[i].place = place != NULL ? *place : (KeyPlace){.start_ns = G_MAXINT64, .depth = 0};
-    max_ns = MAX(max_ns, (double)get_int(row, "total_ns"));
-    i++;
+    max_ns = MAX(max_ns, (double)row->total_ns);
   }
   qsort(rows, n, sizeof *rows, compare_heat_rows);
 
@@ -1026,9 +746,9 @@ static void append_heat_table(GString *out, const cJSON *report, double denomina
                        "<th class=\"heat\"></th><th>Node</th><th class=\"num\">Count</th>"
                        "<th class=\"num\">Total</th><th>Share</th></tr></thead>\n<tbody>\n");
   g_autoptr(GString) colour = g_string_new(NULL);
-  for (i = 0; i < n; i++) {
-    const cJSON *r = rows[i].row;
-    double total = (double)get_int(r, "total_ns");
+  for (guint i = 0; i < n; i++) {
+    const DsReportAgg *r = rows[i].row;
+    double total = (double)r->total_ns;
     g_string_truncate(colour, 0);
     append_heat_colour(colour, total / max_ns);
     g_string_append_printf(out,
@@ -1039,18 +759,18 @@ static void append_heat_table(GString *out, const cJSON *report, double denomina
       g_string_append_printf(out, " style=\"padding-left:%" G_GINT64_FORMAT "rem\"",
                              rows[i].place.depth + 1);
     g_string_append(out, ">");
-    append_escaped(out, get_string(r, "name"));
+    append_escaped(out, r->name);
     g_string_append_printf(
         out, "</td><td class=\"num\" data-v=\"%" G_GINT64_FORMAT "\">%" G_GINT64_FORMAT "</td>",
-        get_int(r, "count"), get_int(r, "count"));
-    append_ns_cell(out, r, "total_ns");
+        r->count, r->count);
+    append_ns_cell(out, r->total_ns);
     append_share_cell(out, denominator > 0 ? total / denominator : 0, colour->str);
     g_string_append(out, "</tr>\n");
   }
   g_string_append(out, "</tbody></table></div>\n");
 }
 
-static void append_graph(GString *out, const cJSON *report, const char *graph_svg,
+static void append_graph(GString *out, const DsReport *report, const char *graph_svg,
                          double denominator)
 {
   g_string_append(out, "<section id=\"graph\">\n<h2>Nodes coloured by time</h2>\n");
@@ -1229,12 +949,10 @@ static guint downsample(MemoryPoint *points, guint n, gint64 t0, gint64 t1)
 
 /* A step line of the live bytes after each event over time (events' ends), the planned peak as
  * a dashed line and the peak marked. */
-static void append_memory(GString *out, const cJSON *report)
+static void append_memory(GString *out, const DsReport *report)
 {
-  const cJSON *memory = item(report, "memory");
-  const cJSON *events = item(report, "events");
   g_string_append(out, "<section id=\"memory\">\n<h2>Memory over time</h2>\n");
-  guint n = (guint)cJSON_GetArraySize(events);
+  guint n = report->n_events;
   if (n == 0) {
     append_nodata(out, "No events: no memory data.");
     g_string_append(out, "</section>\n");
@@ -1242,15 +960,12 @@ static void append_memory(GString *out, const cJSON *report)
   }
   g_autofree MemoryPoint *points = g_new(MemoryPoint, n);
   gint64 t0 = G_MAXINT64, t1 = G_MININT64;
-  guint i = 0;
-  const cJSON *event;
-  cJSON_ArrayForEach(event, events)
-  {
-    points[i] = (MemoryPoint){
-        .t = get_int(event, "end_ns"), .bytes = MAX(get_int(event, "live_bytes"), 0), .index = i};
-    t0 = MIN(t0, MIN(get_int(event, "start_ns"), points[i].t));
+  guint i;
+  for (i = 0; i < n; i++) {
+    const DsReportEvent *event = &report->events[i];
+    points[i] = (MemoryPoint){.t = event->end_ns, .bytes = event->live_bytes, .index = i};
+    t0 = MIN(t0, MIN(event->start_ns, points[i].t));
     t1 = MAX(t1, points[i].t);
-    i++;
   }
   qsort(points, n, sizeof *points, compare_memory_points);
   guint kept = downsample(points, n, t0, t1);
@@ -1259,8 +974,8 @@ static void append_memory(GString *out, const cJSON *report)
     if (points[i].bytes > points[peak].bytes)
       peak = i;
   }
-  gboolean planned = has_number(memory, "planned_peak_bytes");
-  double planned_bytes = planned ? (double)MAX(get_int(memory, "planned_peak_bytes"), 0) : 0;
+  gboolean planned = report->memory.planned_peak_bytes != DS_REPORT_NONE;
+  double planned_bytes = planned ? (double)report->memory.planned_peak_bytes : 0;
 
   Plot plot = {.left = 78, .top = 22, .width = CHART_WIDTH - 78 - 24, .height = 260};
   Axis x = make_axis((double)t0, (double)t1, time_units, G_N_ELEMENTS(time_units), FALSE, FALSE);
@@ -1360,35 +1075,29 @@ static guint chain_hue(guint chain)
 /* One bar per buffer over the events it lives through. A buffer that took over another's memory
  * goes in that buffer's lane, so a lane is one piece of memory and its bars the chain of
  * tensors that held it: fresh allocations grey, reuses in the chain's hue. */
-static void append_buffers(GString *out, const cJSON *report)
+static void append_buffers(GString *out, const DsReport *report)
 {
-  const cJSON *all = item(report, "buffers");
   g_string_append(out, "<section id=\"buffers\">\n<h2>Buffer reuse</h2>\n");
-  guint n_all = (guint)cJSON_GetArraySize(all);
+  guint n_all = report->n_buffers;
   if (n_all == 0) {
     append_nodata(out, "No buffers: no intermediate outputs were recorded.");
     g_string_append(out, "</section>\n");
     return;
   }
   guint n = MIN(n_all, (guint)MAX_BUFFERS);
-  g_autofree const cJSON **buffers = g_new(const cJSON *, n);
   g_autofree guint *chain = g_new(guint, n);
   g_autofree guint *lane_of = g_new(guint, n);
   g_autoptr(GArray) lanes = g_array_new(FALSE, FALSE, sizeof(Lane));
   gint64 e0 = G_MAXINT64, e1 = G_MININT64;
-  guint i = 0;
-  const cJSON *buffer;
-  cJSON_ArrayForEach(buffer, all)
-  {
-    if (i == n)
-      break;
-    buffers[i] = buffer;
-    gint64 first = get_int(buffer, "first_event");
-    gint64 last = MAX(get_int(buffer, "last_event"), first);
+  const DsReportBuffer *buffers = report->buffers;
+  guint i;
+  for (i = 0; i < n; i++) {
+    gint64 first = buffers[i].first_event;
+    gint64 last = MAX(buffers[i].last_event, first);
     e0 = MIN(e0, first);
     e1 = MAX(e1, last + 1);
     /* Ids are indices; one that is not earlier (odd input) counts as fresh, so chains end. */
-    gint64 from = has_number(buffer, "reused_from") ? get_int(buffer, "reused_from") : -1;
+    gint64 from = buffers[i].reused_from;
     gboolean reused = from >= 0 && from < i;
     chain[i] = reused ? chain[from] : i;
     guint lane = G_MAXUINT;
@@ -1407,7 +1116,6 @@ static void append_buffers(GString *out, const cJSON *report)
     }
     g_array_index(lanes, Lane, lane).end = last;
     lane_of[i] = lane;
-    i++;
   }
   /* Rows: lanes grouped by chain, chains in the order they started. */
   guint n_lanes = lanes->len;
@@ -1427,9 +1135,9 @@ static void append_buffers(GString *out, const cJSON *report)
   g_autofree gboolean *labelled = g_new0(gboolean, n_lanes);
   g_autofree guint *position = g_new0(guint, n_lanes); /* bars drawn so far per lane */
   for (i = 0; i < n; i++) {
-    const cJSON *b = buffers[i];
-    gint64 first = get_int(b, "first_event");
-    gint64 last = MAX(get_int(b, "last_event"), first);
+    const DsReportBuffer *b = &buffers[i];
+    gint64 first = b->first_event;
+    gint64 last = MAX(b->last_event, first);
     guint row = row_of[lane_of[i]];
     double y = plot.top + row * lane_height;
     double x0 = axis_map(&x, (double)first, plot.left, plot.width);
@@ -1442,7 +1150,7 @@ static void append_buffers(GString *out, const cJSON *report)
       g_string_append(out, "\" y=\"");
       append_fixed(out, y + lane_height / 2, 1);
       g_string_append(out, "\">");
-      append_escaped_tail(out, get_string(b, "tensor"), 26);
+      append_escaped_tail(out, b->tensor, 26);
       g_string_append(out, "</text>\n");
     }
     g_string_append_printf(out, "<rect%s x=\"", fresh ? " class=\"fresh\"" : "");
@@ -1461,13 +1169,13 @@ static void append_buffers(GString *out, const cJSON *report)
     }
     position[lane_of[i]]++;
     g_string_append(out, "><title>");
-    append_escaped(out, get_string(b, "tensor"));
+    append_escaped(out, b->tensor);
     g_string_append(out, ": ");
-    append_bytes(out, (double)get_int(b, "bytes"));
+    append_bytes(out, (double)b->bytes);
     g_string_append_printf(out, ", events %" G_GINT64_FORMAT "–%" G_GINT64_FORMAT, first, last);
     if (!fresh) {
       g_string_append(out, ", reuses the memory of ");
-      append_escaped(out, get_string(buffers[get_int(b, "reused_from")], "tensor"));
+      append_escaped(out, buffers[b->reused_from].tensor);
     }
     g_string_append(out, "</title></rect>\n");
   }
@@ -1490,40 +1198,35 @@ static void append_buffers(GString *out, const cJSON *report)
 
 /* ---- the page ---- */
 
-gboolean ds_report_write_html(const cJSON *report, const char *graph_svg, const char *path,
+gboolean ds_report_write_html(const DsReport *report, const char *graph_svg, const char *path,
                               GError **error)
 {
   g_return_val_if_fail(report != NULL, FALSE);
   g_return_val_if_fail(path != NULL, FALSE);
   g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
-  if (!check_report(report, error))
-    return FALSE;
 
-  const cJSON *aggregates = item(report, "aggregates");
-  const cJSON *by_region = item(aggregates, "by_region");
-  const cJSON *by_body = item(aggregates, "by_body");
-  gboolean has_regions = cJSON_IsArray(by_region) && by_region->child != NULL;
-  gboolean has_bodies = cJSON_IsArray(by_body) && by_body->child != NULL;
-  double wall = total_wall_ns(item(report, "run"));
+  gboolean has_regions = report->by_region.n_rows > 0;
+  gboolean has_bodies = report->by_body.n_rows > 0;
+  double wall = total_wall_ns(report);
 
   g_autoptr(GString) page = g_string_sized_new(64 * 1024);
   append_head(page, report);
   append_header(page, report, has_regions, has_bodies);
   g_string_append(page, "<main>\n");
-  append_run(page, report, (guint)cJSON_GetArraySize(item(report, "events")),
-             (guint)cJSON_GetArraySize(item(report, "buffers")));
+  append_run(page, report);
   g_string_append(page, "<div class=\"columns\">\n");
-  append_bindings(page, item(report, "bindings"));
-  append_inputs(page, item(report, "inputs"));
+  append_bindings(page, report);
+  append_inputs(page, report);
   g_string_append(page, "</div>\n</section>\n");
-  append_aggregate(page, item(aggregates, "by_node"), "by-node", "Top nodes by time", "Node",
-                   "No nodes ran.", wall);
-  append_aggregate(page, item(aggregates, "by_op"), "by-op", "Top ops by time", "Op", "No ops ran.",
+  append_aggregate(page, &report->by_node, "by-node", "Top nodes by time", "Node", "No nodes ran.",
                    wall);
+  append_aggregate(page, &report->by_op, "by-op", "Top ops by time", "Op", "No ops ran.", wall);
   if (has_regions)
-    append_aggregate(page, by_region, "by-region", "Partition regions by time", "Region", "", wall);
+    append_aggregate(page, &report->by_region, "by-region", "Partition regions by time", "Region",
+                     "", wall);
   if (has_bodies)
-    append_aggregate(page, by_body, "by-body", "Loop and branch bodies by time", "Body", "", wall);
+    append_aggregate(page, &report->by_body, "by-body", "Loop and branch bodies by time", "Body",
+                     "", wall);
   append_graph(page, report, graph_svg, wall);
   append_memory(page, report);
   append_buffers(page, report);

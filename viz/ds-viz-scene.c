@@ -37,84 +37,61 @@ static void node_profile_free(gpointer data)
   g_free(np);
 }
 
-static char *shapes_text(const cJSON *shapes)
+static char *shapes_text(const DsReportShapes *shapes)
 {
   GString *out = g_string_new(NULL);
-  const cJSON *shape;
-  cJSON_ArrayForEach(shape, shapes)
-  {
+  for (guint i = 0; i < shapes->n_shapes; i++) {
+    const DsReportShape *shape = &shapes->shapes[i];
     g_string_append(out, out->len > 0 ? ", (" : "(");
-    const cJSON *dim;
-    int n = 0;
-    cJSON_ArrayForEach(dim, shape)
-        g_string_append_printf(out, "%s%.0f", n++ > 0 ? ", " : "", dim->valuedouble);
-    g_string_append(out, n == 1 ? ",)" : ")");
+    for (guint d = 0; d < shape->n_dims; d++)
+      g_string_append_printf(out, "%s%" G_GINT64_FORMAT, d > 0 ? ", " : "", shape->dims[d]);
+    g_string_append(out, shape->n_dims == 1 ? ",)" : ")");
   }
   return g_string_free(out, FALSE);
 }
 
 /* The profiler's keys, with a saved partition's region stripped: "fc1", "while0/fc1",
  * "while0/cond/lt0", as this file names nodes. */
-static const char *strip_region(const cJSON *report, const char *key)
+static const char *strip_region(const DsReport *report, const char *key)
 {
-  const cJSON *regions = cJSON_GetObjectItem(cJSON_GetObjectItem(report, "model"), "partition");
-  const cJSON *r;
-  cJSON_ArrayForEach(r, regions)
-  {
-    gsize n = cJSON_IsString(r) ? strlen(r->valuestring) : 0;
-    if (n > 0 && strncmp(key, r->valuestring, n) == 0 && key[n] == '/')
+  for (guint i = 0; i < report->model.n_partition; i++) {
+    const char *region = report->model.partition[i];
+    gsize n = strlen(region);
+    if (n > 0 && strncmp(key, region, n) == 0 && key[n] == '/')
       return key + n + 1;
   }
   return key;
 }
 
-static gboolean index_profile(const cJSON *report, GHashTable *index, GError **error)
+static void index_profile(const DsReport *report, GHashTable *index)
 {
-  const cJSON *events = cJSON_GetObjectItem(report, "events");
-  if (!cJSON_IsArray(events)) {
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "--report: the profile has no events array");
-    return FALSE;
-  }
-  const cJSON *e;
-  cJSON_ArrayForEach(e, events)
-  {
-    const cJSON *key = cJSON_GetObjectItem(e, "key"), *dur = cJSON_GetObjectItem(e, "dur_ns");
-    if (!cJSON_IsString(key) || !cJSON_IsNumber(dur)) {
-      g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
-                  "--report: an event has no key or dur_ns (not a dynscope profile?)");
-      return FALSE;
-    }
-    const char *k = strip_region(report, key->valuestring);
+  for (guint i = 0; i < report->n_events; i++) {
+    const DsReportEvent *e = &report->events[i];
+    const char *k = strip_region(report, e->key);
     DsVizNodeProfile *np = g_hash_table_lookup(index, k);
     if (np == NULL) {
       np = g_new0(DsVizNodeProfile, 1);
       g_hash_table_insert(index, g_strdup(k), np);
     }
-    np->total_ns += (guint64)dur->valuedouble;
+    np->total_ns += (guint64)e->dur_ns;
     np->count++;
-    const cJSON *fresh = cJSON_GetObjectItem(e, "fresh_bytes");
-    const cJSON *reused = cJSON_GetObjectItem(e, "reused_bytes");
-    np->fresh += cJSON_IsNumber(fresh) ? (guint64)fresh->valuedouble : 0;
-    np->reused += cJSON_IsNumber(reused) ? (guint64)reused->valuedouble : 0;
-    const cJSON *gpu = cJSON_GetObjectItem(e, "gpu_ns"); /* null unless traced on a GPU */
-    if (cJSON_IsNumber(gpu) && gpu->valuedouble > 0) {
-      np->gpu_ns += (guint64)gpu->valuedouble;
+    np->fresh += (guint64)e->fresh_bytes;
+    np->reused += (guint64)e->reused_bytes;
+    if (e->gpu_ns > 0) { /* DS_REPORT_NONE unless traced on a GPU */
+      np->gpu_ns += (guint64)e->gpu_ns;
       np->has_gpu = TRUE;
     }
-    const cJSON *shapes = cJSON_GetObjectItem(e, "output_shapes");
-    if (cJSON_IsArray(shapes)) {
+    if (e->output_shapes != NULL) {
       g_free(np->last_shapes);
-      np->last_shapes = shapes_text(shapes);
+      np->last_shapes = shapes_text(e->output_shapes);
     }
   }
-  return TRUE;
 }
 
-GHashTable *ds_viz_index_profile(const cJSON *report, GError **error)
+GHashTable *ds_viz_index_profile(const DsReport *report)
 {
   GHashTable *index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, node_profile_free);
-  if (!index_profile(report, index, error))
-    g_clear_pointer(&index, g_hash_table_unref);
+  index_profile(report, index);
   return index;
 }
 
@@ -740,7 +717,7 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
     ok = FALSE;
   }
   if (ok && o->report != NULL)
-    ok = index_profile(o->report, b.profile, error);
+    index_profile(o->report, b.profile);
   if (ok) {
     GHashTableIter iter;
     gpointer value;

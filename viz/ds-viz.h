@@ -11,11 +11,10 @@
  */
 #pragma once
 
-#include <cjson/cJSON.h>
-
 #include "ds-graph.h"
 #include "ds-infer.h"
 #include "ds-partition.h"
+#include "ds-report.h"
 
 typedef enum {
   DS_VIZ_NODE_OP,
@@ -89,7 +88,7 @@ typedef struct {
   const DsGraphShapes *symbolic; /* edge labels: symbolic shapes, or NULL */
   const DsGraphShapes *concrete; /* edge labels: "= (4, 320)" where they differ, or NULL */
   const gboolean *is_weight;     /* per variable node: hide-able, or NULL (none are) */
-  const cJSON *report;           /* a profile (docs/profile-report.md), or NULL */
+  const DsReport *report;        /* a profile (docs/profile-report.md), or NULL */
   DsVizOverlay overlay;
   gint show_weights; /* 1 show, 0 hide, -1 auto (hidden over 200 op nodes) */
   gboolean collapse_all;
@@ -118,8 +117,8 @@ typedef struct {
   gboolean has_gpu;
 } DsVizNodeProfile;
 
-/* key -> DsVizNodeProfile, or NULL with an error if the report has no events. Caller unrefs. */
-GHashTable *ds_viz_index_profile(const cJSON *report, GError **error);
+/* key -> DsVizNodeProfile. Caller unrefs. */
+GHashTable *ds_viz_index_profile(const DsReport *report);
 
 /* A duration as the overlay writes it: "1.25 ms", "830.0 µs", "120 ns" (caller frees). */
 char *ds_viz_format_ns(guint64 ns);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ds-cli.h"
-#include "ds-report-read.h"
+#include "ds-report-text.h"
 
 #define TOP_ROWS 30
 /* Distinct output shapes listed for a node whose shapes vary between iterations or runs. */
@@ -28,7 +28,7 @@ typedef struct {
 
 typedef struct {
   const char *path;
-  cJSON *report;
+  DsReport *report;
   double repeat;
   GHashTable *by_key; /* key -> Stat */
   GHashTable *by_op;  /* op -> Stat */
@@ -63,7 +63,7 @@ static Stat *stat_lookup(GHashTable *table, const char *name, const char *op)
   return stat;
 }
 
-static void stat_add_shapes(Stat *stat, const cJSON *shapes)
+static void stat_add_shapes(Stat *stat, const DsReportShapes *shapes)
 {
   if (stat->shapes == NULL)
     stat->shapes = g_ptr_array_new_with_free_func(g_free);
@@ -93,25 +93,20 @@ static char *stat_shapes(const Stat *stat)
 static gboolean side_load(Side *side, const char *path, GError **error)
 {
   side->path = path;
-  side->report = ds_report_load(path, error);
+  side->report = ds_report_read_file(path, error);
   if (side->report == NULL)
     return FALSE;
-  const cJSON *run = cJSON_GetObjectItemCaseSensitive(side->report, "run");
-  side->repeat = (double)ds_report_get_int(run, "repeat", 1);
+  side->repeat = (double)side->report->run.repeat;
   side->by_key = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, stat_free);
   side->by_op = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, stat_free);
-  const cJSON *event;
-  cJSON_ArrayForEach(event, cJSON_GetObjectItemCaseSensitive(side->report, "events"))
-  {
-    /* ds_report_load checked these fields. */
-    const char *key = cJSON_GetObjectItemCaseSensitive(event, "key")->valuestring;
-    const char *op = cJSON_GetObjectItemCaseSensitive(event, "op")->valuestring;
-    double dur = cJSON_GetObjectItemCaseSensitive(event, "dur_ns")->valuedouble;
-    Stat *node = stat_lookup(side->by_key, key, op);
+  for (guint i = 0; i < side->report->n_events; i++) {
+    const DsReportEvent *event = &side->report->events[i];
+    double dur = (double)event->dur_ns;
+    Stat *node = stat_lookup(side->by_key, event->key, event->op);
     node->total_ns += dur;
-    stat_add_shapes(node, cJSON_GetObjectItemCaseSensitive(event, "output_shapes"));
-    stat_lookup(side->by_op, op, op)->total_ns += dur;
-    if (ds_report_get_int(event, "depth", 0) == 0)
+    stat_add_shapes(node, event->output_shapes);
+    stat_lookup(side->by_op, event->op, event->op)->total_ns += dur;
+    if (event->depth == 0)
       side->nodes_ns += dur;
   }
   return TRUE;
@@ -121,7 +116,7 @@ static void side_clear(Side *side)
 {
   g_clear_pointer(&side->by_key, g_hash_table_unref);
   g_clear_pointer(&side->by_op, g_hash_table_unref);
-  g_clear_pointer(&side->report, cJSON_Delete);
+  g_clear_pointer(&side->report, ds_report_free);
 }
 
 static double per_run_ms(const Stat *stat, const Side *side)
@@ -290,25 +285,22 @@ static void print_nodes(const Side *a, const Side *b)
 /* "s0 4 -> 8, s2 absent -> 3", or NULL when the bindings agree. */
 static char *binding_changes(const Side *a, const Side *b)
 {
-  const cJSON *in_a = cJSON_GetObjectItemCaseSensitive(a->report, "bindings");
-  const cJSON *in_b = cJSON_GetObjectItemCaseSensitive(b->report, "bindings");
   GString *out = g_string_new(NULL);
-  const cJSON *item;
-  cJSON_ArrayForEach(item, in_a)
-  {
-    const cJSON *other = cJSON_GetObjectItemCaseSensitive(in_b, item->string);
-    if (other == NULL)
-      g_string_append_printf(out, "%s%s %.0f -> absent", out->len ? ", " : "", item->string,
-                             item->valuedouble);
-    else if (other->valuedouble != item->valuedouble)
-      g_string_append_printf(out, "%s%s %.0f -> %.0f", out->len ? ", " : "", item->string,
-                             item->valuedouble, other->valuedouble);
+  gint64 other;
+  for (guint i = 0; i < a->report->n_bindings; i++) {
+    const DsReportBinding *item = &a->report->bindings[i];
+    if (!ds_report_lookup_binding(b->report, item->name, &other))
+      g_string_append_printf(out, "%s%s %" G_GINT64_FORMAT " -> absent", out->len ? ", " : "",
+                             item->name, item->value);
+    else if (other != item->value)
+      g_string_append_printf(out, "%s%s %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT,
+                             out->len ? ", " : "", item->name, item->value, other);
   }
-  cJSON_ArrayForEach(item, in_b)
-  {
-    if (cJSON_GetObjectItemCaseSensitive(in_a, item->string) == NULL)
-      g_string_append_printf(out, "%s%s absent -> %.0f", out->len ? ", " : "", item->string,
-                             item->valuedouble);
+  for (guint i = 0; i < b->report->n_bindings; i++) {
+    const DsReportBinding *item = &b->report->bindings[i];
+    if (!ds_report_lookup_binding(a->report, item->name, &other))
+      g_string_append_printf(out, "%s%s absent -> %" G_GINT64_FORMAT, out->len ? ", " : "",
+                             item->name, item->value);
   }
   if (out->len == 0) {
     g_string_free(out, TRUE);
@@ -319,11 +311,10 @@ static char *binding_changes(const Side *a, const Side *b)
 
 static void print_side(const char *label, const Side *side)
 {
-  const cJSON *model = cJSON_GetObjectItemCaseSensitive(side->report, "model");
-  const cJSON *build = cJSON_GetObjectItemCaseSensitive(side->report, "build");
+  const DsReport *report = side->report;
   printf("%s: %s (model %s, %s executor, %.0f run%s, dynscope %s)\n", label, side->path,
-         ds_report_get_string(model, "name", "?"), ds_report_get_string(model, "executor", "?"),
-         side->repeat, side->repeat == 1 ? "" : "s", ds_report_get_string(build, "version", "?"));
+         report->model.name, report->model.executor, side->repeat, side->repeat == 1 ? "" : "s",
+         report->build.version != NULL ? report->build.version : "?");
 }
 
 /* The per-run total each side is judged by: the median wall time when both reports have one,
@@ -339,10 +330,8 @@ static void print_header(const Side *a, const Side *b)
 {
   print_side("A", a);
   print_side("B", b);
-  const cJSON *model_a = cJSON_GetObjectItemCaseSensitive(a->report, "model");
-  const cJSON *model_b = cJSON_GetObjectItemCaseSensitive(b->report, "model");
-  const char *name_a = ds_report_get_string(model_a, "name", "?");
-  const char *name_b = ds_report_get_string(model_b, "name", "?");
+  const char *name_a = a->report->model.name;
+  const char *name_b = b->report->model.name;
   if (strcmp(name_a, name_b) != 0)
     printf("models differ: %s -> %s; only nodes with the same key are matched\n", name_a, name_b);
   g_autofree char *bindings_a = ds_report_format_bindings(a->report);

@@ -36,12 +36,14 @@ gboolean ds_cli_write_reports(const DsCliOptions *options, DsProfiler *profiler,
                               GError **error)
 {
   if (options->report_path != NULL || options->html_path != NULL) {
-    cJSON *report = ds_profiler_build_report(profiler, threads);
-    gboolean ok =
-        (options->report_path == NULL || write_json(options->report_path, report, error)) &&
-        (options->html_path == NULL ||
-         ds_report_write_html(report, NULL, options->html_path, error));
-    cJSON_Delete(report);
+    cJSON *json = ds_profiler_build_report(profiler, threads);
+    gboolean ok = options->report_path == NULL || write_json(options->report_path, json, error);
+    if (ok && options->html_path != NULL) {
+      /* The page reads the report as any reader would: through the typed model. */
+      g_autoptr(DsReport) report = ds_report_from_json(json, "report", error);
+      ok = report != NULL && ds_report_write_html(report, NULL, options->html_path, error);
+    }
+    cJSON_Delete(json);
     if (!ok)
       return FALSE;
   }

@@ -5,7 +5,7 @@
 #include "ds-cli.h"
 #include "ds-error.h"
 #include "ds-file.h"
-#include "ds-report-read.h"
+#include "ds-report.h"
 #include "ds-viz-layout.h"
 
 static gboolean parse_overlay(const char *text, DsVizOverlay *overlay, GError **error)
@@ -91,8 +91,8 @@ static int render(const DsCliOptions *o, GError **error)
   for (guint i = 0; i < graph->n_nodes; i++)
     is_weight[i] = ds_node_is_variable(graph->nodes[i]) &&
                    ds_session_classify_variable(session, graph->nodes[i]) != DS_VARIABLE_DATA;
-  cJSON *report = NULL;
-  if (o->report_path != NULL && (report = ds_report_load(o->report_path, error)) == NULL)
+  DsReport *report = NULL;
+  if (o->report_path != NULL && (report = ds_report_read_file(o->report_path, error)) == NULL)
     return ds_cli_fail(*error);
 
   gboolean all = FALSE, none = FALSE;
@@ -119,7 +119,7 @@ static int render(const DsCliOptions *o, GError **error)
       .title = title,
   };
   g_autoptr(DsVizScene) scene = ds_viz_scene_build(graph, &vo, error);
-  cJSON_Delete(report);
+  ds_report_free(report);
   g_autofree char *data = NULL;
   gsize length = 0;
   if (scene == NULL || !ds_viz_render(scene, format, &data, &length, error) ||

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ds-cli.h"
-#include "ds-report-read.h"
+#include "ds-report-text.h"
 
 #define TOP_ROWS 20
 
@@ -17,53 +17,48 @@ static const char *plural(gint64 n)
   return n == 1 ? "" : "s";
 }
 
-static double count_of(const cJSON *object, const char *key)
-{
-  return (double)ds_report_get_int(object, key, 0);
-}
-
 static int by_total_desc(gconstpointer a, gconstpointer b)
 {
-  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-  double tx = count_of(x, "total_ns"), ty = count_of(y, "total_ns");
-  if (tx != ty)
-    return tx > ty ? -1 : 1;
-  return g_strcmp0(ds_report_get_string(x, "name", ""), ds_report_get_string(y, "name", ""));
+  const DsReportAgg *x = *(const DsReportAgg *const *)a, *y = *(const DsReportAgg *const *)b;
+  if (x->total_ns != y->total_ns)
+    return x->total_ns > y->total_ns ? -1 : 1;
+  return g_strcmp0(x->name, y->name);
 }
 
-/* The table's items, largest total first: the report sorts them, but a reader need not trust
+/* The table's rows, largest total first: the report sorts them, but a reader need not trust
  * that. */
-static GPtrArray *sorted_items(const cJSON *list)
+static GPtrArray *sorted_aggs(const DsReportTable *table)
 {
   GPtrArray *items = g_ptr_array_new();
-  const cJSON *item;
-  cJSON_ArrayForEach(item, list)
-  {
-    g_ptr_array_add(items, (gpointer)item);
-  }
+  for (guint i = 0; i < table->n_rows; i++)
+    g_ptr_array_add(items, (gpointer)&table->rows[i]);
   g_ptr_array_sort(items, by_total_desc);
   return items;
 }
 
+static int iteration_by_total_desc(gconstpointer a, gconstpointer b)
+{
+  const DsReportIteration *x = *(const DsReportIteration *const *)a;
+  const DsReportIteration *y = *(const DsReportIteration *const *)b;
+  if (x->total_ns != y->total_ns)
+    return x->total_ns > y->total_ns ? -1 : 1;
+  return 0;
+}
+
 /* What a share is a share of: the wall time of all runs, or, for a report without wall times,
  * the time of the model graph's own nodes (a loop's event already holds its body's). */
-static double share_base_ns(const cJSON *report, const char **basis)
+static double share_base_ns(const DsReport *report, const char **basis)
 {
-  const cJSON *run = cJSON_GetObjectItemCaseSensitive(report, "run");
   double total = 0;
-  const cJSON *item;
-  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(run, "wall_ns"))
-  {
-    total += item->valuedouble;
-  }
+  for (guint i = 0; i < report->run.n_wall; i++)
+    total += (double)report->run.wall_ns[i];
   *basis = "their wall time";
   if (total > 0)
     return total;
   *basis = "the time of the model graph's nodes";
-  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(report, "events"))
-  {
-    if (ds_report_get_int(item, "depth", 0) == 0)
-      total += count_of(item, "dur_ns");
+  for (guint i = 0; i < report->n_events; i++) {
+    if (report->events[i].depth == 0)
+      total += (double)report->events[i].dur_ns;
   }
   return total;
 }
@@ -75,13 +70,12 @@ static char *format_share(double ns, double base)
 
 /* One AGG table: `label` ("op", "node"...), the top rows, and the input shapes column where
  * the aggregate has them. */
-static void print_aggregates(const cJSON *report, const char *table, const char *label,
-                             gboolean with_shapes, double base)
+static void print_aggregates(const DsReportTable *table, const char *label, gboolean with_shapes,
+                             double base)
 {
-  const cJSON *list = ds_report_aggregates(report, table);
-  if (list == NULL || list->child == NULL)
+  if (table->n_rows == 0)
     return;
-  g_autoptr(GPtrArray) items = sorted_items(list);
+  g_autoptr(GPtrArray) items = sorted_aggs(table);
   guint shown = MIN(items->len, TOP_ROWS);
   if (shown < items->len)
     printf("\nby %s (top %u of %u):\n", label, shown, items->len);
@@ -92,44 +86,42 @@ static void print_aggregates(const cJSON *report, const char *table, const char 
   g_autoptr(DsTextTable) text =
       ds_text_table_new(with_shapes ? 8 : 7, headers, with_shapes ? "lrrrrrrl" : "lrrrrrr");
   for (guint i = 0; i < shown; i++) {
-    const cJSON *agg = g_ptr_array_index(items, i);
-    double total = count_of(agg, "total_ns");
+    const DsReportAgg *agg = g_ptr_array_index(items, i);
+    double total = (double)agg->total_ns;
     char *cells[] = {
-        g_strdup(ds_report_get_string(agg, "name", "?")),
-        g_strdup_printf("%.0f", count_of(agg, "count")),
+        g_strdup(agg->name),
+        g_strdup_printf("%" G_GINT64_FORMAT, agg->count),
         g_strdup_printf("%.3f", ms(total)),
-        g_strdup_printf("%.1f", count_of(agg, "mean_ns") / 1e3),
-        g_strdup_printf("%.1f", count_of(agg, "p50_ns") / 1e3),
-        g_strdup_printf("%.1f", count_of(agg, "p95_ns") / 1e3),
+        g_strdup_printf("%.1f", (double)agg->mean_ns / 1e3),
+        g_strdup_printf("%.1f", (double)agg->p50_ns / 1e3),
+        g_strdup_printf("%.1f", (double)agg->p95_ns / 1e3),
         format_share(total, base),
-        with_shapes
-            ? ds_report_format_shapes(cJSON_GetObjectItemCaseSensitive(agg, "max_input_shapes"))
-            : NULL,
+        with_shapes ? ds_report_format_shapes(agg->max_input_shapes) : NULL,
     };
-    if (!with_shapes)
-      g_free(cells[7]);
     ds_text_table_take_row(text, cells);
   }
   ds_text_table_print(text, "  ");
 }
 
-static void print_iterations(const cJSON *report, double base)
+static void print_iterations(const DsReport *report, double base)
 {
-  const cJSON *list = ds_report_aggregates(report, "by_iteration");
-  if (list == NULL || list->child == NULL)
+  if (report->n_iterations == 0)
     return;
-  g_autoptr(GPtrArray) items = sorted_items(list);
+  g_autoptr(GPtrArray) items = g_ptr_array_new();
+  for (guint i = 0; i < report->n_iterations; i++)
+    g_ptr_array_add(items, (gpointer)&report->by_iteration[i]);
+  g_ptr_array_sort(items, iteration_by_total_desc);
   guint shown = MIN(items->len, TOP_ROWS);
   printf("\nper iteration (top %u of %u, slowest first):\n", shown, items->len);
   const char *headers[] = {"body", "iteration", "nodes", "total ms", "share"};
   g_autoptr(DsTextTable) text = ds_text_table_new(5, headers, "lrrrr");
   for (guint i = 0; i < shown; i++) {
-    const cJSON *iter = g_ptr_array_index(items, i);
-    double total = count_of(iter, "total_ns");
+    const DsReportIteration *iter = g_ptr_array_index(items, i);
+    double total = (double)iter->total_ns;
     char *cells[] = {
-        g_strdup(ds_report_get_string(iter, "body", "?")),
-        g_strdup_printf("%" G_GINT64_FORMAT, ds_report_get_int(iter, "iteration", -1)),
-        g_strdup_printf("%.0f", count_of(iter, "count")),
+        g_strdup(iter->body),
+        g_strdup_printf("%" G_GINT64_FORMAT, iter->iteration),
+        g_strdup_printf("%" G_GINT64_FORMAT, iter->count),
         g_strdup_printf("%.3f", ms(total)),
         format_share(total, base),
     };
@@ -138,69 +130,66 @@ static void print_iterations(const cJSON *report, double base)
   ds_text_table_print(text, "  ");
 }
 
-static void print_model(const cJSON *report)
+/* A field the report may lack, as the text shows it. */
+static const char *or_unknown(const char *text)
 {
-  const cJSON *model = cJSON_GetObjectItemCaseSensitive(report, "model");
-  gint64 nodes = ds_report_get_int(model, "nodes", 0);
-  gint64 op_nodes = ds_report_get_int(model, "op_nodes", 0);
+  return text != NULL ? text : "?";
+}
+
+static gint64 or_zero(gint64 count)
+{
+  return count != DS_REPORT_NONE ? count : 0;
+}
+
+static void print_model(const DsReport *report)
+{
+  gint64 nodes = or_zero(report->model.nodes);
+  gint64 op_nodes = or_zero(report->model.op_nodes);
   printf("model: %s (%s, %s), %" G_GINT64_FORMAT " node%s, %" G_GINT64_FORMAT " op node%s\n",
-         ds_report_get_string(model, "name", "?"), ds_report_get_string(model, "path", "?"),
-         ds_report_get_string(model, "format", "?"), nodes, plural(nodes), op_nodes,
-         plural(op_nodes));
+         report->model.name, report->model.path, or_unknown(report->model.format), nodes,
+         plural(nodes), op_nodes, plural(op_nodes));
   g_autoptr(GString) partition = g_string_new(NULL);
-  const cJSON *region;
-  cJSON_ArrayForEach(region, cJSON_GetObjectItemCaseSensitive(model, "partition"))
-  {
-    if (cJSON_IsString(region))
-      g_string_append_printf(partition, "%s%s", partition->len ? ", " : "", region->valuestring);
-  }
-  printf("executor: %s%s%s\n", ds_report_get_string(model, "executor", "?"),
-         partition->len ? "; saved partition: " : "", partition->str);
+  for (guint i = 0; i < report->model.n_partition; i++)
+    g_string_append_printf(partition, "%s%s", partition->len ? ", " : "",
+                           report->model.partition[i]);
+  printf("executor: %s%s%s\n", report->model.executor, partition->len ? "; saved partition: " : "",
+         partition->str);
 }
 
-static void print_machine(const cJSON *report)
+static void print_machine(const DsReport *report)
 {
-  const cJSON *machine = cJSON_GetObjectItemCaseSensitive(report, "machine");
-  if (!cJSON_IsObject(machine))
+  if (!report->has_machine)
     return;
-  g_autofree char *memory = ds_report_format_bytes(ds_report_get_int(machine, "memory_bytes", 0));
-  gint64 cpus = ds_report_get_int(machine, "cpus", 0);
-  printf("machine: %s, %s, %s, %" G_GINT64_FORMAT " cpu%s, %s\n",
-         ds_report_get_string(machine, "host", "?"), ds_report_get_string(machine, "os", "?"),
-         ds_report_get_string(machine, "cpu", "?"), cpus, plural(cpus), memory);
+  g_autofree char *memory = ds_report_format_bytes(or_zero(report->machine.memory_bytes));
+  gint64 cpus = or_zero(report->machine.cpus);
+  printf("machine: %s, %s, %s, %" G_GINT64_FORMAT " cpu%s, %s\n", or_unknown(report->machine.host),
+         or_unknown(report->machine.os), or_unknown(report->machine.cpu), cpus, plural(cpus),
+         memory);
 }
 
-static void print_runs(const cJSON *report)
+static void print_runs(const DsReport *report)
 {
-  const cJSON *run = cJSON_GetObjectItemCaseSensitive(report, "run");
-  gint64 repeat = ds_report_get_int(run, "repeat", 1);
-  printf("runs: %" G_GINT64_FORMAT ", median wall %.3f ms", repeat,
+  printf("runs: %" G_GINT64_FORMAT ", median wall %.3f ms", report->run.repeat,
          ms((double)ds_report_median_wall_ns(report)));
-  gint64 threads = ds_report_get_int(run, "threads", 0);
+  gint64 threads = report->run.threads;
   if (threads > 0)
     printf(", %" G_GINT64_FORMAT " thread%s", threads, plural(threads));
-  gint64 overhead = ds_report_get_int(run, "profiler_overhead_ns", -1);
-  if (overhead >= 0)
-    printf(", profiler overhead %.3f ms", ms((double)overhead));
-  const char *started = ds_report_get_string(run, "started", NULL);
-  if (started != NULL)
-    printf(", started %s", started);
-  printf("\n");
+  printf(", profiler overhead %.3f ms", ms((double)report->run.profiler_overhead_ns));
+  printf(", started %s\n", report->run.started);
 }
 
-static void print_memory(const cJSON *report)
+static void print_memory(const DsReport *report)
 {
-  const cJSON *memory = cJSON_GetObjectItemCaseSensitive(report, "memory");
-  if (!cJSON_IsObject(memory)) {
+  if (!report->has_memory) {
     printf("memory: not recorded\n");
     return;
   }
-  g_autofree char *peak = ds_report_format_bytes(ds_report_get_int(memory, "peak_live_bytes", 0));
-  gint64 planned_bytes = ds_report_get_int(memory, "planned_peak_bytes", -1);
-  g_autofree char *planned =
-      planned_bytes >= 0 ? ds_report_format_bytes(planned_bytes) : g_strdup("none (no plan)");
-  g_autofree char *fresh = ds_report_format_bytes(ds_report_get_int(memory, "fresh_bytes", 0));
-  g_autofree char *reused = ds_report_format_bytes(ds_report_get_int(memory, "reused_bytes", 0));
+  g_autofree char *peak = ds_report_format_bytes(report->memory.peak_live_bytes);
+  gint64 planned_bytes = report->memory.planned_peak_bytes;
+  g_autofree char *planned = planned_bytes != DS_REPORT_NONE ? ds_report_format_bytes(planned_bytes)
+                                                             : g_strdup("none (no plan)");
+  g_autofree char *fresh = ds_report_format_bytes(report->memory.fresh_bytes);
+  g_autofree char *reused = ds_report_format_bytes(report->memory.reused_bytes);
   printf("memory: peak live %s, planned peak %s; outputs in fresh memory %s, in reused %s\n", peak,
          planned, fresh, reused);
 }
@@ -213,13 +202,12 @@ int ds_cli_summary(const DsCliOptions *options)
     return 2;
   }
   GError *error = NULL;
-  g_autoptr(cJSON) report = ds_report_load(options->summary_path, &error);
+  g_autoptr(DsReport) report = ds_report_read_file(options->summary_path, &error);
   if (report == NULL)
     return ds_cli_fail(error);
 
-  const cJSON *build = cJSON_GetObjectItemCaseSensitive(report, "build");
   printf("report: %s (written by dynscope %s)\n", options->summary_path,
-         ds_report_get_string(build, "version", "?"));
+         or_unknown(report->build.version));
   print_model(report);
   print_machine(report);
   print_runs(report);
@@ -229,13 +217,13 @@ int ds_cli_summary(const DsCliOptions *options)
 
   const char *basis;
   double base = share_base_ns(report, &basis);
-  gint64 repeat = ds_report_get_int(cJSON_GetObjectItemCaseSensitive(report, "run"), "repeat", 1);
+  gint64 repeat = report->run.repeat;
   printf("\ntimes are over all %" G_GINT64_FORMAT " run%s; share is of %s\n", repeat,
          plural(repeat), basis);
-  print_aggregates(report, "by_op", "op", TRUE, base);
-  print_aggregates(report, "by_node", "node", TRUE, base);
-  print_aggregates(report, "by_region", "region", FALSE, base);
-  print_aggregates(report, "by_body", "body", FALSE, base);
+  print_aggregates(&report->by_op, "op", TRUE, base);
+  print_aggregates(&report->by_node, "node", TRUE, base);
+  print_aggregates(&report->by_region, "region", FALSE, base);
+  print_aggregates(&report->by_body, "body", FALSE, base);
   print_iterations(report, base);
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "ds-error.h"
 #include "ds-profiler.h"
+#include "ds-report.h"
 #include "ds-session.h"
 
 #define INPUT_SEED 1
@@ -12,7 +13,8 @@ struct _DsDebugger {
   DsSession *session;
   DsCursor *cursor;
   DsProfiler *profiler; /* the last profiled run's, for traces and CSV */
-  cJSON *report;        /* and its report */
+  cJSON *json;          /* and its report, as written */
+  DsReport *report;     /* and as read */
   gboolean prepared;
   gboolean busy;
   DsDebugCommand command;
@@ -31,7 +33,8 @@ static guint signals[N_SIGNALS];
 typedef struct {
   DsCursorStop stop;
   DsProfiler *profiler;
-  cJSON *report;
+  cJSON *json;
+  DsReport *report;
 } Outcome;
 
 /* ---- the profiled run's hooks: the profiler's, plus progress and cancel ---- */
@@ -90,7 +93,11 @@ static gboolean profiled_run(DsDebugger *d, Outcome *o, GError **error)
   if (!ok)
     return FALSE;
   ds_profiler_end_run(profiler);
-  o->report = ds_profiler_build_report(profiler, (int)g_get_num_processors());
+  o->json = ds_profiler_build_report(profiler, (int)g_get_num_processors());
+  /* Read back here, off the main loop: the window's readers take the typed report. */
+  o->report = ds_report_from_json(o->json, "report", error);
+  if (o->report == NULL)
+    return FALSE;
   o->profiler = g_steal_pointer(&profiler);
   return TRUE;
 }
@@ -100,8 +107,9 @@ static gboolean profiled_run(DsDebugger *d, Outcome *o, GError **error)
 static void outcome_free(gpointer data)
 {
   Outcome *o = data;
-  if (o->report != NULL)
-    cJSON_Delete(o->report);
+  if (o->json != NULL)
+    cJSON_Delete(o->json);
+  ds_report_free(o->report);
   ds_profiler_free(o->profiler);
   g_free(o);
 }
@@ -157,8 +165,10 @@ static void on_done(GObject *source, GAsyncResult *result, gpointer data)
   if (o != NULL) {
     stop = o->stop;
     if (o->report != NULL) {
-      if (d->report != NULL)
-        cJSON_Delete(d->report);
+      if (d->json != NULL)
+        cJSON_Delete(d->json);
+      ds_report_free(d->report);
+      d->json = g_steal_pointer(&o->json);
       d->report = g_steal_pointer(&o->report);
       ds_profiler_free(d->profiler);
       d->profiler = g_steal_pointer(&o->profiler);
@@ -230,9 +240,14 @@ DsCursor *ds_debugger_get_cursor(DsDebugger *d)
   return d->cursor;
 }
 
-const cJSON *ds_debugger_get_report(DsDebugger *d)
+const DsReport *ds_debugger_get_report(DsDebugger *d)
 {
   return d->report;
+}
+
+const cJSON *ds_debugger_get_report_json(DsDebugger *d)
+{
+  return d->json;
 }
 
 DsProfiler *ds_debugger_get_profiler(DsDebugger *d)
@@ -248,8 +263,9 @@ static void debugger_finalize(GObject *object)
   /* A command in flight holds a reference through its task, so none is running here. */
   ds_cursor_free(d->cursor);
   ds_profiler_free(d->profiler);
-  if (d->report != NULL)
-    cJSON_Delete(d->report);
+  if (d->json != NULL)
+    cJSON_Delete(d->json);
+  ds_report_free(d->report);
   G_OBJECT_CLASS(ds_debugger_parent_class)->finalize(object);
 }
 

@@ -16,6 +16,7 @@
 
 #include "ds-cursor.h"
 #include "ds-profiler.h"
+#include "ds-report.h"
 
 G_BEGIN_DECLS
 
@@ -54,7 +55,9 @@ guint64 ds_debugger_get_progress(DsDebugger *debugger, double *fraction);
 /* The cursor, to read a stop or manage breakpoints; only between commands. */
 DsCursor *ds_debugger_get_cursor(DsDebugger *debugger);
 /* The last profiled run's report (docs/profile-report.md), or NULL. Borrowed. */
-const cJSON *ds_debugger_get_report(DsDebugger *debugger);
+const DsReport *ds_debugger_get_report(DsDebugger *debugger);
+/* The same report as the JSON document the profiler built, to save it; NULL with it. */
+const cJSON *ds_debugger_get_report_json(DsDebugger *debugger);
 /* The profiler of that run (traces and CSV are built from it), or NULL. Borrowed. */
 DsProfiler *ds_debugger_get_profiler(DsDebugger *debugger);
 

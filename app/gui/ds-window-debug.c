@@ -175,18 +175,14 @@ static void show_busy(DsWindow *w, gboolean busy)
 
 static void finished_run(DsWindow *w)
 {
-  const cJSON *report = ds_debugger_get_report(w->debugger);
+  const DsReport *report = ds_debugger_get_report(w->debugger);
   g_clear_pointer(&w->profile, g_hash_table_unref);
-  w->profile = ds_viz_index_profile(report, NULL);
-  const cJSON *run = cJSON_GetObjectItem(report, "run");
-  const cJSON *wall = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "wall_ns"), 0);
-  const cJSON *memory = cJSON_GetObjectItem(report, "memory");
-  const cJSON *peak = cJSON_GetObjectItem(memory, "peak_live_bytes");
-  const cJSON *events = cJSON_GetObjectItem(report, "events");
-  g_autofree char *time = ds_viz_format_ns(cJSON_IsNumber(wall) ? (guint64)wall->valuedouble : 0);
-  g_autofree char *bytes = g_format_size(cJSON_IsNumber(peak) ? (guint64)peak->valuedouble : 0);
+  w->profile = ds_viz_index_profile(report);
+  g_autofree char *time =
+      ds_viz_format_ns(report->run.n_wall > 0 ? (guint64)report->run.wall_ns[0] : 0);
+  g_autofree char *bytes = g_format_size((guint64)report->memory.peak_live_bytes);
   g_autofree char *text = g_strdup_printf(_("Ran in %s: %d nodes executed, peak %s live"), time,
-                                          cJSON_GetArraySize(events), bytes);
+                                          (int)report->n_events, bytes);
   GError *error = NULL;
   /* Shapes of this run on the edges, and the overlay's colours. */
   if (!ds_window_redraw(w, &error)) {

@@ -89,7 +89,7 @@ static gboolean write_text(const char *path, char *text, GError **error)
 gboolean ds_window_export(DsWindow *w, DsWindowExport what, const char *path, GError **error)
 {
   GError *local = NULL;
-  const cJSON *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
+  const DsReport *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
   gboolean ok = FALSE;
   if (w->session == NULL) {
     g_set_error_literal(&local, DS_ERROR, DS_ERROR_INPUT, _("Open a model first"));
@@ -101,7 +101,7 @@ gboolean ds_window_export(DsWindow *w, DsWindowExport what, const char *path, GE
   } else {
     switch (what) {
     case DS_WINDOW_EXPORT_REPORT:
-      ok = write_text(path, cJSON_Print(report), &local);
+      ok = write_text(path, cJSON_Print(ds_debugger_get_report_json(w->debugger)), &local);
       break;
     case DS_WINDOW_EXPORT_TRACE:
       ok = write_text(path, ds_profiler_build_trace(ds_debugger_get_profiler(w->debugger)),

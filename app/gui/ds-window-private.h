@@ -5,8 +5,6 @@
  * ds-window-state.c: what is remembered between sessions). */
 #pragma once
 
-#include <cjson/cJSON.h>
-
 #include "ds-bindings-panel.h"
 #include "ds-debugger.h"
 #include "ds-error.h"

@@ -108,7 +108,7 @@ static gboolean draw(DsWindow *w, DsSession *session, const DsGraphShapes *shape
                      const gboolean *weights, gboolean keep_view, GError **error)
 {
   g_ptr_array_add(w->expanded, NULL);
-  const cJSON *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
+  const DsReport *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
   const DsPartition *placement = ds_session_get_placement(session);
   DsVizOptions options = {.partition = placement != NULL ? placement
                                                          : ds_session_get_file_partition(session),
