@@ -14,6 +14,7 @@
 #include "ds-backend.h"
 #include "ds-error.h"
 #include "ds-profiler.h"
+#include "ds-report.h"
 #include "ds-session.h"
 
 void ds_bench_gpu(const char *resnet, const char *const *resnet_shapes, const char *bert,
@@ -357,22 +358,23 @@ static void bench_cupti(const char *label, const char *path, const char *const *
   }
   double ms_plain = median_ms(plain, reps), ms_profiled = median_ms(profiled, reps);
   double overhead = ms_profiled / ms_plain - 1.0;
-  cJSON *report = ds_profiler_build_report(profiler, 1);
-  const cJSON *run = cJSON_GetObjectItem(report, "run");
-  const cJSON *trace = cJSON_GetObjectItem(run, "gpu_trace");
-  if (cJSON_IsObject(trace)) {
-    double kernels = cJSON_GetObjectItem(trace, "kernels")->valuedouble;
-    double unattributed = cJSON_GetObjectItem(trace, "unattributed")->valuedouble;
+  cJSON *json = ds_profiler_build_report(profiler, 1);
+  DsReport *report = ds_report_from_json(json, "report", &error);
+  if (report == NULL)
+    gpu_die("report", error->message);
+  if (report->run.has_gpu_trace) {
+    double kernels = (double)report->run.gpu_trace.kernels;
+    double unattributed = (double)report->run.gpu_trace.unattributed;
     printf("  %-24s plain %8.3f ms  profiled %8.3f ms  overhead %+6.2f%%%s  "
            "%.0f kernels/run, %.0f unattributed\n",
            label, ms_plain, ms_profiled, overhead * 100.0, overhead <= 0.05 ? "" : " (over 5%)",
            kernels / ds_profiler_get_n_runs(profiler), unattributed);
   } else {
-    const cJSON *why = cJSON_GetObjectItem(run, "gpu_unavailable");
-    printf("  %-24s CUPTI did not start: %s\n", label,
-           cJSON_IsString(why) ? why->valuestring : "unknown");
+    const char *why = report->run.gpu_unavailable;
+    printf("  %-24s CUPTI did not start: %s\n", label, why != NULL ? why : "unknown");
   }
-  cJSON_Delete(report);
+  ds_report_free(report);
+  cJSON_Delete(json);
 }
 
 /* ---- the section ---- */

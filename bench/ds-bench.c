@@ -12,6 +12,7 @@
 #include "ds-backend.h"
 #include "ds-cursor.h"
 #include "ds-profiler.h"
+#include "ds-report.h"
 #include "ds-viz-layout.h"
 #include "ds-dynamic-executor.h"
 #include "ds-partition.h"
@@ -712,12 +713,15 @@ static void bench_profiler_on(const char *label, DsSession *session, int reps)
   }
   double plain = minimum(tp, reps), profiled = minimum(tr, reps);
   double overhead = profiled / plain - 1.0;
-  cJSON *report = ds_profiler_build_report(profiler, 1);
-  double hooks_ns =
-      cJSON_GetObjectItem(cJSON_GetObjectItem(report, "run"), "profiler_overhead_ns")->valuedouble;
+  cJSON *json = ds_profiler_build_report(profiler, 1);
+  DsReport *report = ds_report_from_json(json, "report", &error);
+  if (report == NULL)
+    die(error);
+  double hooks_ns = (double)report->run.profiler_overhead_ns;
   guint runs = ds_profiler_get_n_runs(profiler);
   double share = hooks_ns / runs / 1e6 / plain;
-  cJSON_Delete(report);
+  ds_report_free(report);
+  cJSON_Delete(json);
   printf("  %-30s plain %8.3f ms  profiled %8.3f ms  measured %+6.2f%%  in hooks %5.2f%%%s  "
          "%u events/run\n",
          label, plain, profiled, overhead * 100.0, share * 100.0, share <= 0.03 ? "" : " (over 3%)",
