@@ -3,15 +3,16 @@
  * max-live bound) and through a loop (nested events inside the loop's, iterations reusing
  * each other's memory, the timer not confused by nesting). GPU attribution without a GPU:
  * synthetic CUPTI records carrying the external ids of a real CPU run's events (and of a
- * placed region frame entered around it) land in the JSON report, the CSV and the trace's GPU
- * track with flow arrows; without records every GPU field is null; and CUPTI does not start
- * without a device. */
+ * placed region frame entered around it) land in the JSON report (and the typed report read
+ * back from it), the CSV and the trace's GPU track with flow arrows; without records every GPU
+ * field is null; and CUPTI does not start without a device. */
 #include <glib.h>
 #include <string.h>
 
 #include "ds-backend.h"
 #include "ds-node-timer.h"
 #include "ds-profiler-private.h"
+#include "ds-report.h"
 #include "ds-session.h"
 
 static void test_node_timer_counts_every_op_node(void)
@@ -267,6 +268,29 @@ static void check_gpu_report(DsProfiler *profiler)
   g_assert_cmpfloat(number_at(region, "edge_copy_bytes"), ==, 1024);
   const cJSON *conv = find_named(cJSON_GetObjectItem(aggregates, "by_op"), "Convolution");
   g_assert_cmpfloat(number_at(conv, "gpu_ns"), ==, 3000);
+
+  /* The GPU records read back into the typed report as every reader sees them. */
+  GError *error = NULL;
+  DsReport *typed = ds_report_from_json(report, "report", &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(typed->events[0].gpu_ns, ==, 3000);
+  g_assert_cmpint(typed->events[0].gpu_kernels, ==, 2);
+  g_assert_cmpint(typed->events[1].gpu_copy_bytes, ==, 4096 + 128);
+  g_assert_cmpint(typed->events[2].gpu_ns, ==, 0);
+  g_assert_true(typed->run.has_gpu_trace);
+  g_assert_cmpint(typed->run.gpu_trace.kernels, ==, 5);
+  g_assert_cmpint(typed->run.gpu_trace.kernel_ns, ==, 3560);
+  g_assert_cmpint(typed->run.gpu_trace.copies, ==, 3);
+  g_assert_cmpint(typed->run.gpu_trace.copy_bytes, ==, 1024 + 4096 + 128);
+  g_assert_cmpint(typed->run.gpu_trace.unattributed, ==, 2);
+  const DsReportAgg *typed_region = NULL;
+  for (guint i = 0; i < typed->by_region.n_rows; i++)
+    if (strcmp(typed->by_region.rows[i].name, "cuda0") == 0)
+      typed_region = &typed->by_region.rows[i];
+  g_assert_nonnull(typed_region);
+  g_assert_cmpint(typed_region->gpu_ns, ==, 3500);
+  g_assert_cmpint(typed_region->edge_copy_bytes, ==, 1024);
+  ds_report_free(typed);
   cJSON_Delete(report);
 }
 
