@@ -105,6 +105,26 @@ static void screenshot(DsWindow *window, const char *name)
   g_object_unref(paintable);
 }
 
+/* The first button under `root` (depth first) whose label is `label`, or whose object data
+ * "path" ends with `path_suffix`; NULL if none. */
+static GtkWidget *find_button(GtkWidget *root, const char *label, const char *path_suffix)
+{
+  if (GTK_IS_BUTTON(root)) {
+    const char *text = gtk_button_get_label(GTK_BUTTON(root));
+    const char *path = g_object_get_data(G_OBJECT(root), "path");
+    if ((label != NULL && text != NULL && strcmp(text, label) == 0) ||
+        (path_suffix != NULL && path != NULL && g_str_has_suffix(path, path_suffix)))
+      return root;
+  }
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
+       c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = find_button(c, label, path_suffix);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
 /* Presents the window and waits (up to 20 s) until it has been mapped and given its size: on
  * a loaded machine Xvfb can take longer than a few main-loop turns, and a canvas without a
  * size cannot fit or pick. */
@@ -482,6 +502,18 @@ static void test_bindings_steps_breakpoint(void)
   gint h2h = find(scene, "lstm_foreach0/body/lstm_h2h");
   g_assert_true(ds_window_toggle_breakpoint(window, h2h, NULL));
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
+
+  /* The inspector's button toggles the selected node's breakpoint, as F9 does. */
+  ds_graph_canvas_select(canvas, h2h, FALSE);
+  settle();
+  GtkWidget *clear = find_button(GTK_WIDGET(window), "Clear Breakpoint", NULL);
+  g_assert_nonnull(clear);
+  g_signal_emit_by_name(clear, "clicked");
+  g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 0);
+  GtkWidget *set = find_button(GTK_WIDGET(window), "Set Breakpoint", NULL);
+  g_assert_nonnull(set);
+  g_signal_emit_by_name(set, "clicked");
+  g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
   gtk_window_destroy(GTK_WINDOW(window));
   settle();
 }
@@ -708,6 +740,13 @@ static void test_recent_and_state(void)
   gtk_window_destroy(GTK_WINDOW(shortcuts));
   g_object_unref(builder);
   screenshot(again, "empty-window");
+  /* A recent model's button on the empty page opens it. */
+  GtkWidget *item = find_button(GTK_WIDGET(again), NULL, "greedy-decoder-symbol.json");
+  g_assert_nonnull(item);
+  g_signal_emit_by_name(item, "clicked");
+  settle();
+  g_assert_cmpuint(ds_window_get_n_regions(again), >, 0);
+  g_assert_nonnull(strstr(ds_window_get_subtitle_text(again), "op"));
   gtk_window_destroy(GTK_WINDOW(again));
   settle();
 }

@@ -12,11 +12,9 @@ below it, never one above. Two kinds of evidence are read:
   - calls: the symbols each object file of BUILD's layer libraries uses (`nm -u`) resolved
     to the object that defines them, so a call through a declaration written by hand counts.
 A circle is a set of files that call each other around a loop (a strongly connected
-component of the call graph with more than one file); helpers belong in the file that owns
-them, and a runner callback breaks a loop between two modules. Every circle fails the check,
-except those listed in tools/layer-circles-known.txt, which names the ones still to be broken
-(one circle a line, its files sorted and joined by spaces): the check also fails when a listed
-circle no longer exists, so the list only shrinks.
+component of the call graph with more than one file), and fails the check too: what the parts
+of a module share belongs in a file below them, and a higher part is reached through a
+callback, a signal or an action (docs/ARCHITECTURE.md names where each module does so).
 
 Prints the verdicts (TAP with --tap) and exits 1 on any failure.
 """
@@ -30,7 +28,6 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 LAYERS = ["core", "engine", "backends", "profiler", "viz", "app"]
-KNOWN_CIRCLES = os.path.join(HERE, "layer-circles-known.txt")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -154,13 +151,6 @@ def circles(edges):
     return sorted(found)
 
 
-def known_circles():
-    if not os.path.exists(KNOWN_CIRCLES):
-        return []
-    with open(KNOWN_CIRCLES, encoding="utf-8") as f:
-        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
-
-
 def main():
     args = [a for a in sys.argv[1:] if a != "--tap"]
     tap = "--tap" in sys.argv
@@ -175,17 +165,10 @@ def main():
               file=sys.stderr)
         return 2
     edges = call_graph(objs)
-    found = circles(edges)
-    known = known_circles()
     checks = [
         ("no include points up a layer", include_violations(files)),
         ("no call points up a layer", call_violations(edges)),
-        ("no circle but the listed ones", ["circle: " + c for c in found if c not in known]),
-        # (a circle through files this build did not compile, the GUI's in a headless build,
-        # cannot be seen, so it is not called gone)
-        ("every listed circle still exists (else delete its line)",
-         ["gone: " + c for c in known if c not in found and
-          set(c.split()) <= set(objs.values())]),
+        ("no circle of calls between files", ["circle: " + c for c in circles(edges)]),
     ]
     failed = 0
     if tap:
@@ -200,8 +183,8 @@ def main():
             print("%s: %s" % ("FAIL" if problems else "ok", title))
             for p in problems:
                 print("  " + p)
-    note = "%d files, %d objects, %d circles listed as still to break" % (
-        len(files), len(objs), len(known))
+    note = "%d files, %d objects, %d calls between files" % (
+        len(files), len(objs), sum(len(outs) for outs in edges.values()))
     print(("# " if tap else "") + note)
     return 1 if failed else 0
 

@@ -23,11 +23,6 @@ const char *ds_window_get_status_text(DsWindow *w)
   return gtk_label_get_text(GTK_LABEL(w->status_label));
 }
 
-gboolean ds_window_is_busy(DsWindow *w)
-{
-  return w->debugger != NULL && ds_debugger_is_busy(w->debugger);
-}
-
 /* ---- actions ---- */
 
 static void enable(DsWindow *w, const char *name, gboolean enabled)
@@ -624,8 +619,18 @@ void ds_window_debug_attach(DsWindow *w)
   ds_window_update_actions(w);
 }
 
+/* The model was drawn again: the breakpoint marks and the stop's halo go on the new scene. */
+static void on_redrawn(DsWindow *w, gpointer data)
+{
+  (void)data;
+  ds_window_update_marks(w);
+  if (w->stopped)
+    ds_window_show_stop(w);
+}
+
 void ds_window_add_debug_actions(DsWindow *w)
 {
+  g_signal_connect(w, "redrawn", G_CALLBACK(on_redrawn), NULL);
   static const GActionEntry actions[] = {
       {.name = "run", .activate = on_command},
       {.name = "continue", .activate = on_command},

@@ -173,10 +173,13 @@ const char *ds_window_get_inspector_text(DsWindow *w)
   return gtk_label_get_text(GTK_LABEL(w->inspector));
 }
 
+/* The same request as F9 or the canvas's menu: the canvas's signal, which the debugger part
+ * answers (it may refuse with a banner while a run is going). */
 static void on_breakpoint_clicked(GtkButton *button, DsWindow *w)
 {
   (void)button;
-  ds_window_toggle_breakpoint(w, ds_graph_canvas_get_selected(DS_GRAPH_CANVAS(w->canvas)), NULL);
+  g_signal_emit_by_name(w->canvas, "toggle-breakpoint",
+                        ds_graph_canvas_get_selected(DS_GRAPH_CANVAS(w->canvas)));
 }
 
 static void on_condition_activate(GtkEntry *entry, DsWindow *w)

@@ -55,11 +55,21 @@ struct _DsWindow {
   GtkWidget *recent_list, *empty_recent; /* header menu and empty page */
 };
 
-/* ds-window.c */
+/* The window's parts call one way, lowest first: view, inspector, debug, then device, export
+ * and recent; ds-window.c builds the window from all of them. A lower part that needs a
+ * higher one goes through a signal or an action (the canvas's "toggle-breakpoint", the
+ * window's "redrawn", "win.open-file"). */
+
+/* ds-window-view.c */
 void ds_window_show_banner(DsWindow *window, const char *message);
 /* The header's subtitle: the op count, and the device when runs go to one. */
 void ds_window_update_subtitle(DsWindow *window);
-/* Draws the open model again (after expanding, an overlay or a run). */
+/* Draws `session`'s graph: the scene with what the user expanded, the overlay and, after a
+ * run, the concrete shapes; `keep_view` keeps the zoom and the point under the middle. */
+gboolean ds_window_draw(DsWindow *window, DsSession *session, const DsGraphShapes *shapes,
+                        const gboolean *weights, gboolean keep_view, GError **error);
+/* Draws the open model again (after expanding, an overlay or a run), keeping the selection;
+ * then emits the window's "redrawn" signal. */
 gboolean ds_window_redraw(DsWindow *window, GError **error);
 /* The scene node drawing graph node `node` of a frame path "while0/func/", or -1. */
 gint ds_window_find_scene_node(DsWindow *window, const char *id);

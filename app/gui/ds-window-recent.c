@@ -41,7 +41,7 @@ static void on_recent_clicked(GtkButton *button, DsWindow *w)
   GtkWidget *popover = gtk_widget_get_ancestor(GTK_WIDGET(button), GTK_TYPE_POPOVER);
   if (popover != NULL)
     gtk_popover_popdown(GTK_POPOVER(popover));
-  ds_window_open(w, path, NULL);
+  gtk_widget_activate_action(GTK_WIDGET(w), "win.open-file", "s", path);
 }
 
 static void fill(DsWindow *w, GtkWidget *list, GPtrArray *paths)
