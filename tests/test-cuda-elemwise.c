@@ -20,6 +20,7 @@
 #include "ds-backend.h"
 #include "ds-cuda.h"
 #include "ds-test-cuda.h"
+#include "ds-test-unary.h"
 
 #define EXACT_ATOL 1e-7
 #define EXACT_RTOL 1e-6
@@ -139,51 +140,21 @@ static void check(const char *what, const char *op, const char *const *attrs, co
 
 /* ---- unary ops ---- */
 
+/* The unary math ops: ds-test-unary.h's cases (its reference is for the CPU test; here the CPU
+ * kernel is the reference). */
 typedef struct {
   const char *op;
   double lo, hi; /* the inputs' range (float32) */
   gboolean exact;
-  const char *attrs[5];
+  const char *attrs[7];
 } UnaryCase;
 
-static const UnaryCase unary_cases[] = {
-    {"relu", -3, 3, TRUE, {NULL}},
-    {"sigmoid", -12, 12, FALSE, {NULL}},
-    {"tanh", -5, 5, FALSE, {NULL}},
-    {"exp", -10, 10, FALSE, {NULL}},
-    {"log", 0.01, 100, FALSE, {NULL}},
-    {"sqrt", 0, 100, TRUE, {NULL}},
-    {"rsqrt", 0.01, 100, TRUE, {NULL}},
-    {"square", -10, 10, TRUE, {NULL}},
-    {"abs", -3, 3, TRUE, {NULL}},
-    {"negative", -3, 3, TRUE, {NULL}},
-    {"reciprocal", 0.1, 10, TRUE, {NULL}},
-    {"erf", -4, 4, FALSE, {NULL}},
-    {"clip", -3, 3, TRUE, {"a_min", "-1", "a_max", "0.3", NULL}},
-    {"floor", -5, 5, TRUE, {NULL}},
-    {"ceil", -5, 5, TRUE, {NULL}},
-    {"rint", -5, 5, TRUE, {NULL}},
-    {"sign", -3, 3, TRUE, {NULL}},
-    {"sin", -10, 10, FALSE, {NULL}},
-    {"cos", -10, 10, FALSE, {NULL}},
-    {"tan", -1.2, 1.2, FALSE, {NULL}},
-    {"arcsin", -0.99, 0.99, FALSE, {NULL}},
-    {"arccos", -0.99, 0.99, FALSE, {NULL}},
-    {"arctan", -10, 10, FALSE, {NULL}},
-    {"sinh", -5, 5, FALSE, {NULL}},
-    {"cosh", -5, 5, FALSE, {NULL}},
-    {"arcsinh", -10, 10, FALSE, {NULL}},
-    {"arccosh", 1.01, 10, FALSE, {NULL}},
-    {"arctanh", -0.99, 0.99, FALSE, {NULL}},
-    {"softsign", -5, 5, TRUE, {NULL}},
-    {"logical_not", -1, 1, TRUE, {NULL}},
-    {"hard_swish", -5, 5, TRUE, {NULL}},
-    {"hard_sigmoid", -5, 5, TRUE, {"alpha", "0.25", "beta", "0.4", NULL}},
-    {"selu", -3, 3, FALSE, {NULL}},
-    {"celu", -3, 3, FALSE, {"alpha", "0.7", NULL}},
-    {"thresholded_relu", -3, 3, TRUE, {"alpha", "0.5", NULL}},
-    {"shrink", -3, 3, TRUE, {"lambd", "0.6", "bias", "0.2", NULL}},
-};
+#define GPU_EXACT TRUE
+#define GPU_CLOSE FALSE
+#define UNARY_CASE(NAME, LO, HI, GPU, INTS, ATTRS, REF)                                            \
+  {#NAME, LO, HI, GPU_##GPU, {DS_TEST_UNPAREN ATTRS}},
+static const UnaryCase unary_cases[] = {DS_TEST_UNARY_CASES(UNARY_CASE)};
+#undef UNARY_CASE
 
 /* Shapes every unary op runs on: odd sizes, a 0-dim scalar, an empty tensor, 10^6 + 3. */
 static const char *const unary_shapes[] = {"(2, 3, 4)", "(7,)", "()", "(0, 4)", "(1000003,)"};

@@ -28,6 +28,8 @@
 
 #include "ds-cpu.h"
 #include "ds-cpu-copy.h"
+#include "ds-cpu-unary.h"
+#include "ds-math-binary.h"
 #include "ds-cpu-vmath.h"
 #include "ds-geometry-reduce.h"
 #include "ds-geometry-tensor.h"
@@ -147,35 +149,8 @@ static int typed_index(DsDType t)
 /* ------------------------------------------------------------------------------------------ */
 /* Binary loops */
 
-typedef enum {
-  BIN_ADD,
-  BIN_SUB,
-  BIN_MUL,
-  BIN_DIV,
-  BIN_MAX,
-  BIN_MIN,
-  BIN_POW,
-  BIN_EQ,
-  BIN_NE,
-  BIN_GT,
-  BIN_GE,
-  BIN_LT,
-  BIN_LE,
-  BIN_MOD,
-  BIN_FMOD,
-  BIN_AND,
-  BIN_OR,
-  BIN_XOR,
-  BIN_PRELU,
-  BIN_SHL,
-  BIN_SHR,
-  BIN_COUNT
-} BinOp;
-
-static bool bin_is_compare(BinOp op)
-{
-  return op >= BIN_EQ && op <= BIN_LE;
-}
+/* The functions are core/ds-math-binary.h's (DsMathBinaryFn); the comparisons also have loops
+ * with bool results. */
 
 typedef void (*BinLoop)(int64_t n, const void *a, const void *b, void *out);
 
@@ -300,33 +275,6 @@ static inline double shr_f64(double x, double y)
     }                                                                                              \
   }
 
-/* NaN-propagating max/min, as NumPy's maximum/minimum; branch-free so it vectorises. */
-#define MAX_EXPR ((x > y || x != x) ? x : y)
-#define MIN_EXPR ((x < y || x != x) ? x : y)
-
-#define DEFINE_BIN_TYPE(P, T, DIV_EXPR, POW_EXPR, MOD_EXPR, FMOD_EXPR)                             \
-  DEFINE_BIN_LOOPS(P##_add, T, x + y)                                                              \
-  DEFINE_BIN_LOOPS(P##_sub, T, x - y)                                                              \
-  DEFINE_BIN_LOOPS(P##_mul, T, x *y)                                                               \
-  DEFINE_BIN_LOOPS(P##_div, T, DIV_EXPR)                                                           \
-  DEFINE_BIN_LOOPS(P##_max, T, MAX_EXPR)                                                           \
-  DEFINE_BIN_LOOPS(P##_min, T, MIN_EXPR)                                                           \
-  DEFINE_BIN_LOOPS(P##_pow, T, POW_EXPR)                                                           \
-  DEFINE_BIN_LOOPS(P##_eq, T, (T)(x == y))                                                         \
-  DEFINE_BIN_LOOPS(P##_ne, T, (T)(x != y))                                                         \
-  DEFINE_BIN_LOOPS(P##_gt, T, (T)(x > y))                                                          \
-  DEFINE_BIN_LOOPS(P##_ge, T, (T)(x >= y))                                                         \
-  DEFINE_BIN_LOOPS(P##_lt, T, (T)(x < y))                                                          \
-  DEFINE_BIN_LOOPS(P##_le, T, (T)(x <= y))                                                         \
-  DEFINE_BIN_LOOPS(P##_mod, T, MOD_EXPR)                                                           \
-  DEFINE_BIN_LOOPS(P##_fmod, T, FMOD_EXPR)                                                         \
-  DEFINE_BIN_LOOPS(P##_and, T, (T)(x != 0 && y != 0))                                              \
-  DEFINE_BIN_LOOPS(P##_or, T, (T)(x != 0 || y != 0))                                               \
-  DEFINE_BIN_LOOPS(P##_xor, T, (T)((x != 0) != (y != 0)))                                          \
-  DEFINE_BIN_LOOPS(P##_prelu, T, x < 0 ? x * y : x)                                                \
-  DEFINE_BIN_LOOPS(P##_shl, T, (T)shl_f64(x, y))                                                   \
-  DEFINE_BIN_LOOPS(P##_shr, T, (T)shr_f64(x, y))
-
 /* Powers, with the square that normalisation layers ask for (x ** 2) as one multiply: libm
  * rounds x * x correctly too, so the bits are the same, and with a scalar exponent the loop is
  * unswitched into a vectorised one instead of a libm call per element (a LayerNorm exported
@@ -334,77 +282,120 @@ static inline double shr_f64(double x, double y)
 static inline float pow_f32(float x, float y) { return y == 2.0f ? x * x : powf(x, y); }
 static inline double pow_f64(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
-/* Integer adds and multiplies wrap through unsigned arithmetic, as the hardware does. */
-DEFINE_BIN_TYPE(f32, float, x / y, pow_f32(x, y), mod_f32(x, y), fmodf(x, y))
-DEFINE_BIN_TYPE(f64, double, x / y, pow_f64(x, y), mod_f64(x, y), fmod(x, y))
-#undef MAX_EXPR
-#undef MIN_EXPR
-#define MAX_EXPR (x > y ? x : y)
-#define MIN_EXPR (x < y ? x : y)
-DEFINE_BIN_LOOPS(i32_add, int32_t, (int32_t)((uint32_t)x + (uint32_t)y))
-DEFINE_BIN_LOOPS(i32_sub, int32_t, (int32_t)((uint32_t)x - (uint32_t)y))
-DEFINE_BIN_LOOPS(i32_mul, int32_t, (int32_t)((uint32_t)x *(uint32_t)y))
-DEFINE_BIN_LOOPS(i32_div, int32_t, div_i32(x, y))
-DEFINE_BIN_LOOPS(i32_max, int32_t, MAX_EXPR)
-DEFINE_BIN_LOOPS(i32_min, int32_t, MIN_EXPR)
-DEFINE_BIN_LOOPS(i32_pow, int32_t, (int32_t)ds_cpu_saturate_i64(pow((double)x, (double)y)))
-DEFINE_BIN_LOOPS(i32_eq, int32_t, (int32_t)(x == y))
-DEFINE_BIN_LOOPS(i32_ne, int32_t, (int32_t)(x != y))
-DEFINE_BIN_LOOPS(i32_gt, int32_t, (int32_t)(x > y))
-DEFINE_BIN_LOOPS(i32_ge, int32_t, (int32_t)(x >= y))
-DEFINE_BIN_LOOPS(i32_lt, int32_t, (int32_t)(x < y))
-DEFINE_BIN_LOOPS(i32_le, int32_t, (int32_t)(x <= y))
-DEFINE_BIN_LOOPS(i32_mod, int32_t, i32_mod(x, y))
-DEFINE_BIN_LOOPS(i32_fmod, int32_t, i32_fmod(x, y))
-DEFINE_BIN_LOOPS(i32_and, int32_t, (int32_t)(x != 0 && y != 0))
-DEFINE_BIN_LOOPS(i32_or, int32_t, (int32_t)(x != 0 || y != 0))
-DEFINE_BIN_LOOPS(i32_xor, int32_t, (int32_t)((x != 0) != (y != 0)))
-DEFINE_BIN_LOOPS(i32_prelu, int32_t, x < 0 ? (int32_t)((uint32_t)x * (uint32_t)y) : x)
-DEFINE_BIN_LOOPS(i32_shl, int32_t, shl_i32(x, y))
-DEFINE_BIN_LOOPS(i32_shr, int32_t, shr_i32(x, y))
-DEFINE_BIN_LOOPS(i64_add, int64_t, (int64_t)((uint64_t)x + (uint64_t)y))
-DEFINE_BIN_LOOPS(i64_sub, int64_t, (int64_t)((uint64_t)x - (uint64_t)y))
-DEFINE_BIN_LOOPS(i64_mul, int64_t, (int64_t)((uint64_t)x *(uint64_t)y))
-DEFINE_BIN_LOOPS(i64_div, int64_t, div_i64(x, y))
-DEFINE_BIN_LOOPS(i64_max, int64_t, MAX_EXPR)
-DEFINE_BIN_LOOPS(i64_min, int64_t, MIN_EXPR)
-DEFINE_BIN_LOOPS(i64_pow, int64_t, ds_cpu_saturate_i64(pow((double)x, (double)y)))
-DEFINE_BIN_LOOPS(i64_eq, int64_t, (int64_t)(x == y))
-DEFINE_BIN_LOOPS(i64_ne, int64_t, (int64_t)(x != y))
-DEFINE_BIN_LOOPS(i64_gt, int64_t, (int64_t)(x > y))
-DEFINE_BIN_LOOPS(i64_ge, int64_t, (int64_t)(x >= y))
-DEFINE_BIN_LOOPS(i64_lt, int64_t, (int64_t)(x < y))
-DEFINE_BIN_LOOPS(i64_le, int64_t, (int64_t)(x <= y))
-DEFINE_BIN_LOOPS(i64_mod, int64_t, i64_mod(x, y))
-DEFINE_BIN_LOOPS(i64_fmod, int64_t, i64_fmod(x, y))
-DEFINE_BIN_LOOPS(i64_and, int64_t, (int64_t)(x != 0 && y != 0))
-DEFINE_BIN_LOOPS(i64_or, int64_t, (int64_t)(x != 0 || y != 0))
-DEFINE_BIN_LOOPS(i64_xor, int64_t, (int64_t)((x != 0) != (y != 0)))
-DEFINE_BIN_LOOPS(i64_prelu, int64_t, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)y) : x)
-DEFINE_BIN_LOOPS(i64_shl, int64_t, shl_i64(x, y))
-DEFINE_BIN_LOOPS(i64_shr, int64_t, shr_i64(x, y))
-#undef MAX_EXPR
-#undef MIN_EXPR
+/* A TRUTH function's value stored in the operands' type. */
+#define BIN_VALUE_ARITH(T, E) (E)
+#define BIN_VALUE_TRUTH(T, E) ((T)(E))
+
+/* Each function of the table, for each computed type, as three loops. */
+#define DEFINE_BIN_TYPE(P, T) DS_MATH_BINARY(DEFINE_BIN_##P)
+#define DEFINE_BIN_f32(ID, KIND, EXPR)                                                             \
+  DEFINE_BIN_LOOPS(f32_##ID, float, BIN_VALUE_##KIND(float, EXPR))
+#define DEFINE_BIN_f64(ID, KIND, EXPR)                                                             \
+  DEFINE_BIN_LOOPS(f64_##ID, double, BIN_VALUE_##KIND(double, EXPR))
+#define DEFINE_BIN_i32(ID, KIND, EXPR)                                                             \
+  DEFINE_BIN_LOOPS(i32_##ID, int32_t, BIN_VALUE_##KIND(int32_t, EXPR))
+#define DEFINE_BIN_i64(ID, KIND, EXPR)                                                             \
+  DEFINE_BIN_LOOPS(i64_##ID, int64_t, BIN_VALUE_##KIND(int64_t, EXPR))
+
+/* float32 and float64: IEEE arithmetic; the shifts (which the kernels refuse for floats) through
+ * int64. */
+#define DS_M_ADD(x, y) ((x) + (y))
+#define DS_M_SUB(x, y) ((x) - (y))
+#define DS_M_MUL(x, y) ((x) * (y))
+#define DS_M_DIV(x, y) ((x) / (y))
+#define DS_M_POW       pow_f32
+#define DS_M_MOD       mod_f32
+#define DS_M_FMOD      fmodf
+#define DS_M_SHL(x, y) ((float)shl_f64(x, y))
+#define DS_M_SHR(x, y) ((float)shr_f64(x, y))
+DEFINE_BIN_TYPE(f32, float)
+#undef DS_M_POW
+#undef DS_M_MOD
+#undef DS_M_FMOD
+#undef DS_M_SHL
+#undef DS_M_SHR
+#define DS_M_POW  pow_f64
+#define DS_M_MOD  mod_f64
+#define DS_M_FMOD fmod
+#define DS_M_SHL  shl_f64
+#define DS_M_SHR  shr_f64
+DEFINE_BIN_TYPE(f64, double)
+#undef DS_M_ADD
+#undef DS_M_SUB
+#undef DS_M_MUL
+#undef DS_M_DIV
+#undef DS_M_POW
+#undef DS_M_MOD
+#undef DS_M_FMOD
+#undef DS_M_SHL
+#undef DS_M_SHR
+
+/* Integers: adds and multiplies wrap through unsigned arithmetic, as the hardware does; powers
+ * go through double and saturate. */
+#define DS_M_ADD(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
+#define DS_M_SUB(x, y) ((int32_t)((uint32_t)(x) - (uint32_t)(y)))
+#define DS_M_MUL(x, y) ((int32_t)((uint32_t)(x) * (uint32_t)(y)))
+#define DS_M_DIV       div_i32
+#define DS_M_POW(x, y) ((int32_t)ds_cpu_saturate_i64(pow((double)(x), (double)(y))))
+#define DS_M_MOD       i32_mod
+#define DS_M_FMOD      i32_fmod
+#define DS_M_SHL       shl_i32
+#define DS_M_SHR       shr_i32
+DEFINE_BIN_TYPE(i32, int32_t)
+#undef DS_M_ADD
+#undef DS_M_SUB
+#undef DS_M_MUL
+#undef DS_M_DIV
+#undef DS_M_POW
+#undef DS_M_MOD
+#undef DS_M_FMOD
+#undef DS_M_SHL
+#undef DS_M_SHR
+#define DS_M_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
+#define DS_M_SUB(x, y) ((int64_t)((uint64_t)(x) - (uint64_t)(y)))
+#define DS_M_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
+#define DS_M_DIV       div_i64
+#define DS_M_POW(x, y) ds_cpu_saturate_i64(pow((double)(x), (double)(y)))
+#define DS_M_MOD       i64_mod
+#define DS_M_FMOD      i64_fmod
+#define DS_M_SHL       shl_i64
+#define DS_M_SHR       shr_i64
+DEFINE_BIN_TYPE(i64, int64_t)
+#undef DS_M_ADD
+#undef DS_M_SUB
+#undef DS_M_MUL
+#undef DS_M_DIV
+#undef DS_M_POW
+#undef DS_M_MOD
+#undef DS_M_FMOD
+#undef DS_M_SHL
+#undef DS_M_SHR
+#undef DEFINE_BIN_TYPE
+#undef DEFINE_BIN_f32
+#undef DEFINE_BIN_f64
+#undef DEFINE_BIN_i32
+#undef DEFINE_BIN_i64
+#undef BIN_VALUE_ARITH
+#undef BIN_VALUE_TRUTH
 
 #define LOOPS(P, OP)                                                                               \
   {                                                                                                \
     P##_##OP##_vv, P##_##OP##_vs, P##_##OP##_sv                                                    \
   }
-#define TYPE_LOOPS(P)                                                                              \
-  {                                                                                                \
-    LOOPS(P, add), LOOPS(P, sub), LOOPS(P, mul), LOOPS(P, div), LOOPS(P, max), LOOPS(P, min),      \
-        LOOPS(P, pow), LOOPS(P, eq), LOOPS(P, ne), LOOPS(P, gt), LOOPS(P, ge), LOOPS(P, lt),       \
-        LOOPS(P, le), LOOPS(P, mod), LOOPS(P, fmod), LOOPS(P, and), LOOPS(P, or), LOOPS(P, xor),   \
-        LOOPS(P, prelu), LOOPS(P, shl), LOOPS(P, shr)                                              \
-  }
-
-static const BinLoops bin_loops[TY_COUNT][BIN_COUNT] = {
-    [TY_F32] = TYPE_LOOPS(f32),
-    [TY_F64] = TYPE_LOOPS(f64),
-    [TY_I32] = TYPE_LOOPS(i32),
-    [TY_I64] = TYPE_LOOPS(i64),
+#define LOOPS_f32(ID, KIND, EXPR) [DS_MATH_BIN_##ID] = LOOPS(f32, ID),
+#define LOOPS_f64(ID, KIND, EXPR) [DS_MATH_BIN_##ID] = LOOPS(f64, ID),
+#define LOOPS_i32(ID, KIND, EXPR) [DS_MATH_BIN_##ID] = LOOPS(i32, ID),
+#define LOOPS_i64(ID, KIND, EXPR) [DS_MATH_BIN_##ID] = LOOPS(i64, ID),
+static const BinLoops bin_loops[TY_COUNT][DS_MATH_BIN_COUNT] = {
+    [TY_F32] = {DS_MATH_BINARY(LOOPS_f32)},
+    [TY_F64] = {DS_MATH_BINARY(LOOPS_f64)},
+    [TY_I32] = {DS_MATH_BINARY(LOOPS_i32)},
+    [TY_I64] = {DS_MATH_BINARY(LOOPS_i64)},
 };
-#undef TYPE_LOOPS
+#undef LOOPS_f32
+#undef LOOPS_f64
+#undef LOOPS_i32
+#undef LOOPS_i64
 
 /* Comparisons with bool (0/1 byte) results, for the NumPy-style ops: operands of type T. */
 #define DEFINE_CMP_LOOPS(NAME, T, EXPR)                                                            \
@@ -454,12 +445,13 @@ DEFINE_CMP_TYPE(i64, int64_t)
 DEFINE_CMP_TYPE(u8, uint8_t)
 DEFINE_CMP_TYPE(i8, int8_t)
 
-/* Indexed by the operand dtype's code, then BIN_EQ..BIN_LE. Bool compares as its bytes. */
+/* Indexed by the operand dtype's code, then DS_MATH_BIN_EQ..DS_MATH_BIN_LE. Bool compares as
+ * its bytes. */
 #define CMP_LOOPS(P)                                                                               \
   {                                                                                                \
     LOOPS(P, ceq), LOOPS(P, cne), LOOPS(P, cgt), LOOPS(P, cge), LOOPS(P, clt), LOOPS(P, cle)       \
   }
-static const BinLoops cmp_loops[DS_DTYPE_COUNT][BIN_LE - BIN_EQ + 1] = {
+static const BinLoops cmp_loops[DS_DTYPE_COUNT][DS_MATH_BIN_LE - DS_MATH_BIN_EQ + 1] = {
     [DS_DTYPE_FLOAT32] = CMP_LOOPS(f32), [DS_DTYPE_FLOAT64] = CMP_LOOPS(f64),
     [DS_DTYPE_INT32] = CMP_LOOPS(i32),   [DS_DTYPE_INT64] = CMP_LOOPS(i64),
     [DS_DTYPE_UINT8] = CMP_LOOPS(u8),    [DS_DTYPE_INT8] = CMP_LOOPS(i8),
@@ -619,14 +611,14 @@ static void bin_execute(BinJob *job, int64_t numel, DsThreadPool *pool)
 }
 
 /* Sets up the loops for operand dtypes ta/tb and output dtype to. */
-static DsStatus bin_select(BinJob *job, BinOp op, DsDType ta, DsDType tb, DsDType to)
+static DsStatus bin_select(BinJob *job, DsMathBinaryFn op, DsDType ta, DsDType tb, DsDType to)
 {
   if (!ds_cpu_dtype_computable(ta) || !ds_cpu_dtype_computable(tb) || !ds_cpu_dtype_computable(to))
     return DS_STATUS_UNSUPPORTED;
   int ty = typed_index(to);
   job->typed = (ty >= 0 && ta == to && tb == to) ? &bin_loops[ty][op] : NULL;
-  if (bin_is_compare(op) && to == DS_DTYPE_BOOL && ta == tb && ta != DS_DTYPE_FLOAT16)
-    job->typed = &cmp_loops[ta][op - BIN_EQ];
+  if (ds_math_binary_is_compare(op) && to == DS_DTYPE_BOOL && ta == tb && ta != DS_DTYPE_FLOAT16)
+    job->typed = &cmp_loops[ta][op - DS_MATH_BIN_EQ];
   job->f64 = &bin_loops[TY_F64][op];
   job->ta = ta;
   job->tb = tb;
@@ -645,7 +637,7 @@ typedef enum {
   DT_INTEGER,  /* DT_SAME, integer dtypes only (the shifts) */
 } DtRule;
 
-static DsStatus run_binary_rule(const DsKernelCtx *ctx, BinOp op, DtRule rule)
+static DsStatus run_binary_rule(const DsKernelCtx *ctx, DsMathBinaryFn op, DtRule rule)
 {
   if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -680,7 +672,7 @@ static DsStatus run_binary_rule(const DsKernelCtx *ctx, BinOp op, DtRule rule)
   return DS_STATUS_OK;
 }
 
-static DsStatus run_binary(const DsKernelCtx *ctx, BinOp op)
+static DsStatus run_binary(const DsKernelCtx *ctx, DsMathBinaryFn op)
 {
   return run_binary_rule(ctx, op, DT_SAME);
 }
@@ -688,7 +680,8 @@ static DsStatus run_binary(const DsKernelCtx *ctx, BinOp op)
 /* out = x (op) scalar, or scalar (op) x when `reverse`. The scalar takes the input's dtype
  * first (MXNet's DType(alpha)) unless the output dtype differs (an integer input with a
  * non-integer scalar computes in float64), where it stays a double. */
-static DsStatus run_scalar_value(const DsKernelCtx *ctx, BinOp op, double scalar, bool reverse)
+static DsStatus run_scalar_value(const DsKernelCtx *ctx, DsMathBinaryFn op, double scalar,
+                                 bool reverse)
 {
   if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -728,7 +721,7 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, BinOp op, double scalar
   return DS_STATUS_OK;
 }
 
-static DsStatus run_scalar(const DsKernelCtx *ctx, BinOp op, bool reverse)
+static DsStatus run_scalar(const DsKernelCtx *ctx, DsMathBinaryFn op, bool reverse)
 {
   const DsScalarParam *p = ctx->param;
   if (p == NULL)
@@ -747,55 +740,55 @@ static DsStatus run_scalar(const DsKernelCtx *ctx, BinOp op, bool reverse)
     return run_scalar(ctx, OP, REVERSE);                                                           \
   }
 
-BINARY_KERNEL(k_add, BIN_ADD)
-BINARY_KERNEL(k_sub, BIN_SUB)
-BINARY_KERNEL(k_mul, BIN_MUL)
-BINARY_KERNEL(k_div, BIN_DIV)
-BINARY_KERNEL(k_maximum, BIN_MAX)
-BINARY_KERNEL(k_minimum, BIN_MIN)
+BINARY_KERNEL(k_add, DS_MATH_BIN_ADD)
+BINARY_KERNEL(k_sub, DS_MATH_BIN_SUB)
+BINARY_KERNEL(k_mul, DS_MATH_BIN_MUL)
+BINARY_KERNEL(k_div, DS_MATH_BIN_DIV)
+BINARY_KERNEL(k_maximum, DS_MATH_BIN_MAX)
+BINARY_KERNEL(k_minimum, DS_MATH_BIN_MIN)
 static DsStatus k_power(const DsKernelCtx *ctx)
 {
-  return run_binary_rule(ctx, BIN_POW, DT_LHS);
+  return run_binary_rule(ctx, DS_MATH_BIN_POW, DT_LHS);
 }
-BINARY_KERNEL(k_equal, BIN_EQ)
-BINARY_KERNEL(k_not_equal, BIN_NE)
-BINARY_KERNEL(k_greater, BIN_GT)
-BINARY_KERNEL(k_greater_equal, BIN_GE)
-BINARY_KERNEL(k_lesser, BIN_LT)
-BINARY_KERNEL(k_lesser_equal, BIN_LE)
-BINARY_KERNEL(k_mod, BIN_MOD)
-BINARY_KERNEL(k_fmod, BIN_FMOD)
-BINARY_KERNEL(k_logical_and, BIN_AND)
-BINARY_KERNEL(k_logical_or, BIN_OR)
-BINARY_KERNEL(k_logical_xor, BIN_XOR)
-BINARY_KERNEL(k_prelu, BIN_PRELU)
+BINARY_KERNEL(k_equal, DS_MATH_BIN_EQ)
+BINARY_KERNEL(k_not_equal, DS_MATH_BIN_NE)
+BINARY_KERNEL(k_greater, DS_MATH_BIN_GT)
+BINARY_KERNEL(k_greater_equal, DS_MATH_BIN_GE)
+BINARY_KERNEL(k_lesser, DS_MATH_BIN_LT)
+BINARY_KERNEL(k_lesser_equal, DS_MATH_BIN_LE)
+BINARY_KERNEL(k_mod, DS_MATH_BIN_MOD)
+BINARY_KERNEL(k_fmod, DS_MATH_BIN_FMOD)
+BINARY_KERNEL(k_logical_and, DS_MATH_BIN_AND)
+BINARY_KERNEL(k_logical_or, DS_MATH_BIN_OR)
+BINARY_KERNEL(k_logical_xor, DS_MATH_BIN_XOR)
+BINARY_KERNEL(k_prelu, DS_MATH_BIN_PRELU)
 
 #define RULE_KERNEL(NAME, OP, RULE)                                                                \
   static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
   {                                                                                                \
     return run_binary_rule(ctx, OP, RULE);                                                         \
   }
-RULE_KERNEL(k_left_shift, BIN_SHL, DT_INTEGER)
-RULE_KERNEL(k_right_shift, BIN_SHR, DT_INTEGER)
-RULE_KERNEL(k_np_equal, BIN_EQ, DT_BOOL_OUT)
-RULE_KERNEL(k_np_not_equal, BIN_NE, DT_BOOL_OUT)
-RULE_KERNEL(k_np_greater, BIN_GT, DT_BOOL_OUT)
-RULE_KERNEL(k_np_greater_equal, BIN_GE, DT_BOOL_OUT)
-RULE_KERNEL(k_np_less, BIN_LT, DT_BOOL_OUT)
-RULE_KERNEL(k_np_less_equal, BIN_LE, DT_BOOL_OUT)
+RULE_KERNEL(k_left_shift, DS_MATH_BIN_SHL, DT_INTEGER)
+RULE_KERNEL(k_right_shift, DS_MATH_BIN_SHR, DT_INTEGER)
+RULE_KERNEL(k_np_equal, DS_MATH_BIN_EQ, DT_BOOL_OUT)
+RULE_KERNEL(k_np_not_equal, DS_MATH_BIN_NE, DT_BOOL_OUT)
+RULE_KERNEL(k_np_greater, DS_MATH_BIN_GT, DT_BOOL_OUT)
+RULE_KERNEL(k_np_greater_equal, DS_MATH_BIN_GE, DT_BOOL_OUT)
+RULE_KERNEL(k_np_less, DS_MATH_BIN_LT, DT_BOOL_OUT)
+RULE_KERNEL(k_np_less_equal, DS_MATH_BIN_LE, DT_BOOL_OUT)
 #undef RULE_KERNEL
-SCALAR_KERNEL(k_plus_scalar, BIN_ADD, false)
-SCALAR_KERNEL(k_minus_scalar, BIN_SUB, false)
-SCALAR_KERNEL(k_rminus_scalar, BIN_SUB, true)
-SCALAR_KERNEL(k_mul_scalar, BIN_MUL, false)
-SCALAR_KERNEL(k_div_scalar, BIN_DIV, false)
-SCALAR_KERNEL(k_rdiv_scalar, BIN_DIV, true)
-SCALAR_KERNEL(k_power_scalar, BIN_POW, false)
-SCALAR_KERNEL(k_maximum_scalar, BIN_MAX, false)
-SCALAR_KERNEL(k_minimum_scalar, BIN_MIN, false)
-SCALAR_KERNEL(k_equal_scalar, BIN_EQ, false)
-SCALAR_KERNEL(k_greater_scalar, BIN_GT, false)
-SCALAR_KERNEL(k_lesser_scalar, BIN_LT, false)
+SCALAR_KERNEL(k_plus_scalar, DS_MATH_BIN_ADD, false)
+SCALAR_KERNEL(k_minus_scalar, DS_MATH_BIN_SUB, false)
+SCALAR_KERNEL(k_rminus_scalar, DS_MATH_BIN_SUB, true)
+SCALAR_KERNEL(k_mul_scalar, DS_MATH_BIN_MUL, false)
+SCALAR_KERNEL(k_div_scalar, DS_MATH_BIN_DIV, false)
+SCALAR_KERNEL(k_rdiv_scalar, DS_MATH_BIN_DIV, true)
+SCALAR_KERNEL(k_power_scalar, DS_MATH_BIN_POW, false)
+SCALAR_KERNEL(k_maximum_scalar, DS_MATH_BIN_MAX, false)
+SCALAR_KERNEL(k_minimum_scalar, DS_MATH_BIN_MIN, false)
+SCALAR_KERNEL(k_equal_scalar, DS_MATH_BIN_EQ, false)
+SCALAR_KERNEL(k_greater_scalar, DS_MATH_BIN_GT, false)
+SCALAR_KERNEL(k_lesser_scalar, DS_MATH_BIN_LT, false)
 
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
 static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
@@ -803,202 +796,44 @@ static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
   if (ctx->n_inputs != 1 || ctx->inputs[0].ndim < 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
-  return run_scalar_value(ctx, BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
+  return run_scalar_value(ctx, DS_MATH_BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Unary math */
-
-typedef enum {
-  UN_RELU,
-  UN_SIGMOID,
-  UN_TANH,
-  UN_EXP,
-  UN_LOG,
-  UN_SQRT,
-  UN_RSQRT,
-  UN_SQUARE,
-  UN_ABS,
-  UN_NEGATIVE,
-  UN_RECIPROCAL,
-  UN_ERF,
-  UN_CLIP,
-  UN_FLOOR,
-  UN_CEIL,
-  UN_RINT,
-  UN_SIGN,
-  UN_SIN,
-  UN_COS,
-  UN_TAN,
-  UN_ASIN,
-  UN_ACOS,
-  UN_ATAN,
-  UN_SINH,
-  UN_COSH,
-  UN_ASINH,
-  UN_ACOSH,
-  UN_ATANH,
-  UN_SOFTSIGN,
-  UN_LOGICAL_NOT,
-  UN_HARD_SWISH,
-  UN_HARD_SIGMOID,
-  UN_SELU,
-  UN_CELU,
-  UN_THRESHOLDED_RELU,
-  UN_SHRINK,
-  UN_COUNT
-} UnOp;
-
-/* MXNet's sigmoid for float64, exactly its formula. */
-#define SIGMOID_F64(x) (1.0 / (1.0 + exp(-(x))))
+/* Unary math (ds-cpu-unary.c's loops over core/ds-math-unary.h's formulas); dtypes other than
+ * float32 and float64 go through float64 in blocks. */
 
 typedef struct {
-  UnOp op;
+  DsMathUnaryFn fn;
   DsDType ti, to;
   const char *in;
   char *out;
-  double lo, hi; /* clip's bounds, or an activation's two coefficients (alpha, beta) */
+  double a, b; /* clip's bounds, or an activation's two coefficients (alpha, beta) */
 } UnJob;
-
-#define DEFINE_UNARY(NAME, T, EXPR)                                                                \
-  static void NAME(int64_t n, const T *restrict in, T *restrict out, T lo, T hi)                   \
-  {                                                                                                \
-    (void)lo;                                                                                      \
-    (void)hi;                                                                                      \
-    for (int64_t i = 0; i < n; i++) {                                                              \
-      T x = in[i];                                                                                 \
-      out[i] = (EXPR);                                                                             \
-    }                                                                                              \
-  }
-
-/* MXNet's mshadow_op definitions; clip keeps NaN, relu maps it to 0. */
-#define DEFINE_UNARY_TYPE(P, T, EXP, LOG, SQRT, TANH, ERF, FABS, SIGMOID)                          \
-  DEFINE_UNARY(P##_relu, T, x > 0 ? x : (T)0)                                                      \
-  DEFINE_UNARY(P##_sigmoid, T, (T)1 / ((T)1 + EXP(-x)))                                            \
-  DEFINE_UNARY(P##_tanh, T, TANH(x))                                                               \
-  DEFINE_UNARY(P##_exp, T, EXP(x))                                                                 \
-  DEFINE_UNARY(P##_log, T, LOG(x))                                                                 \
-  DEFINE_UNARY(P##_sqrt, T, SQRT(x))                                                               \
-  DEFINE_UNARY(P##_rsqrt, T, (T)1 / SQRT(x))                                                       \
-  DEFINE_UNARY(P##_square, T, x *x)                                                                \
-  DEFINE_UNARY(P##_abs, T, FABS(x))                                                                \
-  DEFINE_UNARY(P##_negative, T, -x)                                                                \
-  DEFINE_UNARY(P##_reciprocal, T, (T)1 / x)                                                        \
-  DEFINE_UNARY(P##_erf, T, ERF(x))                                                                 \
-  DEFINE_UNARY(P##_clip, T, x > hi ? hi : (x < lo ? lo : x))
-
-DEFINE_UNARY_TYPE(f32, float, ds_vmath_exp, logf, sqrtf, ds_vmath_tanh, ds_vmath_erf, fabsf,
-                  ds_vmath_sigmoid)
-DEFINE_UNARY_TYPE(f64, double, exp, log, sqrt, tanh, erf, fabs, SIGMOID_F64)
-
-/* The NumPy-named math (libm's, so the float versions take the f-suffixed functions) and the
- * ONNX activations. Where a formula compares, NaN falls through to a branch that keeps it.
- * The activations read their coefficients as lo = alpha, hi = beta. */
-#define DEFINE_UNARY_MATH(P, T, FLOOR, CEIL, RINT, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH,    \
-                          ASINH, ACOSH, ATANH, FABS, EXPM1)                                        \
-  DEFINE_UNARY(P##_floor, T, FLOOR(x))                                                             \
-  DEFINE_UNARY(P##_ceil, T, CEIL(x))                                                               \
-  DEFINE_UNARY(P##_rint, T, RINT(x))                                                               \
-  DEFINE_UNARY(P##_sign, T, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x))                                    \
-  DEFINE_UNARY(P##_sin, T, SIN(x))                                                                 \
-  DEFINE_UNARY(P##_cos, T, COS(x))                                                                 \
-  DEFINE_UNARY(P##_tan, T, TAN(x))                                                                 \
-  DEFINE_UNARY(P##_asin, T, ASIN(x))                                                               \
-  DEFINE_UNARY(P##_acos, T, ACOS(x))                                                               \
-  DEFINE_UNARY(P##_atan, T, ATAN(x))                                                               \
-  DEFINE_UNARY(P##_sinh, T, SINH(x))                                                               \
-  DEFINE_UNARY(P##_cosh, T, COSH(x))                                                               \
-  DEFINE_UNARY(P##_asinh, T, ASINH(x))                                                             \
-  DEFINE_UNARY(P##_acosh, T, ACOSH(x))                                                             \
-  DEFINE_UNARY(P##_atanh, T, ATANH(x))                                                             \
-  DEFINE_UNARY(P##_softsign, T, x / ((T)1 + FABS(x)))                                              \
-  DEFINE_UNARY(P##_logical_not, T, (T)(x == 0))                                                    \
-  DEFINE_UNARY(P##_hard_swish, T, x *HARD_SIGMOID(x + (T)3, (T)1 / (T)6, (T)0))                    \
-  DEFINE_UNARY(P##_hard_sigmoid, T, HARD_SIGMOID(x, lo, hi))                                       \
-  DEFINE_UNARY(P##_selu, T, x > 0 ? hi * x : hi * lo * EXPM1(x))                                   \
-  DEFINE_UNARY(P##_celu, T, x > 0 ? x : lo * EXPM1(x / lo))                                        \
-  DEFINE_UNARY(P##_thresholded_relu, T, x > lo ? x : (T)0)                                         \
-  DEFINE_UNARY(P##_shrink, T, x < -lo ? x + hi : (x > lo ? x - hi : (T)0))
-
-/* max(0, min(1, alpha * x + beta)), NaN kept. hard_swish's x * hard_sigmoid(x) (alpha 1/6, beta
- * 1/2) takes it as (x + 3) / 6, exact near -3 where x / 6 + 1/2 would cancel. */
-#define HARD_SIGMOID(x, alpha, beta)                                                               \
-  ((alpha) * (x) + (beta) > 1 ? 1 : ((alpha) * (x) + (beta) < 0 ? 0 : (alpha) * (x) + (beta)))
-
-DEFINE_UNARY_MATH(f32, float, floorf, ceilf, rintf, sinf, cosf, tanf, asinf, acosf, atanf, sinhf,
-                  coshf, asinhf, acoshf, atanhf, fabsf, ds_vmath_expm1)
-DEFINE_UNARY_MATH(f64, double, floor, ceil, rint, sin, cos, tan, asin, acos, atan, sinh, cosh,
-                  asinh, acosh, atanh, fabs, expm1)
-#undef HARD_SIGMOID
-
-typedef void (*UnLoopF32)(int64_t, const float *restrict, float *restrict, float, float);
-typedef void (*UnLoopF64)(int64_t, const double *restrict, double *restrict, double, double);
-
-#define UNARY_TABLE(P)                                                                             \
-  {                                                                                                \
-    P##_relu, P##_sigmoid, P##_tanh, P##_exp, P##_log, P##_sqrt, P##_rsqrt, P##_square, P##_abs,   \
-        P##_negative, P##_reciprocal, P##_erf, P##_clip, P##_floor, P##_ceil, P##_rint, P##_sign,  \
-        P##_sin, P##_cos, P##_tan, P##_asin, P##_acos, P##_atan, P##_sinh, P##_cosh, P##_asinh,    \
-        P##_acosh, P##_atanh, P##_softsign, P##_logical_not, P##_hard_swish, P##_hard_sigmoid,     \
-        P##_selu, P##_celu, P##_thresholded_relu, P##_shrink                                       \
-  }
-
-static const UnLoopF32 unary_f32[UN_COUNT] = UNARY_TABLE(f32);
-static const UnLoopF64 unary_f64[UN_COUNT] = UNARY_TABLE(f64);
-#undef UNARY_TABLE
 
 static void unary_worker(void *ctx, int64_t begin, int64_t end)
 {
   const UnJob *job = ctx;
   if (job->ti == DS_DTYPE_FLOAT32 && job->to == DS_DTYPE_FLOAT32) {
-    unary_f32[job->op](end - begin, (const float *)job->in + begin, (float *)job->out + begin,
-                       (float)job->lo, (float)job->hi);
+    ds_cpu_unary_f32(job->fn, end - begin, (const float *)job->in + begin,
+                     (float *)job->out + begin, (float)job->a, (float)job->b);
     return;
   }
   if (job->ti == DS_DTYPE_FLOAT64 && job->to == DS_DTYPE_FLOAT64) {
-    unary_f64[job->op](end - begin, (const double *)job->in + begin, (double *)job->out + begin,
-                       job->lo, job->hi);
+    ds_cpu_unary_f64(job->fn, end - begin, (const double *)job->in + begin,
+                     (double *)job->out + begin, job->a, job->b);
     return;
   }
   double x[BLOCK], y[BLOCK];
   for (int64_t i = begin; i < end; i += BLOCK) {
     int64_t m = MIN(BLOCK, end - i);
     load_f64(job->ti, job->in, i, 1, m, x);
-    unary_f64[job->op](m, x, y, job->lo, job->hi);
+    ds_cpu_unary_f64(job->fn, m, x, y, job->a, job->b);
     store_f64(job->to, job->out, i, m, y);
   }
 }
 
-/* Elements per thread worth a hand-over: fewer for the ops that evaluate exp, log or a
- * polynomial per element, or call libm. */
-static int64_t unary_grain(UnOp op)
-{
-  switch (op) {
-  case UN_SIGMOID:
-  case UN_TANH:
-  case UN_EXP:
-  case UN_LOG:
-  case UN_ERF:
-  case UN_SIN:
-  case UN_COS:
-  case UN_TAN:
-  case UN_ASIN:
-  case UN_ACOS:
-  case UN_ATAN:
-  case UN_SINH:
-  case UN_COSH:
-  case UN_ASINH:
-  case UN_ACOSH:
-  case UN_ATANH:
-  case UN_SELU:
-  case UN_CELU:
-    return DS_CPU_MATH_GRAIN;
-  default:
-    return DS_CPU_PARALLEL_GRAIN;
-  }
-}
-
-static DsStatus run_unary_bounds(const DsKernelCtx *ctx, UnOp op, double lo, double hi)
+static DsStatus run_unary(const DsKernelCtx *ctx, DsMathUnaryFn fn, double a, double b)
 {
   if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -1009,65 +844,34 @@ static DsStatus run_unary_bounds(const DsKernelCtx *ctx, UnOp op, double lo, dou
   int64_t n = ds_tensor_numel(in);
   if (n != ds_tensor_numel(out) || in->dtype != out->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  /* The bounds take the data's dtype, as MXNet compares against DType(a_min). */
-  if (op == UN_CLIP && in->dtype != DS_DTYPE_FLOAT64) {
-    lo = round_trip(in->dtype, lo);
-    hi = round_trip(in->dtype, hi);
-  }
-  UnJob job = {op, in->dtype, out->dtype, in->data, out->data, lo, hi};
-  ds_parallel_for(ctx->pool, n, unary_grain(op), unary_worker, &job);
+  UnJob job = {fn, in->dtype, out->dtype, in->data, out->data, a, b};
+  ds_parallel_for(ctx->pool, n,
+                  ds_math_unary_is_costly(fn) ? DS_CPU_MATH_GRAIN : DS_CPU_PARALLEL_GRAIN,
+                  unary_worker, &job);
   return DS_STATUS_OK;
 }
 
-#define UNARY_KERNEL(NAME, OP)                                                                     \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_unary_bounds(ctx, OP, 0, 0);                                                        \
-  }
-
-UNARY_KERNEL(k_relu, UN_RELU)
-UNARY_KERNEL(k_sigmoid, UN_SIGMOID)
-UNARY_KERNEL(k_tanh, UN_TANH)
-UNARY_KERNEL(k_exp, UN_EXP)
-UNARY_KERNEL(k_log, UN_LOG)
-UNARY_KERNEL(k_sqrt, UN_SQRT)
-UNARY_KERNEL(k_rsqrt, UN_RSQRT)
-UNARY_KERNEL(k_square, UN_SQUARE)
-UNARY_KERNEL(k_abs, UN_ABS)
-UNARY_KERNEL(k_negative, UN_NEGATIVE)
-UNARY_KERNEL(k_reciprocal, UN_RECIPROCAL)
-UNARY_KERNEL(k_erf, UN_ERF)
-
-static DsStatus k_clip(const DsKernelCtx *ctx)
+/* The three ways a unary op takes its coefficients (the table's COEF column). */
+static DsStatus run_unary_NONE(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 {
-  const DsClipParam *p = ctx->param;
-  if (p == NULL)
-    return DS_STATUS_INVALID_ARGUMENT;
-  return run_unary_bounds(ctx, UN_CLIP, p->a_min, p->a_max);
+  return run_unary(ctx, fn, 0, 0);
 }
 
-UNARY_KERNEL(k_floor, UN_FLOOR)
-UNARY_KERNEL(k_ceil, UN_CEIL)
-UNARY_KERNEL(k_rint, UN_RINT)
-UNARY_KERNEL(k_sign, UN_SIGN)
-UNARY_KERNEL(k_sin, UN_SIN)
-UNARY_KERNEL(k_cos, UN_COS)
-UNARY_KERNEL(k_tan, UN_TAN)
-UNARY_KERNEL(k_arcsin, UN_ASIN)
-UNARY_KERNEL(k_arccos, UN_ACOS)
-UNARY_KERNEL(k_arctan, UN_ATAN)
-UNARY_KERNEL(k_sinh, UN_SINH)
-UNARY_KERNEL(k_cosh, UN_COSH)
-UNARY_KERNEL(k_arcsinh, UN_ASINH)
-UNARY_KERNEL(k_arccosh, UN_ACOSH)
-UNARY_KERNEL(k_arctanh, UN_ATANH)
-UNARY_KERNEL(k_softsign, UN_SOFTSIGN)
-UNARY_KERNEL(k_logical_not, UN_LOGICAL_NOT)
-UNARY_KERNEL(k_hard_swish, UN_HARD_SWISH)
+/* clip: the bounds take the data's dtype, as MXNet compares against DType(a_min). */
+static DsStatus run_unary_CLIP(const DsKernelCtx *ctx, DsMathUnaryFn fn)
+{
+  const DsClipParam *p = ctx->param;
+  if (p == NULL || ctx->n_inputs != 1)
+    return DS_STATUS_INVALID_ARGUMENT;
+  DsDType t = ctx->inputs[0].dtype;
+  if (t == DS_DTYPE_FLOAT64 || !ds_cpu_dtype_computable(t))
+    return run_unary(ctx, fn, p->a_min, p->a_max);
+  return run_unary(ctx, fn, round_trip(t, p->a_min), round_trip(t, p->a_max));
+}
 
 /* The activations with coefficients: float dtypes only (their formulas mean nothing in
  * integers). */
-static DsStatus run_activation(const DsKernelCtx *ctx, UnOp op)
+static DsStatus run_unary_ACT(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 {
   const DsActParam *p = ctx->param;
   if (p == NULL || ctx->n_inputs != 1)
@@ -1075,20 +879,17 @@ static DsStatus run_activation(const DsKernelCtx *ctx, UnOp op)
   DsDType t = ctx->inputs[0].dtype;
   if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64)
     return DS_STATUS_UNSUPPORTED;
-  return run_unary_bounds(ctx, op, p->alpha, p->beta);
+  return run_unary(ctx, fn, p->alpha, p->beta);
 }
 
-#define ACTIVATION_KERNEL(NAME, OP)                                                                \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+/* One kernel per op of the table, registered under the op of the same id. */
+#define UNARY_KERNEL(ID, COST, COEF, EXPR)                                                         \
+  static DsStatus k_unary_##ID(const DsKernelCtx *ctx)                                             \
   {                                                                                                \
-    return run_activation(ctx, OP);                                                                \
+    return run_unary_##COEF(ctx, DS_MATH_UN_##ID);                                                 \
   }
-ACTIVATION_KERNEL(k_hard_sigmoid, UN_HARD_SIGMOID)
-ACTIVATION_KERNEL(k_selu, UN_SELU)
-ACTIVATION_KERNEL(k_celu, UN_CELU)
-ACTIVATION_KERNEL(k_thresholded_relu, UN_THRESHOLDED_RELU)
-ACTIVATION_KERNEL(k_shrink, UN_SHRINK)
-#undef ACTIVATION_KERNEL
+DS_MATH_UNARY(UNARY_KERNEL)
+#undef UNARY_KERNEL
 
 /* ------------------------------------------------------------------------------------------ */
 /* isnan, isinf, isposinf, isneginf: bool results */
@@ -2429,19 +2230,9 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_EQUAL_SCALAR] = (DsKernel){k_equal_scalar, NULL};
   table[DS_OP_GREATER_SCALAR] = (DsKernel){k_greater_scalar, NULL};
   table[DS_OP_LESSER_SCALAR] = (DsKernel){k_lesser_scalar, NULL};
-  table[DS_OP_RELU] = (DsKernel){k_relu, NULL};
-  table[DS_OP_SIGMOID] = (DsKernel){k_sigmoid, NULL};
-  table[DS_OP_TANH] = (DsKernel){k_tanh, NULL};
-  table[DS_OP_EXP] = (DsKernel){k_exp, NULL};
-  table[DS_OP_LOG] = (DsKernel){k_log, NULL};
-  table[DS_OP_SQRT] = (DsKernel){k_sqrt, NULL};
-  table[DS_OP_RSQRT] = (DsKernel){k_rsqrt, NULL};
-  table[DS_OP_SQUARE] = (DsKernel){k_square, NULL};
-  table[DS_OP_ABS] = (DsKernel){k_abs, NULL};
-  table[DS_OP_NEGATIVE] = (DsKernel){k_negative, NULL};
-  table[DS_OP_RECIPROCAL] = (DsKernel){k_reciprocal, NULL};
-  table[DS_OP_ERF] = (DsKernel){k_erf, NULL};
-  table[DS_OP_CLIP] = (DsKernel){k_clip, NULL};
+#define UNARY_REGISTER(ID, COST, COEF, EXPR) table[DS_OP_##ID] = (DsKernel){k_unary_##ID, NULL};
+  DS_MATH_UNARY(UNARY_REGISTER)
+#undef UNARY_REGISTER
   table[DS_OP_IDENTITY] = (DsKernel){k_copy, NULL};
   table[DS_OP_BLOCK_GRAD] = (DsKernel){k_copy, NULL};
   table[DS_OP_ZEROS_LIKE] = (DsKernel){k_zeros_like, NULL};
@@ -2464,29 +2255,6 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_NP_LESS] = (DsKernel){k_np_less, NULL};
   table[DS_OP_NP_LESS_EQUAL] = (DsKernel){k_np_less_equal, NULL};
   table[DS_OP_NP_WHERE] = (DsKernel){k_np_where, NULL};
-  table[DS_OP_FLOOR] = (DsKernel){k_floor, NULL};
-  table[DS_OP_CEIL] = (DsKernel){k_ceil, NULL};
-  table[DS_OP_RINT] = (DsKernel){k_rint, NULL};
-  table[DS_OP_SIGN] = (DsKernel){k_sign, NULL};
-  table[DS_OP_SIN] = (DsKernel){k_sin, NULL};
-  table[DS_OP_COS] = (DsKernel){k_cos, NULL};
-  table[DS_OP_TAN] = (DsKernel){k_tan, NULL};
-  table[DS_OP_ARCSIN] = (DsKernel){k_arcsin, NULL};
-  table[DS_OP_ARCCOS] = (DsKernel){k_arccos, NULL};
-  table[DS_OP_ARCTAN] = (DsKernel){k_arctan, NULL};
-  table[DS_OP_SINH] = (DsKernel){k_sinh, NULL};
-  table[DS_OP_COSH] = (DsKernel){k_cosh, NULL};
-  table[DS_OP_ARCSINH] = (DsKernel){k_arcsinh, NULL};
-  table[DS_OP_ARCCOSH] = (DsKernel){k_arccosh, NULL};
-  table[DS_OP_ARCTANH] = (DsKernel){k_arctanh, NULL};
-  table[DS_OP_SOFTSIGN] = (DsKernel){k_softsign, NULL};
-  table[DS_OP_LOGICAL_NOT] = (DsKernel){k_logical_not, NULL};
-  table[DS_OP_HARD_SIGMOID] = (DsKernel){k_hard_sigmoid, NULL};
-  table[DS_OP_HARD_SWISH] = (DsKernel){k_hard_swish, NULL};
-  table[DS_OP_SELU] = (DsKernel){k_selu, NULL};
-  table[DS_OP_CELU] = (DsKernel){k_celu, NULL};
-  table[DS_OP_THRESHOLDED_RELU] = (DsKernel){k_thresholded_relu, NULL};
-  table[DS_OP_SHRINK] = (DsKernel){k_shrink, NULL};
   table[DS_OP_ISNAN] = (DsKernel){k_isnan, NULL};
   table[DS_OP_ISINF] = (DsKernel){k_isinf, NULL};
   table[DS_OP_ISPOSINF] = (DsKernel){k_isposinf, NULL};

@@ -24,6 +24,7 @@
 #include "ds-cpu-gemm.h"
 #include "ds-cpu-packed-gemm.h"
 #include "ds-cpu.h"
+#include "ds-cpu-unary.h"
 #include "ds-geometry-nn.h"
 #include "ds-geometry-reduce.h"
 #include "ds-geometry-tensor.h"
@@ -383,51 +384,39 @@ static DsStatus matmul_run(const DsKernelCtx *ctx)
 
 /* --- Activation, LeakyReLU ------------------------------------------------------------- */
 
+/* Activation's and LeakyReLU's formulas are core/ds-math-unary.h's (ds-cpu-unary.c's loops). */
 typedef struct {
   const float *x;
   float *y;
-  int type;
+  DsMathUnaryFn fn;
   float slope;
 } UnaryJob;
 
-static void activation_range(void *data, int64_t begin, int64_t end)
+static void unary_range(void *data, int64_t begin, int64_t end)
 {
   const UnaryJob *job = data;
-  const float *restrict x = job->x + begin;
-  float *restrict y = job->y + begin;
-  int64_t n = end - begin;
-  switch ((DsActType)job->type) {
+  ds_cpu_unary_f32(job->fn, end - begin, job->x + begin, job->y + begin, job->slope, 0.0f);
+}
+
+static DsMathUnaryFn activation_fn(DsActType type)
+{
+  switch (type) {
   case DS_ACT_RELU:
-    /* MXNet's relu keeps NaN. */
-    for (int64_t i = 0; i < n; i++)
-      y[i] = (x[i] > 0.0f || x[i] != x[i]) ? x[i] : 0.0f;
-    break;
+    return DS_MATH_UN_ACT_RELU;
   case DS_ACT_SIGMOID:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = ds_vmath_sigmoid(x[i]);
-    break;
+    return DS_MATH_UN_ACT_SIGMOID;
   case DS_ACT_TANH:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = ds_vmath_tanh(x[i]);
-    break;
+    return DS_MATH_UN_TANH;
   case DS_ACT_SOFTRELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = ds_vmath_softrelu(x[i]);
-    break;
+    return DS_MATH_UN_ACT_SOFTRELU;
   case DS_ACT_SOFTSIGN:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] / (1.0f + fabsf(x[i]));
-    break;
+    return DS_MATH_UN_SOFTSIGN;
   case DS_ACT_LOG_SIGMOID:
-    /* log(1 / (1 + exp(-x))) = -softrelu(-x). */
-    for (int64_t i = 0; i < n; i++)
-      y[i] = -ds_vmath_softrelu(-x[i]);
-    break;
+    return DS_MATH_UN_ACT_LOG_SIGMOID;
   case DS_ACT_MISH:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] * ds_vmath_tanh(ds_vmath_softrelu(x[i]));
-    break;
+    return DS_MATH_UN_ACT_MISH;
   }
+  return DS_MATH_UN_COUNT;
 }
 
 static DsStatus activation_run(const DsKernelCtx *ctx)
@@ -438,44 +427,27 @@ static DsStatus activation_run(const DsKernelCtx *ctx)
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(&ctx->inputs[0]);
-  if (ds_tensor_numel(&ctx->outputs[0]) != n)
+  DsMathUnaryFn fn = activation_fn(p->act_type);
+  if (ds_tensor_numel(&ctx->outputs[0]) != n || fn == DS_MATH_UN_COUNT)
     return DS_STATUS_INVALID_ARGUMENT;
-  UnaryJob job = {ctx->inputs[0].data, ctx->outputs[0].data, p->act_type, 0.0f};
-  const bool cheap = p->act_type == DS_ACT_RELU || p->act_type == DS_ACT_SOFTSIGN;
-  ds_parallel_for(ctx->pool, n, cheap ? DS_CPU_PARALLEL_GRAIN : DS_CPU_MATH_GRAIN, activation_range,
-                  &job);
+  UnaryJob job = {ctx->inputs[0].data, ctx->outputs[0].data, fn, 0.0f};
+  ds_parallel_for(ctx->pool, n,
+                  ds_math_unary_is_costly(fn) ? DS_CPU_MATH_GRAIN : DS_CPU_PARALLEL_GRAIN,
+                  unary_range, &job);
   return DS_STATUS_OK;
 }
 
-#define SELU_ALPHA  1.6732632423543772848170429916717f
-#define SELU_LAMBDA 1.0507009873554804934193349852946f
-
-static void leaky_range(void *data, int64_t begin, int64_t end)
+static DsMathUnaryFn leaky_fn(DsLeakyType type)
 {
-  const UnaryJob *job = data;
-  const float *restrict x = job->x + begin;
-  float *restrict y = job->y + begin;
-  int64_t n = end - begin;
-  const float slope = job->slope;
-  switch ((DsLeakyType)job->type) {
-  case DS_LEAKY_LEAKY:
-  case DS_LEAKY_RRELU:
-  case DS_LEAKY_PRELU: /* a scalar gamma */
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] > 0.0f ? x[i] : x[i] * slope;
-    break;
+  switch (type) {
   case DS_LEAKY_ELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = x[i] > 0.0f ? x[i] : slope * ds_vmath_expm1(x[i]);
-    break;
+    return DS_MATH_UN_LEAKY_ELU;
   case DS_LEAKY_SELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = SELU_LAMBDA * (x[i] > 0.0f ? x[i] : SELU_ALPHA * ds_vmath_expm1(x[i]));
-    break;
+    return DS_MATH_UN_LEAKY_SELU;
   case DS_LEAKY_GELU:
-    for (int64_t i = 0; i < n; i++)
-      y[i] = 0.5f * x[i] * (1.0f + ds_vmath_erf(x[i] * 0.70710678118654752f));
-    break;
+    return DS_MATH_UN_LEAKY_GELU;
+  default: /* leaky, rrelu, and prelu with one slope */
+    return DS_MATH_UN_LEAKY;
   }
 }
 
@@ -535,8 +507,8 @@ static DsStatus leaky_relu_run(const DsKernelCtx *ctx)
       return DS_STATUS_OK;
     }
   }
-  UnaryJob job = {x->data, ctx->outputs[0].data, p->act_type, slope};
-  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, leaky_range, &job);
+  UnaryJob job = {x->data, ctx->outputs[0].data, leaky_fn(p->act_type), slope};
+  ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, unary_range, &job);
   if (p->act_type == DS_LEAKY_RRELU) /* the mask holds the slope used: the mean at inference */
     ds_vmath_fill(ctx->outputs[1].data, ds_tensor_numel(&ctx->outputs[1]), slope);
   return DS_STATUS_OK;

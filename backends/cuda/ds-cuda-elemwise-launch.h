@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "ds-dtype.h"
+#include "ds-math-binary.h"
+#include "ds-math-unary.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,83 +23,6 @@ extern "C" {
 
 /* The most dims of a broadcast plan: DS_MAX_NDIM (ds-cuda-elemwise.c checks they agree). */
 #define DS_CUDA_MAX_DIMS 8
-
-/* Unary float32 functions. The first block follows ds-cpu-elemwise.c's unary ops; the
- * DS_CUDA_UN_ACT_* and DS_CUDA_UN_LEAKY_* ones are Activation's and LeakyReLU's formulas
- * (ds-cpu-nn.c) where they differ from those. `a` and `b` are the op's coefficients: clip's
- * bounds, the activations' alpha and beta, LeakyReLU's slope in `a`. */
-typedef enum {
-  DS_CUDA_UN_RELU,
-  DS_CUDA_UN_SIGMOID,
-  DS_CUDA_UN_TANH,
-  DS_CUDA_UN_EXP,
-  DS_CUDA_UN_LOG,
-  DS_CUDA_UN_SQRT,
-  DS_CUDA_UN_RSQRT,
-  DS_CUDA_UN_SQUARE,
-  DS_CUDA_UN_ABS,
-  DS_CUDA_UN_NEGATIVE,
-  DS_CUDA_UN_RECIPROCAL,
-  DS_CUDA_UN_ERF,
-  DS_CUDA_UN_CLIP,
-  DS_CUDA_UN_FLOOR,
-  DS_CUDA_UN_CEIL,
-  DS_CUDA_UN_RINT,
-  DS_CUDA_UN_SIGN,
-  DS_CUDA_UN_SIN,
-  DS_CUDA_UN_COS,
-  DS_CUDA_UN_TAN,
-  DS_CUDA_UN_ASIN,
-  DS_CUDA_UN_ACOS,
-  DS_CUDA_UN_ATAN,
-  DS_CUDA_UN_SINH,
-  DS_CUDA_UN_COSH,
-  DS_CUDA_UN_ASINH,
-  DS_CUDA_UN_ACOSH,
-  DS_CUDA_UN_ATANH,
-  DS_CUDA_UN_SOFTSIGN,
-  DS_CUDA_UN_LOGICAL_NOT,
-  DS_CUDA_UN_HARD_SWISH,
-  DS_CUDA_UN_HARD_SIGMOID,
-  DS_CUDA_UN_SELU,
-  DS_CUDA_UN_CELU,
-  DS_CUDA_UN_THRESHOLDED_RELU,
-  DS_CUDA_UN_SHRINK,
-  DS_CUDA_UN_ACT_RELU, /* Activation's relu keeps NaN */
-  DS_CUDA_UN_ACT_SOFTRELU,
-  DS_CUDA_UN_ACT_LOG_SIGMOID,
-  DS_CUDA_UN_ACT_MISH,
-  DS_CUDA_UN_LEAKY,      /* x > 0 ? x : x * a (leaky, rrelu, prelu with one slope) */
-  DS_CUDA_UN_LEAKY_ELU,  /* x > 0 ? x : a * expm1(x) */
-  DS_CUDA_UN_LEAKY_SELU, /* the fixed SELU constants */
-  DS_CUDA_UN_LEAKY_GELU, /* the erf form */
-  DS_CUDA_UN_COUNT
-} DsCudaUnaryOp;
-
-/* Binary operations (ds-cpu-elemwise.c's BinOp). The comparisons and logical ops give 0 or 1
- * in the output's dtype. */
-typedef enum {
-  DS_CUDA_BIN_ADD,
-  DS_CUDA_BIN_SUB,
-  DS_CUDA_BIN_MUL,
-  DS_CUDA_BIN_DIV,
-  DS_CUDA_BIN_MAX,
-  DS_CUDA_BIN_MIN,
-  DS_CUDA_BIN_POW,
-  DS_CUDA_BIN_MOD,
-  DS_CUDA_BIN_FMOD,
-  DS_CUDA_BIN_PRELU,
-  DS_CUDA_BIN_EQ,
-  DS_CUDA_BIN_NE,
-  DS_CUDA_BIN_GT,
-  DS_CUDA_BIN_GE,
-  DS_CUDA_BIN_LT,
-  DS_CUDA_BIN_LE,
-  DS_CUDA_BIN_AND,
-  DS_CUDA_BIN_OR,
-  DS_CUDA_BIN_XOR,
-  DS_CUDA_BIN_COUNT
-} DsCudaBinaryOp;
 
 /* NumPy's float predicates. */
 typedef enum {
@@ -117,19 +42,21 @@ typedef struct {
   int64_t stride[3][DS_CUDA_MAX_DIMS];
 } DsCudaBcast;
 
-/* y = f(x) over n float32 elements (DsCudaUnaryOp `op`). */
-cudaError_t ds_cuda_launch_unary_f32(int op, const float *x, float *y, int64_t n, float a, float b,
-                                     cudaStream_t stream);
+/* y = f(x) over n float32 elements: core/ds-math-unary.h's function `fn`, with its
+ * coefficients `a` and `b` (clip's bounds, an activation's alpha and beta, a slope in `a`). */
+cudaError_t ds_cuda_launch_unary_f32(DsMathUnaryFn fn, const float *x, float *y, int64_t n, float a,
+                                     float b, cudaStream_t stream);
 
 /* LeakyReLU(prelu): y = x > 0 ? x : x * gamma[(i / inner) % channels]. */
 cudaError_t ds_cuda_launch_prelu_f32(const float *x, const float *gamma, float *y, int64_t n,
                                      int64_t channels, int64_t inner, cudaStream_t stream);
 
-/* out = a (op) b over `n` output elements with operands 0 and 1 of `plan`. `t` is the
- * operands' dtype, `t_out` the output's: the same, or bool for the comparisons. float32 and
- * float64 have every op; int32 and int64 add, sub, mul, max, min, the comparisons and the
- * logical ops; bool the comparisons (of its bytes) and the logical ops; int8 and uint8 the
- * comparisons with a bool result. */
+/* out = a (op) b over `n` output elements with operands 0 and 1 of `plan`, `op` a
+ * DsMathBinaryFn (core/ds-math-binary.h). `t` is the operands' dtype, `t_out` the output's:
+ * the same, or bool for the comparisons. float32 and float64 have every op but the shifts;
+ * int32 and int64 add, sub, mul, max, min, the comparisons and the logical ops; bool the
+ * comparisons (of its bytes) and the logical ops; int8 and uint8 the comparisons with a bool
+ * result. */
 cudaError_t ds_cuda_launch_binary(int op, DsDType t, DsDType t_out, const void *a, const void *b,
                                   void *out, int64_t n, const DsCudaBcast *plan,
                                   cudaStream_t stream);

@@ -85,9 +85,9 @@ static void plan_flat(int64_t n, DsCudaBcast *p)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Unary float32 ops */
+/* Unary float32 ops: core/ds-math-unary.h's functions */
 
-static DsStatus run_unary(const DsKernelCtx *ctx, int fn, float a, float b)
+static DsStatus run_unary(const DsKernelCtx *ctx, DsMathUnaryFn fn, float a, float b)
 {
   if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -103,67 +103,38 @@ static DsStatus run_unary(const DsKernelCtx *ctx, int fn, float a, float b)
   return ds_cuda_status(ds_cuda_launch_unary_f32(fn, x->data, y->data, n, a, b, ds_cuda_stream()));
 }
 
-#define UNARY_KERNEL(NAME, FN)                                                                     \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_unary(ctx, FN, 0.0f, 0.0f);                                                         \
-  }
-UNARY_KERNEL(k_relu, DS_CUDA_UN_RELU)
-UNARY_KERNEL(k_sigmoid, DS_CUDA_UN_SIGMOID)
-UNARY_KERNEL(k_tanh, DS_CUDA_UN_TANH)
-UNARY_KERNEL(k_exp, DS_CUDA_UN_EXP)
-UNARY_KERNEL(k_log, DS_CUDA_UN_LOG)
-UNARY_KERNEL(k_sqrt, DS_CUDA_UN_SQRT)
-UNARY_KERNEL(k_rsqrt, DS_CUDA_UN_RSQRT)
-UNARY_KERNEL(k_square, DS_CUDA_UN_SQUARE)
-UNARY_KERNEL(k_abs, DS_CUDA_UN_ABS)
-UNARY_KERNEL(k_negative, DS_CUDA_UN_NEGATIVE)
-UNARY_KERNEL(k_reciprocal, DS_CUDA_UN_RECIPROCAL)
-UNARY_KERNEL(k_erf, DS_CUDA_UN_ERF)
-UNARY_KERNEL(k_floor, DS_CUDA_UN_FLOOR)
-UNARY_KERNEL(k_ceil, DS_CUDA_UN_CEIL)
-UNARY_KERNEL(k_rint, DS_CUDA_UN_RINT)
-UNARY_KERNEL(k_sign, DS_CUDA_UN_SIGN)
-UNARY_KERNEL(k_sin, DS_CUDA_UN_SIN)
-UNARY_KERNEL(k_cos, DS_CUDA_UN_COS)
-UNARY_KERNEL(k_tan, DS_CUDA_UN_TAN)
-UNARY_KERNEL(k_arcsin, DS_CUDA_UN_ASIN)
-UNARY_KERNEL(k_arccos, DS_CUDA_UN_ACOS)
-UNARY_KERNEL(k_arctan, DS_CUDA_UN_ATAN)
-UNARY_KERNEL(k_sinh, DS_CUDA_UN_SINH)
-UNARY_KERNEL(k_cosh, DS_CUDA_UN_COSH)
-UNARY_KERNEL(k_arcsinh, DS_CUDA_UN_ASINH)
-UNARY_KERNEL(k_arccosh, DS_CUDA_UN_ACOSH)
-UNARY_KERNEL(k_arctanh, DS_CUDA_UN_ATANH)
-UNARY_KERNEL(k_softsign, DS_CUDA_UN_SOFTSIGN)
-UNARY_KERNEL(k_logical_not, DS_CUDA_UN_LOGICAL_NOT)
-UNARY_KERNEL(k_hard_swish, DS_CUDA_UN_HARD_SWISH)
-#undef UNARY_KERNEL
+/* The three ways a unary op takes its coefficients (the table's COEF column). */
+static DsStatus run_unary_NONE(const DsKernelCtx *ctx, DsMathUnaryFn fn)
+{
+  return run_unary(ctx, fn, 0.0f, 0.0f);
+}
 
 /* clip: the bounds take the data's dtype first, as MXNet compares against DType(a_min). */
-static DsStatus k_clip(const DsKernelCtx *ctx)
+static DsStatus run_unary_CLIP(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 {
   const DsClipParam *p = ctx->param;
   if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
-  return run_unary(ctx, DS_CUDA_UN_CLIP, (float)p->a_min, (float)p->a_max);
+  return run_unary(ctx, fn, (float)p->a_min, (float)p->a_max);
 }
 
 /* The activations with two coefficients (DsActParam: alpha, beta). */
-#define ACT_PARAM_KERNEL(NAME, FN)                                                                 \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+static DsStatus run_unary_ACT(const DsKernelCtx *ctx, DsMathUnaryFn fn)
+{
+  const DsActParam *p = ctx->param;
+  if (p == NULL)
+    return DS_STATUS_INVALID_ARGUMENT;
+  return run_unary(ctx, fn, (float)p->alpha, (float)p->beta);
+}
+
+/* One kernel per op of the table, registered under the op of the same id. */
+#define UNARY_KERNEL(ID, COST, COEF, EXPR)                                                         \
+  static DsStatus k_unary_##ID(const DsKernelCtx *ctx)                                             \
   {                                                                                                \
-    const DsActParam *p = ctx->param;                                                              \
-    if (p == NULL)                                                                                 \
-      return DS_STATUS_INVALID_ARGUMENT;                                                           \
-    return run_unary(ctx, FN, (float)p->alpha, (float)p->beta);                                    \
+    return run_unary_##COEF(ctx, DS_MATH_UN_##ID);                                                 \
   }
-ACT_PARAM_KERNEL(k_hard_sigmoid, DS_CUDA_UN_HARD_SIGMOID)
-ACT_PARAM_KERNEL(k_selu, DS_CUDA_UN_SELU)
-ACT_PARAM_KERNEL(k_celu, DS_CUDA_UN_CELU)
-ACT_PARAM_KERNEL(k_thresholded_relu, DS_CUDA_UN_THRESHOLDED_RELU)
-ACT_PARAM_KERNEL(k_shrink, DS_CUDA_UN_SHRINK)
-#undef ACT_PARAM_KERNEL
+DS_MATH_UNARY(UNARY_KERNEL)
+#undef UNARY_KERNEL
 
 /* Activation: each act_type's formula is ds-cpu-nn.c's. */
 static DsStatus k_activation(const DsKernelCtx *ctx)
@@ -173,19 +144,19 @@ static DsStatus k_activation(const DsKernelCtx *ctx)
     return DS_STATUS_INVALID_ARGUMENT;
   switch (p->act_type) {
   case DS_ACT_RELU:
-    return run_unary(ctx, DS_CUDA_UN_ACT_RELU, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_ACT_RELU, 0.0f, 0.0f);
   case DS_ACT_SIGMOID:
-    return run_unary(ctx, DS_CUDA_UN_SIGMOID, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_ACT_SIGMOID, 0.0f, 0.0f);
   case DS_ACT_TANH:
-    return run_unary(ctx, DS_CUDA_UN_TANH, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_TANH, 0.0f, 0.0f);
   case DS_ACT_SOFTRELU:
-    return run_unary(ctx, DS_CUDA_UN_ACT_SOFTRELU, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_ACT_SOFTRELU, 0.0f, 0.0f);
   case DS_ACT_SOFTSIGN:
-    return run_unary(ctx, DS_CUDA_UN_SOFTSIGN, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_SOFTSIGN, 0.0f, 0.0f);
   case DS_ACT_LOG_SIGMOID:
-    return run_unary(ctx, DS_CUDA_UN_ACT_LOG_SIGMOID, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_ACT_LOG_SIGMOID, 0.0f, 0.0f);
   case DS_ACT_MISH:
-    return run_unary(ctx, DS_CUDA_UN_ACT_MISH, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_ACT_MISH, 0.0f, 0.0f);
   }
   return DS_STATUS_UNSUPPORTED;
 }
@@ -236,10 +207,10 @@ static DsStatus k_leaky_relu(const DsKernelCtx *ctx)
   float slope = (float)p->slope;
   switch (p->act_type) {
   case DS_LEAKY_LEAKY:
-    return run_unary(ctx, DS_CUDA_UN_LEAKY, slope, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_LEAKY, slope, 0.0f);
   case DS_LEAKY_RRELU: {
     slope = (float)((p->lower_bound + p->upper_bound) / 2.0);
-    DsStatus st = run_unary(ctx, DS_CUDA_UN_LEAKY, slope, 0.0f);
+    DsStatus st = run_unary(ctx, DS_MATH_UN_LEAKY, slope, 0.0f);
     if (st != DS_STATUS_OK)
       return st;
     DsTensor *mask = &ctx->outputs[1];
@@ -248,11 +219,11 @@ static DsStatus k_leaky_relu(const DsKernelCtx *ctx)
   case DS_LEAKY_PRELU:
     return run_prelu(ctx);
   case DS_LEAKY_ELU:
-    return run_unary(ctx, DS_CUDA_UN_LEAKY_ELU, slope, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_LEAKY_ELU, slope, 0.0f);
   case DS_LEAKY_SELU:
-    return run_unary(ctx, DS_CUDA_UN_LEAKY_SELU, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_LEAKY_SELU, 0.0f, 0.0f);
   case DS_LEAKY_GELU:
-    return run_unary(ctx, DS_CUDA_UN_LEAKY_GELU, 0.0f, 0.0f);
+    return run_unary(ctx, DS_MATH_UN_LEAKY_GELU, 0.0f, 0.0f);
   }
   return DS_STATUS_UNSUPPORTED;
 }
@@ -367,19 +338,14 @@ typedef enum {
 
 typedef struct {
   DsOpId id;
-  int op; /* DsCudaBinaryOp */
+  DsMathBinaryFn op;
   BinRule rule;
   DsKernelFn run;
 } BinEntry;
 
-static bool is_compare(int op)
-{
-  return op >= DS_CUDA_BIN_EQ && op <= DS_CUDA_BIN_LE;
-}
-
 static bool is_logical(int op)
 {
-  return op >= DS_CUDA_BIN_AND && op <= DS_CUDA_BIN_XOR;
+  return op >= DS_MATH_BIN_AND && op <= DS_MATH_BIN_XOR;
 }
 
 /* The (op, dtypes) pairs ds_cuda_launch_binary has kernels for. */
@@ -388,7 +354,7 @@ static bool binary_dtypes_ok(int op, BinRule rule, DsDType ta, DsDType tb, DsDTy
   if (ta != tb)
     return false;
   if (rule == RULE_BOOL_OUT)
-    return to == DS_DTYPE_BOOL && is_compare(op) && computable(ta);
+    return to == DS_DTYPE_BOOL && ds_math_binary_is_compare(op) && computable(ta);
   if (to != ta)
     return false;
   switch (ta) {
@@ -397,10 +363,11 @@ static bool binary_dtypes_ok(int op, BinRule rule, DsDType ta, DsDType tb, DsDTy
     return true;
   case DS_DTYPE_INT32:
   case DS_DTYPE_INT64:
-    return op == DS_CUDA_BIN_ADD || op == DS_CUDA_BIN_SUB || op == DS_CUDA_BIN_MUL ||
-           op == DS_CUDA_BIN_MAX || op == DS_CUDA_BIN_MIN || is_compare(op) || is_logical(op);
+    return op == DS_MATH_BIN_ADD || op == DS_MATH_BIN_SUB || op == DS_MATH_BIN_MUL ||
+           op == DS_MATH_BIN_MAX || op == DS_MATH_BIN_MIN || ds_math_binary_is_compare(op) ||
+           is_logical(op);
   case DS_DTYPE_BOOL:
-    return is_compare(op) || is_logical(op);
+    return ds_math_binary_is_compare(op) || is_logical(op);
   default:
     return false;
   }
@@ -430,63 +397,63 @@ static DsStatus run_binary(const DsKernelCtx *ctx, int op, BinRule rule)
   {                                                                                                \
     return run_binary(ctx, OP, RULE);                                                              \
   }
-BINARY_KERNEL(k_add, DS_CUDA_BIN_ADD, RULE_SAME)
-BINARY_KERNEL(k_sub, DS_CUDA_BIN_SUB, RULE_SAME)
-BINARY_KERNEL(k_mul, DS_CUDA_BIN_MUL, RULE_SAME)
-BINARY_KERNEL(k_div, DS_CUDA_BIN_DIV, RULE_SAME)
-BINARY_KERNEL(k_maximum, DS_CUDA_BIN_MAX, RULE_SAME)
-BINARY_KERNEL(k_minimum, DS_CUDA_BIN_MIN, RULE_SAME)
-BINARY_KERNEL(k_power, DS_CUDA_BIN_POW, RULE_LHS)
-BINARY_KERNEL(k_equal, DS_CUDA_BIN_EQ, RULE_SAME)
-BINARY_KERNEL(k_not_equal, DS_CUDA_BIN_NE, RULE_SAME)
-BINARY_KERNEL(k_greater, DS_CUDA_BIN_GT, RULE_SAME)
-BINARY_KERNEL(k_greater_equal, DS_CUDA_BIN_GE, RULE_SAME)
-BINARY_KERNEL(k_lesser, DS_CUDA_BIN_LT, RULE_SAME)
-BINARY_KERNEL(k_lesser_equal, DS_CUDA_BIN_LE, RULE_SAME)
-BINARY_KERNEL(k_mod, DS_CUDA_BIN_MOD, RULE_SAME)
-BINARY_KERNEL(k_fmod, DS_CUDA_BIN_FMOD, RULE_SAME)
-BINARY_KERNEL(k_logical_and, DS_CUDA_BIN_AND, RULE_SAME)
-BINARY_KERNEL(k_logical_or, DS_CUDA_BIN_OR, RULE_SAME)
-BINARY_KERNEL(k_logical_xor, DS_CUDA_BIN_XOR, RULE_SAME)
-BINARY_KERNEL(k_prelu, DS_CUDA_BIN_PRELU, RULE_SAME)
-BINARY_KERNEL(k_np_equal, DS_CUDA_BIN_EQ, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_not_equal, DS_CUDA_BIN_NE, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_greater, DS_CUDA_BIN_GT, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_greater_equal, DS_CUDA_BIN_GE, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_less, DS_CUDA_BIN_LT, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_less_equal, DS_CUDA_BIN_LE, RULE_BOOL_OUT)
+BINARY_KERNEL(k_add, DS_MATH_BIN_ADD, RULE_SAME)
+BINARY_KERNEL(k_sub, DS_MATH_BIN_SUB, RULE_SAME)
+BINARY_KERNEL(k_mul, DS_MATH_BIN_MUL, RULE_SAME)
+BINARY_KERNEL(k_div, DS_MATH_BIN_DIV, RULE_SAME)
+BINARY_KERNEL(k_maximum, DS_MATH_BIN_MAX, RULE_SAME)
+BINARY_KERNEL(k_minimum, DS_MATH_BIN_MIN, RULE_SAME)
+BINARY_KERNEL(k_power, DS_MATH_BIN_POW, RULE_LHS)
+BINARY_KERNEL(k_equal, DS_MATH_BIN_EQ, RULE_SAME)
+BINARY_KERNEL(k_not_equal, DS_MATH_BIN_NE, RULE_SAME)
+BINARY_KERNEL(k_greater, DS_MATH_BIN_GT, RULE_SAME)
+BINARY_KERNEL(k_greater_equal, DS_MATH_BIN_GE, RULE_SAME)
+BINARY_KERNEL(k_lesser, DS_MATH_BIN_LT, RULE_SAME)
+BINARY_KERNEL(k_lesser_equal, DS_MATH_BIN_LE, RULE_SAME)
+BINARY_KERNEL(k_mod, DS_MATH_BIN_MOD, RULE_SAME)
+BINARY_KERNEL(k_fmod, DS_MATH_BIN_FMOD, RULE_SAME)
+BINARY_KERNEL(k_logical_and, DS_MATH_BIN_AND, RULE_SAME)
+BINARY_KERNEL(k_logical_or, DS_MATH_BIN_OR, RULE_SAME)
+BINARY_KERNEL(k_logical_xor, DS_MATH_BIN_XOR, RULE_SAME)
+BINARY_KERNEL(k_prelu, DS_MATH_BIN_PRELU, RULE_SAME)
+BINARY_KERNEL(k_np_equal, DS_MATH_BIN_EQ, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_not_equal, DS_MATH_BIN_NE, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_greater, DS_MATH_BIN_GT, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_greater_equal, DS_MATH_BIN_GE, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_less, DS_MATH_BIN_LT, RULE_BOOL_OUT)
+BINARY_KERNEL(k_np_less_equal, DS_MATH_BIN_LE, RULE_BOOL_OUT)
 #undef BINARY_KERNEL
 
 static const BinEntry binary_ops[] = {
-    {DS_OP_ELEMWISE_ADD, DS_CUDA_BIN_ADD, RULE_SAME, k_add},
-    {DS_OP_ELEMWISE_SUB, DS_CUDA_BIN_SUB, RULE_SAME, k_sub},
-    {DS_OP_ELEMWISE_MUL, DS_CUDA_BIN_MUL, RULE_SAME, k_mul},
-    {DS_OP_ELEMWISE_DIV, DS_CUDA_BIN_DIV, RULE_SAME, k_div},
-    {DS_OP_BROADCAST_ADD, DS_CUDA_BIN_ADD, RULE_SAME, k_add},
-    {DS_OP_BROADCAST_SUB, DS_CUDA_BIN_SUB, RULE_SAME, k_sub},
-    {DS_OP_BROADCAST_MUL, DS_CUDA_BIN_MUL, RULE_SAME, k_mul},
-    {DS_OP_BROADCAST_DIV, DS_CUDA_BIN_DIV, RULE_SAME, k_div},
-    {DS_OP_BROADCAST_MAXIMUM, DS_CUDA_BIN_MAX, RULE_SAME, k_maximum},
-    {DS_OP_BROADCAST_MINIMUM, DS_CUDA_BIN_MIN, RULE_SAME, k_minimum},
-    {DS_OP_BROADCAST_POWER, DS_CUDA_BIN_POW, RULE_LHS, k_power},
-    {DS_OP_BROADCAST_EQUAL, DS_CUDA_BIN_EQ, RULE_SAME, k_equal},
-    {DS_OP_BROADCAST_NOT_EQUAL, DS_CUDA_BIN_NE, RULE_SAME, k_not_equal},
-    {DS_OP_BROADCAST_GREATER, DS_CUDA_BIN_GT, RULE_SAME, k_greater},
-    {DS_OP_BROADCAST_GREATER_EQUAL, DS_CUDA_BIN_GE, RULE_SAME, k_greater_equal},
-    {DS_OP_BROADCAST_LESSER, DS_CUDA_BIN_LT, RULE_SAME, k_lesser},
-    {DS_OP_BROADCAST_LESSER_EQUAL, DS_CUDA_BIN_LE, RULE_SAME, k_lesser_equal},
-    {DS_OP_BROADCAST_MOD, DS_CUDA_BIN_MOD, RULE_SAME, k_mod},
-    {DS_OP_BROADCAST_FMOD, DS_CUDA_BIN_FMOD, RULE_SAME, k_fmod},
-    {DS_OP_BROADCAST_LOGICAL_AND, DS_CUDA_BIN_AND, RULE_SAME, k_logical_and},
-    {DS_OP_BROADCAST_LOGICAL_OR, DS_CUDA_BIN_OR, RULE_SAME, k_logical_or},
-    {DS_OP_BROADCAST_LOGICAL_XOR, DS_CUDA_BIN_XOR, RULE_SAME, k_logical_xor},
-    {DS_OP_BROADCAST_PRELU, DS_CUDA_BIN_PRELU, RULE_SAME, k_prelu},
-    {DS_OP_NP_EQUAL, DS_CUDA_BIN_EQ, RULE_BOOL_OUT, k_np_equal},
-    {DS_OP_NP_NOT_EQUAL, DS_CUDA_BIN_NE, RULE_BOOL_OUT, k_np_not_equal},
-    {DS_OP_NP_GREATER, DS_CUDA_BIN_GT, RULE_BOOL_OUT, k_np_greater},
-    {DS_OP_NP_GREATER_EQUAL, DS_CUDA_BIN_GE, RULE_BOOL_OUT, k_np_greater_equal},
-    {DS_OP_NP_LESS, DS_CUDA_BIN_LT, RULE_BOOL_OUT, k_np_less},
-    {DS_OP_NP_LESS_EQUAL, DS_CUDA_BIN_LE, RULE_BOOL_OUT, k_np_less_equal},
+    {DS_OP_ELEMWISE_ADD, DS_MATH_BIN_ADD, RULE_SAME, k_add},
+    {DS_OP_ELEMWISE_SUB, DS_MATH_BIN_SUB, RULE_SAME, k_sub},
+    {DS_OP_ELEMWISE_MUL, DS_MATH_BIN_MUL, RULE_SAME, k_mul},
+    {DS_OP_ELEMWISE_DIV, DS_MATH_BIN_DIV, RULE_SAME, k_div},
+    {DS_OP_BROADCAST_ADD, DS_MATH_BIN_ADD, RULE_SAME, k_add},
+    {DS_OP_BROADCAST_SUB, DS_MATH_BIN_SUB, RULE_SAME, k_sub},
+    {DS_OP_BROADCAST_MUL, DS_MATH_BIN_MUL, RULE_SAME, k_mul},
+    {DS_OP_BROADCAST_DIV, DS_MATH_BIN_DIV, RULE_SAME, k_div},
+    {DS_OP_BROADCAST_MAXIMUM, DS_MATH_BIN_MAX, RULE_SAME, k_maximum},
+    {DS_OP_BROADCAST_MINIMUM, DS_MATH_BIN_MIN, RULE_SAME, k_minimum},
+    {DS_OP_BROADCAST_POWER, DS_MATH_BIN_POW, RULE_LHS, k_power},
+    {DS_OP_BROADCAST_EQUAL, DS_MATH_BIN_EQ, RULE_SAME, k_equal},
+    {DS_OP_BROADCAST_NOT_EQUAL, DS_MATH_BIN_NE, RULE_SAME, k_not_equal},
+    {DS_OP_BROADCAST_GREATER, DS_MATH_BIN_GT, RULE_SAME, k_greater},
+    {DS_OP_BROADCAST_GREATER_EQUAL, DS_MATH_BIN_GE, RULE_SAME, k_greater_equal},
+    {DS_OP_BROADCAST_LESSER, DS_MATH_BIN_LT, RULE_SAME, k_lesser},
+    {DS_OP_BROADCAST_LESSER_EQUAL, DS_MATH_BIN_LE, RULE_SAME, k_lesser_equal},
+    {DS_OP_BROADCAST_MOD, DS_MATH_BIN_MOD, RULE_SAME, k_mod},
+    {DS_OP_BROADCAST_FMOD, DS_MATH_BIN_FMOD, RULE_SAME, k_fmod},
+    {DS_OP_BROADCAST_LOGICAL_AND, DS_MATH_BIN_AND, RULE_SAME, k_logical_and},
+    {DS_OP_BROADCAST_LOGICAL_OR, DS_MATH_BIN_OR, RULE_SAME, k_logical_or},
+    {DS_OP_BROADCAST_LOGICAL_XOR, DS_MATH_BIN_XOR, RULE_SAME, k_logical_xor},
+    {DS_OP_BROADCAST_PRELU, DS_MATH_BIN_PRELU, RULE_SAME, k_prelu},
+    {DS_OP_NP_EQUAL, DS_MATH_BIN_EQ, RULE_BOOL_OUT, k_np_equal},
+    {DS_OP_NP_NOT_EQUAL, DS_MATH_BIN_NE, RULE_BOOL_OUT, k_np_not_equal},
+    {DS_OP_NP_GREATER, DS_MATH_BIN_GT, RULE_BOOL_OUT, k_np_greater},
+    {DS_OP_NP_GREATER_EQUAL, DS_MATH_BIN_GE, RULE_BOOL_OUT, k_np_greater_equal},
+    {DS_OP_NP_LESS, DS_MATH_BIN_LT, RULE_BOOL_OUT, k_np_less},
+    {DS_OP_NP_LESS_EQUAL, DS_MATH_BIN_LE, RULE_BOOL_OUT, k_np_less_equal},
 };
 
 static const BinEntry *binary_entry(DsOpId id)
@@ -533,18 +500,18 @@ static DsStatus run_scalar(const DsKernelCtx *ctx, int op, bool reverse)
   {                                                                                                \
     return run_scalar(ctx, OP, REVERSE);                                                           \
   }
-SCALAR_KERNEL(k_plus_scalar, DS_CUDA_BIN_ADD, false)
-SCALAR_KERNEL(k_minus_scalar, DS_CUDA_BIN_SUB, false)
-SCALAR_KERNEL(k_rminus_scalar, DS_CUDA_BIN_SUB, true)
-SCALAR_KERNEL(k_mul_scalar, DS_CUDA_BIN_MUL, false)
-SCALAR_KERNEL(k_div_scalar, DS_CUDA_BIN_DIV, false)
-SCALAR_KERNEL(k_rdiv_scalar, DS_CUDA_BIN_DIV, true)
-SCALAR_KERNEL(k_power_scalar, DS_CUDA_BIN_POW, false)
-SCALAR_KERNEL(k_maximum_scalar, DS_CUDA_BIN_MAX, false)
-SCALAR_KERNEL(k_minimum_scalar, DS_CUDA_BIN_MIN, false)
-SCALAR_KERNEL(k_equal_scalar, DS_CUDA_BIN_EQ, false)
-SCALAR_KERNEL(k_greater_scalar, DS_CUDA_BIN_GT, false)
-SCALAR_KERNEL(k_lesser_scalar, DS_CUDA_BIN_LT, false)
+SCALAR_KERNEL(k_plus_scalar, DS_MATH_BIN_ADD, false)
+SCALAR_KERNEL(k_minus_scalar, DS_MATH_BIN_SUB, false)
+SCALAR_KERNEL(k_rminus_scalar, DS_MATH_BIN_SUB, true)
+SCALAR_KERNEL(k_mul_scalar, DS_MATH_BIN_MUL, false)
+SCALAR_KERNEL(k_div_scalar, DS_MATH_BIN_DIV, false)
+SCALAR_KERNEL(k_rdiv_scalar, DS_MATH_BIN_DIV, true)
+SCALAR_KERNEL(k_power_scalar, DS_MATH_BIN_POW, false)
+SCALAR_KERNEL(k_maximum_scalar, DS_MATH_BIN_MAX, false)
+SCALAR_KERNEL(k_minimum_scalar, DS_MATH_BIN_MIN, false)
+SCALAR_KERNEL(k_equal_scalar, DS_MATH_BIN_EQ, false)
+SCALAR_KERNEL(k_greater_scalar, DS_MATH_BIN_GT, false)
+SCALAR_KERNEL(k_lesser_scalar, DS_MATH_BIN_LT, false)
 #undef SCALAR_KERNEL
 
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
@@ -553,7 +520,7 @@ static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
   if (ctx->n_inputs != 1 || ctx->inputs[0].ndim < 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
-  return run_scalar_value(ctx, DS_CUDA_BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
+  return run_scalar_value(ctx, DS_MATH_BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -781,42 +748,6 @@ typedef struct {
 } OpEntry;
 
 static const OpEntry other_ops[] = {
-    {DS_OP_RELU, k_relu, supports_unary_f32},
-    {DS_OP_SIGMOID, k_sigmoid, supports_unary_f32},
-    {DS_OP_TANH, k_tanh, supports_unary_f32},
-    {DS_OP_EXP, k_exp, supports_unary_f32},
-    {DS_OP_LOG, k_log, supports_unary_f32},
-    {DS_OP_SQRT, k_sqrt, supports_unary_f32},
-    {DS_OP_RSQRT, k_rsqrt, supports_unary_f32},
-    {DS_OP_SQUARE, k_square, supports_unary_f32},
-    {DS_OP_ABS, k_abs, supports_unary_f32},
-    {DS_OP_NEGATIVE, k_negative, supports_unary_f32},
-    {DS_OP_RECIPROCAL, k_reciprocal, supports_unary_f32},
-    {DS_OP_ERF, k_erf, supports_unary_f32},
-    {DS_OP_CLIP, k_clip, supports_unary_f32},
-    {DS_OP_FLOOR, k_floor, supports_unary_f32},
-    {DS_OP_CEIL, k_ceil, supports_unary_f32},
-    {DS_OP_RINT, k_rint, supports_unary_f32},
-    {DS_OP_SIGN, k_sign, supports_unary_f32},
-    {DS_OP_SIN, k_sin, supports_unary_f32},
-    {DS_OP_COS, k_cos, supports_unary_f32},
-    {DS_OP_TAN, k_tan, supports_unary_f32},
-    {DS_OP_ARCSIN, k_arcsin, supports_unary_f32},
-    {DS_OP_ARCCOS, k_arccos, supports_unary_f32},
-    {DS_OP_ARCTAN, k_arctan, supports_unary_f32},
-    {DS_OP_SINH, k_sinh, supports_unary_f32},
-    {DS_OP_COSH, k_cosh, supports_unary_f32},
-    {DS_OP_ARCSINH, k_arcsinh, supports_unary_f32},
-    {DS_OP_ARCCOSH, k_arccosh, supports_unary_f32},
-    {DS_OP_ARCTANH, k_arctanh, supports_unary_f32},
-    {DS_OP_SOFTSIGN, k_softsign, supports_unary_f32},
-    {DS_OP_LOGICAL_NOT, k_logical_not, supports_unary_f32},
-    {DS_OP_HARD_SWISH, k_hard_swish, supports_unary_f32},
-    {DS_OP_HARD_SIGMOID, k_hard_sigmoid, supports_unary_f32},
-    {DS_OP_SELU, k_selu, supports_unary_f32},
-    {DS_OP_CELU, k_celu, supports_unary_f32},
-    {DS_OP_THRESHOLDED_RELU, k_thresholded_relu, supports_unary_f32},
-    {DS_OP_SHRINK, k_shrink, supports_unary_f32},
     {DS_OP_ACTIVATION, k_activation, supports_unary_f32},
     {DS_OP_LEAKY_RELU, k_leaky_relu, supports_leaky_relu},
     {DS_OP_DROPOUT, k_dropout, supports_dropout},
@@ -852,6 +783,11 @@ void ds_cuda_elemwise_register(DsKernel *table, DsCudaSupportsFn *supports)
     table[binary_ops[i].id] = (DsKernel){binary_ops[i].run, NULL};
     supports[binary_ops[i].id] = supports_binary;
   }
+#define UNARY_REGISTER(ID, COST, COEF, EXPR)                                                       \
+  table[DS_OP_##ID] = (DsKernel){k_unary_##ID, NULL};                                              \
+  supports[DS_OP_##ID] = supports_unary_f32;
+  DS_MATH_UNARY(UNARY_REGISTER)
+#undef UNARY_REGISTER
   for (size_t i = 0; i < G_N_ELEMENTS(other_ops); i++) {
     table[other_ops[i].id] = (DsKernel){other_ops[i].run, NULL};
     supports[other_ops[i].id] = other_ops[i].supports;

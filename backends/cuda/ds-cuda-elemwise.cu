@@ -44,128 +44,59 @@ __device__ __forceinline__ double fdiv(double x, double y)
   return x / y;
 }
 
+/* core/ds-math-unary.h's primitives for float32: the transcendental functions in double,
+ * rounded once; division and square root correctly rounded. */
 __device__ __forceinline__ float d_exp(float x)
 {
   return (float)exp((double)x);
 }
-__device__ __forceinline__ float d_expm1(float x)
-{
-  return (float)expm1((double)x);
-}
-__device__ __forceinline__ float d_tanh(float x)
-{
-  return (float)tanh((double)x);
-}
 
 /* MXNet's softrelu: x itself above 20, log(1 + e^x) below. */
-__device__ __forceinline__ float softrelu(float x)
+__device__ __forceinline__ float d_softrelu(float x)
 {
   return x > 20.0f ? x : (float)log1p(exp((double)x));
 }
 
-/* max(0, min(1, alpha * v + beta)), NaN kept (ds-cpu-elemwise.c's HARD_SIGMOID). */
-__device__ __forceinline__ float hard_sigmoid(float v, float alpha, float beta)
-{
-  float t = alpha * v + beta;
-  return t > 1.0f ? 1.0f : (t < 0.0f ? 0.0f : t);
-}
+#define DS_M_DIV(p, q)  fdiv(p, q)
+#define DS_M_EXP(v)     d_exp(v)
+#define DS_M_EXPM1(v)   ((float)expm1((double)(v)))
+#define DS_M_LOG(v)     ((float)log((double)(v)))
+#define DS_M_SQRT(v)    __fsqrt_rn(v)
+#define DS_M_TANH(v)    ((float)tanh((double)(v)))
+#define DS_M_ERF(v)     ((float)erf((double)(v)))
+#define DS_M_FABS(v)    fabsf(v)
+#define DS_M_FLOOR(v)   floorf(v)
+#define DS_M_CEIL(v)    ceilf(v)
+#define DS_M_RINT(v)    rintf(v)
+#define DS_M_SIN(v)     ((float)sin((double)(v)))
+#define DS_M_COS(v)     ((float)cos((double)(v)))
+#define DS_M_TAN(v)     ((float)tan((double)(v)))
+#define DS_M_ASIN(v)    ((float)asin((double)(v)))
+#define DS_M_ACOS(v)    ((float)acos((double)(v)))
+#define DS_M_ATAN(v)    ((float)atan((double)(v)))
+#define DS_M_SINH(v)    ((float)sinh((double)(v)))
+#define DS_M_COSH(v)    ((float)cosh((double)(v)))
+#define DS_M_ASINH(v)   ((float)asinh((double)(v)))
+#define DS_M_ACOSH(v)   ((float)acosh((double)(v)))
+#define DS_M_ATANH(v)   ((float)atanh((double)(v)))
+#define DS_M_SIGMOID(v) ((float)(1.0 / (1.0 + exp(-(double)(v)))))
+#define DS_M_SOFTRELU(v) d_softrelu(v)
 
-#define SELU_ALPHA  1.6732632423543772848170429916717f
-#define SELU_LAMBDA 1.0507009873554804934193349852946f
+/* Each function of the table as a device function unary_apply<FN>. */
+template <int FN> __device__ __forceinline__ float unary_apply(float x, float a, float b);
 
-template <int OP> __device__ __forceinline__ float unary_apply(float x, float a, float b)
-{
-  if constexpr (OP == DS_CUDA_UN_RELU)
-    return x > 0.0f ? x : 0.0f;
-  else if constexpr (OP == DS_CUDA_UN_SIGMOID)
-    return (float)(1.0 / (1.0 + exp(-(double)x)));
-  else if constexpr (OP == DS_CUDA_UN_TANH)
-    return d_tanh(x);
-  else if constexpr (OP == DS_CUDA_UN_EXP)
-    return d_exp(x);
-  else if constexpr (OP == DS_CUDA_UN_LOG)
-    return (float)log((double)x);
-  else if constexpr (OP == DS_CUDA_UN_SQRT)
-    return __fsqrt_rn(x);
-  else if constexpr (OP == DS_CUDA_UN_RSQRT)
-    return __fdiv_rn(1.0f, __fsqrt_rn(x)); /* two roundings, as the CPU's 1 / sqrtf(x) */
-  else if constexpr (OP == DS_CUDA_UN_SQUARE)
-    return x * x;
-  else if constexpr (OP == DS_CUDA_UN_ABS)
-    return fabsf(x);
-  else if constexpr (OP == DS_CUDA_UN_NEGATIVE)
-    return -x;
-  else if constexpr (OP == DS_CUDA_UN_RECIPROCAL)
-    return __fdiv_rn(1.0f, x);
-  else if constexpr (OP == DS_CUDA_UN_ERF)
-    return (float)erf((double)x);
-  else if constexpr (OP == DS_CUDA_UN_CLIP)
-    return x > b ? b : (x < a ? a : x); /* NaN passes */
-  else if constexpr (OP == DS_CUDA_UN_FLOOR)
-    return floorf(x);
-  else if constexpr (OP == DS_CUDA_UN_CEIL)
-    return ceilf(x);
-  else if constexpr (OP == DS_CUDA_UN_RINT)
-    return rintf(x);
-  else if constexpr (OP == DS_CUDA_UN_SIGN)
-    return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
-  else if constexpr (OP == DS_CUDA_UN_SIN)
-    return (float)sin((double)x);
-  else if constexpr (OP == DS_CUDA_UN_COS)
-    return (float)cos((double)x);
-  else if constexpr (OP == DS_CUDA_UN_TAN)
-    return (float)tan((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ASIN)
-    return (float)asin((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ACOS)
-    return (float)acos((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ATAN)
-    return (float)atan((double)x);
-  else if constexpr (OP == DS_CUDA_UN_SINH)
-    return (float)sinh((double)x);
-  else if constexpr (OP == DS_CUDA_UN_COSH)
-    return (float)cosh((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ASINH)
-    return (float)asinh((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ACOSH)
-    return (float)acosh((double)x);
-  else if constexpr (OP == DS_CUDA_UN_ATANH)
-    return (float)atanh((double)x);
-  else if constexpr (OP == DS_CUDA_UN_SOFTSIGN)
-    return __fdiv_rn(x, 1.0f + fabsf(x));
-  else if constexpr (OP == DS_CUDA_UN_LOGICAL_NOT)
-    return x == 0.0f ? 1.0f : 0.0f;
-  else if constexpr (OP == DS_CUDA_UN_HARD_SWISH)
-    return x * hard_sigmoid(x + 3.0f, 1.0f / 6.0f, 0.0f); /* (x + 3) / 6: exact near -3 */
-  else if constexpr (OP == DS_CUDA_UN_HARD_SIGMOID)
-    return hard_sigmoid(x, a, b);
-  else if constexpr (OP == DS_CUDA_UN_SELU)
-    return x > 0.0f ? b * x : b * a * d_expm1(x);
-  else if constexpr (OP == DS_CUDA_UN_CELU)
-    return x > 0.0f ? x : a * d_expm1(__fdiv_rn(x, a));
-  else if constexpr (OP == DS_CUDA_UN_THRESHOLDED_RELU)
-    return x > a ? x : 0.0f;
-  else if constexpr (OP == DS_CUDA_UN_SHRINK)
-    return x < -a ? x + b : (x > a ? x - b : 0.0f);
-  else if constexpr (OP == DS_CUDA_UN_ACT_RELU)
-    return (x > 0.0f || x != x) ? x : 0.0f;
-  else if constexpr (OP == DS_CUDA_UN_ACT_SOFTRELU)
-    return softrelu(x);
-  else if constexpr (OP == DS_CUDA_UN_ACT_LOG_SIGMOID)
-    return -softrelu(-x);
-  else if constexpr (OP == DS_CUDA_UN_ACT_MISH)
-    return x * d_tanh(softrelu(x));
-  else if constexpr (OP == DS_CUDA_UN_LEAKY)
-    return x > 0.0f ? x : x * a;
-  else if constexpr (OP == DS_CUDA_UN_LEAKY_ELU)
-    return x > 0.0f ? x : a * d_expm1(x);
-  else if constexpr (OP == DS_CUDA_UN_LEAKY_SELU)
-    return SELU_LAMBDA * (x > 0.0f ? x : SELU_ALPHA * d_expm1(x));
-  else if constexpr (OP == DS_CUDA_UN_LEAKY_GELU)
-    return 0.5f * x * (1.0f + (float)erf((double)(x * 0.70710678118654752f)));
-  else
-    static_assert(OP < 0, "a unary op without a formula");
-}
+#define UNARY_APPLY(ID, COST, COEF, EXPR)                                                          \
+  template <>                                                                                      \
+  __device__ __forceinline__ float unary_apply<DS_MATH_UN_##ID>(float x, float a, float b)         \
+  {                                                                                                \
+    using T = float;                                                                               \
+    (void)a;                                                                                       \
+    (void)b;                                                                                       \
+    return (EXPR);                                                                                 \
+  }
+DS_MATH_UNARY(UNARY_APPLY)
+DS_MATH_ACTIVATION(UNARY_APPLY)
+#undef UNARY_APPLY
 
 template <int OP>
 __global__ void unary_kernel(const float *__restrict__ x, float *__restrict__ y, int64_t n, float a,
@@ -249,65 +180,59 @@ template <typename T> __device__ __forceinline__ T mod_t(T x, T y)
   return (r != (T)0 && ((r < (T)0) != (y < (T)0))) ? r + y : r;
 }
 
-__host__ __device__ constexpr bool is_predicate_op(int op)
+/* Integer shifts (NumPy's rule: a count outside the width gives 0, or -1 for a negative number
+ * shifted right), as the CPU's. No launcher asks for them yet. */
+template <typename T> __device__ __forceinline__ T shl_t(T x, T y)
 {
-  return op >= DS_CUDA_BIN_EQ && op <= DS_CUDA_BIN_XOR;
+  static_assert(is_int_v<T>, "shifts are for integers");
+  using U = typename std::make_unsigned<T>::type;
+  return (y < 0 || y >= (T)(8 * sizeof(T))) ? (T)0 : (T)((U)x << y);
 }
 
-/* The comparisons and logical ops as a truth value. */
-template <int OP, typename T> __device__ __forceinline__ bool bin_predicate(T x, T y)
+template <typename T> __device__ __forceinline__ T shr_t(T x, T y)
 {
-  if constexpr (OP == DS_CUDA_BIN_EQ)
-    return x == y;
-  else if constexpr (OP == DS_CUDA_BIN_NE)
-    return x != y;
-  else if constexpr (OP == DS_CUDA_BIN_GT)
-    return x > y;
-  else if constexpr (OP == DS_CUDA_BIN_GE)
-    return x >= y;
-  else if constexpr (OP == DS_CUDA_BIN_LT)
-    return x < y;
-  else if constexpr (OP == DS_CUDA_BIN_LE)
-    return x <= y;
-  else if constexpr (OP == DS_CUDA_BIN_AND)
-    return x != (T)0 && y != (T)0;
-  else if constexpr (OP == DS_CUDA_BIN_OR)
-    return x != (T)0 || y != (T)0;
-  else
-    return (x != (T)0) != (y != (T)0);
+  static_assert(is_int_v<T>, "shifts are for integers");
+  return (y < 0 || y >= (T)(8 * sizeof(T))) ? (x < 0 ? (T)-1 : (T)0) : (T)(x >> y);
 }
 
-/* The arithmetic ops; max and min propagate NaN, as NumPy's maximum and minimum do. */
-template <int OP, typename T> __device__ __forceinline__ T bin_arith(T x, T y)
+/* core/ds-math-binary.h's primitives (DS_M_DIV is the unary table's fdiv). */
+#define DS_M_ADD  wrap_add
+#define DS_M_SUB  wrap_sub
+#define DS_M_MUL  wrap_mul
+#define DS_M_POW  pow_t
+#define DS_M_MOD  mod_t
+#define DS_M_FMOD fmod_t
+#define DS_M_SHL  shl_t
+#define DS_M_SHR  shr_t
+
+/* Whether `op` gives a truth value (the table's TRUTH kind). */
+#define TRUTH_CASE(ID, KIND, EXPR) (DS_MATH_KIND_##KIND && op == DS_MATH_BIN_##ID) ||
+__host__ __device__ constexpr bool is_truth_op(int op)
 {
-  if constexpr (OP == DS_CUDA_BIN_ADD)
-    return wrap_add(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_SUB)
-    return wrap_sub(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_MUL)
-    return wrap_mul(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_DIV)
-    return fdiv(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_MAX)
-    return (x > y || x != x) ? x : y;
-  else if constexpr (OP == DS_CUDA_BIN_MIN)
-    return (x < y || x != x) ? x : y;
-  else if constexpr (OP == DS_CUDA_BIN_POW)
-    return pow_t(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_MOD)
-    return mod_t(x, y);
-  else if constexpr (OP == DS_CUDA_BIN_FMOD)
-    return fmod_t(x, y);
-  else
-    return x < (T)0 ? x * y : x; /* DS_CUDA_BIN_PRELU */
+  return DS_MATH_BINARY(TRUTH_CASE) false;
+}
+#undef TRUTH_CASE
+
+/* Each function of the table: a value of T, or a truth value. */
+template <int OP, typename T> __device__ __forceinline__ auto bin_apply(T x, T y)
+{
+#define BIN_CASE(ID, KIND, EXPR)                                                                   \
+  if constexpr (OP == DS_MATH_BIN_##ID) {                                                          \
+    return (EXPR);                                                                                 \
+  } else
+  DS_MATH_BINARY(BIN_CASE)
+  {
+    static_assert(OP < 0, "a binary op without a formula");
+  }
+#undef BIN_CASE
 }
 
 template <int OP, typename T, typename O> __device__ __forceinline__ O bin_eval(T x, T y)
 {
-  if constexpr (is_predicate_op(OP))
-    return bin_predicate<OP, T>(x, y) ? (O)1 : (O)0;
+  if constexpr (is_truth_op(OP))
+    return bin_apply<OP, T>(x, y) ? (O)1 : (O)0;
   else
-    return (O)bin_arith<OP, T>(x, y);
+    return (O)bin_apply<OP, T>(x, y);
 }
 
 /* Offsets of output element i in the first K operands of the plan. The outermost dim needs no
@@ -354,30 +279,30 @@ template <typename T, typename O> __device__ __forceinline__ O bin_eval_any(int 
   case OP:                                                                                         \
     return bin_eval<OP, T, O>(x, y);
   switch (op) {
-    ANY_CASE(DS_CUDA_BIN_ADD)
-    ANY_CASE(DS_CUDA_BIN_SUB)
-    ANY_CASE(DS_CUDA_BIN_MUL)
-    ANY_CASE(DS_CUDA_BIN_MAX)
-    ANY_CASE(DS_CUDA_BIN_MIN)
-    ANY_CASE(DS_CUDA_BIN_EQ)
-    ANY_CASE(DS_CUDA_BIN_NE)
-    ANY_CASE(DS_CUDA_BIN_GT)
-    ANY_CASE(DS_CUDA_BIN_GE)
-    ANY_CASE(DS_CUDA_BIN_LT)
-    ANY_CASE(DS_CUDA_BIN_LE)
-    ANY_CASE(DS_CUDA_BIN_AND)
-    ANY_CASE(DS_CUDA_BIN_OR)
-    ANY_CASE(DS_CUDA_BIN_XOR)
+    ANY_CASE(DS_MATH_BIN_ADD)
+    ANY_CASE(DS_MATH_BIN_SUB)
+    ANY_CASE(DS_MATH_BIN_MUL)
+    ANY_CASE(DS_MATH_BIN_MAX)
+    ANY_CASE(DS_MATH_BIN_MIN)
+    ANY_CASE(DS_MATH_BIN_EQ)
+    ANY_CASE(DS_MATH_BIN_NE)
+    ANY_CASE(DS_MATH_BIN_GT)
+    ANY_CASE(DS_MATH_BIN_GE)
+    ANY_CASE(DS_MATH_BIN_LT)
+    ANY_CASE(DS_MATH_BIN_LE)
+    ANY_CASE(DS_MATH_BIN_AND)
+    ANY_CASE(DS_MATH_BIN_OR)
+    ANY_CASE(DS_MATH_BIN_XOR)
   default:
     break;
   }
   if constexpr (!is_int_v<T>) {
     switch (op) {
-      ANY_CASE(DS_CUDA_BIN_DIV)
-      ANY_CASE(DS_CUDA_BIN_POW)
-      ANY_CASE(DS_CUDA_BIN_MOD)
-      ANY_CASE(DS_CUDA_BIN_FMOD)
-      ANY_CASE(DS_CUDA_BIN_PRELU)
+      ANY_CASE(DS_MATH_BIN_DIV)
+      ANY_CASE(DS_MATH_BIN_POW)
+      ANY_CASE(DS_MATH_BIN_MOD)
+      ANY_CASE(DS_MATH_BIN_FMOD)
+      ANY_CASE(DS_MATH_BIN_PRELU)
     default:
       break;
     }
@@ -425,30 +350,30 @@ cudaError_t launch_binary_same(int op, const void *a, const void *b, void *out, 
     return launch_binary_typed<OP, T, T>(a, b, out, n, plan, stream);
   /* Every type has the exact ops; floats also the rest. */
   switch (op) {
-    SAME_CASE(DS_CUDA_BIN_ADD)
-    SAME_CASE(DS_CUDA_BIN_SUB)
-    SAME_CASE(DS_CUDA_BIN_MUL)
-    SAME_CASE(DS_CUDA_BIN_MAX)
-    SAME_CASE(DS_CUDA_BIN_MIN)
-    SAME_CASE(DS_CUDA_BIN_EQ)
-    SAME_CASE(DS_CUDA_BIN_NE)
-    SAME_CASE(DS_CUDA_BIN_GT)
-    SAME_CASE(DS_CUDA_BIN_GE)
-    SAME_CASE(DS_CUDA_BIN_LT)
-    SAME_CASE(DS_CUDA_BIN_LE)
-    SAME_CASE(DS_CUDA_BIN_AND)
-    SAME_CASE(DS_CUDA_BIN_OR)
-    SAME_CASE(DS_CUDA_BIN_XOR)
+    SAME_CASE(DS_MATH_BIN_ADD)
+    SAME_CASE(DS_MATH_BIN_SUB)
+    SAME_CASE(DS_MATH_BIN_MUL)
+    SAME_CASE(DS_MATH_BIN_MAX)
+    SAME_CASE(DS_MATH_BIN_MIN)
+    SAME_CASE(DS_MATH_BIN_EQ)
+    SAME_CASE(DS_MATH_BIN_NE)
+    SAME_CASE(DS_MATH_BIN_GT)
+    SAME_CASE(DS_MATH_BIN_GE)
+    SAME_CASE(DS_MATH_BIN_LT)
+    SAME_CASE(DS_MATH_BIN_LE)
+    SAME_CASE(DS_MATH_BIN_AND)
+    SAME_CASE(DS_MATH_BIN_OR)
+    SAME_CASE(DS_MATH_BIN_XOR)
   default:
     break;
   }
   if constexpr (!is_int_v<T>) {
     switch (op) {
-      SAME_CASE(DS_CUDA_BIN_DIV)
-      SAME_CASE(DS_CUDA_BIN_POW)
-      SAME_CASE(DS_CUDA_BIN_MOD)
-      SAME_CASE(DS_CUDA_BIN_FMOD)
-      SAME_CASE(DS_CUDA_BIN_PRELU)
+      SAME_CASE(DS_MATH_BIN_DIV)
+      SAME_CASE(DS_MATH_BIN_POW)
+      SAME_CASE(DS_MATH_BIN_MOD)
+      SAME_CASE(DS_MATH_BIN_FMOD)
+      SAME_CASE(DS_MATH_BIN_PRELU)
     default:
       break;
     }
@@ -462,12 +387,12 @@ cudaError_t launch_binary_bool(int op, const void *a, const void *b, void *out, 
                                const DsCudaBcast *plan, cudaStream_t stream)
 {
   switch (op) {
-  case DS_CUDA_BIN_AND:
-    return launch_binary_typed<DS_CUDA_BIN_AND, uint8_t, uint8_t>(a, b, out, n, plan, stream);
-  case DS_CUDA_BIN_OR:
-    return launch_binary_typed<DS_CUDA_BIN_OR, uint8_t, uint8_t>(a, b, out, n, plan, stream);
-  case DS_CUDA_BIN_XOR:
-    return launch_binary_typed<DS_CUDA_BIN_XOR, uint8_t, uint8_t>(a, b, out, n, plan, stream);
+  case DS_MATH_BIN_AND:
+    return launch_binary_typed<DS_MATH_BIN_AND, uint8_t, uint8_t>(a, b, out, n, plan, stream);
+  case DS_MATH_BIN_OR:
+    return launch_binary_typed<DS_MATH_BIN_OR, uint8_t, uint8_t>(a, b, out, n, plan, stream);
+  case DS_MATH_BIN_XOR:
+    return launch_binary_typed<DS_MATH_BIN_XOR, uint8_t, uint8_t>(a, b, out, n, plan, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -482,12 +407,12 @@ cudaError_t launch_compare_bool(int op, const void *a, const void *b, void *out,
   case OP:                                                                                         \
     return launch_binary_typed<OP, T, uint8_t>(a, b, out, n, plan, stream);
   switch (op) {
-    CMP_CASE(DS_CUDA_BIN_EQ)
-    CMP_CASE(DS_CUDA_BIN_NE)
-    CMP_CASE(DS_CUDA_BIN_GT)
-    CMP_CASE(DS_CUDA_BIN_GE)
-    CMP_CASE(DS_CUDA_BIN_LT)
-    CMP_CASE(DS_CUDA_BIN_LE)
+    CMP_CASE(DS_MATH_BIN_EQ)
+    CMP_CASE(DS_MATH_BIN_NE)
+    CMP_CASE(DS_MATH_BIN_GT)
+    CMP_CASE(DS_MATH_BIN_GE)
+    CMP_CASE(DS_MATH_BIN_LT)
+    CMP_CASE(DS_MATH_BIN_LE)
   default:
     return cudaErrorInvalidValue;
   }
@@ -520,16 +445,16 @@ cudaError_t launch_scalar_typed(int op, const void *x, double s, bool reverse, v
     scalar_kernel<OP, T><<<blocks, kThreads, 0, stream>>>(px, sv, reverse, po, n);                 \
     break;
   switch (op) {
-    SCALAR_CASE(DS_CUDA_BIN_ADD)
-    SCALAR_CASE(DS_CUDA_BIN_SUB)
-    SCALAR_CASE(DS_CUDA_BIN_MUL)
-    SCALAR_CASE(DS_CUDA_BIN_DIV)
-    SCALAR_CASE(DS_CUDA_BIN_POW)
-    SCALAR_CASE(DS_CUDA_BIN_MAX)
-    SCALAR_CASE(DS_CUDA_BIN_MIN)
-    SCALAR_CASE(DS_CUDA_BIN_EQ)
-    SCALAR_CASE(DS_CUDA_BIN_GT)
-    SCALAR_CASE(DS_CUDA_BIN_LT)
+    SCALAR_CASE(DS_MATH_BIN_ADD)
+    SCALAR_CASE(DS_MATH_BIN_SUB)
+    SCALAR_CASE(DS_MATH_BIN_MUL)
+    SCALAR_CASE(DS_MATH_BIN_DIV)
+    SCALAR_CASE(DS_MATH_BIN_POW)
+    SCALAR_CASE(DS_MATH_BIN_MAX)
+    SCALAR_CASE(DS_MATH_BIN_MIN)
+    SCALAR_CASE(DS_MATH_BIN_EQ)
+    SCALAR_CASE(DS_MATH_BIN_GT)
+    SCALAR_CASE(DS_MATH_BIN_LT)
   default:
     return cudaErrorInvalidValue;
   }
@@ -705,59 +630,17 @@ cudaError_t launch_fill_typed(void *out, uint64_t cell, int64_t n, cudaStream_t 
 
 /* ---- the C launchers ---------------------------------------------------------------------- */
 
-extern "C" cudaError_t ds_cuda_launch_unary_f32(int op, const float *x, float *y, int64_t n,
-                                                float a, float b, cudaStream_t stream)
+extern "C" cudaError_t ds_cuda_launch_unary_f32(DsMathUnaryFn fn, const float *x, float *y,
+                                                int64_t n, float a, float b, cudaStream_t stream)
 {
   unsigned blocks = blocks_for(n);
-#define UNARY_CASE(OP)                                                                             \
-  case OP:                                                                                         \
-    unary_kernel<OP><<<blocks, kThreads, 0, stream>>>(x, y, n, a, b);                              \
+#define UNARY_CASE(ID, COST, COEF, EXPR)                                                           \
+  case DS_MATH_UN_##ID:                                                                            \
+    unary_kernel<DS_MATH_UN_##ID><<<blocks, kThreads, 0, stream>>>(x, y, n, a, b);                 \
     break;
-  switch (op) {
-    UNARY_CASE(DS_CUDA_UN_RELU)
-    UNARY_CASE(DS_CUDA_UN_SIGMOID)
-    UNARY_CASE(DS_CUDA_UN_TANH)
-    UNARY_CASE(DS_CUDA_UN_EXP)
-    UNARY_CASE(DS_CUDA_UN_LOG)
-    UNARY_CASE(DS_CUDA_UN_SQRT)
-    UNARY_CASE(DS_CUDA_UN_RSQRT)
-    UNARY_CASE(DS_CUDA_UN_SQUARE)
-    UNARY_CASE(DS_CUDA_UN_ABS)
-    UNARY_CASE(DS_CUDA_UN_NEGATIVE)
-    UNARY_CASE(DS_CUDA_UN_RECIPROCAL)
-    UNARY_CASE(DS_CUDA_UN_ERF)
-    UNARY_CASE(DS_CUDA_UN_CLIP)
-    UNARY_CASE(DS_CUDA_UN_FLOOR)
-    UNARY_CASE(DS_CUDA_UN_CEIL)
-    UNARY_CASE(DS_CUDA_UN_RINT)
-    UNARY_CASE(DS_CUDA_UN_SIGN)
-    UNARY_CASE(DS_CUDA_UN_SIN)
-    UNARY_CASE(DS_CUDA_UN_COS)
-    UNARY_CASE(DS_CUDA_UN_TAN)
-    UNARY_CASE(DS_CUDA_UN_ASIN)
-    UNARY_CASE(DS_CUDA_UN_ACOS)
-    UNARY_CASE(DS_CUDA_UN_ATAN)
-    UNARY_CASE(DS_CUDA_UN_SINH)
-    UNARY_CASE(DS_CUDA_UN_COSH)
-    UNARY_CASE(DS_CUDA_UN_ASINH)
-    UNARY_CASE(DS_CUDA_UN_ACOSH)
-    UNARY_CASE(DS_CUDA_UN_ATANH)
-    UNARY_CASE(DS_CUDA_UN_SOFTSIGN)
-    UNARY_CASE(DS_CUDA_UN_LOGICAL_NOT)
-    UNARY_CASE(DS_CUDA_UN_HARD_SWISH)
-    UNARY_CASE(DS_CUDA_UN_HARD_SIGMOID)
-    UNARY_CASE(DS_CUDA_UN_SELU)
-    UNARY_CASE(DS_CUDA_UN_CELU)
-    UNARY_CASE(DS_CUDA_UN_THRESHOLDED_RELU)
-    UNARY_CASE(DS_CUDA_UN_SHRINK)
-    UNARY_CASE(DS_CUDA_UN_ACT_RELU)
-    UNARY_CASE(DS_CUDA_UN_ACT_SOFTRELU)
-    UNARY_CASE(DS_CUDA_UN_ACT_LOG_SIGMOID)
-    UNARY_CASE(DS_CUDA_UN_ACT_MISH)
-    UNARY_CASE(DS_CUDA_UN_LEAKY)
-    UNARY_CASE(DS_CUDA_UN_LEAKY_ELU)
-    UNARY_CASE(DS_CUDA_UN_LEAKY_SELU)
-    UNARY_CASE(DS_CUDA_UN_LEAKY_GELU)
+  switch (fn) {
+    DS_MATH_UNARY(UNARY_CASE)
+    DS_MATH_ACTIVATION(UNARY_CASE)
   default:
     return cudaErrorInvalidValue;
   }
@@ -785,7 +668,7 @@ extern "C" cudaError_t ds_cuda_launch_binary(int op, DsDType t, DsDType t_out, c
 {
   /* A comparison with a bool result compares the operands in their own type (bool as its
    * bytes, as the CPU does). */
-  if (t_out == DS_DTYPE_BOOL && op >= DS_CUDA_BIN_EQ && op <= DS_CUDA_BIN_LE) {
+  if (t_out == DS_DTYPE_BOOL && ds_math_binary_is_compare(op)) {
     switch (t) {
     case DS_DTYPE_FLOAT32:
       return launch_compare_bool<float>(op, a, b, out, n, plan, stream);

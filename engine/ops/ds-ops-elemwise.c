@@ -594,44 +594,17 @@ DS_SCALAR_OP(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar")
 static const char *const copy_aliases[] = {"identity", NULL};
 static const char *const block_grad_aliases[] = {"stop_gradient", NULL};
 
-DS_UNARY_OP(RELU, "relu", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SIGMOID, "sigmoid", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(TANH, "tanh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(EXP, "exp", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(LOG, "log", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SQRT, "sqrt", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(RSQRT, "rsqrt", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SQUARE, "square", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ABS, "abs", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(NEGATIVE, "negative", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(RECIPROCAL, "reciprocal", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ERF, "erf", NULL, DS_OP_TRAIT_ELEMWISE)
 DS_UNARY_OP(IDENTITY, "_copy", copy_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW)
 DS_UNARY_OP(BLOCK_GRAD, "BlockGrad", block_grad_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW)
 DS_UNARY_OP(ZEROS_LIKE, "zeros_like", NULL, DS_OP_TRAIT_ELEMWISE)
 DS_UNARY_OP(ONES_LIKE, "ones_like", NULL, DS_OP_TRAIT_ELEMWISE)
 DS_UNARY_OP(DIV_SQRT_DIM, "_contrib_div_sqrt_dim", NULL, DS_OP_TRAIT_ELEMWISE)
-/* rint rounds half to even (ONNX's Round); MXNet's round goes half away from zero. */
-DS_UNARY_OP(FLOOR, "floor", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(CEIL, "ceil", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(RINT, "rint", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SIGN, "sign", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SIN, "sin", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(COS, "cos", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(TAN, "tan", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCSIN, "arcsin", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCCOS, "arccos", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCTAN, "arctan", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SINH, "sinh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(COSH, "cosh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCSINH, "arcsinh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCCOSH, "arccosh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ARCTANH, "arctanh", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(SOFTSIGN, "softsign", NULL, DS_OP_TRAIT_ELEMWISE)
-/* 0/1 in the input's dtype, as MXNet's logical_not. */
-DS_UNARY_OP(LOGICAL_NOT, "logical_not", NULL, DS_OP_TRAIT_ELEMWISE)
-/* x * hard_sigmoid(x) with alpha 1/6 and beta 1/2. */
-DS_UNARY_OP(HARD_SWISH, "hard_swish", NULL, DS_OP_TRAIT_ELEMWISE)
+
+/* The unary math ops (rint rounds half to even, ONNX's Round; MXNet's round goes half away from
+ * zero. logical_not gives 0/1 in the input's dtype, as MXNet's). */
+#define DS_UNARY_MATH_OP(ID, NAME) DS_UNARY_OP(ID, NAME, NULL, DS_OP_TRAIT_ELEMWISE)
+DS_OPS_UNARY_MATH(DS_UNARY_MATH_OP)
+#undef DS_UNARY_MATH_OP
 
 #define DS_ACT_OP(ID, NAME, PARSE)                                                                 \
   static const DsOpDef ID##_def = {                                                                \

@@ -7,6 +7,41 @@
 #include "ds-dtype.h"
 #include "ds-tensor.h"
 
+/* The unary math ops without attributes, one line each: X(ID, MXNet name). Each one's formula
+ * is core/ds-math-unary.h's entry of the same ID, which every backend instantiates; its
+ * definition (one input, same shape, elementwise) is ds-ops-elemwise.c's DS_UNARY_MATH_OP. */
+#define DS_OPS_UNARY_MATH(X)                                                                  \
+  X(RELU, "relu")                                                                             \
+  X(SIGMOID, "sigmoid")                                                                       \
+  X(TANH, "tanh")                                                                             \
+  X(EXP, "exp")                                                                               \
+  X(LOG, "log")                                                                               \
+  X(SQRT, "sqrt")                                                                             \
+  X(RSQRT, "rsqrt")                                                                           \
+  X(SQUARE, "square")                                                                         \
+  X(ABS, "abs")                                                                               \
+  X(NEGATIVE, "negative")                                                                     \
+  X(RECIPROCAL, "reciprocal")                                                                 \
+  X(ERF, "erf")                                                                               \
+  X(FLOOR, "floor")                                                                           \
+  X(CEIL, "ceil")                                                                             \
+  X(RINT, "rint")                                                                             \
+  X(SIGN, "sign")                                                                             \
+  X(SIN, "sin")                                                                               \
+  X(COS, "cos")                                                                               \
+  X(TAN, "tan")                                                                               \
+  X(ARCSIN, "arcsin")                                                                         \
+  X(ARCCOS, "arccos")                                                                         \
+  X(ARCTAN, "arctan")                                                                         \
+  X(SINH, "sinh")                                                                             \
+  X(COSH, "cosh")                                                                             \
+  X(ARCSINH, "arcsinh")                                                                       \
+  X(ARCCOSH, "arccosh")                                                                       \
+  X(ARCTANH, "arctanh")                                                                       \
+  X(SOFTSIGN, "softsign")                                                                     \
+  X(LOGICAL_NOT, "logical_not")                                                               \
+  X(HARD_SWISH, "hard_swish")
+
 #define DS_OPS_ELEMWISE(X)                                                                    \
   X(ELEMWISE_ADD, "elemwise_add")                                                             \
   X(ELEMWISE_SUB, "elemwise_sub")                                                             \
@@ -37,18 +72,7 @@
   X(EQUAL_SCALAR, "_equal_scalar")                                                            \
   X(GREATER_SCALAR, "_greater_scalar")                                                        \
   X(LESSER_SCALAR, "_lesser_scalar")                                                          \
-  X(RELU, "relu")                                                                             \
-  X(SIGMOID, "sigmoid")                                                                       \
-  X(TANH, "tanh")                                                                             \
-  X(EXP, "exp")                                                                               \
-  X(LOG, "log")                                                                               \
-  X(SQRT, "sqrt")                                                                             \
-  X(RSQRT, "rsqrt")                                                                           \
-  X(SQUARE, "square")                                                                         \
-  X(ABS, "abs")                                                                               \
-  X(NEGATIVE, "negative")                                                                     \
-  X(RECIPROCAL, "reciprocal")                                                                 \
-  X(ERF, "erf")                                                                               \
+  DS_OPS_UNARY_MATH(X)                                                                        \
   X(CLIP, "clip")                                                                             \
   X(IDENTITY, "_copy")                                                                        \
   X(BLOCK_GRAD, "BlockGrad")                                                                  \
@@ -72,25 +96,7 @@
   X(NP_LESS, "_npi_less")                                                                     \
   X(NP_LESS_EQUAL, "_npi_less_equal")                                                         \
   X(NP_WHERE, "_npi_where")                                                                   \
-  X(FLOOR, "floor")                                                                           \
-  X(CEIL, "ceil")                                                                             \
-  X(RINT, "rint")                                                                             \
-  X(SIGN, "sign")                                                                             \
-  X(SIN, "sin")                                                                               \
-  X(COS, "cos")                                                                               \
-  X(TAN, "tan")                                                                               \
-  X(ARCSIN, "arcsin")                                                                         \
-  X(ARCCOS, "arccos")                                                                         \
-  X(ARCTAN, "arctan")                                                                         \
-  X(SINH, "sinh")                                                                             \
-  X(COSH, "cosh")                                                                             \
-  X(ARCSINH, "arcsinh")                                                                       \
-  X(ARCCOSH, "arccosh")                                                                       \
-  X(ARCTANH, "arctanh")                                                                       \
-  X(SOFTSIGN, "softsign")                                                                     \
-  X(LOGICAL_NOT, "logical_not")                                                               \
   X(HARD_SIGMOID, "hard_sigmoid")                                                             \
-  X(HARD_SWISH, "hard_swish")                                                                 \
   X(SELU, "selu")                                                                             \
   X(CELU, "celu")                                                                             \
   X(THRESHOLDED_RELU, "thresholded_relu")                                                     \
