@@ -56,6 +56,14 @@ typedef gboolean (*DsInferShapeFn)(DsShapeCtx *ctx, const DsNode *node, const vo
 typedef gboolean (*DsInferTypeFn)(const DsNode *node, const void *param, DsDType *in,
                                   DsDType *out, GError **error);
 
+/* The op's gradient (MXNet's FGradient): adds to `g`, the graph holding `node`, the nodes that
+ * compute the gradient of each of the node's inputs from `out_grads` (one entry per output of
+ * the node, the gradients flowing back into it), and sets `in_grads[i]` to the entry holding
+ * input i's gradient. The backward pass calls it once per node, from the heads back, and sums
+ * the gradients of an entry that feeds several nodes. FALSE with `error` set names the node. */
+typedef gboolean (*DsOpGradFn)(DsGraph *g, const DsNode *node, const DsEntry *out_grads,
+                               DsEntry *in_grads, GError **error);
+
 struct _DsOpDef {
   DsOpId id;
   const char *name;              /* MXNet's registered name */
@@ -81,6 +89,8 @@ struct _DsOpDef {
   /* Bit i set: input i is an auxiliary state (MXNet's FMutateInputs: BatchNorm's moving
    * mean and variance), listed by list_auxiliary_states rather than list_arguments. */
   guint aux_input_mask;
+  /* How the op's gradient is built; NULL where the op has none. */
+  DsOpGradFn grad;
 };
 
 /* The op called `name` (or an alias), or NULL. */
