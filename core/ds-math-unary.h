@@ -38,6 +38,7 @@
   X(SIGMOID, MATH, NONE, DS_M_DIV((T)1, (T)1 + DS_M_EXP(-x)))                                      \
   X(TANH, MATH, NONE, DS_M_TANH(x))                                                                \
   X(EXP, MATH, NONE, DS_M_EXP(x))                                                                  \
+  X(EXPM1, MATH, NONE, DS_M_EXPM1(x))                                                              \
   X(LOG, MATH, NONE, DS_M_LOG(x))                                                                  \
   X(SQRT, CHEAP, NONE, DS_M_SQRT(x))                                                               \
   X(RSQRT, CHEAP, NONE, DS_M_DIV((T)1, DS_M_SQRT(x)))                                              \

@@ -23,6 +23,7 @@
   X(sigmoid, -12, 12, CLOSE, NONE, (NULL), 1 / (1 + exp(-x)))                                      \
   X(tanh, -5, 5, CLOSE, NONE, (NULL), tanh(x))                                                     \
   X(exp, -10, 10, CLOSE, NONE, (NULL), exp(x))                                                     \
+  X(expm1, -5, 5, CLOSE, NONE, (NULL), expm1(x))                                                   \
   X(log, 0.01, 100, CLOSE, NONE, (NULL), log(x))                                                   \
   X(sqrt, 0, 100, EXACT, NONE, (NULL), sqrt(x))                                                    \
   X(rsqrt, 0.01, 100, EXACT, NONE, (NULL), 1 / sqrt(x))                                            \

@@ -15,6 +15,7 @@
   X(SIGMOID, "sigmoid")                                                                       \
   X(TANH, "tanh")                                                                             \
   X(EXP, "exp")                                                                               \
+  X(EXPM1, "expm1")                                                                           \
   X(LOG, "log")                                                                               \
   X(SQRT, "sqrt")                                                                             \
   X(RSQRT, "rsqrt")                                                                           \
