@@ -2,9 +2,9 @@
 #include <string.h>
 
 #include "ds-backend.h"
-#include "ds-cpu.h"
+#include "ds-cpu-backend.h"
 #ifdef DS_HAVE_CUDA
-#include "ds-cuda.h"
+#include "ds-cuda-backend.h"
 #endif
 
 const DsBackend *ds_backend_find(const char *name)

@@ -7,7 +7,9 @@ Usage: tools/check-layers.py BUILD [--tap]
 Layers, lowest first (docs/ARCHITECTURE.md):
   core  <  engine  <  backends  <  profiler  <  viz  <  app
 A file may include headers of, and call functions defined in, its own layer and the layers
-below it, never one above. Two kinds of evidence are read:
+below it, never one above. A header in a library's private/ folder is for that library's own
+files (the folder holding private/ and the folders below it): only they may include it, and
+only they have it on their include path. Two kinds of evidence are read:
   - includes: every `#include "..."` of the sources, resolved to the header's folder;
   - calls: the symbols each object file of BUILD's layer libraries uses (`nm -u`) resolved
     to the object that defines them, so a call through a declaration written by hand counts.
@@ -63,6 +65,31 @@ def include_violations(files):
                 if layer_of(target) > layer_of(f):
                     bad.append("%s includes %s (%s above %s)"
                                % (f, target, LAYERS[layer_of(target)], LAYERS[layer_of(f)]))
+    return bad
+
+
+def owner_of_private(path):
+    """The folder whose files may include `path`, for a header under a private/ folder."""
+    parts = path.split("/")
+    if "private" not in parts[:-1]:
+        return None
+    return "/".join(parts[:parts.index("private")]) + "/"
+
+
+def private_violations(files):
+    by_name = defaultdict(list)
+    for f in files:
+        if f.endswith(".h"):
+            by_name[os.path.basename(f)].append(f)
+    bad = []
+    for f in files:
+        with open(os.path.join(SRC, f), encoding="utf-8") as fh:
+            text = fh.read()
+        for name in INCLUDE.findall(text):
+            for target in by_name.get(os.path.basename(name), []):
+                owner = owner_of_private(target)
+                if owner is not None and not f.startswith(owner):
+                    bad.append("%s includes %s, private to %s" % (f, target, owner))
     return bad
 
 
@@ -167,6 +194,7 @@ def main():
     edges = call_graph(objs)
     checks = [
         ("no include points up a layer", include_violations(files)),
+        ("private headers stay in their library", private_violations(files)),
         ("no call points up a layer", call_violations(edges)),
         ("no circle of calls between files", ["circle: " + c for c in circles(edges)]),
     ]

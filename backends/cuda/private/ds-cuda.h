@@ -13,9 +13,8 @@
 #include <stdbool.h>
 
 #include "ds-backend.h"
+#include "ds-cuda-backend.h"
 #include "ds-cuda-blas.h"
-
-const DsBackend *ds_cuda_backend_get(void);
 
 /* ---- the device (ds-cuda-device.c) ---- */
 

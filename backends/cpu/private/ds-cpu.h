@@ -2,8 +2,7 @@
 #pragma once
 
 #include "ds-backend.h"
-
-const DsBackend *ds_cpu_backend_get(void);
+#include "ds-cpu-backend.h"
 
 /* Family registration: each fills its ops' slots of the kernel table. */
 void ds_cpu_nn_register(DsKernel *table);
