@@ -30,6 +30,7 @@
 #include "ds-cpu-copy.h"
 #include "ds-cpu-unary.h"
 #include "ds-math-binary.h"
+#include "ds-math-reduce.h"
 #include "ds-cpu-vmath.h"
 #include "ds-geometry-reduce.h"
 #include "ds-geometry-tensor.h"
@@ -1299,22 +1300,11 @@ static DsStatus k_np_where(const DsKernelCtx *ctx)
  * accumulate in double, integer sums, products and extremes in int64 (wrapping as the hardware
  * does), so every dtype is exact where NumPy's own result is. */
 
-typedef enum {
-  RK_SUM,
-  RK_MEAN,
-  RK_MAX,
-  RK_MIN,
-  RK_PROD,
-  RK_SUMSQ,
-  RK_L1,
-  RK_L2,
-  RK_LOGSUM,
-  RK_LOGSUMEXP,
-} RedKind;
+/* The reductions are core/ds-math-reduce.h's (DsMathReduceFn). */
 
 typedef struct {
-  RedKind kind;
-  RedKind pass; /* the fold being run: log_sum_exp first finds the maximum (RK_MAX) */
+  DsMathReduceFn kind;
+  DsMathReduceFn pass; /* the fold being run: log_sum_exp first finds the maximum (DS_MATH_RED_MAX) */
   DsDType t;
   bool int_acc;
   const char *in;
@@ -1353,168 +1343,201 @@ static void load_i64(DsDType t, const void *base, int64_t offset, int64_t n, int
 #undef LOAD_I64_CASE
 }
 
-static double red_identity_f64(RedKind k)
+/* The table's primitives: the folds run in double, or in int64 wrapping as the hardware
+ * does (integer data, for the reductions whose INTS is EXACT). */
+#define DS_M_ADD(x, y)  ((x) + (y))
+#define DS_M_MUL(x, y)  ((x) * (y))
+#define DS_M_DIV(x, y)  ((x) / (y))
+#define DS_M_ABS        fabs
+#define DS_M_LOWEST     (-INFINITY)
+#define DS_M_HIGHEST    INFINITY
+#define DS_M_SQRT       sqrt
+#define DS_M_LOG        log
+#define DS_M_EXP        exp
+#define DS_M_ISFINITE   isfinite
+
+static double red_identity_f64(DsMathReduceFn k)
 {
+  typedef double T;
   switch (k) {
-  case RK_PROD:
-    return 1.0;
-  case RK_MAX:
-    return -INFINITY;
-  case RK_MIN:
-    return INFINITY;
+#define IDENTITY_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                    \
+  case DS_MATH_RED_##ID:                                                                           \
+    return IDENTITY;
+    DS_MATH_REDUCE(IDENTITY_CASE)
+#undef IDENTITY_CASE
   default:
     return 0.0;
   }
 }
 
-static int64_t red_identity_i64(RedKind k)
-{
-  return k == RK_PROD ? 1 : k == RK_MAX ? INT64_MIN : k == RK_MIN ? INT64_MAX : 0;
-}
-
 /* The folds in double, read straight from float32 or float64 data (or from a block of any
  * dtype converted to double): acc[i] (op)= x[i] over n columns, and one accumulator over a
  * contiguous run. Eight independent lanes keep a run's adds from waiting on each other (and let
- * GCC vectorise them) without reassociation flags; they are combined in a fixed order, so
- * results do not depend on threads. `shift` is log_sum_exp's maximum (per column, or the run's). */
-#define STEP_SUM(a, v)   ((a) + (v))
-#define STEP_SUMSQ(a, v) ((a) + (v) * (v))
-#define STEP_L1(a, v)    ((a) + fabs(v))
-#define STEP_PROD(a, v)  ((a) * (v))
-#define STEP_MAX(a, v)   (((v) > (a) || (v) != (v)) ? (v) : (a))
-#define STEP_MIN(a, v)   (((v) < (a) || (v) != (v)) ? (v) : (a))
-
-#define FOLD_COLS(STEP)                                                                            \
+ * GCC vectorise them) without reassociation flags; they are merged in a fixed order, so
+ * results do not depend on threads (log_sum_exp, whose cost is its exp, folds one term at a
+ * time). `shift` is log_sum_exp's maximum (per column, or the run's); the other folds never
+ * read it. */
+#define FOLD_COLS(FOLD)                                                                            \
   for (int64_t i = 0; i < n; i++) {                                                                \
-    double v = x[i];                                                                               \
-    acc[i] = STEP(acc[i], v);                                                                      \
+    double v = x[i], a = acc[i];                                                                   \
+    const double s = shift != NULL ? shift[i] : 0.0;                                               \
+    (void)s;                                                                                       \
+    acc[i] = (FOLD);                                                                               \
   }                                                                                                \
   break;
 
-#define FOLD_LANES(INIT, STEP, COMBINE)                                                            \
+#define FOLD_LANES(IDENTITY, FOLD, MERGE)                                                          \
   {                                                                                                \
-    double l[8] = {INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};                                \
+    double l[8] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY}; \
     int64_t i = 0;                                                                                 \
     for (; i + 8 <= n; i += 8)                                                                     \
       for (int k = 0; k < 8; k++) {                                                                \
-        double v = x[i + k];                                                                       \
-        l[k] = STEP(l[k], v);                                                                      \
+        double v = x[i + k], a = l[k];                                                             \
+        l[k] = (FOLD);                                                                             \
       }                                                                                            \
     for (; i < n; i++) {                                                                           \
-      double v = x[i];                                                                             \
-      l[0] = STEP(l[0], v);                                                                        \
+      double v = x[i], a = l[0];                                                                   \
+      l[0] = (FOLD);                                                                               \
     }                                                                                              \
-    for (int k = 0; k < 8; k++)                                                                    \
-      a = COMBINE(a, l[k]);                                                                        \
-    return a;                                                                                      \
+    for (int k = 0; k < 8; k++) {                                                                  \
+      double a = acc, b = l[k];                                                                    \
+      acc = (MERGE);                                                                               \
+    }                                                                                              \
+    return acc;                                                                                    \
   }
 
-#define DEFINE_FOLDS(P, T)                                                                         \
-  static void fold_cols_##P(RedKind k, double *restrict acc, const T *restrict x, int64_t n,       \
-                            const double *restrict shift)                                          \
+#define FOLD_ONE_BY_ONE(FOLD)                                                                      \
+  for (int64_t i = 0; i < n; i++) {                                                                \
+    double v = x[i], a = acc;                                                                      \
+    acc = (FOLD);                                                                                  \
+  }                                                                                                \
+  return acc;
+
+#define COLS_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                        \
+  case DS_MATH_RED_##ID:                                                                           \
+    FOLD_COLS(FOLD)
+#define RUN_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                         \
+  case DS_MATH_RED_##ID:                                                                           \
+    if (DS_MATH_RED_##ID == DS_MATH_RED_LOGSUMEXP) {                                               \
+      FOLD_ONE_BY_ONE(FOLD)                                                                        \
+    }                                                                                              \
+    FOLD_LANES(IDENTITY, FOLD, MERGE)
+
+#define DEFINE_FOLDS(P, TYPE)                                                                      \
+  static void fold_cols_##P(DsMathReduceFn k, double *restrict acc, const TYPE *restrict x,        \
+                            int64_t n, const double *restrict shift)                               \
   {                                                                                                \
     switch (k) {                                                                                   \
-    case RK_SUM:                                                                                   \
-    case RK_MEAN:                                                                                  \
-    case RK_LOGSUM:                                                                                \
-      FOLD_COLS(STEP_SUM)                                                                          \
-    case RK_SUMSQ:                                                                                 \
-    case RK_L2:                                                                                    \
-      FOLD_COLS(STEP_SUMSQ)                                                                        \
-    case RK_L1:                                                                                    \
-      FOLD_COLS(STEP_L1)                                                                           \
-    case RK_PROD:                                                                                  \
-      FOLD_COLS(STEP_PROD)                                                                         \
-    case RK_MAX:                                                                                   \
-      FOLD_COLS(STEP_MAX)                                                                          \
-    case RK_MIN:                                                                                   \
-      FOLD_COLS(STEP_MIN)                                                                          \
-    case RK_LOGSUMEXP:                                                                             \
-      for (int64_t i = 0; i < n; i++)                                                              \
-        acc[i] += exp((double)x[i] - shift[i]);                                                    \
+      DS_MATH_REDUCE(COLS_CASE)                                                                    \
+    default:                                                                                       \
       break;                                                                                       \
     }                                                                                              \
   }                                                                                                \
-  static double fold_run_##P(RedKind k, double a, const T *restrict x, int64_t n, double shift)    \
+  static double fold_run_##P(DsMathReduceFn k, double acc, const TYPE *restrict x, int64_t n,      \
+                             double shift)                                                         \
   {                                                                                                \
+    typedef double T;                                                                              \
+    const double s = shift;                                                                        \
+    (void)s;                                                                                       \
     switch (k) {                                                                                   \
-    case RK_SUM:                                                                                   \
-    case RK_MEAN:                                                                                  \
-    case RK_LOGSUM:                                                                                \
-      FOLD_LANES(0.0, STEP_SUM, STEP_SUM)                                                          \
-    case RK_SUMSQ:                                                                                 \
-    case RK_L2:                                                                                    \
-      FOLD_LANES(0.0, STEP_SUMSQ, STEP_SUM)                                                        \
-    case RK_L1:                                                                                    \
-      FOLD_LANES(0.0, STEP_L1, STEP_SUM)                                                           \
-    case RK_PROD:                                                                                  \
-      FOLD_LANES(1.0, STEP_PROD, STEP_PROD)                                                        \
-    case RK_MAX:                                                                                   \
-      FOLD_LANES(-INFINITY, STEP_MAX, STEP_MAX)                                                    \
-    case RK_MIN:                                                                                   \
-      FOLD_LANES(INFINITY, STEP_MIN, STEP_MIN)                                                     \
-    case RK_LOGSUMEXP:                                                                             \
-      for (int64_t i = 0; i < n; i++)                                                              \
-        a += exp((double)x[i] - shift);                                                            \
-      return a;                                                                                    \
+      DS_MATH_REDUCE(RUN_CASE)                                                                     \
+    default:                                                                                       \
+      break;                                                                                       \
     }                                                                                              \
-    return a;                                                                                      \
+    return acc;                                                                                    \
   }
-
 DEFINE_FOLDS(f64, double)
 DEFINE_FOLDS(f32, float)
 #undef DEFINE_FOLDS
+#undef COLS_CASE
+#undef RUN_CASE
 #undef FOLD_COLS
 #undef FOLD_LANES
-#undef STEP_SUM
-#undef STEP_SUMSQ
-#undef STEP_L1
-#undef STEP_PROD
-#undef STEP_MAX
-#undef STEP_MIN
+#undef FOLD_ONE_BY_ONE
 
-/* Integer accumulation, wrapping through uint64. */
-static inline int64_t fold_i64(RedKind k, int64_t a, int64_t x)
+/* The finished result in double (floats, and the integer norms and logarithms). */
+static double red_finish_f64(DsMathReduceFn k, double a, int64_t n, double shift)
 {
+  typedef double T;
+  const double s = shift;
+  (void)s;
   switch (k) {
-  case RK_SUMSQ:
-    return (int64_t)((uint64_t)a + (uint64_t)x * (uint64_t)x);
-  case RK_L1:
-    return (int64_t)((uint64_t)a + (x < 0 ? 0u - (uint64_t)x : (uint64_t)x));
-  case RK_PROD:
-    return (int64_t)((uint64_t)a * (uint64_t)x);
-  case RK_MAX:
-    return x > a ? x : a;
-  case RK_MIN:
-    return x < a ? x : a;
-  default: /* RK_SUM, RK_MEAN */
-    return (int64_t)((uint64_t)a + (uint64_t)x);
-  }
-}
-
-static double red_finish_f64(const NpRedJob *job, double a, double shift)
-{
-  switch (job->kind) {
-  case RK_MEAN:
-    return a / (double)job->g.count;
-  case RK_L2:
-    return sqrt(a);
-  case RK_LOGSUM:
-    return log(a);
-  case RK_LOGSUMEXP:
-    /* An infinite or NaN maximum is the result (and would make every term NaN). */
-    return isfinite(shift) ? shift + log(a) : shift;
+#define FINISH_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                      \
+  case DS_MATH_RED_##ID:                                                                           \
+    return FINISH;
+    DS_MATH_REDUCE(FINISH_CASE)
+#undef FINISH_CASE
   default:
     return a;
   }
 }
 
-static int64_t red_finish_i64(const NpRedJob *job, int64_t a)
+/* Integer accumulation, wrapping through uint64. */
+#undef DS_M_ADD
+#undef DS_M_MUL
+#undef DS_M_DIV
+#undef DS_M_ABS
+#undef DS_M_LOWEST
+#undef DS_M_HIGHEST
+#define DS_M_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
+#define DS_M_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
+#define DS_M_DIV       div_i64
+#define DS_M_ABS(x)    ((int64_t)((x) < 0 ? 0u - (uint64_t)(x) : (uint64_t)(x)))
+#define DS_M_LOWEST    INT64_MIN
+#define DS_M_HIGHEST   INT64_MAX
+
+/* The reductions whose INTS is EXACT, on int64; the others never accumulate in integers. */
+#define INT_CASE_EXACT(ID, BODY)                                                                   \
+  case DS_MATH_RED_##ID:                                                                           \
+    return BODY;
+#define INT_CASE_NONE(ID, BODY)
+
+static int64_t red_identity_i64(DsMathReduceFn k)
 {
-  if (job->kind == RK_MEAN)
-    return job->g.count != 0 ? a / job->g.count : 0;
-  return a;
+  typedef int64_t T;
+  switch (k) {
+#define IDENTITY_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, IDENTITY)
+    DS_MATH_REDUCE(IDENTITY_CASE)
+#undef IDENTITY_CASE
+  default:
+    return 0;
+  }
 }
+
+static inline int64_t fold_i64(DsMathReduceFn k, int64_t a, int64_t v)
+{
+  switch (k) {
+#define FOLD_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, FOLD)
+    DS_MATH_REDUCE(FOLD_CASE)
+#undef FOLD_CASE
+  default:
+    return a;
+  }
+}
+
+static int64_t red_finish_i64(DsMathReduceFn k, int64_t a, int64_t n)
+{
+  typedef int64_t T;
+  switch (k) {
+#define FINISH_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, FINISH)
+    DS_MATH_REDUCE(FINISH_CASE)
+#undef FINISH_CASE
+  default:
+    return a;
+  }
+}
+#undef INT_CASE_EXACT
+#undef INT_CASE_NONE
+#undef DS_M_ADD
+#undef DS_M_MUL
+#undef DS_M_DIV
+#undef DS_M_ABS
+#undef DS_M_LOWEST
+#undef DS_M_HIGHEST
+#undef DS_M_SQRT
+#undef DS_M_LOG
+#undef DS_M_EXP
+#undef DS_M_ISFINITE
 
 /* Input offset of output row `row` (the kept dims but the innermost column dim), or of output
  * element `row` when the innermost dim is reduced. */
@@ -1545,14 +1568,14 @@ static int64_t red_reduced_offset(const NpRedJob *job, int64_t r, int nr_used)
 static void red_store(const NpRedJob *job, int64_t o, const double *acc_f, const int64_t *acc_i,
                       int64_t n)
 {
-  if (job->pass == RK_MAX && job->kind == RK_LOGSUMEXP) {
+  if (job->pass == DS_MATH_RED_MAX && job->kind == DS_MATH_RED_LOGSUMEXP) {
     memmove(job->shift + o, acc_f, (size_t)n * sizeof(double));
     return;
   }
   if (acc_i != NULL && job->t == DS_DTYPE_INT64) {
     /* int64 results go straight in: a double would round them. */
     for (int64_t i = 0; i < n; i++)
-      ((int64_t *)job->out)[o + i] = red_finish_i64(job, acc_i[i]);
+      ((int64_t *)job->out)[o + i] = red_finish_i64(job->kind, acc_i[i], job->g.count);
     return;
   }
   double y[BLOCK];
@@ -1560,8 +1583,9 @@ static void red_store(const NpRedJob *job, int64_t o, const double *acc_f, const
     int64_t m = MIN(BLOCK, n - done);
     for (int64_t i = 0; i < m; i++) {
       int64_t k = done + i;
-      y[i] = acc_i != NULL ? (double)red_finish_i64(job, acc_i[k])
-                           : red_finish_f64(job, acc_f[k], job->shift ? job->shift[o + k] : 0.0);
+      y[i] = acc_i != NULL ? (double)red_finish_i64(job->kind, acc_i[k], job->g.count)
+                           : red_finish_f64(job->kind, acc_f[k], job->g.count,
+                                            job->shift ? job->shift[o + k] : 0.0);
     }
     store_f64(job->t, job->out, o + done, m, y);
   }
@@ -1571,7 +1595,7 @@ static void red_store(const NpRedJob *job, int64_t o, const double *acc_f, const
 static void red_fold_cols(const NpRedJob *job, int64_t off, int64_t o, int64_t m, double *acc,
                           int64_t *iacc)
 {
-  const double *shift = job->pass == RK_LOGSUMEXP ? job->shift + o : NULL;
+  const double *shift = job->pass == DS_MATH_RED_LOGSUMEXP ? job->shift + o : NULL;
   if (job->t == DS_DTYPE_FLOAT32) {
     fold_cols_f32(job->pass, acc, (const float *)job->in + off, m, shift);
     return;
@@ -1636,7 +1660,7 @@ static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
     int64_t base = red_kept_offset(job, o);
     double acc = red_identity_f64(job->pass);
     int64_t iacc = red_identity_i64(job->pass);
-    double shift = job->pass == RK_LOGSUMEXP ? job->shift[o] : 0.0;
+    double shift = job->pass == DS_MATH_RED_LOGSUMEXP ? job->shift[o] : 0.0;
     for (int64_t r = 0; r < runs; r++) {
       int64_t off = base + red_reduced_offset(job, r, job->g.nr - 1);
       if (job->t == DS_DTYPE_FLOAT32) {
@@ -1691,7 +1715,7 @@ static size_t log_sum_exp_workspace(const void *param, const DsTensor *inputs, i
 /* Columns below which splitting a row costs more in broken streaming than threads give back. */
 #define RED_MIN_CHUNK 1024
 
-static void red_run_pass(NpRedJob *job, RedKind pass, DsThreadPool *pool)
+static void red_run_pass(NpRedJob *job, DsMathReduceFn pass, DsThreadPool *pool)
 {
   job->pass = pass;
   int64_t work = MAX(1, job->g.count);
@@ -1713,7 +1737,7 @@ static void red_run_pass(NpRedJob *job, RedKind pass, DsThreadPool *pool)
 }
 
 /* Reduces input 0 over the axes `mask` marks into output 0 (already shaped). */
-static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const bool *mask)
+static DsStatus np_reduce_masked(const DsKernelCtx *ctx, DsMathReduceFn kind, const bool *mask)
 {
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
@@ -1723,7 +1747,7 @@ static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const boo
     return DS_STATUS_UNSUPPORTED;
   NpRedJob job = {.kind = kind, .t = in->dtype, .in = in->data, .out = out->data};
   job.int_acc =
-      !ds_dtype_is_float(in->dtype) && kind != RK_L2 && kind != RK_LOGSUM && kind != RK_LOGSUMEXP;
+      !ds_dtype_is_float(in->dtype) && kind != DS_MATH_RED_L2 && kind != DS_MATH_RED_LOGSUM && kind != DS_MATH_RED_LOGSUMEXP;
   ds_geom_reduce(in, mask, &job.g);
   if (ds_tensor_numel(out) != job.g.n_out)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -1734,8 +1758,8 @@ static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const boo
   if (job.g.count == 0) {
     /* Nothing to fold: every output is the finished identity (0 sums, NaN means, -inf
      * log-sums, the extremes' infinities). */
-    double id = red_finish_f64(&job, red_identity_f64(kind), -INFINITY);
-    int64_t iid = red_finish_i64(&job, red_identity_i64(kind));
+    double id = red_finish_f64(kind, red_identity_f64(kind), 0, -INFINITY);
+    int64_t iid = red_finish_i64(kind, red_identity_i64(kind), 0);
     for (int64_t o = 0; o < job.g.n_out; o++) {
       if (job.int_acc && job.t == DS_DTYPE_INT64)
         ((int64_t *)job.out)[o] = iid;
@@ -1749,17 +1773,17 @@ static DsStatus np_reduce_masked(const DsKernelCtx *ctx, RedKind kind, const boo
   /* _contrib_dynamic_sum has no workspace (its output size is not known in advance): it folds
    * in stack blocks. */
   job.acc = ctx->workspace;
-  if (kind == RK_LOGSUMEXP) {
+  if (kind == DS_MATH_RED_LOGSUMEXP) {
     if (ctx->workspace == NULL)
       return DS_STATUS_INVALID_ARGUMENT;
     job.shift = job.acc + job.g.n_out;
-    red_run_pass(&job, RK_MAX, ctx->pool);
+    red_run_pass(&job, DS_MATH_RED_MAX, ctx->pool);
   }
   red_run_pass(&job, kind, ctx->pool);
   return DS_STATUS_OK;
 }
 
-static DsStatus run_np_reduce(const DsKernelCtx *ctx, RedKind kind)
+static DsStatus run_np_reduce(const DsKernelCtx *ctx, DsMathReduceFn kind)
 {
   const DsNpReduceParam *p = ctx->param;
   if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
@@ -1775,16 +1799,16 @@ static DsStatus run_np_reduce(const DsKernelCtx *ctx, RedKind kind)
   {                                                                                                \
     return run_np_reduce(ctx, KIND);                                                               \
   }
-NP_REDUCE_KERNEL(k_np_sum, RK_SUM)
-NP_REDUCE_KERNEL(k_np_mean, RK_MEAN)
-NP_REDUCE_KERNEL(k_np_max, RK_MAX)
-NP_REDUCE_KERNEL(k_np_min, RK_MIN)
-NP_REDUCE_KERNEL(k_np_prod, RK_PROD)
-NP_REDUCE_KERNEL(k_sum_square, RK_SUMSQ)
-NP_REDUCE_KERNEL(k_l1_norm, RK_L1)
-NP_REDUCE_KERNEL(k_l2_norm, RK_L2)
-NP_REDUCE_KERNEL(k_log_sum, RK_LOGSUM)
-NP_REDUCE_KERNEL(k_log_sum_exp, RK_LOGSUMEXP)
+NP_REDUCE_KERNEL(k_np_sum, DS_MATH_RED_SUM)
+NP_REDUCE_KERNEL(k_np_mean, DS_MATH_RED_MEAN)
+NP_REDUCE_KERNEL(k_np_max, DS_MATH_RED_MAX)
+NP_REDUCE_KERNEL(k_np_min, DS_MATH_RED_MIN)
+NP_REDUCE_KERNEL(k_np_prod, DS_MATH_RED_PROD)
+NP_REDUCE_KERNEL(k_sum_square, DS_MATH_RED_SUMSQ)
+NP_REDUCE_KERNEL(k_l1_norm, DS_MATH_RED_L1)
+NP_REDUCE_KERNEL(k_l2_norm, DS_MATH_RED_L2)
+NP_REDUCE_KERNEL(k_log_sum, DS_MATH_RED_LOGSUM)
+NP_REDUCE_KERNEL(k_log_sum_exp, DS_MATH_RED_LOGSUMEXP)
 #undef NP_REDUCE_KERNEL
 
 /* _contrib_dynamic_sum: the axes are read first (whole numbers, negative counting from the
@@ -1820,7 +1844,7 @@ static DsStatus k_dynamic_sum(const DsKernelCtx *ctx)
   DsStatus status = ds_kernel_prepare_output(ctx, 0, in->dtype, ndim, shape);
   if (status != DS_STATUS_OK)
     return status;
-  return np_reduce_masked(ctx, RK_SUM, mask);
+  return np_reduce_masked(ctx, DS_MATH_RED_SUM, mask);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -156,14 +156,14 @@ static DsStatus run_np_reduce(const DsKernelCtx *ctx, int op)
   {                                                                                                \
     return RUN(ctx, OP);                                                                           \
   }
-REDUCE_KERNEL(k_sum, run_reduce, DS_CUDA_RED_SUM)
-REDUCE_KERNEL(k_mean, run_reduce, DS_CUDA_RED_MEAN)
-REDUCE_KERNEL(k_max, run_reduce, DS_CUDA_RED_MAX)
-REDUCE_KERNEL(k_min, run_reduce, DS_CUDA_RED_MIN)
-REDUCE_KERNEL(k_np_sum, run_np_reduce, DS_CUDA_RED_SUM)
-REDUCE_KERNEL(k_np_mean, run_np_reduce, DS_CUDA_RED_MEAN)
-REDUCE_KERNEL(k_np_max, run_np_reduce, DS_CUDA_RED_MAX)
-REDUCE_KERNEL(k_np_min, run_np_reduce, DS_CUDA_RED_MIN)
+REDUCE_KERNEL(k_sum, run_reduce, DS_MATH_RED_SUM)
+REDUCE_KERNEL(k_mean, run_reduce, DS_MATH_RED_MEAN)
+REDUCE_KERNEL(k_max, run_reduce, DS_MATH_RED_MAX)
+REDUCE_KERNEL(k_min, run_reduce, DS_MATH_RED_MIN)
+REDUCE_KERNEL(k_np_sum, run_np_reduce, DS_MATH_RED_SUM)
+REDUCE_KERNEL(k_np_mean, run_np_reduce, DS_MATH_RED_MEAN)
+REDUCE_KERNEL(k_np_max, run_np_reduce, DS_MATH_RED_MAX)
+REDUCE_KERNEL(k_np_min, run_np_reduce, DS_MATH_RED_MIN)
 #undef REDUCE_KERNEL
 
 /* ------------------------------------------------------------------------------------------ */

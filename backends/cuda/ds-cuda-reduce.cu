@@ -91,42 +91,80 @@ template <typename T, typename F> __device__ __forceinline__ T block_reduce(T v,
 
 /* ---- axis reductions -------------------------------------------------------------------- */
 
+/* core/ds-math-reduce.h's primitives: every reduction here accumulates in double. */
+#define DS_M_ADD(x, y) ((x) + (y))
+#define DS_M_MUL(x, y) ((x) * (y))
+#define DS_M_DIV(x, y) ((x) / (y))
+#define DS_M_ABS       fabs
+#define DS_M_LOWEST    neg_inf_d()
+#define DS_M_HIGHEST   pos_inf_d()
+#define DS_M_SQRT      sqrt
+#define DS_M_LOG       log
+#define DS_M_EXP       exp
+#define DS_M_ISFINITE  isfinite
+
+/* The table's IDENTITY, FOLD, MERGE and FINISH of reduction OP. No kernel here takes
+ * log_sum_exp's two passes, so its shift `s` is never given (0). */
+#define RED_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH, PART)                                    \
+  if constexpr (OP == DS_MATH_RED_##ID) {                                                          \
+    return (PART);                                                                                 \
+  } else
+#define RED_IDENTITY(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                      \
+  RED_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH, IDENTITY)
+#define RED_FOLD(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                          \
+  RED_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH, FOLD)
+#define RED_MERGE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                         \
+  RED_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH, MERGE)
+#define RED_FINISH(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                        \
+  RED_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH, FINISH)
+
 template <int OP> __device__ __forceinline__ double red_identity()
 {
-  if constexpr (OP == DS_CUDA_RED_MAX)
-    return neg_inf_d();
-  else if constexpr (OP == DS_CUDA_RED_MIN)
-    return pos_inf_d();
-  else
-    return 0.0;
+  using T = double;
+  DS_MATH_REDUCE(RED_IDENTITY)
+  {
+    static_assert(OP < 0, "a reduction without an identity");
+  }
 }
 
-/* Sums add; the extremes propagate NaN, as NumPy's and the CPU's do. */
 template <int OP> __device__ __forceinline__ double red_fold(double a, double v)
 {
-  if constexpr (OP == DS_CUDA_RED_MAX)
-    return (v > a || v != v) ? v : a;
-  else if constexpr (OP == DS_CUDA_RED_MIN)
-    return (v < a || v != v) ? v : a;
-  else
-    return a + v;
+  using T = double;
+  constexpr double s = 0.0;
+  (void)s;
+  DS_MATH_REDUCE(RED_FOLD)
+  {
+    static_assert(OP < 0, "a reduction without a fold");
+  }
 }
 
 template <int OP> struct FoldOp {
   __device__ __forceinline__ double operator()(double a, double b) const
   {
-    return red_fold<OP>(a, b);
+    using T = double;
+    DS_MATH_REDUCE(RED_MERGE)
+    {
+      static_assert(OP < 0, "a reduction without a merge");
+    }
   }
 };
 
 /* The mean of no elements is NaN (0 / 0), as on the CPU. */
-template <int OP, typename T> __device__ __forceinline__ T red_finish(double acc, int64_t count)
+template <int OP, typename O> __device__ __forceinline__ O red_finish(double a, int64_t n)
 {
-  if constexpr (OP == DS_CUDA_RED_MEAN)
-    return (T)(acc / (double)count);
-  else
-    return (T)acc;
+  using T = double;
+  constexpr double s = 0.0;
+  (void)s;
+  DS_MATH_REDUCE(RED_FINISH)
+  {
+    static_assert(OP < 0, "a reduction without a finish");
+  }
 }
+#undef RED_CASE
+#undef RED_IDENTITY
+#undef RED_FOLD
+#undef RED_MERGE
+#undef RED_FINISH
 
 /* Input offset of output o (over the kept dims) and of reduced position r. The loops unroll
  * so the plan is read from fixed parameter slots. */
@@ -234,7 +272,7 @@ __global__ void reduce_finish_kernel(const double *__restrict__ partials, T *__r
        o += (int64_t)gridDim.x * blockDim.x) {
     double acc = red_identity<OP>();
     for (int s = 0; s < splits; s++)
-      acc = red_fold<OP>(acc, partials[(int64_t)s * n_out + o]);
+      acc = FoldOp<OP>()(acc, partials[(int64_t)s * n_out + o]);
     out[o] = red_finish<OP, T>(acc, count);
   }
 }
@@ -269,14 +307,14 @@ cudaError_t launch_reduce_op(int op, const void *in, void *out, const DsCudaRedu
                              double *partials, cudaStream_t stream)
 {
   switch (op) {
-  case DS_CUDA_RED_SUM:
-    return launch_reduce_typed<DS_CUDA_RED_SUM, T>(in, out, plan, partials, stream);
-  case DS_CUDA_RED_MEAN:
-    return launch_reduce_typed<DS_CUDA_RED_MEAN, T>(in, out, plan, partials, stream);
-  case DS_CUDA_RED_MAX:
-    return launch_reduce_typed<DS_CUDA_RED_MAX, T>(in, out, plan, partials, stream);
-  case DS_CUDA_RED_MIN:
-    return launch_reduce_typed<DS_CUDA_RED_MIN, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_SUM:
+    return launch_reduce_typed<DS_MATH_RED_SUM, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_MEAN:
+    return launch_reduce_typed<DS_MATH_RED_MEAN, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_MAX:
+    return launch_reduce_typed<DS_MATH_RED_MAX, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_MIN:
+    return launch_reduce_typed<DS_MATH_RED_MIN, T>(in, out, plan, partials, stream);
   default:
     return cudaErrorInvalidValue;
   }

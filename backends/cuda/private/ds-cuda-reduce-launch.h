@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ds-dtype.h"
+#include "ds-math-reduce.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,13 +21,6 @@ extern "C" {
 
 /* The most dims of a reduction layout: DS_MAX_NDIM (ds-cuda-reduce.c checks they agree). */
 #define DS_CUDA_RED_MAX_DIMS 8
-
-typedef enum {
-  DS_CUDA_RED_SUM,
-  DS_CUDA_RED_MEAN,
-  DS_CUDA_RED_MAX,
-  DS_CUDA_RED_MIN,
-} DsCudaReduceOp;
 
 /* An axis reduction: the input's dims, with size-1 dims dropped and neighbours of the same
  * role merged, split into kept dims (whose flat index is the output element o, in input
@@ -48,8 +42,9 @@ typedef struct {
   int splits;
 } DsCudaReducePlan;
 
-/* Reduces `in` into `out` (both of dtype t: float32 or float64) as `plan` says; `partials` is
- * the workspace (NULL when plan->splits is 1). Sums accumulate in double. */
+/* Reduces `in` into `out` (both of dtype t: float32 or float64) as `plan` says, `op` being
+ * DS_MATH_RED_SUM, _MEAN, _MAX or _MIN (core/ds-math-reduce.h); `partials` is the workspace
+ * (NULL when plan->splits is 1). Sums accumulate in double. */
 cudaError_t ds_cuda_launch_reduce(int op, DsDType t, const void *in, void *out,
                                   const DsCudaReducePlan *plan, double *partials,
                                   cudaStream_t stream);
