@@ -5,7 +5,6 @@
 #include "ds-dynamic-executor.h"
 
 typedef struct {
-  const char *kind;
   gboolean learns_sizes;
   void (*free)(gpointer exec);
   gboolean (*bind)(gpointer exec, const DsNode *variable, const DsTensor *value, GError **error);
@@ -88,7 +87,6 @@ static void static_get_stats(gconstpointer exec, DsRunnerStats *stats)
 }
 
 static const RunnerClass static_class = {
-    .kind = "static",
     .learns_sizes = FALSE,
     .free = static_free,
     .bind = static_bind,
@@ -176,7 +174,6 @@ static void dynamic_get_stats(gconstpointer exec, DsRunnerStats *stats)
 }
 
 static const RunnerClass dynamic_class = {
-    .kind = "dynamic",
     .learns_sizes = TRUE,
     .free = dynamic_free,
     .bind = dynamic_bind,

@@ -218,11 +218,6 @@ gboolean ds_session_is_bound(DsSession *session)
   return session->runner != NULL;
 }
 
-DsRunner *ds_session_get_runner(DsSession *session)
-{
-  return session->runner;
-}
-
 static const DsNode *find_variable(DsSession *session, const char *name, GError **error)
 {
   const DsNode *node = ds_graph_find_node(session->graph, name);

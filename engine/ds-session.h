@@ -112,10 +112,9 @@ const DsPartition *ds_session_get_placement(DsSession *session);
 
 /* After ds_session_prepare(), whichever executor was bound: "static" or "dynamic". */
 const char *ds_session_get_executor_name(DsSession *session);
-/* The bound runner, and the executor inside it, for tests and benchmarks that measure an
- * executor itself: the static one, or NULL when the dynamic one runs, and the reverse.
- * Borrowed. Nothing else needs to know which runs. */
-DsRunner *ds_session_get_runner(DsSession *session);
+/* The bound executor, for tests and benchmarks that measure an executor itself: the static
+ * one, or NULL when the dynamic one runs, and the reverse. Borrowed. Nothing else needs to
+ * know which runs. */
 DsExecutor *ds_session_get_executor(DsSession *session);
 DsDynamicExecutor *ds_session_get_dynamic_executor(DsSession *session);
 /* Bytes of the forms kernels derived from the fed weights (packed matrices, ds-constant.h),

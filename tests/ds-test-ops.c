@@ -384,6 +384,22 @@ DsStatus run_kernel(DsOpId op, const void *param, DsTensor *in, int n_in, DsTens
   return status;
 }
 
+DsStatus run_kernel_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
+                            int n_out, DsOutputAllocFn alloc, void *alloc_data)
+{
+  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
+  g_assert_nonnull(k);
+  ds_test_cover("cpu", op);
+  for (int i = 0; i < n_out; i++)
+    out[i] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1, .data = NULL};
+  size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
+  void *workspace = ws > 0 ? g_malloc(ws) : NULL;
+  DsKernelCtx ctx = {param, in, n_in, out, n_out, workspace, pool, alloc, alloc_data};
+  DsStatus status = k->run(&ctx);
+  g_free(workspace);
+  return status;
+}
+
 DsStatus run_kernel_on(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out,
                        int n_out, DsThreadPool *threads)
 {

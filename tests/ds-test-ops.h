@@ -15,7 +15,8 @@
  *   get()/set() access elements of any numeric dtype as double, fill_random() fills, bits()
  *   reads an element's bytes; tensor_free()/tensors_free() free the data.
  * - Kernels: run_kernel() runs an op's CPU kernel on `pool`; run_kernel_on()/run_ok() also
- *   poison outputs and workspace first and run both single-threaded and on the pool.
+ *   poison outputs and workspace first and run both single-threaded and on the pool;
+ *   run_kernel_dynamic() runs a kernel that shapes its own outputs.
  * - Comparison: close_to() compares floats against double references; dalloc() allocates
  *   reference buffers.
  * - Coverage: the shape runners and the kernel runners note the op they test (ds_test_cover),
@@ -131,6 +132,11 @@ DsStatus run_kernel_on(DsOpId id, const void *param, DsTensor *in, int n_in, DsT
                        int n_out, DsThreadPool *threads);
 /* run_kernel_on single-threaded and on `pool`; both must succeed. */
 void run_ok(DsOpId id, const void *param, DsTensor *in, int n_in, DsTensor *out, int n_out);
+/* Runs a dynamic-shape kernel as the executor does: outputs of unknown shape (reset here), a
+ * workspace sized from the inputs alone, and `alloc` (with `alloc_data`) to give the outputs
+ * their buffers. */
+DsStatus run_kernel_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
+                            int n_out, DsOutputAllocFn alloc, void *alloc_data);
 
 /* got ~ want within atol + rtol * |want|; NaN must match NaN. Marks the test failed (naming
  * `what` and the element) and returns FALSE otherwise. */

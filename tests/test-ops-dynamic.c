@@ -132,22 +132,10 @@ static void test_alloc_free(TestAlloc *a)
   g_ptr_array_unref(a->buffers);
 }
 
-/* Runs a dynamic-shape kernel as the executor does: outputs of unknown shape, a workspace
- * sized from the inputs alone, and `alloc` to give the outputs their buffers. */
 static DsStatus run_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
                             int n_out, TestAlloc *alloc)
 {
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
-  g_assert_nonnull(k);
-  ds_test_cover("cpu", op);
-  for (int i = 0; i < n_out; i++)
-    out[i] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1, .data = NULL};
-  size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, n_out) : 0;
-  void *workspace = ws > 0 ? g_malloc(ws) : NULL;
-  DsKernelCtx ctx = {param, in, n_in, out, n_out, workspace, pool, test_alloc_output, alloc};
-  DsStatus status = k->run(&ctx);
-  g_free(workspace);
-  return status;
+  return run_kernel_dynamic(op, param, in, n_in, out, n_out, test_alloc_output, alloc);
 }
 
 static void assert_tensor_shape(const DsTensor *t, DsDType dtype, int ndim, const int64_t *dims)

@@ -1811,11 +1811,8 @@ static DsStatus run_dynamic_sum(const DsDynamicSumParam *p, DsTensor *x, const i
   DsTensor in[2] = {*x, tensor_dims(DS_DTYPE_INT64, 1, &n)};
   if (n_axes > 0)
     memcpy(in[1].data, axes, sizeof(int64_t) * (size_t)n_axes);
-  *out = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1};
   void *buffer = NULL;
-  DsKernelCtx ctx = {p, in, 2, out, 1, NULL, pool, alloc_one, &buffer};
-  ds_test_cover("cpu", DS_OP_DYNAMIC_SUM);
-  DsStatus st = ds_cpu_backend_get()->get_kernel(DS_OP_DYNAMIC_SUM)->run(&ctx);
+  DsStatus st = run_kernel_dynamic(DS_OP_DYNAMIC_SUM, p, in, 2, out, 1, alloc_one, &buffer);
   tensor_free(&in[1]);
   if (st != DS_STATUS_OK)
     g_free(buffer);

@@ -1161,19 +1161,10 @@ static DsStatus alloc_into(void *data, int index, DsTensor *output)
   return DS_STATUS_OK;
 }
 
-/* Runs a dynamic-shape kernel as the executor does (outputs unshaped). */
 static DsStatus run_dynamic(DsOpId op, const void *param, DsTensor *in, int n_in, DsTensor *out,
                             GPtrArray *buffers)
 {
-  const DsKernel *k = ds_cpu_backend_get()->get_kernel(op);
-  ds_test_cover("cpu", op);
-  out[0] = (DsTensor){.dtype = DS_DTYPE_UNKNOWN, .ndim = -1};
-  size_t ws = k->workspace_bytes != NULL ? k->workspace_bytes(param, in, n_in, out, 1) : 0;
-  void *workspace = ws > 0 ? g_malloc(ws) : NULL;
-  DsKernelCtx ctx = {param, in, n_in, out, 1, workspace, pool, alloc_into, buffers};
-  DsStatus status = k->run(&ctx);
-  g_free(workspace);
-  return status;
+  return run_kernel_dynamic(op, param, in, n_in, out, 1, alloc_into, buffers);
 }
 
 static void assert_close(const DsTensor *x, const double *want, double tol)
