@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#define DS_OP_NAME_ENTRY(id, name) [DS_OP_##id] = name,
+#define DS_OP_NAME_ENTRY(id, name, ...) [DS_OP_##id] = name,
 static const char *const op_names[DS_OP_COUNT] = {DS_OP_LIST(DS_OP_NAME_ENTRY)};
 #undef DS_OP_NAME_ENTRY
 

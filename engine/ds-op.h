@@ -27,7 +27,7 @@
   DS_OPS_NN(X) DS_OPS_ELEMWISE(X) DS_OPS_TENSOR(X) DS_OPS_INDEX(X) DS_OPS_VISION(X)            \
       DS_OPS_DYNAMIC(X) DS_OPS_SUBGRAPH(X) DS_OPS_CONTROL(X) DS_OPS_SIGNAL(X)
 
-#define DS_OP_ENUM_ENTRY(id, name) DS_OP_##id,
+#define DS_OP_ENUM_ENTRY(id, name, ...) DS_OP_##id,
 typedef enum { DS_OP_LIST(DS_OP_ENUM_ENTRY) DS_OP_COUNT } DsOpId;
 #undef DS_OP_ENUM_ENTRY
 
@@ -110,8 +110,9 @@ const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16
 /* Family registration, called once by the registry: each fills its ops' table slots, every
  * family the same way, from its X-macro list: `DS_OPS_NN(DS_OP_TABLE_ENTRY)` stores the
  * definition called ID_def of every op ID the list names, so an op listed without a
- * definition does not compile. */
-#define DS_OP_TABLE_ENTRY(id, name) table[DS_OP_##id] = &id##_def;
+ * definition does not compile. An entry may carry more columns than the id and the name (the
+ * scalar ops' function); the registry's macros read those two. */
+#define DS_OP_TABLE_ENTRY(id, name, ...) table[DS_OP_##id] = &id##_def;
 void ds_ops_nn_register(const DsOpDef **table);
 void ds_ops_elemwise_register(const DsOpDef **table);
 void ds_ops_tensor_register(const DsOpDef **table);

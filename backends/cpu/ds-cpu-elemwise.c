@@ -331,36 +331,20 @@ DEFINE_BIN_TYPE(f64, double)
 #undef DS_M_SHL
 #undef DS_M_SHR
 
-/* Integers: adds and multiplies wrap through unsigned arithmetic, as the hardware does; powers
- * go through double and saturate. */
-#define DS_M_ADD(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
-#define DS_M_SUB(x, y) ((int32_t)((uint32_t)(x) - (uint32_t)(y)))
-#define DS_M_MUL(x, y) ((int32_t)((uint32_t)(x) * (uint32_t)(y)))
-#define DS_M_DIV       div_i32
-#define DS_M_POW(x, y) ((int32_t)ds_cpu_saturate_i64(pow((double)(x), (double)(y))))
-#define DS_M_MOD       i32_mod
-#define DS_M_FMOD      i32_fmod
-#define DS_M_SHL       shl_i32
-#define DS_M_SHR       shr_i32
+/* Integers: adds and multiplies wrap (through uint64; the low bits are the narrower type's
+ * wrapped result), divisions, remainders and shifts per width; powers go through double and
+ * saturate. */
+#define DS_M_ADD(x, y) ((__typeof__(x))((uint64_t)(x) + (uint64_t)(y)))
+#define DS_M_SUB(x, y) ((__typeof__(x))((uint64_t)(x) - (uint64_t)(y)))
+#define DS_M_MUL(x, y) ((__typeof__(x))((uint64_t)(x) * (uint64_t)(y)))
+#define DS_M_POW(x, y) ((__typeof__(x))ds_cpu_saturate_i64(pow((double)(x), (double)(y))))
+#define INT_BY_WIDTH(x, F32, F64) _Generic((x), int32_t: F32, int64_t: F64)
+#define DS_M_DIV(x, y)  INT_BY_WIDTH(x, div_i32, div_i64)(x, y)
+#define DS_M_MOD(x, y)  INT_BY_WIDTH(x, i32_mod, i64_mod)(x, y)
+#define DS_M_FMOD(x, y) INT_BY_WIDTH(x, i32_fmod, i64_fmod)(x, y)
+#define DS_M_SHL(x, y)  INT_BY_WIDTH(x, shl_i32, shl_i64)(x, y)
+#define DS_M_SHR(x, y)  INT_BY_WIDTH(x, shr_i32, shr_i64)(x, y)
 DEFINE_BIN_TYPE(i32, int32_t)
-#undef DS_M_ADD
-#undef DS_M_SUB
-#undef DS_M_MUL
-#undef DS_M_DIV
-#undef DS_M_POW
-#undef DS_M_MOD
-#undef DS_M_FMOD
-#undef DS_M_SHL
-#undef DS_M_SHR
-#define DS_M_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
-#define DS_M_SUB(x, y) ((int64_t)((uint64_t)(x) - (uint64_t)(y)))
-#define DS_M_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
-#define DS_M_DIV       div_i64
-#define DS_M_POW(x, y) ds_cpu_saturate_i64(pow((double)(x), (double)(y)))
-#define DS_M_MOD       i64_mod
-#define DS_M_FMOD      i64_fmod
-#define DS_M_SHL       shl_i64
-#define DS_M_SHR       shr_i64
 DEFINE_BIN_TYPE(i64, int64_t)
 #undef DS_M_ADD
 #undef DS_M_SUB
@@ -371,6 +355,7 @@ DEFINE_BIN_TYPE(i64, int64_t)
 #undef DS_M_FMOD
 #undef DS_M_SHL
 #undef DS_M_SHR
+#undef INT_BY_WIDTH
 #undef DEFINE_BIN_TYPE
 #undef DEFINE_BIN_f32
 #undef DEFINE_BIN_f64
@@ -722,23 +707,19 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, DsMathBinaryFn op, doub
   return DS_STATUS_OK;
 }
 
-static DsStatus run_scalar(const DsKernelCtx *ctx, DsMathBinaryFn op, bool reverse)
+/* Every scalar op: its function and side come parsed with the scalar (DS_OPS_SCALAR). */
+static DsStatus k_scalar(const DsKernelCtx *ctx)
 {
   const DsScalarParam *p = ctx->param;
   if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
-  return run_scalar_value(ctx, op, p->scalar, reverse);
+  return run_scalar_value(ctx, p->fn, p->scalar, p->reverse);
 }
 
 #define BINARY_KERNEL(NAME, OP)                                                                    \
   static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
   {                                                                                                \
     return run_binary(ctx, OP);                                                                    \
-  }
-#define SCALAR_KERNEL(NAME, OP, REVERSE)                                                           \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_scalar(ctx, OP, REVERSE);                                                           \
   }
 
 BINARY_KERNEL(k_add, DS_MATH_BIN_ADD)
@@ -778,18 +759,6 @@ RULE_KERNEL(k_np_greater_equal, DS_MATH_BIN_GE, DT_BOOL_OUT)
 RULE_KERNEL(k_np_less, DS_MATH_BIN_LT, DT_BOOL_OUT)
 RULE_KERNEL(k_np_less_equal, DS_MATH_BIN_LE, DT_BOOL_OUT)
 #undef RULE_KERNEL
-SCALAR_KERNEL(k_plus_scalar, DS_MATH_BIN_ADD, false)
-SCALAR_KERNEL(k_minus_scalar, DS_MATH_BIN_SUB, false)
-SCALAR_KERNEL(k_rminus_scalar, DS_MATH_BIN_SUB, true)
-SCALAR_KERNEL(k_mul_scalar, DS_MATH_BIN_MUL, false)
-SCALAR_KERNEL(k_div_scalar, DS_MATH_BIN_DIV, false)
-SCALAR_KERNEL(k_rdiv_scalar, DS_MATH_BIN_DIV, true)
-SCALAR_KERNEL(k_power_scalar, DS_MATH_BIN_POW, false)
-SCALAR_KERNEL(k_maximum_scalar, DS_MATH_BIN_MAX, false)
-SCALAR_KERNEL(k_minimum_scalar, DS_MATH_BIN_MIN, false)
-SCALAR_KERNEL(k_equal_scalar, DS_MATH_BIN_EQ, false)
-SCALAR_KERNEL(k_greater_scalar, DS_MATH_BIN_GT, false)
-SCALAR_KERNEL(k_lesser_scalar, DS_MATH_BIN_LT, false)
 
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
 static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
@@ -2242,18 +2211,9 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_BROADCAST_GREATER_EQUAL] = (DsKernel){k_greater_equal, NULL};
   table[DS_OP_BROADCAST_LESSER] = (DsKernel){k_lesser, NULL};
   table[DS_OP_BROADCAST_LESSER_EQUAL] = (DsKernel){k_lesser_equal, NULL};
-  table[DS_OP_PLUS_SCALAR] = (DsKernel){k_plus_scalar, NULL};
-  table[DS_OP_MINUS_SCALAR] = (DsKernel){k_minus_scalar, NULL};
-  table[DS_OP_RMINUS_SCALAR] = (DsKernel){k_rminus_scalar, NULL};
-  table[DS_OP_MUL_SCALAR] = (DsKernel){k_mul_scalar, NULL};
-  table[DS_OP_DIV_SCALAR] = (DsKernel){k_div_scalar, NULL};
-  table[DS_OP_RDIV_SCALAR] = (DsKernel){k_rdiv_scalar, NULL};
-  table[DS_OP_POWER_SCALAR] = (DsKernel){k_power_scalar, NULL};
-  table[DS_OP_MAXIMUM_SCALAR] = (DsKernel){k_maximum_scalar, NULL};
-  table[DS_OP_MINIMUM_SCALAR] = (DsKernel){k_minimum_scalar, NULL};
-  table[DS_OP_EQUAL_SCALAR] = (DsKernel){k_equal_scalar, NULL};
-  table[DS_OP_GREATER_SCALAR] = (DsKernel){k_greater_scalar, NULL};
-  table[DS_OP_LESSER_SCALAR] = (DsKernel){k_lesser_scalar, NULL};
+#define SCALAR_REGISTER(ID, NAME, ALIAS, FN, REVERSE) table[DS_OP_##ID] = (DsKernel){k_scalar, NULL};
+  DS_OPS_SCALAR(SCALAR_REGISTER)
+#undef SCALAR_REGISTER
 #define UNARY_REGISTER(ID, COST, COEF, EXPR) table[DS_OP_##ID] = (DsKernel){k_unary_##ID, NULL};
   DS_MATH_UNARY(UNARY_REGISTER)
 #undef UNARY_REGISTER

@@ -487,32 +487,14 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, int op, double scalar, 
                                               ds_cuda_stream()));
 }
 
-static DsStatus run_scalar(const DsKernelCtx *ctx, int op, bool reverse)
+/* Every scalar op: its function and side come parsed with the scalar (DS_OPS_SCALAR). */
+static DsStatus k_scalar(const DsKernelCtx *ctx)
 {
   const DsScalarParam *p = ctx->param;
   if (p == NULL)
     return DS_STATUS_INVALID_ARGUMENT;
-  return run_scalar_value(ctx, op, p->scalar, reverse);
+  return run_scalar_value(ctx, p->fn, p->scalar, p->reverse);
 }
-
-#define SCALAR_KERNEL(NAME, OP, REVERSE)                                                           \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_scalar(ctx, OP, REVERSE);                                                           \
-  }
-SCALAR_KERNEL(k_plus_scalar, DS_MATH_BIN_ADD, false)
-SCALAR_KERNEL(k_minus_scalar, DS_MATH_BIN_SUB, false)
-SCALAR_KERNEL(k_rminus_scalar, DS_MATH_BIN_SUB, true)
-SCALAR_KERNEL(k_mul_scalar, DS_MATH_BIN_MUL, false)
-SCALAR_KERNEL(k_div_scalar, DS_MATH_BIN_DIV, false)
-SCALAR_KERNEL(k_rdiv_scalar, DS_MATH_BIN_DIV, true)
-SCALAR_KERNEL(k_power_scalar, DS_MATH_BIN_POW, false)
-SCALAR_KERNEL(k_maximum_scalar, DS_MATH_BIN_MAX, false)
-SCALAR_KERNEL(k_minimum_scalar, DS_MATH_BIN_MIN, false)
-SCALAR_KERNEL(k_equal_scalar, DS_MATH_BIN_EQ, false)
-SCALAR_KERNEL(k_greater_scalar, DS_MATH_BIN_GT, false)
-SCALAR_KERNEL(k_lesser_scalar, DS_MATH_BIN_LT, false)
-#undef SCALAR_KERNEL
 
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
 static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
@@ -759,18 +741,6 @@ static const OpEntry other_ops[] = {
     {DS_OP_ISINF, k_isinf, supports_predicate},
     {DS_OP_ISPOSINF, k_isposinf, supports_predicate},
     {DS_OP_ISNEGINF, k_isneginf, supports_predicate},
-    {DS_OP_PLUS_SCALAR, k_plus_scalar, supports_scalar},
-    {DS_OP_MINUS_SCALAR, k_minus_scalar, supports_scalar},
-    {DS_OP_RMINUS_SCALAR, k_rminus_scalar, supports_scalar},
-    {DS_OP_MUL_SCALAR, k_mul_scalar, supports_scalar},
-    {DS_OP_DIV_SCALAR, k_div_scalar, supports_scalar},
-    {DS_OP_RDIV_SCALAR, k_rdiv_scalar, supports_scalar},
-    {DS_OP_POWER_SCALAR, k_power_scalar, supports_scalar},
-    {DS_OP_MAXIMUM_SCALAR, k_maximum_scalar, supports_scalar},
-    {DS_OP_MINIMUM_SCALAR, k_minimum_scalar, supports_scalar},
-    {DS_OP_EQUAL_SCALAR, k_equal_scalar, supports_scalar},
-    {DS_OP_GREATER_SCALAR, k_greater_scalar, supports_scalar},
-    {DS_OP_LESSER_SCALAR, k_lesser_scalar, supports_scalar},
     {DS_OP_DIV_SQRT_DIM, k_div_sqrt_dim, supports_scalar},
     {DS_OP_WHERE, k_where, supports_where},
     {DS_OP_NP_WHERE, k_np_where, supports_where},
@@ -783,6 +753,11 @@ void ds_cuda_elemwise_register(DsKernel *table, DsCudaSupportsFn *supports)
     table[binary_ops[i].id] = (DsKernel){binary_ops[i].run, NULL};
     supports[binary_ops[i].id] = supports_binary;
   }
+#define SCALAR_REGISTER(ID, NAME, ALIAS, FN, REVERSE)                                              \
+  table[DS_OP_##ID] = (DsKernel){k_scalar, NULL};                                                  \
+  supports[DS_OP_##ID] = supports_scalar;
+  DS_OPS_SCALAR(SCALAR_REGISTER)
+#undef SCALAR_REGISTER
 #define UNARY_REGISTER(ID, COST, COEF, EXPR)                                                       \
   table[DS_OP_##ID] = (DsKernel){k_unary_##ID, NULL};                                              \
   supports[DS_OP_##ID] = supports_unary_f32;

@@ -17,14 +17,18 @@ static const char *const add_n_inputs[] = {"args", NULL};
 
 /* --- scalar ops --- */
 
-static gboolean parse_scalar(const DsNode *node, void *param, GError **error)
+/* The scalar's attributes, and the op's function and side (its DS_OPS_SCALAR line), which each
+ * scalar op's own parser passes. */
+static gboolean parse_scalar(const DsNode *node, DsScalarParam *p, DsMathBinaryFn fn,
+                             bool reverse, GError **error)
 {
-  DsScalarParam *p = param;
   gboolean is_int;
   if (!ds_node_attr_float(node, "scalar", 1.0, &p->scalar, error) ||
       !ds_node_attr_bool(node, "is_int", TRUE, &is_int, error))
     return FALSE;
   p->is_int = is_int;
+  p->fn = fn;
+  p->reverse = reverse;
   return TRUE;
 }
 
@@ -550,7 +554,11 @@ DS_BROADCAST_OP_TYPED(NP_GREATER_EQUAL, "_npi_greater_equal", NULL, infer_type_c
 DS_BROADCAST_OP_TYPED(NP_LESS, "_npi_less", NULL, infer_type_compare)
 DS_BROADCAST_OP_TYPED(NP_LESS_EQUAL, "_npi_less_equal", NULL, infer_type_compare)
 
-#define DS_SCALAR_OP(ID, NAME, ALIAS)                                                              \
+#define DS_SCALAR_OP(ID, NAME, ALIAS, FN, REVERSE)                                                 \
+  static gboolean parse_##ID(const DsNode *node, void *param, GError **error)                      \
+  {                                                                                                \
+    return parse_scalar(node, param, DS_MATH_BIN_##FN, REVERSE, error);                            \
+  }                                                                                                \
   static const char *const ID##_aliases[] = {ALIAS, NULL};                                         \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
@@ -558,7 +566,7 @@ DS_BROADCAST_OP_TYPED(NP_LESS_EQUAL, "_npi_less_equal", NULL, infer_type_compare
       .aliases = ID##_aliases,                                                                     \
       .traits = DS_OP_TRAIT_ELEMWISE,                                                              \
       .param_size = sizeof(DsScalarParam),                                                         \
-      .parse = parse_scalar,                                                                       \
+      .parse = parse_##ID,                                                                         \
       .num_inputs = ds_op_count_1,                                                                 \
       .num_outputs = ds_op_count_1,                                                                \
       .num_visible_outputs = ds_op_count_1,                                                        \
@@ -566,18 +574,7 @@ DS_BROADCAST_OP_TYPED(NP_LESS_EQUAL, "_npi_less_equal", NULL, infer_type_compare
       .infer_type = infer_type_scalar,                                                             \
   };
 
-DS_SCALAR_OP(PLUS_SCALAR, "_plus_scalar", "_PlusScalar")
-DS_SCALAR_OP(MINUS_SCALAR, "_minus_scalar", "_MinusScalar")
-DS_SCALAR_OP(RMINUS_SCALAR, "_rminus_scalar", "_RMinusScalar")
-DS_SCALAR_OP(MUL_SCALAR, "_mul_scalar", "_MulScalar")
-DS_SCALAR_OP(DIV_SCALAR, "_div_scalar", "_DivScalar")
-DS_SCALAR_OP(RDIV_SCALAR, "_rdiv_scalar", "_RDivScalar")
-DS_SCALAR_OP(POWER_SCALAR, "_power_scalar", "_PowerScalar")
-DS_SCALAR_OP(MAXIMUM_SCALAR, "_maximum_scalar", "_MaximumScalar")
-DS_SCALAR_OP(MINIMUM_SCALAR, "_minimum_scalar", "_MinimumScalar")
-DS_SCALAR_OP(EQUAL_SCALAR, "_equal_scalar", "_EqualScalar")
-DS_SCALAR_OP(GREATER_SCALAR, "_greater_scalar", "_GreaterScalar")
-DS_SCALAR_OP(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar")
+DS_OPS_SCALAR(DS_SCALAR_OP)
 
 #define DS_UNARY_OP(ID, NAME, ALIASES, TRAITS)                                                     \
   static const DsOpDef ID##_def = {                                                                \

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ds-dtype.h"
+#include "ds-math-binary.h"
 #include "ds-tensor.h"
 
 /* The unary math ops without attributes, one line each: X(ID, MXNet name). Each one's formula
@@ -43,6 +44,24 @@
   X(LOGICAL_NOT, "logical_not")                                                               \
   X(HARD_SWISH, "hard_swish")
 
+/* The ops with a scalar attribute, one line each: X(ID, MXNet name, its legacy name, the
+ * core/ds-math-binary.h function it applies, whether the scalar is the left operand). The
+ * parser fills the function and the side into DsScalarParam, so a backend runs them all with
+ * one kernel. (The registry's own lists read the first two columns.) */
+#define DS_OPS_SCALAR(X)                                                                      \
+  X(PLUS_SCALAR, "_plus_scalar", "_PlusScalar", ADD, false)                                   \
+  X(MINUS_SCALAR, "_minus_scalar", "_MinusScalar", SUB, false)                                \
+  X(RMINUS_SCALAR, "_rminus_scalar", "_RMinusScalar", SUB, true)                              \
+  X(MUL_SCALAR, "_mul_scalar", "_MulScalar", MUL, false)                                      \
+  X(DIV_SCALAR, "_div_scalar", "_DivScalar", DIV, false)                                      \
+  X(RDIV_SCALAR, "_rdiv_scalar", "_RDivScalar", DIV, true)                                    \
+  X(POWER_SCALAR, "_power_scalar", "_PowerScalar", POW, false)                                \
+  X(MAXIMUM_SCALAR, "_maximum_scalar", "_MaximumScalar", MAX, false)                          \
+  X(MINIMUM_SCALAR, "_minimum_scalar", "_MinimumScalar", MIN, false)                          \
+  X(EQUAL_SCALAR, "_equal_scalar", "_EqualScalar", EQ, false)                                 \
+  X(GREATER_SCALAR, "_greater_scalar", "_GreaterScalar", GT, false)                           \
+  X(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar", LT, false)
+
 #define DS_OPS_ELEMWISE(X)                                                                    \
   X(ELEMWISE_ADD, "elemwise_add")                                                             \
   X(ELEMWISE_SUB, "elemwise_sub")                                                             \
@@ -61,18 +80,7 @@
   X(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal")                                       \
   X(BROADCAST_LESSER, "broadcast_lesser")                                                     \
   X(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal")                                         \
-  X(PLUS_SCALAR, "_plus_scalar")                                                              \
-  X(MINUS_SCALAR, "_minus_scalar")                                                            \
-  X(RMINUS_SCALAR, "_rminus_scalar")                                                          \
-  X(MUL_SCALAR, "_mul_scalar")                                                                \
-  X(DIV_SCALAR, "_div_scalar")                                                                \
-  X(RDIV_SCALAR, "_rdiv_scalar")                                                              \
-  X(POWER_SCALAR, "_power_scalar")                                                            \
-  X(MAXIMUM_SCALAR, "_maximum_scalar")                                                        \
-  X(MINIMUM_SCALAR, "_minimum_scalar")                                                        \
-  X(EQUAL_SCALAR, "_equal_scalar")                                                            \
-  X(GREATER_SCALAR, "_greater_scalar")                                                        \
-  X(LESSER_SCALAR, "_lesser_scalar")                                                          \
+  DS_OPS_SCALAR(X)                                                                            \
   DS_OPS_UNARY_MATH(X)                                                                        \
   X(CLIP, "clip")                                                                             \
   X(IDENTITY, "_copy")                                                                        \
@@ -131,6 +139,8 @@
 typedef struct {
   double scalar;
   bool is_int;
+  DsMathBinaryFn fn; /* what the op computes: x (fn) scalar */
+  bool reverse;      /* scalar (fn) x instead */
 } DsScalarParam;
 
 /* clip: both bounds are required. */
