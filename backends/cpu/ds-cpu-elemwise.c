@@ -619,7 +619,7 @@ static DsStatus bin_select(BinJob *job, DsMathBinaryFn op, DsDType ta, DsDType t
 typedef enum {
   DT_SAME,     /* operands and result share one dtype */
   DT_LHS,      /* the result has lhs's dtype, rhs any (broadcast_power) */
-  DT_BOOL_OUT, /* the operands share a dtype, the result is bool (_npi_equal...) */
+  DT_BOOL,     /* the operands share a dtype, the result is bool (_npi_equal...) */
   DT_INTEGER,  /* DT_SAME, integer dtypes only (the shifts) */
 } DtRule;
 
@@ -634,7 +634,7 @@ static DsStatus run_binary_rule(const DsKernelCtx *ctx, DsMathBinaryFn op, DtRul
   case DT_LHS:
     ok = a->dtype == out->dtype;
     break;
-  case DT_BOOL_OUT:
+  case DT_BOOL:
     ok = a->dtype == b->dtype && out->dtype == DS_DTYPE_BOOL;
     break;
   default:
@@ -656,11 +656,6 @@ static DsStatus run_binary_rule(const DsKernelCtx *ctx, DsMathBinaryFn op, DtRul
   job.o = out->data;
   bin_execute(&job, ds_tensor_numel(out), ctx->pool);
   return DS_STATUS_OK;
-}
-
-static DsStatus run_binary(const DsKernelCtx *ctx, DsMathBinaryFn op)
-{
-  return run_binary_rule(ctx, op, DT_SAME);
 }
 
 /* out = x (op) scalar, or scalar (op) x when `reverse`. The scalar takes the input's dtype
@@ -716,49 +711,14 @@ static DsStatus k_scalar(const DsKernelCtx *ctx)
   return run_scalar_value(ctx, p->fn, p->scalar, p->reverse);
 }
 
-#define BINARY_KERNEL(NAME, OP)                                                                    \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+/* One kernel per op of DS_OPS_BINARY: its function under its dtype rule. */
+#define BINARY_KERNEL(ID, NAME, FN, RULE)                                                          \
+  static DsStatus k_binary_##ID(const DsKernelCtx *ctx)                                            \
   {                                                                                                \
-    return run_binary(ctx, OP);                                                                    \
+    return run_binary_rule(ctx, DS_MATH_BIN_##FN, DT_##RULE);                                      \
   }
-
-BINARY_KERNEL(k_add, DS_MATH_BIN_ADD)
-BINARY_KERNEL(k_sub, DS_MATH_BIN_SUB)
-BINARY_KERNEL(k_mul, DS_MATH_BIN_MUL)
-BINARY_KERNEL(k_div, DS_MATH_BIN_DIV)
-BINARY_KERNEL(k_maximum, DS_MATH_BIN_MAX)
-BINARY_KERNEL(k_minimum, DS_MATH_BIN_MIN)
-static DsStatus k_power(const DsKernelCtx *ctx)
-{
-  return run_binary_rule(ctx, DS_MATH_BIN_POW, DT_LHS);
-}
-BINARY_KERNEL(k_equal, DS_MATH_BIN_EQ)
-BINARY_KERNEL(k_not_equal, DS_MATH_BIN_NE)
-BINARY_KERNEL(k_greater, DS_MATH_BIN_GT)
-BINARY_KERNEL(k_greater_equal, DS_MATH_BIN_GE)
-BINARY_KERNEL(k_lesser, DS_MATH_BIN_LT)
-BINARY_KERNEL(k_lesser_equal, DS_MATH_BIN_LE)
-BINARY_KERNEL(k_mod, DS_MATH_BIN_MOD)
-BINARY_KERNEL(k_fmod, DS_MATH_BIN_FMOD)
-BINARY_KERNEL(k_logical_and, DS_MATH_BIN_AND)
-BINARY_KERNEL(k_logical_or, DS_MATH_BIN_OR)
-BINARY_KERNEL(k_logical_xor, DS_MATH_BIN_XOR)
-BINARY_KERNEL(k_prelu, DS_MATH_BIN_PRELU)
-
-#define RULE_KERNEL(NAME, OP, RULE)                                                                \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_binary_rule(ctx, OP, RULE);                                                         \
-  }
-RULE_KERNEL(k_left_shift, DS_MATH_BIN_SHL, DT_INTEGER)
-RULE_KERNEL(k_right_shift, DS_MATH_BIN_SHR, DT_INTEGER)
-RULE_KERNEL(k_np_equal, DS_MATH_BIN_EQ, DT_BOOL_OUT)
-RULE_KERNEL(k_np_not_equal, DS_MATH_BIN_NE, DT_BOOL_OUT)
-RULE_KERNEL(k_np_greater, DS_MATH_BIN_GT, DT_BOOL_OUT)
-RULE_KERNEL(k_np_greater_equal, DS_MATH_BIN_GE, DT_BOOL_OUT)
-RULE_KERNEL(k_np_less, DS_MATH_BIN_LT, DT_BOOL_OUT)
-RULE_KERNEL(k_np_less_equal, DS_MATH_BIN_LE, DT_BOOL_OUT)
-#undef RULE_KERNEL
+DS_OPS_BINARY(BINARY_KERNEL)
+#undef BINARY_KERNEL
 
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
 static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
@@ -2194,23 +2154,9 @@ static DsStatus k_add_n(const DsKernelCtx *ctx)
 
 void ds_cpu_elemwise_register(DsKernel *table)
 {
-  table[DS_OP_ELEMWISE_ADD] = (DsKernel){k_add, NULL};
-  table[DS_OP_ELEMWISE_SUB] = (DsKernel){k_sub, NULL};
-  table[DS_OP_ELEMWISE_MUL] = (DsKernel){k_mul, NULL};
-  table[DS_OP_ELEMWISE_DIV] = (DsKernel){k_div, NULL};
-  table[DS_OP_BROADCAST_ADD] = (DsKernel){k_add, NULL};
-  table[DS_OP_BROADCAST_SUB] = (DsKernel){k_sub, NULL};
-  table[DS_OP_BROADCAST_MUL] = (DsKernel){k_mul, NULL};
-  table[DS_OP_BROADCAST_DIV] = (DsKernel){k_div, NULL};
-  table[DS_OP_BROADCAST_MAXIMUM] = (DsKernel){k_maximum, NULL};
-  table[DS_OP_BROADCAST_MINIMUM] = (DsKernel){k_minimum, NULL};
-  table[DS_OP_BROADCAST_POWER] = (DsKernel){k_power, NULL};
-  table[DS_OP_BROADCAST_EQUAL] = (DsKernel){k_equal, NULL};
-  table[DS_OP_BROADCAST_NOT_EQUAL] = (DsKernel){k_not_equal, NULL};
-  table[DS_OP_BROADCAST_GREATER] = (DsKernel){k_greater, NULL};
-  table[DS_OP_BROADCAST_GREATER_EQUAL] = (DsKernel){k_greater_equal, NULL};
-  table[DS_OP_BROADCAST_LESSER] = (DsKernel){k_lesser, NULL};
-  table[DS_OP_BROADCAST_LESSER_EQUAL] = (DsKernel){k_lesser_equal, NULL};
+#define BINARY_REGISTER(ID, NAME, FN, RULE) table[DS_OP_##ID] = (DsKernel){k_binary_##ID, NULL};
+  DS_OPS_BINARY(BINARY_REGISTER)
+#undef BINARY_REGISTER
 #define SCALAR_REGISTER(ID, NAME, ALIAS, FN, REVERSE) table[DS_OP_##ID] = (DsKernel){k_scalar, NULL};
   DS_OPS_SCALAR(SCALAR_REGISTER)
 #undef SCALAR_REGISTER
@@ -2224,20 +2170,6 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_WHERE] = (DsKernel){k_where, NULL};
   table[DS_OP_ADD_N] = (DsKernel){k_add_n, NULL};
   table[DS_OP_DIV_SQRT_DIM] = (DsKernel){k_div_sqrt_dim, NULL};
-  table[DS_OP_BROADCAST_MOD] = (DsKernel){k_mod, NULL};
-  table[DS_OP_BROADCAST_FMOD] = (DsKernel){k_fmod, NULL};
-  table[DS_OP_BROADCAST_LOGICAL_AND] = (DsKernel){k_logical_and, NULL};
-  table[DS_OP_BROADCAST_LOGICAL_OR] = (DsKernel){k_logical_or, NULL};
-  table[DS_OP_BROADCAST_LOGICAL_XOR] = (DsKernel){k_logical_xor, NULL};
-  table[DS_OP_BROADCAST_PRELU] = (DsKernel){k_prelu, NULL};
-  table[DS_OP_BITWISE_LEFT_SHIFT] = (DsKernel){k_left_shift, NULL};
-  table[DS_OP_BITWISE_RIGHT_SHIFT] = (DsKernel){k_right_shift, NULL};
-  table[DS_OP_NP_EQUAL] = (DsKernel){k_np_equal, NULL};
-  table[DS_OP_NP_NOT_EQUAL] = (DsKernel){k_np_not_equal, NULL};
-  table[DS_OP_NP_GREATER] = (DsKernel){k_np_greater, NULL};
-  table[DS_OP_NP_GREATER_EQUAL] = (DsKernel){k_np_greater_equal, NULL};
-  table[DS_OP_NP_LESS] = (DsKernel){k_np_less, NULL};
-  table[DS_OP_NP_LESS_EQUAL] = (DsKernel){k_np_less_equal, NULL};
   table[DS_OP_NP_WHERE] = (DsKernel){k_np_where, NULL};
   table[DS_OP_ISNAN] = (DsKernel){k_isnan, NULL};
   table[DS_OP_ISINF] = (DsKernel){k_isinf, NULL};

@@ -333,15 +333,8 @@ static DsStatus k_dropout(const DsKernelCtx *ctx)
 typedef enum {
   RULE_SAME,     /* operands and result share one dtype */
   RULE_LHS,      /* broadcast_power: the result has lhs's dtype (here: rhs's too) */
-  RULE_BOOL_OUT, /* the operands share a dtype, the result is bool (_npi_equal...) */
+  RULE_BOOL,     /* the operands share a dtype, the result is bool (_npi_equal...) */
 } BinRule;
-
-typedef struct {
-  DsOpId id;
-  DsMathBinaryFn op;
-  BinRule rule;
-  DsKernelFn run;
-} BinEntry;
 
 static bool is_logical(int op)
 {
@@ -353,7 +346,7 @@ static bool binary_dtypes_ok(int op, BinRule rule, DsDType ta, DsDType tb, DsDTy
 {
   if (ta != tb)
     return false;
-  if (rule == RULE_BOOL_OUT)
+  if (rule == RULE_BOOL)
     return to == DS_DTYPE_BOOL && ds_math_binary_is_compare(op) && computable(ta);
   if (to != ta)
     return false;
@@ -392,77 +385,26 @@ static DsStatus run_binary(const DsKernelCtx *ctx, int op, BinRule rule)
                                               n, &plan, ds_cuda_stream()));
 }
 
-#define BINARY_KERNEL(NAME, OP, RULE)                                                              \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
+/* The shifts (DS_OPS_BINARY's INTEGER rule) have no kernel here; every other rule has. */
+#define BINARY_SUPPORTS_LHS       BINARY_SUPPORTS_SAME
+#define BINARY_SUPPORTS_BOOL      BINARY_SUPPORTS_SAME
+#define BINARY_SUPPORTS_INTEGER(ID, FN, RULE)
+#define BINARY_REGISTER_LHS       BINARY_REGISTER_SAME
+#define BINARY_REGISTER_BOOL      BINARY_REGISTER_SAME
+#define BINARY_REGISTER_INTEGER(ID)
+
+/* One kernel per op of DS_OPS_BINARY but the integer-only ones. */
+#define BINARY_KERNEL_SAME(ID, FN, RULE)                                                           \
+  static DsStatus k_binary_##ID(const DsKernelCtx *ctx)                                            \
   {                                                                                                \
-    return run_binary(ctx, OP, RULE);                                                              \
+    return run_binary(ctx, DS_MATH_BIN_##FN, RULE_##RULE);                                         \
   }
-BINARY_KERNEL(k_add, DS_MATH_BIN_ADD, RULE_SAME)
-BINARY_KERNEL(k_sub, DS_MATH_BIN_SUB, RULE_SAME)
-BINARY_KERNEL(k_mul, DS_MATH_BIN_MUL, RULE_SAME)
-BINARY_KERNEL(k_div, DS_MATH_BIN_DIV, RULE_SAME)
-BINARY_KERNEL(k_maximum, DS_MATH_BIN_MAX, RULE_SAME)
-BINARY_KERNEL(k_minimum, DS_MATH_BIN_MIN, RULE_SAME)
-BINARY_KERNEL(k_power, DS_MATH_BIN_POW, RULE_LHS)
-BINARY_KERNEL(k_equal, DS_MATH_BIN_EQ, RULE_SAME)
-BINARY_KERNEL(k_not_equal, DS_MATH_BIN_NE, RULE_SAME)
-BINARY_KERNEL(k_greater, DS_MATH_BIN_GT, RULE_SAME)
-BINARY_KERNEL(k_greater_equal, DS_MATH_BIN_GE, RULE_SAME)
-BINARY_KERNEL(k_lesser, DS_MATH_BIN_LT, RULE_SAME)
-BINARY_KERNEL(k_lesser_equal, DS_MATH_BIN_LE, RULE_SAME)
-BINARY_KERNEL(k_mod, DS_MATH_BIN_MOD, RULE_SAME)
-BINARY_KERNEL(k_fmod, DS_MATH_BIN_FMOD, RULE_SAME)
-BINARY_KERNEL(k_logical_and, DS_MATH_BIN_AND, RULE_SAME)
-BINARY_KERNEL(k_logical_or, DS_MATH_BIN_OR, RULE_SAME)
-BINARY_KERNEL(k_logical_xor, DS_MATH_BIN_XOR, RULE_SAME)
-BINARY_KERNEL(k_prelu, DS_MATH_BIN_PRELU, RULE_SAME)
-BINARY_KERNEL(k_np_equal, DS_MATH_BIN_EQ, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_not_equal, DS_MATH_BIN_NE, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_greater, DS_MATH_BIN_GT, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_greater_equal, DS_MATH_BIN_GE, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_less, DS_MATH_BIN_LT, RULE_BOOL_OUT)
-BINARY_KERNEL(k_np_less_equal, DS_MATH_BIN_LE, RULE_BOOL_OUT)
+#define BINARY_KERNEL_LHS     BINARY_KERNEL_SAME
+#define BINARY_KERNEL_BOOL    BINARY_KERNEL_SAME
+#define BINARY_KERNEL_INTEGER(ID, FN, RULE)
+#define BINARY_KERNEL(ID, NAME, FN, RULE) BINARY_KERNEL_##RULE(ID, FN, RULE)
+DS_OPS_BINARY(BINARY_KERNEL)
 #undef BINARY_KERNEL
-
-static const BinEntry binary_ops[] = {
-    {DS_OP_ELEMWISE_ADD, DS_MATH_BIN_ADD, RULE_SAME, k_add},
-    {DS_OP_ELEMWISE_SUB, DS_MATH_BIN_SUB, RULE_SAME, k_sub},
-    {DS_OP_ELEMWISE_MUL, DS_MATH_BIN_MUL, RULE_SAME, k_mul},
-    {DS_OP_ELEMWISE_DIV, DS_MATH_BIN_DIV, RULE_SAME, k_div},
-    {DS_OP_BROADCAST_ADD, DS_MATH_BIN_ADD, RULE_SAME, k_add},
-    {DS_OP_BROADCAST_SUB, DS_MATH_BIN_SUB, RULE_SAME, k_sub},
-    {DS_OP_BROADCAST_MUL, DS_MATH_BIN_MUL, RULE_SAME, k_mul},
-    {DS_OP_BROADCAST_DIV, DS_MATH_BIN_DIV, RULE_SAME, k_div},
-    {DS_OP_BROADCAST_MAXIMUM, DS_MATH_BIN_MAX, RULE_SAME, k_maximum},
-    {DS_OP_BROADCAST_MINIMUM, DS_MATH_BIN_MIN, RULE_SAME, k_minimum},
-    {DS_OP_BROADCAST_POWER, DS_MATH_BIN_POW, RULE_LHS, k_power},
-    {DS_OP_BROADCAST_EQUAL, DS_MATH_BIN_EQ, RULE_SAME, k_equal},
-    {DS_OP_BROADCAST_NOT_EQUAL, DS_MATH_BIN_NE, RULE_SAME, k_not_equal},
-    {DS_OP_BROADCAST_GREATER, DS_MATH_BIN_GT, RULE_SAME, k_greater},
-    {DS_OP_BROADCAST_GREATER_EQUAL, DS_MATH_BIN_GE, RULE_SAME, k_greater_equal},
-    {DS_OP_BROADCAST_LESSER, DS_MATH_BIN_LT, RULE_SAME, k_lesser},
-    {DS_OP_BROADCAST_LESSER_EQUAL, DS_MATH_BIN_LE, RULE_SAME, k_lesser_equal},
-    {DS_OP_BROADCAST_MOD, DS_MATH_BIN_MOD, RULE_SAME, k_mod},
-    {DS_OP_BROADCAST_FMOD, DS_MATH_BIN_FMOD, RULE_SAME, k_fmod},
-    {DS_OP_BROADCAST_LOGICAL_AND, DS_MATH_BIN_AND, RULE_SAME, k_logical_and},
-    {DS_OP_BROADCAST_LOGICAL_OR, DS_MATH_BIN_OR, RULE_SAME, k_logical_or},
-    {DS_OP_BROADCAST_LOGICAL_XOR, DS_MATH_BIN_XOR, RULE_SAME, k_logical_xor},
-    {DS_OP_BROADCAST_PRELU, DS_MATH_BIN_PRELU, RULE_SAME, k_prelu},
-    {DS_OP_NP_EQUAL, DS_MATH_BIN_EQ, RULE_BOOL_OUT, k_np_equal},
-    {DS_OP_NP_NOT_EQUAL, DS_MATH_BIN_NE, RULE_BOOL_OUT, k_np_not_equal},
-    {DS_OP_NP_GREATER, DS_MATH_BIN_GT, RULE_BOOL_OUT, k_np_greater},
-    {DS_OP_NP_GREATER_EQUAL, DS_MATH_BIN_GE, RULE_BOOL_OUT, k_np_greater_equal},
-    {DS_OP_NP_LESS, DS_MATH_BIN_LT, RULE_BOOL_OUT, k_np_less},
-    {DS_OP_NP_LESS_EQUAL, DS_MATH_BIN_LE, RULE_BOOL_OUT, k_np_less_equal},
-};
-
-static const BinEntry *binary_entry(DsOpId id)
-{
-  for (size_t i = 0; i < G_N_ELEMENTS(binary_ops); i++)
-    if (binary_ops[i].id == id)
-      return &binary_ops[i];
-  return NULL;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Scalar ops */
@@ -653,9 +595,18 @@ static bool supports_binary(DsOpId op, const void *param, const DsDType *in, int
                             const DsDType *out, int n_out)
 {
   (void)param;
-  const BinEntry *e = binary_entry(op);
-  return e != NULL && n_in >= 2 && n_out >= 1 &&
-         binary_dtypes_ok(e->op, e->rule, in[0], in[1], out[0]);
+  if (n_in < 2 || n_out < 1)
+    return false;
+  switch (op) {
+#define BINARY_SUPPORTS_SAME(ID, FN, RULE)                                                         \
+  case DS_OP_##ID:                                                                                 \
+    return binary_dtypes_ok(DS_MATH_BIN_##FN, RULE_##RULE, in[0], in[1], out[0]);
+#define BINARY_SUPPORTS(ID, NAME, FN, RULE) BINARY_SUPPORTS_##RULE(ID, FN, RULE)
+    DS_OPS_BINARY(BINARY_SUPPORTS)
+#undef BINARY_SUPPORTS
+  default:
+    return false;
+  }
 }
 
 static bool supports_scalar(DsOpId op, const void *param, const DsDType *in, int n_in,
@@ -749,10 +700,12 @@ static const OpEntry other_ops[] = {
 
 void ds_cuda_elemwise_register(DsKernel *table, DsCudaSupportsFn *supports)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(binary_ops); i++) {
-    table[binary_ops[i].id] = (DsKernel){binary_ops[i].run, NULL};
-    supports[binary_ops[i].id] = supports_binary;
-  }
+#define BINARY_REGISTER_SAME(ID)                                                                   \
+  table[DS_OP_##ID] = (DsKernel){k_binary_##ID, NULL};                                             \
+  supports[DS_OP_##ID] = supports_binary;
+#define BINARY_REGISTER(ID, NAME, FN, RULE) BINARY_REGISTER_##RULE(ID)
+  DS_OPS_BINARY(BINARY_REGISTER)
+#undef BINARY_REGISTER
 #define SCALAR_REGISTER(ID, NAME, ALIAS, FN, REVERSE)                                              \
   table[DS_OP_##ID] = (DsKernel){k_scalar, NULL};                                                  \
   supports[DS_OP_##ID] = supports_scalar;

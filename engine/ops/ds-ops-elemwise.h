@@ -62,24 +62,47 @@
   X(GREATER_SCALAR, "_greater_scalar", "_GreaterScalar", GT, false)                           \
   X(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar", LT, false)
 
+/* The ops that apply a binary function to two operands broadcast together, one line each:
+ * X(ID, MXNet name, the core/ds-math-binary.h function, its dtype rule). The rules: SAME
+ * (operands and result of one dtype), LHS (the result takes lhs's dtype: broadcast_power),
+ * BOOL (operands of one dtype, a bool result: NumPy's comparisons), INTEGER (SAME, integer
+ * dtypes only: the shifts). Every backend makes its kernels from this list; the definitions
+ * (ds-ops-elemwise.c) add aliases and shape and dtype rules. */
+#define DS_OPS_BINARY(X)                                                                      \
+  X(ELEMWISE_ADD, "elemwise_add", ADD, SAME)                                                  \
+  X(ELEMWISE_SUB, "elemwise_sub", SUB, SAME)                                                  \
+  X(ELEMWISE_MUL, "elemwise_mul", MUL, SAME)                                                  \
+  X(ELEMWISE_DIV, "elemwise_div", DIV, SAME)                                                  \
+  X(BROADCAST_ADD, "broadcast_add", ADD, SAME)                                                \
+  X(BROADCAST_SUB, "broadcast_sub", SUB, SAME)                                                \
+  X(BROADCAST_MUL, "broadcast_mul", MUL, SAME)                                                \
+  X(BROADCAST_DIV, "broadcast_div", DIV, SAME)                                                \
+  X(BROADCAST_MAXIMUM, "broadcast_maximum", MAX, SAME)                                        \
+  X(BROADCAST_MINIMUM, "broadcast_minimum", MIN, SAME)                                        \
+  X(BROADCAST_POWER, "broadcast_power", POW, LHS)                                             \
+  X(BROADCAST_EQUAL, "broadcast_equal", EQ, SAME)                                             \
+  X(BROADCAST_NOT_EQUAL, "broadcast_not_equal", NE, SAME)                                     \
+  X(BROADCAST_GREATER, "broadcast_greater", GT, SAME)                                         \
+  X(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal", GE, SAME)                             \
+  X(BROADCAST_LESSER, "broadcast_lesser", LT, SAME)                                           \
+  X(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal", LE, SAME)                               \
+  X(BROADCAST_MOD, "broadcast_mod", MOD, SAME)                                                \
+  X(BROADCAST_FMOD, "_npi_fmod", FMOD, SAME)                                                  \
+  X(BROADCAST_LOGICAL_AND, "broadcast_logical_and", AND, SAME)                                \
+  X(BROADCAST_LOGICAL_OR, "broadcast_logical_or", OR, SAME)                                   \
+  X(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor", XOR, SAME)                                \
+  X(BROADCAST_PRELU, "broadcast_prelu", PRELU, SAME)                                          \
+  X(BITWISE_LEFT_SHIFT, "_npi_bitwise_left_shift", SHL, INTEGER)                              \
+  X(BITWISE_RIGHT_SHIFT, "_npi_bitwise_right_shift", SHR, INTEGER)                            \
+  X(NP_EQUAL, "_npi_equal", EQ, BOOL)                                                         \
+  X(NP_NOT_EQUAL, "_npi_not_equal", NE, BOOL)                                                 \
+  X(NP_GREATER, "_npi_greater", GT, BOOL)                                                     \
+  X(NP_GREATER_EQUAL, "_npi_greater_equal", GE, BOOL)                                         \
+  X(NP_LESS, "_npi_less", LT, BOOL)                                                           \
+  X(NP_LESS_EQUAL, "_npi_less_equal", LE, BOOL)
+
 #define DS_OPS_ELEMWISE(X)                                                                    \
-  X(ELEMWISE_ADD, "elemwise_add")                                                             \
-  X(ELEMWISE_SUB, "elemwise_sub")                                                             \
-  X(ELEMWISE_MUL, "elemwise_mul")                                                             \
-  X(ELEMWISE_DIV, "elemwise_div")                                                             \
-  X(BROADCAST_ADD, "broadcast_add")                                                           \
-  X(BROADCAST_SUB, "broadcast_sub")                                                           \
-  X(BROADCAST_MUL, "broadcast_mul")                                                           \
-  X(BROADCAST_DIV, "broadcast_div")                                                           \
-  X(BROADCAST_MAXIMUM, "broadcast_maximum")                                                   \
-  X(BROADCAST_MINIMUM, "broadcast_minimum")                                                   \
-  X(BROADCAST_POWER, "broadcast_power")                                                       \
-  X(BROADCAST_EQUAL, "broadcast_equal")                                                       \
-  X(BROADCAST_NOT_EQUAL, "broadcast_not_equal")                                               \
-  X(BROADCAST_GREATER, "broadcast_greater")                                                   \
-  X(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal")                                       \
-  X(BROADCAST_LESSER, "broadcast_lesser")                                                     \
-  X(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal")                                         \
+  DS_OPS_BINARY(X)                                                                            \
   DS_OPS_SCALAR(X)                                                                            \
   DS_OPS_UNARY_MATH(X)                                                                        \
   X(CLIP, "clip")                                                                             \
@@ -90,20 +113,6 @@
   X(WHERE, "where")                                                                           \
   X(ADD_N, "add_n")                                                                           \
   X(DIV_SQRT_DIM, "_contrib_div_sqrt_dim")                                                   \
-  X(BROADCAST_MOD, "broadcast_mod")                                                           \
-  X(BROADCAST_FMOD, "_npi_fmod")                                                              \
-  X(BROADCAST_LOGICAL_AND, "broadcast_logical_and")                                           \
-  X(BROADCAST_LOGICAL_OR, "broadcast_logical_or")                                             \
-  X(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor")                                           \
-  X(BROADCAST_PRELU, "broadcast_prelu")                                                       \
-  X(BITWISE_LEFT_SHIFT, "_npi_bitwise_left_shift")                                            \
-  X(BITWISE_RIGHT_SHIFT, "_npi_bitwise_right_shift")                                          \
-  X(NP_EQUAL, "_npi_equal")                                                                   \
-  X(NP_NOT_EQUAL, "_npi_not_equal")                                                           \
-  X(NP_GREATER, "_npi_greater")                                                               \
-  X(NP_GREATER_EQUAL, "_npi_greater_equal")                                                   \
-  X(NP_LESS, "_npi_less")                                                                     \
-  X(NP_LESS_EQUAL, "_npi_less_equal")                                                         \
   X(NP_WHERE, "_npi_where")                                                                   \
   X(HARD_SIGMOID, "hard_sigmoid")                                                             \
   X(SELU, "selu")                                                                             \
