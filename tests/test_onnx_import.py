@@ -10,7 +10,8 @@ axis 1 in both directions; a model with unsupported nodes (--info lists them, --
 naming every one, before running); opsets outside 7 to 17; external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
 RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
-MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain.
+MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
+written before their producers (sorted as ONNX Runtime does) and a cycle.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -583,6 +584,38 @@ def test_external_data(tmp):
     return "read at offset 8; three escapes refused"
 
 
+def test_node_order(tmp):
+    # A producer written after its readers (converters emit a late Cast), and an If whose
+    # branch reads a value that a later node of the outer graph produces.
+    then_g = h.make_graph([h.make_node("Add", ["scaled", "one"], ["t"])], "then", [],
+                          [vi("t", T.FLOAT, [3])])
+    else_g = h.make_graph([h.make_node("Neg", ["scaled"], ["e"])], "else", [],
+                          [vi("e", T.FLOAT, [3])])
+    one = nh.from_array(np.ones(3, np.float32), "one")
+    nodes = [
+        h.make_node("If", ["b"], ["y"], then_branch=then_g, else_branch=else_g, name="choose"),
+        h.make_node("Mul", ["xf", "xf"], ["scaled"], name="square"),
+        h.make_node("Cast", ["x"], ["xf"], to=T.FLOAT, name="graph_input_cast_0"),
+    ]
+    g = h.make_graph(nodes, "late", [vi("b", T.BOOL, []), vi("x", T.INT32, [3])],
+                     [vi("y", T.FLOAT, [3])], [one])
+    model = save(g, os.path.join(tmp, "late.onnx"))
+    x = np.array([1, -2, 3], np.int32)
+    xf = x.astype(np.float32)
+    check_close("then", run_model(tmp, model, {"b": np.array(True), "x": x})["y"], xf * xf + 1)
+    check_close("else", run_model(tmp, model, {"b": np.array(False), "x": x})["y"], -(xf * xf))
+    # A real cycle stays an error naming a node on it.
+    g = h.make_graph([h.make_node("Add", ["x", "q"], ["p"], name="first"),
+                      h.make_node("Relu", ["p"], ["q"], name="second")], "cycle",
+                     [vi("x", T.FLOAT, [2])], [vi("q", T.FLOAT, [2])])
+    model = save(g, os.path.join(tmp, "cycle.onnx"))
+    err = dynscope("--info", model, expect=2).stderr.strip()
+    if "cycle" not in err or ("'first'" not in err and "'second'" not in err) or \
+            len(err.splitlines()) != 1:
+        raise Failure("cycle: " + err)
+    return err[-80:]
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -617,6 +650,8 @@ def main():
         ("an optimizer step of the training domain alone", test_training_domain),
         ("opsets after 17 are refused", test_opset_range),
         ("external data beside the model; escapes refused", test_external_data),
+        ("nodes out of order are sorted; a cycle is an error naming a node",
+         test_node_order),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

@@ -1,7 +1,7 @@
 /* ds-onnx-import.c: the importer's walk: graphs, the dispatch to translators, opaque nodes.
  *
  * ds_onnx_import() maps a model: the top graph's inputs and initializers, then every graph's
- * nodes in order (this walk, which the translator API also runs for Loop, If and Scan bodies
+ * nodes, producers before readers (this walk, which the translator API also runs for Loop, If and Scan bodies
  * through the context's runner), each folded (ds-onnx-fold.c) or handed to its family's
  * translator (ds-onnx-ops-*.c), which builds through the API (ds-onnx-translate.c). A node no
  * translator can map is rolled back and kept as an opaque node, listed in the import's
@@ -277,7 +277,7 @@ static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError 
 }
 
 /* The walk over one graph (the top one or a body): its type information, its initializers (a
- * body's) and its nodes in order. Installed as the context's runner for the bodies. */
+ * body's) and its nodes, producers first (ds_onnx_graph_order). Installed as the context's runner for the bodies. */
 static gboolean translate_graph(DsOnnxBuilder *b, const DsOnnxGraph *graph, GError **error)
 {
   add_value_hints(b->ctx, graph->inputs, graph->n_inputs);
@@ -285,8 +285,11 @@ static gboolean translate_graph(DsOnnxBuilder *b, const DsOnnxGraph *graph, GErr
   add_value_hints(b->ctx, graph->value_info, graph->n_value_info);
   if (b->parent != NULL && !add_initializers(b, graph, error))
     return FALSE;
+  g_autofree gsize *order = g_new(gsize, MAX(graph->n_nodes, 1));
+  if (!ds_onnx_graph_order(graph, order, error))
+    return FALSE;
   for (gsize i = 0; i < graph->n_nodes; i++)
-    if (!translate_node(b, &graph->nodes[i], error))
+    if (!translate_node(b, &graph->nodes[order[i]], error))
       return FALSE;
   return TRUE;
 }

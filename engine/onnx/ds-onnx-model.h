@@ -275,3 +275,9 @@ gboolean ds_onnx_value_require_tensor(const DsOnnxModel *model, const DsOnnxValu
 
 /* The attribute of `node` called `name`, or NULL. */
 const DsOnnxAttribute *ds_onnx_node_find_attribute(const DsOnnxNode *node, const char *name);
+
+/* The indices of `graph`'s nodes in an order where each comes after the nodes producing what
+ * it reads (its inputs and its bodies' outer values): the file's order where that already
+ * holds, as ONNX Runtime sorts a graph it loads (ds-onnx-order.c). `order` holds n_nodes
+ * indices. FALSE, naming a node, when the nodes form a cycle. */
+gboolean ds_onnx_graph_order(const DsOnnxGraph *graph, gsize *order, GError **error);
