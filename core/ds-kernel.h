@@ -5,6 +5,10 @@
  * the kernel's `workspace_bytes` function, so the executor can plan it and execution never
  * allocates.
  *
+ * A kernel is called with its op's parsed attributes (`param`, when the op has any) and the
+ * input count they call for: the engine checks both once, when it binds the node
+ * (ds_op_check_node_args), and the kernel need not check them again.
+ *
  * Dynamic-shape kernels (ops with DS_OP_TRAIT_DYNAMIC_SHAPE: boolean_mask, nonzero, unique...;
  * MXNet's FComputeDynamic) cannot have their outputs sized in advance. They are called with
  * outputs of unknown shape (ndim -1, data NULL); once a kernel knows an output's size it sets

@@ -511,6 +511,8 @@ DsDynamicExecutor *ds_dynamic_executor_new(const DsBindSpec *spec, GError **erro
                   "node '%s': op '%s' has no kernel on the %s backend", node->name, node->op_name,
                   node_backend->name);
       return NULL;
+    } else if (!ds_op_check_node_args(node, error)) {
+      return NULL;
     }
     if (r >= 0 && partition->regions[r].kind == DS_REGION_STATIC && !dynamic) {
       if (unit_of_region[r] < 0) {

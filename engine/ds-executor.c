@@ -97,6 +97,8 @@ static gboolean compile_steps(DsExecutor *exec, GError **error)
                   exec->backend->name);
       return FALSE;
     }
+    if (!ds_op_check_node_args(node, error))
+      return FALSE;
     Step *step = &exec->steps[exec->n_steps++];
     step->node = node;
     step->kernel = kernel;

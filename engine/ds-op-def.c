@@ -3,6 +3,8 @@
  * use it. */
 #include "ds-op.h"
 
+#include "ds-error.h"
+
 int ds_op_count_1(const void *param) { (void)param; return 1; }
 int ds_op_count_2(const void *param) { (void)param; return 2; }
 int ds_op_count_3(const void *param) { (void)param; return 3; }
@@ -24,4 +26,22 @@ const char *ds_op_input_name(const DsOpDef *op, int n_inputs, int i, char buf[16
     return "data";
   g_snprintf(buf, 16, "arg%d", i);
   return buf;
+}
+
+gboolean ds_op_check_node_args(const DsNode *node, GError **error)
+{
+  const DsOpDef *op = node->op;
+  if (op->param_size > 0 && node->param == NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "node '%s' (%s): its attributes were not read",
+                node->name, node->op_name);
+    return FALSE;
+  }
+  int n_in = op->num_inputs(node->param);
+  if (n_in >= 0 && (guint)n_in != node->n_inputs) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INVALID,
+                "node '%s' (%s): has %u inputs, but its attributes call for %d", node->name,
+                node->op_name, node->n_inputs, n_in);
+    return FALSE;
+  }
+  return TRUE;
 }

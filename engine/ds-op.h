@@ -99,6 +99,12 @@ const DsOpDef *ds_op_get(DsOpId id);
 /* Registered name of an op id. */
 const char *ds_op_id_name(DsOpId id);
 
+/* The checks a kernel can rely on, made once when an executor binds the node's kernel: the op
+ * has its parsed attributes (when it has any) and the node the input count they call for
+ * (outputs may be more than the op's: MXNet builds with MKL-DNN give Pooling a hidden
+ * workspace output). FALSE with an error naming the node otherwise. */
+gboolean ds_op_check_node_args(const DsNode *node, GError **error);
+
 /* Helpers for ops with fixed counts, for DsOpDef.num_inputs/num_outputs. */
 int ds_op_count_1(const void *param);
 int ds_op_count_2(const void *param);

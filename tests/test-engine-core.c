@@ -317,6 +317,36 @@ static void test_plan_views_alias(void)
   ds_graph_shapes_free(shapes);
 }
 
+/* What every kernel may rely on is checked once at bind: the op's attributes read, and the
+ * input count they call for. */
+static void test_node_args_checked(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsNode *n = ds_graph_add_node(g, "add0", "elemwise_add");
+  n->op = ds_op_lookup("elemwise_add");
+  n->n_inputs = 1;
+  n->inputs = g_new0(DsEntry, 1);
+  g_autoptr(GError) error = NULL;
+  g_assert_false(ds_op_check_node_args(n, &error));
+  g_assert_nonnull(strstr(error->message, "'add0'"));
+  g_assert_nonnull(strstr(error->message, "has 1 inputs, but its attributes call for 2"));
+  g_clear_error(&error);
+
+  DsNode *c = ds_graph_add_node(g, "clip0", "clip");
+  c->op = ds_op_lookup("clip");
+  c->n_inputs = 1;
+  c->inputs = g_new0(DsEntry, 1);
+  g_assert_false(ds_op_check_node_args(c, &error));
+  g_assert_nonnull(strstr(error->message, "'clip0' (clip): its attributes were not read"));
+  g_clear_error(&error);
+  ds_node_add_attr(c, "a_min", "0");
+  ds_node_add_attr(c, "a_max", "1");
+  c->param = g_malloc0(c->op->param_size);
+  g_assert_true(c->op->parse(c, c->param, &error));
+  g_assert_true(ds_op_check_node_args(c, &error));
+  g_assert_no_error(error);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -324,6 +354,7 @@ int main(int argc, char **argv)
   g_test_add_func("/core/thread-pool/wakes-and-skips", test_pool_wakes_and_skips);
   g_test_add_func("/core/thread-pool/null-runs-inline", test_pool_null_runs_inline);
   g_test_add_func("/engine/attr/tuples", test_attr_tuples);
+  g_test_add_func("/engine/op/node-args-checked", test_node_args_checked);
   g_test_add_func("/engine/attr/scalars", test_attr_scalars);
   g_test_add_func("/engine/attr/node-errors", test_attr_node_errors);
   g_test_add_func("/engine/shape/dim-arithmetic", test_dim_arithmetic);

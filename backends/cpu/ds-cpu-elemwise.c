@@ -625,8 +625,6 @@ typedef enum {
 
 static DsStatus run_binary_rule(const DsKernelCtx *ctx, DsMathBinaryFn op, DtRule rule)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   bool ok;
@@ -664,8 +662,6 @@ static DsStatus run_binary_rule(const DsKernelCtx *ctx, DsMathBinaryFn op, DtRul
 static DsStatus run_scalar_value(const DsKernelCtx *ctx, DsMathBinaryFn op, double scalar,
                                  bool reverse)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int64_t n = ds_tensor_numel(out);
@@ -706,8 +702,6 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, DsMathBinaryFn op, doub
 static DsStatus k_scalar(const DsKernelCtx *ctx)
 {
   const DsScalarParam *p = ctx->param;
-  if (p == NULL)
-    return DS_STATUS_INVALID_ARGUMENT;
   return run_scalar_value(ctx, p->fn, p->scalar, p->reverse);
 }
 
@@ -765,8 +759,6 @@ static void unary_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus run_unary(const DsKernelCtx *ctx, DsMathUnaryFn fn, double a, double b)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(out->dtype))
@@ -791,8 +783,6 @@ static DsStatus run_unary_NONE(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 static DsStatus run_unary_CLIP(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 {
   const DsClipParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsDType t = ctx->inputs[0].dtype;
   if (t == DS_DTYPE_FLOAT64 || !ds_cpu_dtype_computable(t))
     return run_unary(ctx, fn, p->a_min, p->a_max);
@@ -804,8 +794,6 @@ static DsStatus run_unary_CLIP(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 static DsStatus run_unary_ACT(const DsKernelCtx *ctx, DsMathUnaryFn fn)
 {
   const DsActParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsDType t = ctx->inputs[0].dtype;
   if (t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64)
     return DS_STATUS_UNSUPPORTED;
