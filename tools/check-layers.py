@@ -49,23 +49,26 @@ def sources():
     return sorted(found)
 
 
-def include_violations(files):
+def includes(files):
+    """(file, header) for every `#include "..."` of `files` that names one of them: the header
+    beside the file, or else every header of that name."""
     by_name = defaultdict(list)
     for f in files:
         if f.endswith(".h"):
             by_name[os.path.basename(f)].append(f)
-    bad = []
     for f in files:
         with open(os.path.join(SRC, f), encoding="utf-8") as fh:
             text = fh.read()
         for name in INCLUDE.findall(text):
             beside = os.path.normpath(os.path.join(os.path.dirname(f), name))
-            targets = [beside] if beside in files else by_name.get(os.path.basename(name), [])
-            for target in targets:
-                if layer_of(target) > layer_of(f):
-                    bad.append("%s includes %s (%s above %s)"
-                               % (f, target, LAYERS[layer_of(target)], LAYERS[layer_of(f)]))
-    return bad
+            for target in [beside] if beside in files else by_name.get(os.path.basename(name), []):
+                yield f, target
+
+
+def include_violations(files):
+    return ["%s includes %s (%s above %s)"
+            % (f, target, LAYERS[layer_of(target)], LAYERS[layer_of(f)])
+            for f, target in includes(files) if layer_of(target) > layer_of(f)]
 
 
 def owner_of_private(path):
@@ -77,19 +80,11 @@ def owner_of_private(path):
 
 
 def private_violations(files):
-    by_name = defaultdict(list)
-    for f in files:
-        if f.endswith(".h"):
-            by_name[os.path.basename(f)].append(f)
     bad = []
-    for f in files:
-        with open(os.path.join(SRC, f), encoding="utf-8") as fh:
-            text = fh.read()
-        for name in INCLUDE.findall(text):
-            for target in by_name.get(os.path.basename(name), []):
-                owner = owner_of_private(target)
-                if owner is not None and not f.startswith(owner):
-                    bad.append("%s includes %s, private to %s" % (f, target, owner))
+    for f, target in includes(files):
+        owner = owner_of_private(target)
+        if owner is not None and not f.startswith(owner):
+            bad.append("%s includes %s, private to %s" % (f, target, owner))
     return bad
 
 

@@ -12,38 +12,28 @@
 
 #include "ds-error.h"
 
-/* Adds to `names` every name the nodes of `g`, and of the bodies within, read. */
-static void collect_body_reads(const DsOnnxGraph *g, GPtrArray *names)
-{
-  for (gsize i = 0; i < g->n_nodes; i++) {
-    const DsOnnxNode *node = &g->nodes[i];
-    for (gsize k = 0; k < node->n_inputs; k++)
-      if (node->inputs[k][0] != '\0')
-        g_ptr_array_add(names, (gpointer)node->inputs[k]);
-    for (gsize a = 0; a < node->n_attributes; a++) {
-      const DsOnnxAttribute *attr = &node->attributes[a];
-      if (attr->g != NULL)
-        collect_body_reads(attr->g, names);
-      for (gsize k = 0; k < attr->n_graphs; k++)
-        collect_body_reads(&attr->graphs[k], names);
-    }
-  }
-}
+static void add_graph_reads(const DsOnnxGraph *g, GPtrArray *names);
 
-/* The names node `node` reads: its inputs, then what its bodies read. */
-static void node_reads(const DsOnnxNode *node, GPtrArray *names)
+/* Adds to `names` what `node` reads: its inputs, and what its bodies read. */
+static void add_node_reads(const DsOnnxNode *node, GPtrArray *names)
 {
-  g_ptr_array_set_size(names, 0);
   for (gsize k = 0; k < node->n_inputs; k++)
     if (node->inputs[k][0] != '\0')
       g_ptr_array_add(names, (gpointer)node->inputs[k]);
   for (gsize a = 0; a < node->n_attributes; a++) {
     const DsOnnxAttribute *attr = &node->attributes[a];
     if (attr->g != NULL)
-      collect_body_reads(attr->g, names);
+      add_graph_reads(attr->g, names);
     for (gsize k = 0; k < attr->n_graphs; k++)
-      collect_body_reads(&attr->graphs[k], names);
+      add_graph_reads(&attr->graphs[k], names);
   }
+}
+
+/* Adds to `names` what every node of body `g` reads. */
+static void add_graph_reads(const DsOnnxGraph *g, GPtrArray *names)
+{
+  for (gsize i = 0; i < g->n_nodes; i++)
+    add_node_reads(&g->nodes[i], names);
 }
 
 static char *node_label(const DsOnnxGraph *g, gsize i)
@@ -70,7 +60,8 @@ gboolean ds_onnx_graph_order(const DsOnnxGraph *g, gsize *order, GError **error)
   g_autoptr(GPtrArray) names = g_ptr_array_new();
   for (gsize i = 0; i < n; i++) {
     first[i] = deps->len;
-    node_reads(&g->nodes[i], names);
+    g_ptr_array_set_size(names, 0);
+    add_node_reads(&g->nodes[i], names);
     for (guint k = 0; k < names->len; k++) {
       gsize p = GPOINTER_TO_SIZE(g_hash_table_lookup(producer, names->pdata[k]));
       if (p != 0)
