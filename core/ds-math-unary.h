@@ -12,9 +12,10 @@
  * sizes a CPU thread's share. COEF says where `a` and `b` come from: NONE (unused), CLIP (the
  * bounds a_min and a_max), ACT (an activation's alpha and beta), SLOPE (a slope in `a`).
  *
- * Primitives: DS_M_DIV(p, q), DS_M_EXP, DS_M_EXPM1, DS_M_LOG, DS_M_SQRT, DS_M_TANH, DS_M_ERF,
- * DS_M_FABS, DS_M_FLOOR, DS_M_CEIL, DS_M_RINT, DS_M_SIN, DS_M_COS, DS_M_TAN, DS_M_ASIN,
- * DS_M_ACOS, DS_M_ATAN, DS_M_SINH, DS_M_COSH, DS_M_ASINH, DS_M_ACOSH, DS_M_ATANH; the
+ * Primitives: DS_M_DIV(p, q), DS_M_EXP, DS_M_EXPM1, DS_M_LOG, DS_M_LOG1P, DS_M_LOG2,
+ * DS_M_LOG10, DS_M_SQRT, DS_M_CBRT, DS_M_TANH, DS_M_ERF, DS_M_FABS, DS_M_FLOOR, DS_M_CEIL,
+ * DS_M_RINT, DS_M_TRUNC, DS_M_ROUND (half away from zero), DS_M_SIN, DS_M_COS, DS_M_TAN,
+ * DS_M_ASIN, DS_M_ACOS, DS_M_ATAN, DS_M_SINH, DS_M_COSH, DS_M_ASINH, DS_M_ACOSH, DS_M_ATANH; the
  * activation list also takes DS_M_SIGMOID (an overflow-free logistic) and DS_M_SOFTRELU
  * (log(1 + e^x), x itself above 20, as MXNet).
  *
@@ -71,7 +72,19 @@
   X(SELU, MATH, ACT, x > 0 ? b * x : b * a * DS_M_EXPM1(x))                                        \
   X(CELU, MATH, ACT, x > 0 ? x : a * DS_M_EXPM1(DS_M_DIV(x, a)))                                   \
   X(THRESHOLDED_RELU, CHEAP, ACT, x > a ? x : (T)0)                                                \
-  X(SHRINK, CHEAP, ACT, x < -a ? x + b : (x > a ? x - b : (T)0))
+  X(SHRINK, CHEAP, ACT, x < -a ? x + b : (x > a ? x - b : (T)0))                                   \
+  /* MXNet's: round goes half away from zero, fix toward zero; degrees and radians scale in */     \
+  /* double and round once */                                                                      \
+  X(LOG1P, MATH, NONE, DS_M_LOG1P(x))                                                              \
+  X(LOG2, MATH, NONE, DS_M_LOG2(x))                                                                \
+  X(LOG10, MATH, NONE, DS_M_LOG10(x))                                                              \
+  X(CBRT, MATH, NONE, DS_M_CBRT(x))                                                                \
+  X(RCBRT, MATH, NONE, DS_M_DIV((T)1, DS_M_CBRT(x)))                                               \
+  X(TRUNC, CHEAP, NONE, DS_M_TRUNC(x))                                                             \
+  X(FIX, CHEAP, NONE, DS_M_TRUNC(x))                                                               \
+  X(ROUND, CHEAP, NONE, DS_M_ROUND(x))                                                             \
+  X(DEGREES, CHEAP, NONE, (T)(57.295779513082320876798 * (double)x))                               \
+  X(RADIANS, CHEAP, NONE, (T)(0.017453292519943295769237 * (double)x))
 
 /* Activation's act_types and LeakyReLU's formulas where they differ from the ops above
  * (float32 only). Activation's relu keeps NaN; its sigmoid is the overflow-free one. */

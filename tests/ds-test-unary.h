@@ -58,7 +58,17 @@
   X(celu, -3, 3, CLOSE, NONE, ("alpha", "0.7", NULL), fmax(0, x) + fmin(0, a * expm1(x / a)))      \
   X(thresholded_relu, -3, 3, EXACT, NONE, ("alpha", "0.5", NULL), x > a ? x : 0)                   \
   X(shrink, -3, 3, EXACT, NONE, ("lambd", "0.6", "bias", "0.2", NULL),                             \
-    x < -a ? x + b : x > a ? x - b : 0)
+    x < -a ? x + b : x > a ? x - b : 0)                                                              \
+  X(log1p, -0.9, 10, CLOSE, NONE, (NULL), log1p(x))                                                \
+  X(log2, 0.01, 100, CLOSE, NONE, (NULL), log2(x))                                                 \
+  X(log10, 0.01, 100, CLOSE, NONE, (NULL), log10(x))                                               \
+  X(cbrt, -10, 10, CLOSE, NONE, (NULL), cbrt(x))                                                   \
+  X(rcbrt, 0.1, 10, CLOSE, NONE, (NULL), 1 / cbrt(x))                                              \
+  X(trunc, -5, 5, EXACT, EXACT, (NULL), trunc(x))                                                  \
+  X(fix, -5, 5, EXACT, EXACT, (NULL), trunc(x))                                                    \
+  X(round, -5, 5, EXACT, EXACT, (NULL), round(x))                                                  \
+  X(degrees, -7, 7, EXACT, NONE, (NULL), x * (180 / M_PI))                                         \
+  X(radians, -400, 400, EXACT, NONE, (NULL), x * (M_PI / 180))
 
 /* ATTRS without its parentheses, as an initializer's contents. */
 #define DS_TEST_UNPAREN(...) __VA_ARGS__

@@ -319,15 +319,22 @@ typedef struct {
   gboolean exact;
 } ScalarCase;
 
+/* Every op of DS_OPS_SCALAR (divisions by the data see no zeros, comparisons see equal
+ * values), and two more powers; powers through double differ from the CPU's powf by an ulp. */
+#define SCALAR_KIND(FN, REVERSE)                                                                   \
+  ((REVERSE) && (DS_MATH_BIN_##FN == DS_MATH_BIN_DIV || DS_MATH_BIN_##FN == DS_MATH_BIN_MOD)       \
+       ? VAL_NONZERO                                                                               \
+   : DS_MATH_BIN_##FN >= DS_MATH_BIN_EQ && DS_MATH_BIN_##FN <= DS_MATH_BIN_LE ? VAL_COARSE          \
+                                                                               : VAL_ANY)
+#define SCALAR_CASE(ID, NAME, ALIAS, FN, REVERSE)                                                  \
+  {NAME, "1.5", SCALAR_KIND(FN, REVERSE), DS_MATH_BIN_##FN != DS_MATH_BIN_POW},
 static const ScalarCase scalar_cases[] = {
-    {"_plus_scalar", "1.5", VAL_ANY, TRUE},        {"_minus_scalar", "0.1", VAL_ANY, TRUE},
-    {"_rminus_scalar", "-2.25", VAL_ANY, TRUE},    {"_mul_scalar", "0.3", VAL_ANY, TRUE},
-    {"_div_scalar", "-0.7", VAL_ANY, TRUE},        {"_rdiv_scalar", "2.5", VAL_NONZERO, TRUE},
-    {"_power_scalar", "2", VAL_ANY, TRUE},         {"_power_scalar", "-1.5", VAL_POSITIVE, FALSE},
-    {"_power_scalar", "0.5", VAL_POSITIVE, FALSE}, {"_maximum_scalar", "0.25", VAL_ANY, TRUE},
-    {"_minimum_scalar", "-0.5", VAL_ANY, TRUE},    {"_equal_scalar", "1", VAL_COARSE, TRUE},
-    {"_greater_scalar", "0", VAL_COARSE, TRUE},    {"_lesser_scalar", "1", VAL_COARSE, TRUE},
+    DS_OPS_SCALAR(SCALAR_CASE){"_power_scalar", "2", VAL_ANY, TRUE},
+    {"_power_scalar", "-1.5", VAL_POSITIVE, FALSE},
+    {"_equal_scalar", "1", VAL_COARSE, TRUE},
 };
+#undef SCALAR_CASE
+#undef SCALAR_KIND
 
 static void test_scalar(void)
 {

@@ -529,8 +529,56 @@ static void test_kernel_elemwise_same_shape(void)
 
 /* ---- kernels: scalar ---- */
 
+/* What core/ds-math-binary.h's function `fn` gives, in double (NumPy's and MXNet's rules),
+ * written independently of the table. */
+static double ref_binary_fn(DsMathBinaryFn fn, double x, double y)
+{
+  switch (fn) {
+  case DS_MATH_BIN_ADD:
+    return x + y;
+  case DS_MATH_BIN_SUB:
+    return x - y;
+  case DS_MATH_BIN_MUL:
+    return x * y;
+  case DS_MATH_BIN_DIV:
+    return x / y;
+  case DS_MATH_BIN_MAX:
+    return fmax(x, y);
+  case DS_MATH_BIN_MIN:
+    return fmin(x, y);
+  case DS_MATH_BIN_POW:
+    return pow(x, y);
+  case DS_MATH_BIN_EQ:
+    return x == y;
+  case DS_MATH_BIN_NE:
+    return x != y;
+  case DS_MATH_BIN_GT:
+    return x > y;
+  case DS_MATH_BIN_GE:
+    return x >= y;
+  case DS_MATH_BIN_LT:
+    return x < y;
+  case DS_MATH_BIN_LE:
+    return x <= y;
+  case DS_MATH_BIN_MOD: {
+    double r = fmod(x, y);
+    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+  }
+  case DS_MATH_BIN_FMOD:
+    return fmod(x, y);
+  case DS_MATH_BIN_AND:
+    return x != 0 && y != 0;
+  case DS_MATH_BIN_OR:
+    return x != 0 || y != 0;
+  case DS_MATH_BIN_XOR:
+    return (x != 0) != (y != 0);
+  default:
+    g_assert_not_reached();
+  }
+}
+
 static void check_scalar(const char *op_name, const char *scalar, const char *is_int, DsDType tin,
-                         DsDType tout, double (*ref)(double x, double s))
+                         DsDType tout)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
   DsNode *n = is_int != NULL ? make_node(g, op_name, 1, "scalar", scalar, "is_int", is_int, NULL)
@@ -539,6 +587,7 @@ static void check_scalar(const char *op_name, const char *scalar, const char *is
   DsTensor x = tensor_new(tin, "(50000,)");
   DsTensor out = tensor_new(tout, "(50000,)");
   fill_random_coarse(&x, ds_dtype_is_float(tin) ? 0.5 : 1, 4, FALSE);
+  set(&x, 0, 2); /* equal to some scalars, so the comparisons see both answers */
   g_assert_cmpint(run_kernel(n->op->id, p, &x, 1, &out, 1), ==, DS_STATUS_OK);
   /* MXNet converts the scalar to the input dtype first when the dtype passes through. */
   double s = p->scalar;
@@ -547,7 +596,8 @@ static void check_scalar(const char *op_name, const char *scalar, const char *is
   else if (tin == tout && !ds_dtype_is_float(tin))
     s = trunc(s);
   for (int64_t i = 0; i < ds_tensor_numel(&x); i++) {
-    double want = ref(get(&x, i), s);
+    double v = get(&x, i);
+    double want = p->reverse ? ref_binary_fn(p->fn, s, v) : ref_binary_fn(p->fn, v, s);
     if (!ds_dtype_is_float(tout))
       want = trunc(want);
     assert_close(get(&out, i), want, tout == DS_DTYPE_FLOAT32 ? 2e-6 : 1e-12, op_name, i);
@@ -556,78 +606,61 @@ static void check_scalar(const char *op_name, const char *scalar, const char *is
   tensor_free(&out);
 }
 
-static double r_plus(double x, double s)
-{
-  return x + s;
-}
-static double r_minus(double x, double s)
-{
-  return x - s;
-}
-static double r_rminus(double x, double s)
-{
-  return s - x;
-}
-static double r_mul(double x, double s)
-{
-  return x * s;
-}
-static double r_div(double x, double s)
-{
-  return x / s;
-}
-static double r_rdiv(double x, double s)
-{
-  return s / x;
-}
-static double r_pow(double x, double s)
-{
-  return pow(x, s);
-}
-static double r_max(double x, double s)
-{
-  return fmax(x, s);
-}
-static double r_min(double x, double s)
-{
-  return fmin(x, s);
-}
-static double r_eq(double x, double s)
-{
-  return x == s;
-}
-static double r_gt(double x, double s)
-{
-  return x > s;
-}
-static double r_lt(double x, double s)
-{
-  return x < s;
-}
-
+/* Every op of DS_OPS_SCALAR, in every dtype it takes, against the reference of the function
+ * and side its line names. */
 static void test_kernel_scalar(void)
 {
-  static const struct {
-    const char *op;
-    double (*ref)(double, double);
-  } ops[] = {
-      {"_plus_scalar", r_plus}, {"_minus_scalar", r_minus}, {"_rminus_scalar", r_rminus},
-      {"_mul_scalar", r_mul},   {"_div_scalar", r_div},     {"_rdiv_scalar", r_rdiv},
-      {"_power_scalar", r_pow}, {"_maximum_scalar", r_max}, {"_minimum_scalar", r_min},
-      {"_equal_scalar", r_eq},  {"_greater_scalar", r_gt},  {"_lesser_scalar", r_lt},
+  static const char *const ops[] = {
+#define SCALAR_NAME(ID, NAME, ALIAS, FN, REVERSE) NAME,
+      DS_OPS_SCALAR(SCALAR_NAME)
+#undef SCALAR_NAME
   };
   for (guint k = 0; k < G_N_ELEMENTS(ops); k++) {
-    check_scalar(ops[k].op, "1.4142135623730951", NULL, DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT32,
-                 ops[k].ref);
-    check_scalar(ops[k].op, "2", NULL, DS_DTYPE_FLOAT64, DS_DTYPE_FLOAT64, ops[k].ref);
-    check_scalar(ops[k].op, "2.5", NULL, DS_DTYPE_INT32, DS_DTYPE_INT32, ops[k].ref);
-    check_scalar(ops[k].op, "3", NULL, DS_DTYPE_INT64, DS_DTYPE_INT64, ops[k].ref);
+    check_scalar(ops[k], "1.4142135623730951", NULL, DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT32);
+    check_scalar(ops[k], "2", NULL, DS_DTYPE_FLOAT64, DS_DTYPE_FLOAT64);
+    check_scalar(ops[k], "2.5", NULL, DS_DTYPE_INT32, DS_DTYPE_INT32);
+    check_scalar(ops[k], "3", NULL, DS_DTYPE_INT64, DS_DTYPE_INT64);
     /* An integer input with a non-integer scalar computes in float64. */
-    check_scalar(ops[k].op, "0.5", "False", DS_DTYPE_INT32, DS_DTYPE_FLOAT64, ops[k].ref);
+    check_scalar(ops[k], "0.5", "False", DS_DTYPE_INT32, DS_DTYPE_FLOAT64);
   }
-  check_scalar("_plus_scalar", "2", NULL, DS_DTYPE_UINT8, DS_DTYPE_UINT8, r_plus);
-  check_scalar("_mul_scalar", "2", NULL, DS_DTYPE_BOOL, DS_DTYPE_INT64, r_mul);
-  check_scalar("_mul_scalar", "-1e+18", NULL, DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT32, r_mul);
+  /* Each op's meaning, from MXNet's documentation: one literal case each, so a wrong function
+   * or side in DS_OPS_SCALAR shows. */
+  static const struct {
+    const char *op, *scalar;
+    double x, want;
+  } literal[] = {
+      {"_plus_scalar", "2", 3, 5},           {"_minus_scalar", "2", 3, 1},
+      {"_rminus_scalar", "2", 3, -1},        {"_mul_scalar", "2", 3, 6},
+      {"_div_scalar", "2", 3, 1.5},          {"_rdiv_scalar", "3", 2, 1.5},
+      {"_power_scalar", "2", 3, 9},          {"_rpower_scalar", "2", 3, 8},
+      {"_maximum_scalar", "2", 3, 3},        {"_minimum_scalar", "2", 3, 2},
+      {"_equal_scalar", "3", 3, 1},          {"_not_equal_scalar", "3", 3, 0},
+      {"_greater_scalar", "2", 3, 1},        {"_greater_equal_scalar", "3", 3, 1},
+      {"_lesser_scalar", "2", 3, 0},         {"_lesser_equal_scalar", "3", 3, 1},
+      {"_mod_scalar", "3", 7, 1},            {"_rmod_scalar", "7", 3, 1},
+      {"_mod_scalar", "3", -7, 2},           {"_logical_and_scalar", "0", 3, 0},
+      {"_logical_or_scalar", "0", 3, 1},     {"_logical_xor_scalar", "2", 3, 0},
+  };
+  guint n_ops = 0;
+#define COUNT_SCALAR(ID, NAME, ALIAS, FN, REVERSE) n_ops++;
+  DS_OPS_SCALAR(COUNT_SCALAR)
+#undef COUNT_SCALAR
+  g_assert_cmpuint(G_N_ELEMENTS(literal), ==, n_ops + 1);
+  for (guint k = 0; k < G_N_ELEMENTS(literal); k++) {
+    g_autoptr(DsGraph) g = ds_graph_new();
+    DsNode *n = make_node(g, literal[k].op, 1, "scalar", literal[k].scalar, NULL);
+    DsTensor x = tensor_new(DS_DTYPE_FLOAT32, "(1,)"), out = tensor_new(DS_DTYPE_FLOAT32, "(1,)");
+    set(&x, 0, literal[k].x);
+    run_ok(n->op->id, n->param, &x, 1, &out, 1);
+    if (get(&out, 0) != literal[k].want)
+      g_error("%s(%g, scalar=%s): got %g, want %g", literal[k].op, literal[k].x,
+              literal[k].scalar, get(&out, 0), literal[k].want);
+    tensor_free(&x);
+    tensor_free(&out);
+  }
+  check_scalar("_plus_scalar", "2", NULL, DS_DTYPE_UINT8, DS_DTYPE_UINT8);
+  check_scalar("_mul_scalar", "2", NULL, DS_DTYPE_BOOL, DS_DTYPE_INT64);
+  check_scalar("_mul_scalar", "-1e+18", NULL, DS_DTYPE_FLOAT32, DS_DTYPE_FLOAT32);
 }
 
 static void test_kernel_div_sqrt_dim(void)

@@ -24,6 +24,12 @@
 #define DS_M_EXP       ds_vmath_exp
 #define DS_M_EXPM1     ds_vmath_expm1
 #define DS_M_LOG       logf
+#define DS_M_LOG1P     log1pf
+#define DS_M_LOG2      log2f
+#define DS_M_LOG10     log10f
+#define DS_M_CBRT      cbrtf
+#define DS_M_TRUNC     truncf
+#define DS_M_ROUND     roundf
 #define DS_M_SQRT      sqrtf
 #define DS_M_TANH      ds_vmath_tanh
 #define DS_M_ERF       ds_vmath_erf
@@ -65,6 +71,12 @@ DS_MATH_ACTIVATION(UNARY_LOOP_F32)
 #undef DS_M_EXP
 #undef DS_M_EXPM1
 #undef DS_M_LOG
+#undef DS_M_LOG1P
+#undef DS_M_LOG2
+#undef DS_M_LOG10
+#undef DS_M_CBRT
+#undef DS_M_TRUNC
+#undef DS_M_ROUND
 #undef DS_M_SQRT
 #undef DS_M_TANH
 #undef DS_M_ERF
@@ -86,6 +98,12 @@ DS_MATH_ACTIVATION(UNARY_LOOP_F32)
 #define DS_M_EXP   exp
 #define DS_M_EXPM1 expm1
 #define DS_M_LOG   log
+#define DS_M_LOG1P log1p
+#define DS_M_LOG2  log2
+#define DS_M_LOG10 log10
+#define DS_M_CBRT  cbrt
+#define DS_M_TRUNC trunc
+#define DS_M_ROUND round
 #define DS_M_SQRT  sqrt
 #define DS_M_TANH  tanh
 #define DS_M_ERF   erf

@@ -61,6 +61,12 @@ __device__ __forceinline__ float d_softrelu(float x)
 #define DS_M_EXP(v)     d_exp(v)
 #define DS_M_EXPM1(v)   ((float)expm1((double)(v)))
 #define DS_M_LOG(v)     ((float)log((double)(v)))
+#define DS_M_LOG1P(v)   ((float)log1p((double)(v)))
+#define DS_M_LOG2(v)    ((float)log2((double)(v)))
+#define DS_M_LOG10(v)   ((float)log10((double)(v)))
+#define DS_M_CBRT(v)    ((float)cbrt((double)(v)))
+#define DS_M_TRUNC(v)   truncf(v)
+#define DS_M_ROUND(v)   roundf(v)
 #define DS_M_SQRT(v)    __fsqrt_rn(v)
 #define DS_M_TANH(v)    ((float)tanh((double)(v)))
 #define DS_M_ERF(v)     ((float)erf((double)(v)))
@@ -432,6 +438,20 @@ __global__ void scalar_kernel(const T *__restrict__ x, T s, bool reverse, T *__r
   }
 }
 
+/* x (op) s for one function of the table; the shifts are for integers, which no scalar op
+ * here takes. */
+template <int OP, typename T>
+cudaError_t launch_scalar_op(const T *px, T sv, bool reverse, T *po, int64_t n,
+                             cudaStream_t stream)
+{
+  if constexpr (OP == DS_MATH_BIN_SHL || OP == DS_MATH_BIN_SHR) {
+    return cudaErrorInvalidValue;
+  } else {
+    scalar_kernel<OP, T><<<blocks_for(n), kThreads, 0, stream>>>(px, sv, reverse, po, n);
+    return cudaGetLastError();
+  }
+}
+
 template <typename T>
 cudaError_t launch_scalar_typed(int op, const void *x, double s, bool reverse, void *out, int64_t n,
                                 cudaStream_t stream)
@@ -439,27 +459,15 @@ cudaError_t launch_scalar_typed(int op, const void *x, double s, bool reverse, v
   const T *px = static_cast<const T *>(x);
   T *po = static_cast<T *>(out);
   T sv = (T)s;
-  unsigned blocks = blocks_for(n);
-#define SCALAR_CASE(OP)                                                                            \
-  case OP:                                                                                         \
-    scalar_kernel<OP, T><<<blocks, kThreads, 0, stream>>>(px, sv, reverse, po, n);                 \
-    break;
+#define SCALAR_CASE(ID, KIND, EXPR)                                                                \
+  case DS_MATH_BIN_##ID:                                                                           \
+    return launch_scalar_op<DS_MATH_BIN_##ID, T>(px, sv, reverse, po, n, stream);
   switch (op) {
-    SCALAR_CASE(DS_MATH_BIN_ADD)
-    SCALAR_CASE(DS_MATH_BIN_SUB)
-    SCALAR_CASE(DS_MATH_BIN_MUL)
-    SCALAR_CASE(DS_MATH_BIN_DIV)
-    SCALAR_CASE(DS_MATH_BIN_POW)
-    SCALAR_CASE(DS_MATH_BIN_MAX)
-    SCALAR_CASE(DS_MATH_BIN_MIN)
-    SCALAR_CASE(DS_MATH_BIN_EQ)
-    SCALAR_CASE(DS_MATH_BIN_GT)
-    SCALAR_CASE(DS_MATH_BIN_LT)
+    DS_MATH_BINARY(SCALAR_CASE)
   default:
     return cudaErrorInvalidValue;
   }
 #undef SCALAR_CASE
-  return cudaGetLastError();
 }
 
 /* ---- where ------------------------------------------------------------------------------ */

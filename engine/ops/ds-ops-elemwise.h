@@ -42,7 +42,17 @@
   X(ARCTANH, "arctanh")                                                                       \
   X(SOFTSIGN, "softsign")                                                                     \
   X(LOGICAL_NOT, "logical_not")                                                               \
-  X(HARD_SWISH, "hard_swish")
+  X(HARD_SWISH, "hard_swish")                                                                 \
+  X(LOG1P, "log1p")                                                                           \
+  X(LOG2, "log2")                                                                             \
+  X(LOG10, "log10")                                                                           \
+  X(CBRT, "cbrt")                                                                             \
+  X(RCBRT, "rcbrt")                                                                           \
+  X(TRUNC, "trunc")                                                                           \
+  X(FIX, "fix")                                                                               \
+  X(ROUND, "round")                                                                           \
+  X(DEGREES, "degrees")                                                                       \
+  X(RADIANS, "radians")
 
 /* The ops with a scalar attribute, one line each: X(ID, MXNet name, its legacy name, the
  * core/ds-math-binary.h function it applies, whether the scalar is the left operand). The
@@ -60,7 +70,16 @@
   X(MINIMUM_SCALAR, "_minimum_scalar", "_MinimumScalar", MIN, false)                          \
   X(EQUAL_SCALAR, "_equal_scalar", "_EqualScalar", EQ, false)                                 \
   X(GREATER_SCALAR, "_greater_scalar", "_GreaterScalar", GT, false)                           \
-  X(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar", LT, false)
+  X(LESSER_SCALAR, "_lesser_scalar", "_LesserScalar", LT, false)                              \
+  X(NOT_EQUAL_SCALAR, "_not_equal_scalar", "_NotEqualScalar", NE, false)                      \
+  X(GREATER_EQUAL_SCALAR, "_greater_equal_scalar", "_GreaterEqualScalar", GE, false)          \
+  X(LESSER_EQUAL_SCALAR, "_lesser_equal_scalar", "_LesserEqualScalar", LE, false)             \
+  X(MOD_SCALAR, "_mod_scalar", "_ModScalar", MOD, false)                                      \
+  X(RMOD_SCALAR, "_rmod_scalar", "_RModScalar", MOD, true)                                    \
+  X(RPOWER_SCALAR, "_rpower_scalar", "_RPowerScalar", POW, true)                              \
+  X(LOGICAL_AND_SCALAR, "_logical_and_scalar", "_LogicalAndScalar", AND, false)               \
+  X(LOGICAL_OR_SCALAR, "_logical_or_scalar", "_LogicalOrScalar", OR, false)                   \
+  X(LOGICAL_XOR_SCALAR, "_logical_xor_scalar", "_LogicalXorScalar", XOR, false)
 
 /* The ops that apply a binary function to two operands broadcast together, one line each:
  * X(ID, MXNet name, the core/ds-math-binary.h function, its dtype rule). The rules: SAME
