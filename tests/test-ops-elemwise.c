@@ -345,35 +345,84 @@ static void test_aliases(void)
 
 /* ---- kernels: binary ---- */
 
+/* What core/ds-math-binary.h's function `fn` gives, in double (NumPy's and MXNet's rules),
+ * written independently of the table. */
+static double ref_binary_fn(DsMathBinaryFn fn, double x, double y)
+{
+  switch (fn) {
+  case DS_MATH_BIN_ADD:
+    return x + y;
+  case DS_MATH_BIN_SUB:
+    return x - y;
+  case DS_MATH_BIN_MUL:
+    return x * y;
+  case DS_MATH_BIN_DIV:
+    return x / y;
+  case DS_MATH_BIN_MAX:
+    return isnan(x) || isnan(y) ? NAN : fmax(x, y);
+  case DS_MATH_BIN_MIN:
+    return isnan(x) || isnan(y) ? NAN : fmin(x, y);
+  case DS_MATH_BIN_POW:
+    return pow(x, y);
+  case DS_MATH_BIN_EQ:
+    return x == y;
+  case DS_MATH_BIN_NE:
+    return x != y;
+  case DS_MATH_BIN_GT:
+    return x > y;
+  case DS_MATH_BIN_GE:
+    return x >= y;
+  case DS_MATH_BIN_LT:
+    return x < y;
+  case DS_MATH_BIN_LE:
+    return x <= y;
+  case DS_MATH_BIN_MOD: {
+    double r = fmod(x, y);
+    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+  }
+  case DS_MATH_BIN_FMOD:
+    return fmod(x, y);
+  case DS_MATH_BIN_AND:
+    return x != 0 && y != 0;
+  case DS_MATH_BIN_OR:
+    return x != 0 || y != 0;
+  case DS_MATH_BIN_XOR:
+    return (x != 0) != (y != 0);
+  default:
+    g_assert_not_reached();
+  }
+}
+
+/* The broadcast ops' meaning: which function each applies. */
 static double ref_binary(DsOpId op, double x, double y)
 {
   switch (op) {
   case DS_OP_BROADCAST_ADD:
-    return x + y;
+    return ref_binary_fn(DS_MATH_BIN_ADD, x, y);
   case DS_OP_BROADCAST_SUB:
-    return x - y;
+    return ref_binary_fn(DS_MATH_BIN_SUB, x, y);
   case DS_OP_BROADCAST_MUL:
-    return x * y;
+    return ref_binary_fn(DS_MATH_BIN_MUL, x, y);
   case DS_OP_BROADCAST_DIV:
-    return x / y;
+    return ref_binary_fn(DS_MATH_BIN_DIV, x, y);
   case DS_OP_BROADCAST_MAXIMUM:
-    return isnan(x) || isnan(y) ? NAN : fmax(x, y);
+    return ref_binary_fn(DS_MATH_BIN_MAX, x, y);
   case DS_OP_BROADCAST_MINIMUM:
-    return isnan(x) || isnan(y) ? NAN : fmin(x, y);
+    return ref_binary_fn(DS_MATH_BIN_MIN, x, y);
   case DS_OP_BROADCAST_POWER:
-    return pow(x, y);
+    return ref_binary_fn(DS_MATH_BIN_POW, x, y);
   case DS_OP_BROADCAST_EQUAL:
-    return x == y;
+    return ref_binary_fn(DS_MATH_BIN_EQ, x, y);
   case DS_OP_BROADCAST_NOT_EQUAL:
-    return x != y;
+    return ref_binary_fn(DS_MATH_BIN_NE, x, y);
   case DS_OP_BROADCAST_GREATER:
-    return x > y;
+    return ref_binary_fn(DS_MATH_BIN_GT, x, y);
   case DS_OP_BROADCAST_GREATER_EQUAL:
-    return x >= y;
+    return ref_binary_fn(DS_MATH_BIN_GE, x, y);
   case DS_OP_BROADCAST_LESSER:
-    return x < y;
+    return ref_binary_fn(DS_MATH_BIN_LT, x, y);
   case DS_OP_BROADCAST_LESSER_EQUAL:
-    return x <= y;
+    return ref_binary_fn(DS_MATH_BIN_LE, x, y);
   default:
     g_assert_not_reached();
   }
@@ -529,54 +578,6 @@ static void test_kernel_elemwise_same_shape(void)
 
 /* ---- kernels: scalar ---- */
 
-/* What core/ds-math-binary.h's function `fn` gives, in double (NumPy's and MXNet's rules),
- * written independently of the table. */
-static double ref_binary_fn(DsMathBinaryFn fn, double x, double y)
-{
-  switch (fn) {
-  case DS_MATH_BIN_ADD:
-    return x + y;
-  case DS_MATH_BIN_SUB:
-    return x - y;
-  case DS_MATH_BIN_MUL:
-    return x * y;
-  case DS_MATH_BIN_DIV:
-    return x / y;
-  case DS_MATH_BIN_MAX:
-    return fmax(x, y);
-  case DS_MATH_BIN_MIN:
-    return fmin(x, y);
-  case DS_MATH_BIN_POW:
-    return pow(x, y);
-  case DS_MATH_BIN_EQ:
-    return x == y;
-  case DS_MATH_BIN_NE:
-    return x != y;
-  case DS_MATH_BIN_GT:
-    return x > y;
-  case DS_MATH_BIN_GE:
-    return x >= y;
-  case DS_MATH_BIN_LT:
-    return x < y;
-  case DS_MATH_BIN_LE:
-    return x <= y;
-  case DS_MATH_BIN_MOD: {
-    double r = fmod(x, y);
-    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
-  }
-  case DS_MATH_BIN_FMOD:
-    return fmod(x, y);
-  case DS_MATH_BIN_AND:
-    return x != 0 && y != 0;
-  case DS_MATH_BIN_OR:
-    return x != 0 || y != 0;
-  case DS_MATH_BIN_XOR:
-    return (x != 0) != (y != 0);
-  default:
-    g_assert_not_reached();
-  }
-}
-
 static void check_scalar(const char *op_name, const char *scalar, const char *is_int, DsDType tin,
                          DsDType tout)
 {
@@ -702,22 +703,11 @@ typedef struct {
 static const UnaryCase unary_cases[] = {DS_TEST_UNARY_CASES(UNARY_CASE)};
 #undef UNARY_CASE
 
+/* Node "node0" of the case's op with its attributes (two pairs at most), parsed. */
 static DsNode *unary_case_node(DsGraph *g, const UnaryCase *c)
 {
-  DsNode *n = ds_graph_add_node(g, "node0", c->op);
-  n->op = ds_op_lookup(c->op);
-  g_assert_nonnull(n->op);
-  for (int i = 0; c->attrs[i] != NULL; i += 2)
-    ds_node_add_attr(n, c->attrs[i], c->attrs[i + 1]);
-  n->n_inputs = 1;
-  n->inputs = g_new0(DsEntry, 1);
-  n->param = n->op->param_size > 0 ? g_malloc0(n->op->param_size) : NULL;
-  GError *error = NULL;
-  if (n->op->parse != NULL)
-    g_assert_true(n->op->parse(n, n->param, &error));
-  g_assert_no_error(error);
-  n->n_outputs = 1;
-  return n;
+  g_assert_null(c->attrs[4]);
+  return make_node(g, c->op, 1, c->attrs[0], c->attrs[1], c->attrs[2], c->attrs[3], NULL);
 }
 
 /* The coefficients the kernel reads: clip's bounds, or an activation's alpha and beta. */
