@@ -43,5 +43,12 @@ gboolean ds_op_check_node_args(const DsNode *node, GError **error)
                 node->op_name, node->n_inputs, n_in);
     return FALSE;
   }
+  int n_out = op->num_outputs(node->param);
+  if (n_out >= 0 && (guint)n_out > node->n_outputs) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INVALID,
+                "node '%s' (%s): has %u outputs, but its attributes call for %d", node->name,
+                node->op_name, node->n_outputs, n_out);
+    return FALSE;
+  }
   return TRUE;
 }

@@ -100,9 +100,11 @@ const DsOpDef *ds_op_get(DsOpId id);
 const char *ds_op_id_name(DsOpId id);
 
 /* The checks a kernel can rely on, made once when an executor binds the node's kernel: the op
- * has its parsed attributes (when it has any) and the node the input count they call for
- * (outputs may be more than the op's: MXNet builds with MKL-DNN give Pooling a hidden
- * workspace output). FALSE with an error naming the node otherwise. */
+ * has its parsed attributes (when it has any), and the node the input count they call for and
+ * at least the outputs they write (it may have more: MXNet builds with MKL-DNN give Pooling a
+ * hidden workspace output, which the kernel is not given). So a kernel's ctx holds exactly
+ * num_inputs(param) inputs and num_outputs(param) outputs. FALSE with an error naming the
+ * node otherwise. */
 gboolean ds_op_check_node_args(const DsNode *node, GError **error);
 
 /* Helpers for ops with fixed counts, for DsOpDef.num_inputs/num_outputs. */

@@ -317,8 +317,8 @@ static void test_plan_views_alias(void)
   ds_graph_shapes_free(shapes);
 }
 
-/* What every kernel may rely on is checked once at bind: the op's attributes read, and the
- * input count they call for. */
+/* What every kernel may rely on is checked once at bind: the op's attributes read, the input
+ * count they call for, and at least the outputs they write. */
 static void test_node_args_checked(void)
 {
   g_autoptr(DsGraph) g = ds_graph_new();
@@ -345,6 +345,21 @@ static void test_node_args_checked(void)
   g_assert_true(c->op->parse(c, c->param, &error));
   g_assert_true(ds_op_check_node_args(c, &error));
   g_assert_no_error(error);
+
+  /* Fewer outputs than the op writes; more are allowed (a hidden MKL-DNN workspace). */
+  DsNode *s = ds_graph_add_node(g, "split0", "SliceChannel");
+  s->op = ds_op_lookup("SliceChannel");
+  s->n_inputs = 1;
+  s->inputs = g_new0(DsEntry, 1);
+  ds_node_add_attr(s, "num_outputs", "3");
+  s->param = g_malloc0(s->op->param_size);
+  g_assert_true(s->op->parse(s, s->param, &error));
+  s->n_outputs = 2;
+  g_assert_false(ds_op_check_node_args(s, &error));
+  g_assert_nonnull(strstr(error->message, "'split0' (SliceChannel): has 2 outputs, but its attributes call for 3"));
+  g_clear_error(&error);
+  s->n_outputs = 4;
+  g_assert_true(ds_op_check_node_args(s, &error));
 }
 
 int main(int argc, char **argv)
