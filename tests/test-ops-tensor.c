@@ -1475,8 +1475,18 @@ static void test_kernel_reduce(void)
   g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &x, 1, &out, 1), ==, DS_STATUS_OK);
   g_assert_true(isnan(get(&out, 0)));
   g_assert_false(isnan(get(&out, 1)));
+  /* The small integer dtypes reduce too (MXNet's max of uint8 is uint8); float16 is storage
+   * only on the CPU. */
   DsTensor u8 = tensor_new(DS_DTYPE_UINT8, "(2, 40)"), u8o = tensor_new(DS_DTYPE_UINT8, "(2,)");
-  g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &u8, 1, &u8o, 1), ==, DS_STATUS_UNSUPPORTED);
+  for (int64_t i = 0; i < 80; i++)
+    set(&u8, i, i < 40 ? (double)(100 + i) : (double)(250 - i)); /* above 127: unsigned */
+  g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &u8, 1, &u8o, 1), ==, DS_STATUS_OK);
+  g_assert_cmpfloat(get(&u8o, 0), ==, 139);
+  g_assert_cmpfloat(get(&u8o, 1), ==, 210);
+  DsTensor h = tensor_new(DS_DTYPE_FLOAT16, "(2, 40)"), ho = tensor_new(DS_DTYPE_FLOAT16, "(2,)");
+  g_assert_cmpint(run_kernel(DS_OP_MAX, n->param, &h, 1, &ho, 1), ==, DS_STATUS_UNSUPPORTED);
+  tensor_free(&h);
+  tensor_free(&ho);
   tensor_free(&u8);
   tensor_free(&u8o);
   tensor_free(&x);

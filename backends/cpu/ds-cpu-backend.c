@@ -12,6 +12,7 @@ static void *build_table(void *unused)
   (void)unused;
   ds_cpu_nn_register(kernel_table);
   ds_cpu_elemwise_register(kernel_table);
+  ds_cpu_reduce_register(kernel_table);
   ds_cpu_tensor_register(kernel_table);
   ds_cpu_index_register(kernel_table);
   ds_cpu_vision_register(kernel_table);

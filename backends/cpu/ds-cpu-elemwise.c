@@ -27,89 +27,12 @@
 #include <string.h>
 
 #include "ds-cpu.h"
+#include "ds-cpu-blocks.h"
 #include "ds-cpu-copy.h"
 #include "ds-cpu-unary.h"
 #include "ds-math-binary.h"
-#include "ds-math-reduce.h"
 #include "ds-cpu-vmath.h"
-#include "ds-geometry-reduce.h"
 #include "ds-geometry-tensor.h"
-
-/* Elements converted per block on the generic (through-double) path: 3 x 2 KiB of stack. */
-#define BLOCK 256
-
-/* ------------------------------------------------------------------------------------------ */
-/* Conversions for the generic path */
-
-/* Loads n elements (from element `offset` with element stride `stride`, 0 for a scalar). */
-static void load_f64(DsDType t, const void *base, int64_t offset, int64_t stride, int64_t n,
-                     double *restrict dst)
-{
-#define LOAD_CASE(DT, T)                                                                           \
-  case DT: {                                                                                       \
-    const T *s = (const T *)base + offset;                                                         \
-    if (stride == 1) { /* the common case, as a loop GCC vectorises */                             \
-      for (int64_t i = 0; i < n; i++)                                                              \
-        dst[i] = (double)s[i];                                                                     \
-    } else {                                                                                       \
-      for (int64_t i = 0; i < n; i++)                                                              \
-        dst[i] = (double)s[i * stride];                                                            \
-    }                                                                                              \
-    break;                                                                                         \
-  }
-  switch (t) {
-    LOAD_CASE(DS_DTYPE_FLOAT32, float)
-    LOAD_CASE(DS_DTYPE_FLOAT64, double)
-    LOAD_CASE(DS_DTYPE_INT32, int32_t)
-    LOAD_CASE(DS_DTYPE_INT64, int64_t)
-    LOAD_CASE(DS_DTYPE_INT8, int8_t)
-    LOAD_CASE(DS_DTYPE_UINT8, uint8_t)
-  case DS_DTYPE_BOOL: {
-    const uint8_t *s = (const uint8_t *)base + offset;
-    for (int64_t i = 0; i < n; i++)
-      dst[i] = s[i * stride] != 0 ? 1.0 : 0.0;
-    break;
-  }
-  default:
-    break;
-  }
-#undef LOAD_CASE
-}
-
-static void store_f64(DsDType t, void *base, int64_t offset, int64_t n, const double *restrict src)
-{
-#define STORE_INT_CASE(DT, T)                                                                      \
-  case DT: {                                                                                       \
-    T *d = (T *)base + offset;                                                                     \
-    for (int64_t i = 0; i < n; i++)                                                                \
-      d[i] = (T)ds_cpu_saturate_i64(src[i]);                                                       \
-    break;                                                                                         \
-  }
-  switch (t) {
-  case DS_DTYPE_FLOAT32: {
-    float *d = (float *)base + offset;
-    for (int64_t i = 0; i < n; i++)
-      d[i] = (float)src[i];
-    break;
-  }
-  case DS_DTYPE_FLOAT64:
-    memcpy((double *)base + offset, src, (size_t)n * sizeof(double));
-    break;
-    STORE_INT_CASE(DS_DTYPE_INT32, int32_t)
-    STORE_INT_CASE(DS_DTYPE_INT64, int64_t)
-    STORE_INT_CASE(DS_DTYPE_INT8, int8_t)
-    STORE_INT_CASE(DS_DTYPE_UINT8, uint8_t)
-  case DS_DTYPE_BOOL: {
-    uint8_t *d = (uint8_t *)base + offset;
-    for (int64_t i = 0; i < n; i++)
-      d[i] = src[i] != 0.0;
-    break;
-  }
-  default:
-    break;
-  }
-#undef STORE_INT_CASE
-}
 
 /* A scalar converted to dtype `t` and back, so the generic path sees MXNet's DType(alpha). */
 static double round_trip(DsDType t, double x)
@@ -123,8 +46,8 @@ static double round_trip(DsDType t, double x)
     uint8_t u8;
   } cell;
   double back = x;
-  store_f64(t, &cell, 0, 1, &x);
-  load_f64(t, &cell, 0, 0, 1, &back);
+  ds_cpu_store_block_f64(t, &cell, 0, 1, &x);
+  ds_cpu_load_block_f64(t, &cell, 0, 0, 1, &back);
   return back;
 }
 
@@ -158,25 +81,6 @@ typedef void (*BinLoop)(int64_t n, const void *a, const void *b, void *out);
 typedef struct {
   BinLoop vv, vs, sv; /* both vectors; b a scalar; a a scalar */
 } BinLoops;
-
-/* Integer division must not trap: x/0 gives 0 and MIN/-1 wraps, where MXNet would crash. */
-static inline int32_t div_i32(int32_t x, int32_t y)
-{
-  if (y == 0)
-    return 0;
-  if (y == -1)
-    return (int32_t)(0u - (uint32_t)x);
-  return x / y;
-}
-
-static inline int64_t div_i64(int64_t x, int64_t y)
-{
-  if (y == 0)
-    return 0;
-  if (y == -1)
-    return (int64_t)(0u - (uint64_t)x);
-  return x / y;
-}
 
 /* Python's modulo (the result takes the divisor's sign; NumPy's np.mod) and C's remainder, for
  * floats and integers. An integer division by 0 gives 0 as NumPy does; x % -1 is 0 without
@@ -339,7 +243,7 @@ DEFINE_BIN_TYPE(f64, double)
 #define DS_M_MUL(x, y) ((__typeof__(x))((uint64_t)(x) * (uint64_t)(y)))
 #define DS_M_POW(x, y) ((__typeof__(x))ds_cpu_saturate_i64(pow((double)(x), (double)(y))))
 #define INT_BY_WIDTH(x, F32, F64) _Generic((x), int32_t: F32, int64_t: F64)
-#define DS_M_DIV(x, y)  INT_BY_WIDTH(x, div_i32, div_i64)(x, y)
+#define DS_M_DIV(x, y)  INT_BY_WIDTH(x, ds_cpu_div_i32, ds_cpu_div_i64)(x, y)
 #define DS_M_MOD(x, y)  INT_BY_WIDTH(x, i32_mod, i64_mod)(x, y)
 #define DS_M_FMOD(x, y) INT_BY_WIDTH(x, i32_fmod, i64_fmod)(x, y)
 #define DS_M_SHL(x, y)  INT_BY_WIDTH(x, shl_i32, shl_i64)(x, y)
@@ -536,11 +440,11 @@ static void bin_run(const BinJob *job, int64_t oa, int64_t ob, int64_t oo, int64
     }
     return;
   }
-  double xa[BLOCK], xb[BLOCK], xo[BLOCK];
-  for (int64_t done = 0; done < n; done += BLOCK) {
-    int64_t m = MIN(BLOCK, n - done);
-    load_f64(job->ta, job->a, oa + (va ? done : 0), va ? 1 : 0, va ? m : 1, xa);
-    load_f64(job->tb, job->b, ob + (vb ? done : 0), vb ? 1 : 0, vb ? m : 1, xb);
+  double xa[DS_CPU_BLOCK], xb[DS_CPU_BLOCK], xo[DS_CPU_BLOCK];
+  for (int64_t done = 0; done < n; done += DS_CPU_BLOCK) {
+    int64_t m = MIN(DS_CPU_BLOCK, n - done);
+    ds_cpu_load_block_f64(job->ta, job->a, oa + (va ? done : 0), va ? 1 : 0, va ? m : 1, xa);
+    ds_cpu_load_block_f64(job->tb, job->b, ob + (vb ? done : 0), vb ? 1 : 0, vb ? m : 1, xb);
     if (va && vb)
       job->f64->vv(m, xa, xb, xo);
     else if (va)
@@ -552,7 +456,7 @@ static void bin_run(const BinJob *job, int64_t oa, int64_t ob, int64_t oo, int64
       for (int64_t i = 1; i < m; i++)
         xo[i] = xo[0];
     }
-    store_f64(job->to, job->o, oo + done, m, xo);
+    ds_cpu_store_block_f64(job->to, job->o, oo + done, m, xo);
   }
 }
 
@@ -680,7 +584,7 @@ static DsStatus run_scalar_value(const DsKernelCtx *ctx, DsMathBinaryFn op, doub
   } cell;
   if (typed_index(ts) < 0)
     ts = DS_DTYPE_FLOAT64;
-  store_f64(ts, &cell, 0, 1, &value);
+  ds_cpu_store_block_f64(ts, &cell, 0, 1, &value);
 
   BinJob job;
   DsStatus st = reverse ? bin_select(&job, op, ts, x->dtype, out->dtype)
@@ -748,12 +652,12 @@ static void unary_worker(void *ctx, int64_t begin, int64_t end)
                      (double *)job->out + begin, job->a, job->b);
     return;
   }
-  double x[BLOCK], y[BLOCK];
-  for (int64_t i = begin; i < end; i += BLOCK) {
-    int64_t m = MIN(BLOCK, end - i);
-    load_f64(job->ti, job->in, i, 1, m, x);
+  double x[DS_CPU_BLOCK], y[DS_CPU_BLOCK];
+  for (int64_t i = begin; i < end; i += DS_CPU_BLOCK) {
+    int64_t m = MIN(DS_CPU_BLOCK, end - i);
+    ds_cpu_load_block_f64(job->ti, job->in, i, 1, m, x);
     ds_cpu_unary_f64(job->fn, m, x, y, job->a, job->b);
-    store_f64(job->to, job->out, i, m, y);
+    ds_cpu_store_block_f64(job->to, job->out, i, m, y);
   }
 }
 
@@ -964,7 +868,7 @@ static DsStatus run_fill_like(const DsKernelCtx *ctx, double value)
   if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   FillJob job = {.out = out->data, .es = ds_dtype_size(out->dtype), .cell = 0};
-  store_f64(out->dtype, &job.cell, 0, 1, &value);
+  ds_cpu_store_block_f64(out->dtype, &job.cell, 0, 1, &value);
   ds_parallel_for(ctx->pool, ds_tensor_numel(out), (int64_t)DS_CPU_PARALLEL_GRAIN * 4, fill_worker,
                   &job);
   return DS_STATUS_OK;
@@ -1033,7 +937,7 @@ DEFINE_SELECT(select_8, uint64_t)
 static void where_worker(void *ctx, int64_t begin, int64_t end)
 {
   const WhereJob *job = ctx;
-  uint8_t mask[BLOCK];
+  uint8_t mask[DS_CPU_BLOCK];
   if (job->row > 1) {
     /* 1-D condition: whole rows come from x or y. */
     for (int64_t r = begin; r < end; r++) {
@@ -1048,8 +952,8 @@ static void where_worker(void *ctx, int64_t begin, int64_t end)
       : job->es == 2 ? select_2
       : job->es == 4 ? select_4
                      : select_8;
-  for (int64_t i = begin; i < end; i += BLOCK) {
-    int64_t m = MIN(BLOCK, end - i);
+  for (int64_t i = begin; i < end; i += DS_CPU_BLOCK) {
+    int64_t m = MIN(DS_CPU_BLOCK, end - i);
     size_t off = (size_t)i * job->es;
     cond_mask(job->tc, job->cond, i, m, mask);
     sel(m, mask, job->x + off, job->y + off, job->out + off);
@@ -1145,7 +1049,7 @@ static void np_where_worker(void *ctx, int64_t begin, int64_t end)
                         : job->es == 2 ? select_strided_2
                         : job->es == 4 ? select_strided_4
                                        : select_strided_8;
-  uint8_t mask[BLOCK];
+  uint8_t mask[DS_CPU_BLOCK];
   for (int64_t u = begin; u < end; u++) {
     int64_t row = u / per_row, col = (u % per_row) * job->chunk;
     int64_t n = MIN(job->chunk, job->inner - col);
@@ -1161,8 +1065,8 @@ static void np_where_worker(void *ctx, int64_t begin, int64_t end)
     }
     int64_t sc = p->stride[0][last], sx = p->stride[1][last], sy = p->stride[2][last];
     int64_t oo = row * job->inner + col;
-    for (int64_t done = 0; done < n; done += BLOCK) {
-      int64_t m = MIN(BLOCK, n - done);
+    for (int64_t done = 0; done < n; done += DS_CPU_BLOCK) {
+      int64_t m = MIN(DS_CPU_BLOCK, n - done);
       if (sc != 0) {
         cond_mask(job->tc, job->cond, off[0] + done, m, mask);
       } else {
@@ -1204,711 +1108,6 @@ static DsStatus k_np_where(const DsKernelCtx *ctx)
   ds_parallel_for(ctx->pool, (numel / job.inner) * per_row,
                   MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / job.chunk), np_where_worker, &job);
   return DS_STATUS_OK;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* NumPy-style reductions: _npi_sum, _npi_mean, _npi_max, _npi_min, _npi_prod, sum_square,
- * l1_norm, l2_norm, log_sum, log_sum_exp
- *
- * The input's dims are collapsed (size-1 dims dropped, neighbours of the same role merged) into
- * kept and reduced dims. When the innermost dim is kept, a work unit is a block of output
- * columns folded over every reduced position, contiguous loads both ways; when it is reduced,
- * a unit is one output element folding contiguous runs. Floats (and the integer norms and logs)
- * accumulate in double, integer sums, products and extremes in int64 (wrapping as the hardware
- * does), so every dtype is exact where NumPy's own result is. */
-
-/* The reductions are core/ds-math-reduce.h's (DsMathReduceFn). */
-
-typedef struct {
-  DsMathReduceFn kind;
-  DsMathReduceFn pass; /* the fold being run: log_sum_exp first finds the maximum (DS_MATH_RED_MAX) */
-  DsDType t;
-  bool int_acc;
-  const char *in;
-  char *out;
-  DsGeomReduce g; /* kept and reduced dims, as every backend collapses them */
-  bool columns;   /* the innermost input dim is kept */
-  int64_t cols;  /* its length when `columns`, else 1 */
-  int64_t chunk; /* output columns per work unit when `columns` */
-  double *acc;   /* one accumulator per output (workspace), or NULL */
-  double *shift; /* log_sum_exp: each output's maximum (workspace) */
-} NpRedJob;
-
-static void load_i64(DsDType t, const void *base, int64_t offset, int64_t n, int64_t *restrict dst)
-{
-#define LOAD_I64_CASE(DT, T)                                                                       \
-  case DT: {                                                                                       \
-    const T *s = (const T *)base + offset;                                                         \
-    for (int64_t i = 0; i < n; i++)                                                                \
-      dst[i] = (int64_t)s[i];                                                                      \
-    break;                                                                                         \
-  }
-  switch (t) {
-    LOAD_I64_CASE(DS_DTYPE_INT32, int32_t)
-    LOAD_I64_CASE(DS_DTYPE_INT64, int64_t)
-    LOAD_I64_CASE(DS_DTYPE_INT8, int8_t)
-    LOAD_I64_CASE(DS_DTYPE_UINT8, uint8_t)
-  case DS_DTYPE_BOOL: {
-    const uint8_t *s = (const uint8_t *)base + offset;
-    for (int64_t i = 0; i < n; i++)
-      dst[i] = s[i] != 0;
-    break;
-  }
-  default:
-    break;
-  }
-#undef LOAD_I64_CASE
-}
-
-/* The table's primitives: the folds run in double, or in int64 wrapping as the hardware
- * does (integer data, for the reductions whose INTS is EXACT). */
-#define DS_M_ADD(x, y)  ((x) + (y))
-#define DS_M_MUL(x, y)  ((x) * (y))
-#define DS_M_DIV(x, y)  ((x) / (y))
-#define DS_M_ABS        fabs
-#define DS_M_LOWEST     (-INFINITY)
-#define DS_M_HIGHEST    INFINITY
-#define DS_M_SQRT       sqrt
-#define DS_M_LOG        log
-#define DS_M_EXP        exp
-#define DS_M_ISFINITE   isfinite
-
-static double red_identity_f64(DsMathReduceFn k)
-{
-  typedef double T;
-  switch (k) {
-#define IDENTITY_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                    \
-  case DS_MATH_RED_##ID:                                                                           \
-    return IDENTITY;
-    DS_MATH_REDUCE(IDENTITY_CASE)
-#undef IDENTITY_CASE
-  default:
-    return 0.0;
-  }
-}
-
-/* The folds in double, read straight from float32 or float64 data (or from a block of any
- * dtype converted to double): acc[i] (op)= x[i] over n columns, and one accumulator over a
- * contiguous run. Eight independent lanes keep a run's adds from waiting on each other (and let
- * GCC vectorise them) without reassociation flags; they are merged in a fixed order, so
- * results do not depend on threads (log_sum_exp, whose cost is its exp, folds one term at a
- * time). `shift` is log_sum_exp's maximum (per column, or the run's); the other folds never
- * read it. */
-#define FOLD_COLS(FOLD)                                                                            \
-  for (int64_t i = 0; i < n; i++) {                                                                \
-    double v = x[i], a = acc[i];                                                                   \
-    const double s = shift != NULL ? shift[i] : 0.0;                                               \
-    (void)s;                                                                                       \
-    acc[i] = (FOLD);                                                                               \
-  }                                                                                                \
-  break;
-
-#define FOLD_LANES(IDENTITY, FOLD, MERGE)                                                          \
-  {                                                                                                \
-    double l[8] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY}; \
-    int64_t i = 0;                                                                                 \
-    for (; i + 8 <= n; i += 8)                                                                     \
-      for (int k = 0; k < 8; k++) {                                                                \
-        double v = x[i + k], a = l[k];                                                             \
-        l[k] = (FOLD);                                                                             \
-      }                                                                                            \
-    for (; i < n; i++) {                                                                           \
-      double v = x[i], a = l[0];                                                                   \
-      l[0] = (FOLD);                                                                               \
-    }                                                                                              \
-    for (int k = 0; k < 8; k++) {                                                                  \
-      double a = acc, b = l[k];                                                                    \
-      acc = (MERGE);                                                                               \
-    }                                                                                              \
-    return acc;                                                                                    \
-  }
-
-#define FOLD_ONE_BY_ONE(FOLD)                                                                      \
-  for (int64_t i = 0; i < n; i++) {                                                                \
-    double v = x[i], a = acc;                                                                      \
-    acc = (FOLD);                                                                                  \
-  }                                                                                                \
-  return acc;
-
-#define COLS_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                        \
-  case DS_MATH_RED_##ID:                                                                           \
-    FOLD_COLS(FOLD)
-#define RUN_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                         \
-  case DS_MATH_RED_##ID:                                                                           \
-    if (DS_MATH_RED_##ID == DS_MATH_RED_LOGSUMEXP) {                                               \
-      FOLD_ONE_BY_ONE(FOLD)                                                                        \
-    }                                                                                              \
-    FOLD_LANES(IDENTITY, FOLD, MERGE)
-
-#define DEFINE_FOLDS(P, TYPE)                                                                      \
-  static void fold_cols_##P(DsMathReduceFn k, double *restrict acc, const TYPE *restrict x,        \
-                            int64_t n, const double *restrict shift)                               \
-  {                                                                                                \
-    switch (k) {                                                                                   \
-      DS_MATH_REDUCE(COLS_CASE)                                                                    \
-    default:                                                                                       \
-      break;                                                                                       \
-    }                                                                                              \
-  }                                                                                                \
-  static double fold_run_##P(DsMathReduceFn k, double acc, const TYPE *restrict x, int64_t n,      \
-                             double shift)                                                         \
-  {                                                                                                \
-    typedef double T;                                                                              \
-    const double s = shift;                                                                        \
-    (void)s;                                                                                       \
-    switch (k) {                                                                                   \
-      DS_MATH_REDUCE(RUN_CASE)                                                                     \
-    default:                                                                                       \
-      break;                                                                                       \
-    }                                                                                              \
-    return acc;                                                                                    \
-  }
-DEFINE_FOLDS(f64, double)
-DEFINE_FOLDS(f32, float)
-#undef DEFINE_FOLDS
-#undef COLS_CASE
-#undef RUN_CASE
-#undef FOLD_COLS
-#undef FOLD_LANES
-#undef FOLD_ONE_BY_ONE
-
-/* The finished result in double (floats, and the integer norms and logarithms). */
-static double red_finish_f64(DsMathReduceFn k, double a, int64_t n, double shift)
-{
-  typedef double T;
-  const double s = shift;
-  (void)s;
-  switch (k) {
-#define FINISH_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                      \
-  case DS_MATH_RED_##ID:                                                                           \
-    return FINISH;
-    DS_MATH_REDUCE(FINISH_CASE)
-#undef FINISH_CASE
-  default:
-    return a;
-  }
-}
-
-/* Integer accumulation, wrapping through uint64. */
-#undef DS_M_ADD
-#undef DS_M_MUL
-#undef DS_M_DIV
-#undef DS_M_ABS
-#undef DS_M_LOWEST
-#undef DS_M_HIGHEST
-#define DS_M_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
-#define DS_M_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
-#define DS_M_DIV       div_i64
-#define DS_M_ABS(x)    ((int64_t)((x) < 0 ? 0u - (uint64_t)(x) : (uint64_t)(x)))
-#define DS_M_LOWEST    INT64_MIN
-#define DS_M_HIGHEST   INT64_MAX
-
-/* The reductions whose INTS is EXACT, on int64; the others never accumulate in integers. */
-#define INT_CASE_EXACT(ID, BODY)                                                                   \
-  case DS_MATH_RED_##ID:                                                                           \
-    return BODY;
-#define INT_CASE_NONE(ID, BODY)
-
-static int64_t red_identity_i64(DsMathReduceFn k)
-{
-  typedef int64_t T;
-  switch (k) {
-#define IDENTITY_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, IDENTITY)
-    DS_MATH_REDUCE(IDENTITY_CASE)
-#undef IDENTITY_CASE
-  default:
-    return 0;
-  }
-}
-
-static inline int64_t fold_i64(DsMathReduceFn k, int64_t a, int64_t v)
-{
-  switch (k) {
-#define FOLD_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, FOLD)
-    DS_MATH_REDUCE(FOLD_CASE)
-#undef FOLD_CASE
-  default:
-    return a;
-  }
-}
-
-static int64_t red_finish_i64(DsMathReduceFn k, int64_t a, int64_t n)
-{
-  typedef int64_t T;
-  switch (k) {
-#define FINISH_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH) INT_CASE_##INTS(ID, FINISH)
-    DS_MATH_REDUCE(FINISH_CASE)
-#undef FINISH_CASE
-  default:
-    return a;
-  }
-}
-#undef INT_CASE_EXACT
-#undef INT_CASE_NONE
-#undef DS_M_ADD
-#undef DS_M_MUL
-#undef DS_M_DIV
-#undef DS_M_ABS
-#undef DS_M_LOWEST
-#undef DS_M_HIGHEST
-#undef DS_M_SQRT
-#undef DS_M_LOG
-#undef DS_M_EXP
-#undef DS_M_ISFINITE
-
-/* Input offset of output row `row` (the kept dims but the innermost column dim), or of output
- * element `row` when the innermost dim is reduced. */
-static int64_t red_kept_offset(const NpRedJob *job, int64_t row)
-{
-  int64_t off = 0;
-  int last = job->columns ? job->g.nk - 2 : job->g.nk - 1;
-  for (int d = last; d >= 0; d--) {
-    off += (row % job->g.kshape[d]) * job->g.kstride[d];
-    row /= job->g.kshape[d];
-  }
-  return off;
-}
-
-/* Input offset of reduced position `r` over the reduced dims [0, nr_used). */
-static int64_t red_reduced_offset(const NpRedJob *job, int64_t r, int nr_used)
-{
-  int64_t off = 0;
-  for (int d = nr_used - 1; d >= 0; d--) {
-    off += (r % job->g.rshape[d]) * job->g.rstride[d];
-    r /= job->g.rshape[d];
-  }
-  return off;
-}
-
-/* Finishes outputs [o, o + n) from their accumulators (log_sum_exp's first pass keeps its
- * maxima instead). */
-static void red_store(const NpRedJob *job, int64_t o, const double *acc_f, const int64_t *acc_i,
-                      int64_t n)
-{
-  if (job->pass == DS_MATH_RED_MAX && job->kind == DS_MATH_RED_LOGSUMEXP) {
-    memmove(job->shift + o, acc_f, (size_t)n * sizeof(double));
-    return;
-  }
-  if (acc_i != NULL && job->t == DS_DTYPE_INT64) {
-    /* int64 results go straight in: a double would round them. */
-    for (int64_t i = 0; i < n; i++)
-      ((int64_t *)job->out)[o + i] = red_finish_i64(job->kind, acc_i[i], job->g.count);
-    return;
-  }
-  double y[BLOCK];
-  for (int64_t done = 0; done < n; done += BLOCK) {
-    int64_t m = MIN(BLOCK, n - done);
-    for (int64_t i = 0; i < m; i++) {
-      int64_t k = done + i;
-      y[i] = acc_i != NULL ? (double)red_finish_i64(job->kind, acc_i[k], job->g.count)
-                           : red_finish_f64(job->kind, acc_f[k], job->g.count,
-                                            job->shift ? job->shift[o + k] : 0.0);
-    }
-    store_f64(job->t, job->out, o + done, m, y);
-  }
-}
-
-/* Folds the m columns at input offset `off` into the accumulators. */
-static void red_fold_cols(const NpRedJob *job, int64_t off, int64_t o, int64_t m, double *acc,
-                          int64_t *iacc)
-{
-  const double *shift = job->pass == DS_MATH_RED_LOGSUMEXP ? job->shift + o : NULL;
-  if (job->t == DS_DTYPE_FLOAT32) {
-    fold_cols_f32(job->pass, acc, (const float *)job->in + off, m, shift);
-    return;
-  }
-  if (job->t == DS_DTYPE_FLOAT64) {
-    fold_cols_f64(job->pass, acc, (const double *)job->in + off, m, shift);
-    return;
-  }
-  double x[BLOCK];
-  int64_t ix[BLOCK];
-  for (int64_t done = 0; done < m; done += BLOCK) {
-    int64_t b = MIN(BLOCK, m - done);
-    if (job->int_acc) {
-      load_i64(job->t, job->in, off + done, b, ix);
-      for (int64_t i = 0; i < b; i++)
-        iacc[done + i] = fold_i64(job->pass, iacc[done + i], ix[i]);
-    } else {
-      load_f64(job->t, job->in, off + done, 1, b, x);
-      fold_cols_f64(job->pass, acc + done, x, b, shift != NULL ? shift + done : NULL);
-    }
-  }
-}
-
-/* Units of output columns: (row, chunk of `chunk` columns), each folding its columns over every
- * reduced position. The accumulators are the workspace's (one per output), or a stack block
- * when there is none (chunk is then at most BLOCK). */
-static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const NpRedJob *job = ctx;
-  int64_t chunks = (job->cols + job->chunk - 1) / job->chunk;
-  double stack_acc[BLOCK];
-  int64_t stack_iacc[BLOCK];
-  for (int64_t u = begin; u < end; u++) {
-    int64_t row = u / chunks, c0 = (u % chunks) * job->chunk;
-    int64_t m = MIN(job->chunk, job->cols - c0);
-    int64_t base = red_kept_offset(job, row) + c0;
-    int64_t o = row * job->cols + c0;
-    double *acc = job->acc != NULL ? job->acc + o : stack_acc;
-    int64_t *iacc = job->acc != NULL ? (int64_t *)job->acc + o : stack_iacc;
-    if (job->int_acc) {
-      for (int64_t i = 0; i < m; i++)
-        iacc[i] = red_identity_i64(job->pass);
-    } else {
-      for (int64_t i = 0; i < m; i++)
-        acc[i] = red_identity_f64(job->pass);
-    }
-    for (int64_t r = 0; r < job->g.count; r++)
-      red_fold_cols(job, base + red_reduced_offset(job, r, job->g.nr), o, m, acc, iacc);
-    red_store(job, o, job->int_acc ? NULL : acc, job->int_acc ? iacc : NULL, m);
-  }
-}
-
-/* Units of single outputs, each folding contiguous runs of the innermost (reduced) dim. */
-static void red_rows_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const NpRedJob *job = ctx;
-  int64_t len = job->g.rshape[job->g.nr - 1];
-  int64_t runs = job->g.count / len;
-  double x[BLOCK];
-  int64_t ix[BLOCK];
-  for (int64_t o = begin; o < end; o++) {
-    int64_t base = red_kept_offset(job, o);
-    double acc = red_identity_f64(job->pass);
-    int64_t iacc = red_identity_i64(job->pass);
-    double shift = job->pass == DS_MATH_RED_LOGSUMEXP ? job->shift[o] : 0.0;
-    for (int64_t r = 0; r < runs; r++) {
-      int64_t off = base + red_reduced_offset(job, r, job->g.nr - 1);
-      if (job->t == DS_DTYPE_FLOAT32) {
-        acc = fold_run_f32(job->pass, acc, (const float *)job->in + off, len, shift);
-        continue;
-      }
-      if (job->t == DS_DTYPE_FLOAT64) {
-        acc = fold_run_f64(job->pass, acc, (const double *)job->in + off, len, shift);
-        continue;
-      }
-      for (int64_t done = 0; done < len; done += BLOCK) {
-        int64_t m = MIN(BLOCK, len - done);
-        if (job->int_acc) {
-          load_i64(job->t, job->in, off + done, m, ix);
-          for (int64_t i = 0; i < m; i++)
-            iacc = fold_i64(job->pass, iacc, ix[i]);
-        } else {
-          load_f64(job->t, job->in, off + done, 1, m, x);
-          acc = fold_run_f64(job->pass, acc, x, m, shift);
-        }
-      }
-    }
-    red_store(job, o, job->int_acc ? NULL : &acc, job->int_acc ? &iacc : NULL, 1);
-  }
-}
-
-
-/* An accumulator per output (8 bytes, double or int64), and log_sum_exp's maxima. */
-static size_t np_reduce_workspace_for(const DsTensor *out, bool lse)
-{
-  return (size_t)ds_tensor_numel(out) * sizeof(double) * (lse ? 2 : 1);
-}
-
-static size_t np_reduce_workspace(const void *param, const DsTensor *inputs, int n_inputs,
-                                  const DsTensor *outputs, int n_outputs)
-{
-  (void)param;
-  (void)inputs;
-  (void)n_inputs;
-  return n_outputs >= 1 ? np_reduce_workspace_for(&outputs[0], false) : 0;
-}
-
-static size_t log_sum_exp_workspace(const void *param, const DsTensor *inputs, int n_inputs,
-                                    const DsTensor *outputs, int n_outputs)
-{
-  (void)param;
-  (void)inputs;
-  (void)n_inputs;
-  return n_outputs >= 1 ? np_reduce_workspace_for(&outputs[0], true) : 0;
-}
-
-/* Columns below which splitting a row costs more in broken streaming than threads give back. */
-#define RED_MIN_CHUNK 1024
-
-static void red_run_pass(NpRedJob *job, DsMathReduceFn pass, DsThreadPool *pool)
-{
-  job->pass = pass;
-  int64_t work = MAX(1, job->g.count);
-  if (job->columns) {
-    /* Whole rows of the kept columns, so reading each reduced position streams through memory;
-     * a row is split only when there are too few rows to go round. Without a workspace the
-     * stack block bounds a unit. */
-    int64_t rows = job->g.n_out / MAX(1, job->cols);
-    job->chunk = job->acc != NULL ? job->cols : MIN(job->cols, BLOCK);
-    if (job->acc != NULL && rows < 8 && job->cols >= 2 * RED_MIN_CHUNK)
-      job->chunk = MAX(RED_MIN_CHUNK, (job->cols + 7) / 8);
-    int64_t units = rows * ((job->cols + job->chunk - 1) / job->chunk);
-    ds_parallel_for(pool, units, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / (work * job->chunk)),
-                    red_cols_worker, job);
-  } else {
-    ds_parallel_for(pool, job->g.n_out, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / work),
-                    red_rows_worker, job);
-  }
-}
-
-/* Reduces input 0 over the axes `mask` marks into output 0 (already shaped). */
-static DsStatus np_reduce_masked(const DsKernelCtx *ctx, DsMathReduceFn kind, const bool *mask)
-{
-  const DsTensor *in = &ctx->inputs[0];
-  DsTensor *out = &ctx->outputs[0];
-  if (in->dtype != out->dtype)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(in->dtype))
-    return DS_STATUS_UNSUPPORTED;
-  NpRedJob job = {.kind = kind, .t = in->dtype, .in = in->data, .out = out->data};
-  job.int_acc =
-      !ds_dtype_is_float(in->dtype) && kind != DS_MATH_RED_L2 && kind != DS_MATH_RED_LOGSUM && kind != DS_MATH_RED_LOGSUMEXP;
-  ds_geom_reduce(in, mask, &job.g);
-  if (ds_tensor_numel(out) != job.g.n_out)
-    return DS_STATUS_INVALID_ARGUMENT;
-  job.columns = job.g.inner_kept;
-  job.cols = job.columns && job.g.nk > 0 ? job.g.kshape[job.g.nk - 1] : 1;
-  if (job.g.n_out == 0)
-    return DS_STATUS_OK;
-  if (job.g.count == 0) {
-    /* Nothing to fold: every output is the finished identity (0 sums, NaN means, -inf
-     * log-sums, the extremes' infinities). */
-    double id = red_finish_f64(kind, red_identity_f64(kind), 0, -INFINITY);
-    int64_t iid = red_finish_i64(kind, red_identity_i64(kind), 0);
-    for (int64_t o = 0; o < job.g.n_out; o++) {
-      if (job.int_acc && job.t == DS_DTYPE_INT64)
-        ((int64_t *)job.out)[o] = iid;
-      else if (job.int_acc)
-        ds_cpu_store_f64(job.t, job.out + o * ds_dtype_size(job.t), (double)iid);
-      else
-        store_f64(job.t, job.out, o, 1, &id);
-    }
-    return DS_STATUS_OK;
-  }
-  /* _contrib_dynamic_sum has no workspace (its output size is not known in advance): it folds
-   * in stack blocks. */
-  job.acc = ctx->workspace;
-  if (kind == DS_MATH_RED_LOGSUMEXP) {
-    if (ctx->workspace == NULL)
-      return DS_STATUS_INVALID_ARGUMENT;
-    job.shift = job.acc + job.g.n_out;
-    red_run_pass(&job, DS_MATH_RED_MAX, ctx->pool);
-  }
-  red_run_pass(&job, kind, ctx->pool);
-  return DS_STATUS_OK;
-}
-
-static DsStatus run_np_reduce(const DsKernelCtx *ctx, DsMathReduceFn kind)
-{
-  const DsNpReduceParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  bool mask[DS_MAX_NDIM];
-  if (!ds_np_reduce_axes_mask(p, ctx->inputs[0].ndim, mask))
-    return DS_STATUS_INVALID_ARGUMENT;
-  return np_reduce_masked(ctx, kind, mask);
-}
-
-#define NP_REDUCE_KERNEL(NAME, KIND)                                                               \
-  static DsStatus NAME(const DsKernelCtx *ctx)                                                     \
-  {                                                                                                \
-    return run_np_reduce(ctx, KIND);                                                               \
-  }
-NP_REDUCE_KERNEL(k_np_sum, DS_MATH_RED_SUM)
-NP_REDUCE_KERNEL(k_np_mean, DS_MATH_RED_MEAN)
-NP_REDUCE_KERNEL(k_np_max, DS_MATH_RED_MAX)
-NP_REDUCE_KERNEL(k_np_min, DS_MATH_RED_MIN)
-NP_REDUCE_KERNEL(k_np_prod, DS_MATH_RED_PROD)
-NP_REDUCE_KERNEL(k_sum_square, DS_MATH_RED_SUMSQ)
-NP_REDUCE_KERNEL(k_l1_norm, DS_MATH_RED_L1)
-NP_REDUCE_KERNEL(k_l2_norm, DS_MATH_RED_L2)
-NP_REDUCE_KERNEL(k_log_sum, DS_MATH_RED_LOGSUM)
-NP_REDUCE_KERNEL(k_log_sum_exp, DS_MATH_RED_LOGSUMEXP)
-#undef NP_REDUCE_KERNEL
-
-/* _contrib_dynamic_sum: the axes are read first (whole numbers, negative counting from the
- * end, no repeats), then the output is shaped and allocated. */
-static DsStatus k_dynamic_sum(const DsKernelCtx *ctx)
-{
-  const DsDynamicSumParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0], *axes = &ctx->inputs[1];
-  if (axes->ndim != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(axes->dtype))
-    return DS_STATUS_UNSUPPORTED;
-  int64_t n = axes->shape[0];
-  bool mask[DS_MAX_NDIM];
-  for (int d = 0; d < in->ndim; d++)
-    mask[d] = n == 0 && !p->noop_with_empty_axes;
-  for (int64_t i = 0; i < n; i++) {
-    double v = ds_cpu_load_f64(axes->dtype, axes->data, i);
-    if (v != floor(v) || v < -in->ndim || v >= in->ndim)
-      return DS_STATUS_INVALID_ARGUMENT;
-    int a = (int)v < 0 ? (int)v + in->ndim : (int)v;
-    if (mask[a])
-      return DS_STATUS_INVALID_ARGUMENT;
-    mask[a] = true;
-  }
-  int64_t shape[DS_MAX_NDIM];
-  int ndim = 0;
-  for (int d = 0; d < in->ndim; d++)
-    if (p->keepdims || !mask[d])
-      shape[ndim++] = mask[d] ? 1 : in->shape[d];
-  DsStatus status = ds_kernel_prepare_output(ctx, 0, in->dtype, ndim, shape);
-  if (status != DS_STATUS_OK)
-    return status;
-  return np_reduce_masked(ctx, DS_MATH_RED_SUM, mask);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* _npi_argmax, _npi_argmin */
-
-typedef struct {
-  bool is_max, last;
-  DsDType t;
-  bool ints; /* compare as int64 (exact for every integer dtype) */
-  const char *in;
-  int64_t *out;
-  int64_t len, inner; /* the reduced axis' length; elements after it */
-} ArgJob;
-
-/* Whether x replaces the current extreme b: NaN beats every number (NumPy's rule: the first
- * NaN, or the last one with select_last_index); ties go to the first (or last) index. */
-#define ARG_BETTER(x, b, IS_MAX, LAST)                                                             \
-  ((LAST) ? ((x) != (x) || ((IS_MAX) ? (x) >= (b) : (x) <= (b)))                                   \
-          : (((x) != (x) && (b) == (b)) || ((IS_MAX) ? (x) > (b) : (x) < (b))))
-
-#define DEFINE_ARG_SCAN(NAME, T, LOAD)                                                             \
-  static void NAME(const ArgJob *job, int64_t base, int64_t m, int64_t *restrict idx)              \
-  {                                                                                                \
-    T best[BLOCK], x[BLOCK];                                                                       \
-    LOAD;                                                                                          \
-    for (int64_t i = 0; i < m; i++) {                                                              \
-      best[i] = x[i];                                                                              \
-      idx[i] = 0;                                                                                  \
-    }                                                                                              \
-    for (int64_t j = 1; j < job->len; j++) {                                                       \
-      base += job->inner;                                                                          \
-      LOAD;                                                                                        \
-      for (int64_t i = 0; i < m; i++) {                                                            \
-        if (ARG_BETTER(x[i], best[i], job->is_max, job->last)) {                                   \
-          best[i] = x[i];                                                                          \
-          idx[i] = j;                                                                              \
-        }                                                                                          \
-      }                                                                                            \
-    }                                                                                              \
-  }
-DEFINE_ARG_SCAN(arg_scan_f64, double, load_f64(job->t, job->in, base, 1, m, x))
-DEFINE_ARG_SCAN(arg_scan_i64, int64_t, load_i64(job->t, job->in, base, m, x))
-#undef DEFINE_ARG_SCAN
-
-/* Units (outer index, block of BLOCK inner columns), each scanning the axis for its columns.
- * With inner 1 a unit scans one contiguous run element by element through blocks of 1: slow
- * for long runs, so those go through arg_run below instead. */
-static void arg_cols_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const ArgJob *job = ctx;
-  int64_t blocks = (job->inner + BLOCK - 1) / BLOCK;
-  for (int64_t u = begin; u < end; u++) {
-    int64_t outer = u / blocks, c0 = (u % blocks) * BLOCK;
-    int64_t m = MIN(BLOCK, job->inner - c0);
-    int64_t base = outer * job->len * job->inner + c0;
-    int64_t *o = job->out + outer * job->inner + c0;
-    if (job->ints)
-      arg_scan_i64(job, base, m, o);
-    else
-      arg_scan_f64(job, base, m, o);
-  }
-}
-
-#define DEFINE_ARG_RUN(NAME, T, LOAD)                                                              \
-  static int64_t NAME(const ArgJob *job, int64_t base)                                             \
-  {                                                                                                \
-    T x[BLOCK], best = 0;                                                                          \
-    int64_t at = 0;                                                                                \
-    for (int64_t done = 0; done < job->len; done += BLOCK) {                                       \
-      int64_t m = MIN(BLOCK, job->len - done);                                                     \
-      LOAD;                                                                                        \
-      for (int64_t i = 0; i < m; i++) {                                                            \
-        if ((done == 0 && i == 0) || ARG_BETTER(x[i], best, job->is_max, job->last)) {             \
-          best = x[i];                                                                             \
-          at = done + i;                                                                           \
-        }                                                                                          \
-      }                                                                                            \
-    }                                                                                              \
-    return at;                                                                                     \
-  }
-DEFINE_ARG_RUN(arg_run_f64, double, load_f64(job->t, job->in, base + done, 1, m, x))
-DEFINE_ARG_RUN(arg_run_i64, int64_t, load_i64(job->t, job->in, base + done, m, x))
-#undef DEFINE_ARG_RUN
-#undef ARG_BETTER
-
-/* Units of single outputs when the axis is innermost. */
-static void arg_rows_worker(void *ctx, int64_t begin, int64_t end)
-{
-  const ArgJob *job = ctx;
-  for (int64_t o = begin; o < end; o++)
-    job->out[o] = job->ints ? arg_run_i64(job, o * job->len) : arg_run_f64(job, o * job->len);
-}
-
-static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max)
-{
-  const DsArgReduceParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
-  const DsTensor *in = &ctx->inputs[0];
-  DsTensor *out = &ctx->outputs[0];
-  if (out->dtype != DS_DTYPE_INT64)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(in->dtype))
-    return DS_STATUS_UNSUPPORTED;
-  ArgJob job = {.is_max = is_max,
-                .last = p->select_last_index,
-                .t = in->dtype,
-                .ints = !ds_dtype_is_float(in->dtype),
-                .in = in->data,
-                .out = out->data};
-  int64_t outer = 1;
-  if (p->has_axis) {
-    int axis = p->axis < 0 ? p->axis + in->ndim : p->axis;
-    if (axis < 0 || axis >= in->ndim)
-      return DS_STATUS_INVALID_ARGUMENT;
-    outer = ds_shape_span(in->shape, 0, axis);
-    job.len = in->shape[axis];
-    job.inner = ds_shape_span(in->shape, axis + 1, in->ndim);
-  } else {
-    job.len = ds_tensor_numel(in);
-    job.inner = 1;
-  }
-  if (ds_tensor_numel(out) != outer * job.inner)
-    return DS_STATUS_INVALID_ARGUMENT;
-  if (outer * job.inner == 0)
-    return DS_STATUS_OK;
-  if (job.len == 0)
-    return DS_STATUS_INVALID_ARGUMENT; /* no extreme of nothing */
-  if (job.inner == 1) {
-    ds_parallel_for(ctx->pool, outer, MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / job.len),
-                    arg_rows_worker, &job);
-  } else {
-    int64_t blocks = (job.inner + BLOCK - 1) / BLOCK;
-    ds_parallel_for(ctx->pool, outer * blocks,
-                    MAX(1, (int64_t)DS_CPU_PARALLEL_GRAIN / (job.len * BLOCK)), arg_cols_worker,
-                    &job);
-  }
-  return DS_STATUS_OK;
-}
-
-static DsStatus k_np_argmax(const DsKernelCtx *ctx)
-{
-  return run_arg_reduce(ctx, true);
-}
-static DsStatus k_np_argmin(const DsKernelCtx *ctx)
-{
-  return run_arg_reduce(ctx, false);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2109,16 +1308,16 @@ static void add_n_worker(void *ctx, int64_t begin, int64_t end)
     }
     return;
   }
-  double acc[BLOCK], x[BLOCK];
-  for (int64_t i = begin; i < end; i += BLOCK) {
-    int64_t m = MIN(BLOCK, end - i);
-    load_f64(t, job->inputs[0].data, i, 1, m, acc);
+  double acc[DS_CPU_BLOCK], x[DS_CPU_BLOCK];
+  for (int64_t i = begin; i < end; i += DS_CPU_BLOCK) {
+    int64_t m = MIN(DS_CPU_BLOCK, end - i);
+    ds_cpu_load_block_f64(t, job->inputs[0].data, i, 1, m, acc);
     for (int k = 1; k < job->n_inputs; k++) {
-      load_f64(t, job->inputs[k].data, i, 1, m, x);
+      ds_cpu_load_block_f64(t, job->inputs[k].data, i, 1, m, x);
       for (int64_t j = 0; j < m; j++)
         acc[j] += x[j];
     }
-    store_f64(t, job->out->data, i, m, acc);
+    ds_cpu_store_block_f64(t, job->out->data, i, m, acc);
   }
 }
 
@@ -2163,19 +1362,6 @@ void ds_cpu_elemwise_register(DsKernel *table)
   table[DS_OP_ISINF] = (DsKernel){k_isinf, NULL};
   table[DS_OP_ISPOSINF] = (DsKernel){k_isposinf, NULL};
   table[DS_OP_ISNEGINF] = (DsKernel){k_isneginf, NULL};
-  table[DS_OP_NP_SUM] = (DsKernel){k_np_sum, np_reduce_workspace};
-  table[DS_OP_NP_MEAN] = (DsKernel){k_np_mean, np_reduce_workspace};
-  table[DS_OP_NP_MAX] = (DsKernel){k_np_max, np_reduce_workspace};
-  table[DS_OP_NP_MIN] = (DsKernel){k_np_min, np_reduce_workspace};
-  table[DS_OP_NP_PROD] = (DsKernel){k_np_prod, np_reduce_workspace};
-  table[DS_OP_SUM_SQUARE] = (DsKernel){k_sum_square, np_reduce_workspace};
-  table[DS_OP_L1_NORM] = (DsKernel){k_l1_norm, np_reduce_workspace};
-  table[DS_OP_L2_NORM] = (DsKernel){k_l2_norm, np_reduce_workspace};
-  table[DS_OP_LOG_SUM] = (DsKernel){k_log_sum, np_reduce_workspace};
-  table[DS_OP_LOG_SUM_EXP] = (DsKernel){k_log_sum_exp, log_sum_exp_workspace};
-  table[DS_OP_NP_ARGMAX] = (DsKernel){k_np_argmax, NULL};
-  table[DS_OP_NP_ARGMIN] = (DsKernel){k_np_argmin, NULL};
-  table[DS_OP_DYNAMIC_SUM] = (DsKernel){k_dynamic_sum, NULL};
   table[DS_OP_QUANTIZE_LINEAR] = (DsKernel){k_quantize_linear, NULL};
   table[DS_OP_DEQUANTIZE_LINEAR] = (DsKernel){k_dequantize_linear, NULL};
   table[DS_OP_DYNAMIC_QUANTIZE_LINEAR] = (DsKernel){k_dynamic_quantize_linear, NULL};

@@ -7,6 +7,7 @@
 /* Family registration: each fills its ops' slots of the kernel table. */
 void ds_cpu_nn_register(DsKernel *table);
 void ds_cpu_elemwise_register(DsKernel *table);
+void ds_cpu_reduce_register(DsKernel *table);
 void ds_cpu_tensor_register(DsKernel *table);
 void ds_cpu_index_register(DsKernel *table);
 void ds_cpu_vision_register(DsKernel *table);
@@ -17,6 +18,25 @@ void ds_cpu_signal_register(DsKernel *table);
 static inline int64_t ds_cpu_saturate_i64(double x)
 {
   return ds_tensor_saturate_i64(x);
+}
+
+/* Integer division must not trap: x/0 gives 0 and MIN/-1 wraps, where MXNet would crash. */
+static inline int32_t ds_cpu_div_i32(int32_t x, int32_t y)
+{
+  if (y == 0)
+    return 0;
+  if (y == -1)
+    return (int32_t)(0u - (uint32_t)x);
+  return x / y;
+}
+
+static inline int64_t ds_cpu_div_i64(int64_t x, int64_t y)
+{
+  if (y == 0)
+    return 0;
+  if (y == -1)
+    return (int64_t)(0u - (uint64_t)x);
+  return x / y;
 }
 
 /* Element `i` of a computable tensor as a double. */
