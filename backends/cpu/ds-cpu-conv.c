@@ -172,8 +172,7 @@ static size_t conv_workspace(const void *param, const DsTensor *inputs, int n_in
 {
   ConvGeom g;
   /* No images (a detector's head with no regions), nothing to run. */
-  if (n_inputs < 2 || n_outputs < 1 || !conv_geom(param, &inputs[0], &outputs[0], &g) ||
-      g.w.batch == 0 || g.w.direct)
+  if (!conv_geom(param, &inputs[0], &outputs[0], &g) || g.w.batch == 0 || g.w.direct)
     return 0;
   int64_t fg = g.w.filters / g.w.groups, k = g.w.channels / g.w.groups * g.w.kvol;
   int64_t floats = round16(conv_pad_floats(&g));
@@ -557,9 +556,6 @@ static DsStatus conv_im2col(const DsKernelCtx *ctx, const ConvGeom *g, bool blas
 static DsStatus conv_run(const DsKernelCtx *ctx)
 {
   const DsConvolutionParam *p = ctx->param;
-  int n_in = p->no_bias ? 2 : 3;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *weight = &ctx->inputs[1];
   const DsTensor *bias = p->no_bias ? NULL : &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];

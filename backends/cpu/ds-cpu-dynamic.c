@@ -83,10 +83,9 @@ static void mask_worker(void *ctx, int64_t begin, int64_t end)
 static size_t boolean_mask_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                      const DsTensor *outputs, int n_outputs)
 {
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
-  if (param == NULL || n_inputs < 1)
-    return 0;
   int axis = ds_geom_axis(((const DsBooleanMaskParam *)param)->axis, inputs[0].ndim);
   return axis < 0 ? 0 : (size_t)inputs[0].shape[axis] * sizeof(int64_t);
 }
@@ -94,8 +93,6 @@ static size_t boolean_mask_workspace(const void *param, const DsTensor *inputs, 
 static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
 {
   const DsBooleanMaskParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *index = &ctx->inputs[1];
   int axis;
   DsStatus status = ds_geom_boolean_mask(data, index, p->axis, &axis);
@@ -134,8 +131,6 @@ static DsStatus k_boolean_mask(const DsKernelCtx *ctx)
  * pass, written in a second that keeps the coordinates in an odometer. */
 static DsStatus k_nonzero(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   if (!ds_dtype_is_valid(x->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -194,8 +189,6 @@ static void fill_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_shape_init(const DsKernelCtx *ctx)
 {
   const DsShapeInitParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!ds_cpu_dtype_computable(p->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t dims[DS_MAX_NDIM];
@@ -264,8 +257,6 @@ static DsStatus dynamic_reshape_target(const DsTensor *data, const int64_t *code
 static DsStatus k_dynamic_reshape(const DsKernelCtx *ctx)
 {
   const DsDynamicReshapeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0];
   int64_t codes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   int n;
@@ -316,8 +307,6 @@ static DsStatus read_bound(const DsTensor *t, double *out)
 static DsStatus k_dynamic_arange(const DsKernelCtx *ctx)
 {
   const DsDynamicArangeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsDType dtype = p->dtype == DS_DTYPE_UNKNOWN ? ctx->inputs[0].dtype : p->dtype;
   if (!ds_cpu_dtype_computable(dtype) || dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
@@ -431,10 +420,11 @@ static bool unique_keys(const DsUniqueParam *p, const DsTensor *data, UniqueKeys
 static size_t unique_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                const DsTensor *outputs, int n_outputs)
 {
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
   UniqueKeys k;
-  if (param == NULL || n_inputs < 1 || !unique_keys(param, &inputs[0], &k))
+  if (!unique_keys(param, &inputs[0], &k))
     return 0;
   /* The permutation and the merge sort's second array, which then holds the group ids; the
    * first occurrence of each group and its place in output order. */
@@ -444,8 +434,6 @@ static size_t unique_workspace(const void *param, const DsTensor *inputs, int n_
 static DsStatus k_unique(const DsKernelCtx *ctx)
 {
   const DsUniqueParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != ds_unique_num_outputs(p))
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0];
   if (!ds_cpu_dtype_computable(data->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -590,9 +578,6 @@ static int64_t onnx_bound(int64_t v)
 static DsStatus k_dynamic_slice(const DsKernelCtx *ctx)
 {
   const DsDynamicSliceParam *p = ctx->param;
-  int want = 3 + (p != NULL && p->use_axes) + (p != NULL && p->use_steps);
-  if (p == NULL || ctx->n_inputs != want || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int nd = in->ndim, n, n_end, n_axes, n_steps;
   int64_t starts[DS_MAX_NDIM], ends[DS_MAX_NDIM], axes[DS_MAX_NDIM], steps[DS_MAX_NDIM];
@@ -602,7 +587,7 @@ static DsStatus k_dynamic_slice(const DsKernelCtx *ctx)
   if (status == DS_STATUS_OK && p->use_axes)
     status = read_int_vector(&ctx->inputs[3], axes, DS_MAX_NDIM, &n_axes);
   if (status == DS_STATUS_OK && p->use_steps)
-    status = read_int_vector(&ctx->inputs[want - 1], steps, DS_MAX_NDIM, &n_steps);
+    status = read_int_vector(&ctx->inputs[ctx->n_inputs - 1], steps, DS_MAX_NDIM, &n_steps);
   if (status != DS_STATUS_OK)
     return status;
   if (!p->use_axes) {
@@ -661,8 +646,6 @@ static DsStatus k_dynamic_slice(const DsKernelCtx *ctx)
 
 static DsStatus k_dynamic_expand(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int64_t shape[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   int n;
@@ -691,8 +674,6 @@ static DsStatus k_dynamic_expand(const DsKernelCtx *ctx)
 
 static DsStatus k_dynamic_tile(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int64_t reps[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   int n;
@@ -716,8 +697,6 @@ static DsStatus k_dynamic_tile(const DsKernelCtx *ctx)
 static DsStatus k_dynamic_pad(const DsKernelCtx *ctx)
 {
   const DsDynamicPadParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0], *value = &ctx->inputs[2];
   int64_t pads[2 * DS_MAX_NDIM], dims[DS_MAX_NDIM];
   int n, nd = in->ndim;
@@ -759,8 +738,6 @@ static DsStatus copy_to_new_shape(const DsKernelCtx *ctx, const int64_t *dims, i
 
 static DsStatus k_dynamic_squeeze(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int64_t axes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   bool drop[DS_MAX_NDIM];
@@ -781,8 +758,6 @@ static DsStatus k_dynamic_squeeze(const DsKernelCtx *ctx)
 
 static DsStatus k_dynamic_expand_dims(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int64_t axes[DS_MAX_NDIM], dims[DS_MAX_NDIM];
   bool is_new[DS_MAX_NDIM];
@@ -830,8 +805,6 @@ static void one_hot_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_dynamic_one_hot(const DsKernelCtx *ctx)
 {
   const DsDynamicOneHotParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *indices = &ctx->inputs[0], *values = &ctx->inputs[2];
   double depth_value;
   if (ctx->inputs[1].ndim > 1 || ds_tensor_numel(&ctx->inputs[1]) != 1 ||
@@ -872,16 +845,15 @@ static size_t compress_workspace(const void *param, const DsTensor *inputs, int 
                                  const DsTensor *outputs, int n_outputs)
 {
   (void)param;
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
-  return n_inputs < 2 ? 0 : (size_t)ds_tensor_numel(&inputs[1]) * sizeof(int64_t);
+  return (size_t)ds_tensor_numel(&inputs[1]) * sizeof(int64_t);
 }
 
 static DsStatus k_compress(const DsKernelCtx *ctx)
 {
   const DsCompressParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *cond = &ctx->inputs[1];
   if (cond->ndim != 1 || !ds_dtype_is_valid(cond->dtype) || !ds_dtype_is_valid(data->dtype))
     return DS_STATUS_INVALID_ARGUMENT;

@@ -55,8 +55,6 @@ static void repeat_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_repeat(const DsKernelCtx *ctx)
 {
   const DsRepeatParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype || p->repeats < 0)
@@ -87,8 +85,6 @@ static DsStatus k_repeat(const DsKernelCtx *ctx)
 static DsStatus k_tile(const DsKernelCtx *ctx)
 {
   const DsTileParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype)
@@ -105,8 +101,6 @@ static DsStatus k_tile(const DsKernelCtx *ctx)
 static DsStatus k_reverse(const DsKernelCtx *ctx)
 {
   const DsReverseParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
@@ -205,8 +199,6 @@ static DsStatus k_slice_channel(const DsKernelCtx *ctx)
 static DsStatus k_slice_like(const DsKernelCtx *ctx)
 {
   const DsSliceLikeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0], *like = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
@@ -384,10 +376,10 @@ static bool argsort_geometry(const DsArgsortParam *p, const DsTensor *in, int64_
 static size_t argsort_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                 const DsTensor *outputs, int n_outputs)
 {
+  (void)param;
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
-  if (param == NULL || n_inputs < 1)
-    return 0;
   /* Two position arrays per sort; every element belongs to exactly one sort. */
   return 2 * (size_t)ds_tensor_numel(&inputs[0]) * sizeof(int64_t);
 }
@@ -395,8 +387,6 @@ static size_t argsort_workspace(const void *param, const DsTensor *inputs, int n
 static DsStatus k_argsort(const DsKernelCtx *ctx)
 {
   const DsArgsortParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(in->dtype))
@@ -500,8 +490,6 @@ static void gather_nd_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_gather_nd(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   if (idx->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(idx->dtype))
@@ -539,8 +527,6 @@ static DsStatus k_gather_nd(const DsKernelCtx *ctx)
 
 static DsStatus k_shape_array(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (out->dtype != DS_DTYPE_INT64 || ds_tensor_numel(out) != in->ndim)
@@ -552,8 +538,6 @@ static DsStatus k_shape_array(const DsKernelCtx *ctx)
 
 static DsStatus k_size_array(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (out->dtype != DS_DTYPE_INT64 || ds_tensor_numel(out) != 1)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -631,8 +615,6 @@ static void take_along_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_take_along_axis(const DsKernelCtx *ctx)
 {
   const DsTakeAlongAxisParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(idx->dtype))
@@ -700,8 +682,6 @@ static void copy_data_to_output(const DsKernelCtx *ctx, const DsTensor *data, Ds
 static DsStatus k_put_along_axis(const DsKernelCtx *ctx)
 {
   const DsPutAlongAxisParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1], *upd = &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(idx->dtype) ||
@@ -803,8 +783,6 @@ static void batch_gather_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_batch_gather_nd(const DsKernelCtx *ctx)
 {
   const DsBatchGatherNdParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(idx->dtype))
@@ -826,8 +804,6 @@ static DsStatus k_batch_gather_nd(const DsKernelCtx *ctx)
 static DsStatus k_scatter_nd_update(const DsKernelCtx *ctx)
 {
   const DsScatterNdParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1], *upd = &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(idx->dtype) ||
@@ -917,10 +893,9 @@ static size_t topk_workspace(const void *param, const DsTensor *inputs, int n_in
                              const DsTensor *outputs, int n_outputs)
 {
   (void)param;
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
-  if (n_inputs < 1)
-    return 0;
   return 2 * (size_t)ds_tensor_numel(&inputs[0]) * sizeof(int64_t);
 }
 
@@ -961,8 +936,6 @@ static DsStatus topk_run(const DsKernelCtx *ctx, bool has_axis, int axis, int64_
 static DsStatus k_topk(const DsKernelCtx *ctx)
 {
   const DsTopkParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != ds_topk_num_outputs(p))
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   if (!ds_cpu_dtype_computable(in->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -987,8 +960,6 @@ static DsStatus k_topk(const DsKernelCtx *ctx)
 static DsStatus k_dynamic_topk(const DsKernelCtx *ctx)
 {
   const DsDynamicTopkParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 2)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0], *kt = &ctx->inputs[1];
   if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(kt->dtype))
     return DS_STATUS_UNSUPPORTED;

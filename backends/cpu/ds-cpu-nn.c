@@ -175,9 +175,9 @@ static size_t fully_connected_workspace(const void *param, const DsTensor *input
                                         const DsTensor *outputs, int n_outputs)
 {
   const DsFullyConnectedParam *p = param;
-  (void)outputs, (void)n_outputs;
+  (void)n_inputs, (void)outputs, (void)n_outputs;
   DsGeomGemm g;
-  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
+  if (inputs[0].dtype != DS_DTYPE_FLOAT32 ||
       !ds_geom_fully_connected(&inputs[0], &inputs[1], NULL, NULL, p->num_hidden, p->flatten, &g))
     return 0;
   return ds_cpu_packed_sgemm_suits(g.m) ? ds_cpu_packed_sgemm_workspace(g.m, g.k) : 0;
@@ -187,8 +187,6 @@ static DsStatus fully_connected_run(const DsKernelCtx *ctx)
 {
   const DsFullyConnectedParam *p = ctx->param;
   int n_in = p->no_bias ? 2 : 3;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
@@ -232,8 +230,8 @@ static size_t dot_workspace(const void *param, const DsTensor *inputs, int n_inp
                             const DsTensor *outputs, int n_outputs)
 {
   const DsDotParam *p = param;
-  (void)outputs, (void)n_outputs;
-  if (n_inputs < 2 || inputs[0].dtype != DS_DTYPE_FLOAT32 || p->transpose_a || inputs[0].ndim < 1)
+  (void)n_inputs, (void)outputs, (void)n_outputs;
+  if (inputs[0].dtype != DS_DTYPE_FLOAT32 || p->transpose_a || inputs[0].ndim < 1)
     return 0;
   int64_t k = inputs[0].shape[inputs[0].ndim - 1];
   int64_t m = k > 0 ? ds_tensor_numel(&inputs[0]) / k : 0;
@@ -243,8 +241,6 @@ static size_t dot_workspace(const void *param, const DsTensor *inputs, int n_inp
 static DsStatus dot_run(const DsKernelCtx *ctx)
 {
   const DsDotParam *p = ctx->param;
-  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   if (!gemm_dtypes(a, b, &ctx->outputs[0]))
     return DS_STATUS_UNSUPPORTED;
@@ -261,8 +257,6 @@ static DsStatus dot_run(const DsKernelCtx *ctx)
 static DsStatus batch_dot_run(const DsKernelCtx *ctx)
 {
   const DsDotParam *p = ctx->param;
-  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
   if (!gemm_dtypes(a, b, y))
@@ -332,9 +326,9 @@ static void matmul_int_rows(void *data, int64_t begin, int64_t end)
 static size_t matmul_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                                const DsTensor *outputs, int n_outputs)
 {
-  (void)param;
+  (void)param, (void)n_inputs, (void)n_outputs;
   DsGeomMatmul g;
-  if (n_inputs < 2 || n_outputs < 1 || inputs[0].dtype != DS_DTYPE_FLOAT32 ||
+  if (inputs[0].dtype != DS_DTYPE_FLOAT32 ||
       !ds_geom_matmul(&inputs[0], &inputs[1], &outputs[0], &g) || !g.one_gemm)
     return 0;
   return ds_cpu_packed_sgemm_suits(g.count * g.m)
@@ -344,8 +338,6 @@ static size_t matmul_workspace(const void *param, const DsTensor *inputs, int n_
 
 static DsStatus matmul_run(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *a = &ctx->inputs[0], *b = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
   const DsDType t = a->dtype;
@@ -422,8 +414,6 @@ static DsMathUnaryFn activation_fn(DsActType type)
 static DsStatus activation_run(const DsKernelCtx *ctx)
 {
   const DsActivationParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(&ctx->inputs[0]);
@@ -477,8 +467,6 @@ static DsStatus leaky_relu_run(const DsKernelCtx *ctx)
   const DsLeakyReLUParam *p = ctx->param;
   int n_in = p->act_type == DS_LEAKY_PRELU ? 2 : 1;
   int n_out = p->act_type == DS_LEAKY_RRELU ? 2 : 1;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < n_out)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -555,7 +543,7 @@ static size_t batch_norm_workspace(const void *param, const DsTensor *inputs, in
                                    const DsTensor *outputs, int n_outputs)
 {
   const DsBatchNormParam *p = param;
-  int axis = n_inputs < 1 ? -1 : ds_geom_axis(p->axis, inputs[0].ndim);
+  int axis = ds_geom_axis(p->axis, inputs[0].ndim);
   if (axis < 0)
     return 0;
   return (size_t)inputs[0].shape[axis] * sizeof(float);
@@ -564,8 +552,6 @@ static size_t batch_norm_workspace(const void *param, const DsTensor *inputs, in
 static DsStatus batch_norm_run(const DsKernelCtx *ctx)
 {
   const DsBatchNormParam *p = ctx->param;
-  if (ctx->n_inputs < 5 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
   if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
@@ -686,8 +672,6 @@ static void layer_norm_strided(void *data, int64_t begin, int64_t end)
 static DsStatus layer_norm_run(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
-  if (ctx->n_inputs < 3 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
@@ -751,8 +735,6 @@ static void instance_norm_planes(void *data, int64_t begin, int64_t end)
 static DsStatus instance_norm_run(const DsKernelCtx *ctx)
 {
   const DsInstanceNormParam *p = ctx->param;
-  if (ctx->n_inputs < 3 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -813,8 +795,6 @@ static void lrn_rows(void *data, int64_t begin, int64_t end)
 static DsStatus lrn_run(const DsKernelCtx *ctx)
 {
   const DsLRNParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   int n_out = MIN(ctx->n_outputs, 2);
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
@@ -873,8 +853,6 @@ static void hardmax_lines(void *data, int64_t begin, int64_t end)
 static DsStatus hardmax_run(const DsKernelCtx *ctx)
 {
   const DsHardmaxParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
   if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) || y->dtype != x->dtype)
@@ -1314,12 +1292,10 @@ static bool pool_any_dtype(DsPoolType type, DsDType t)
 static DsStatus pooling_run(const DsKernelCtx *ctx)
 {
   const DsPoolingParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0];
   const bool with_indices = p->indices != DS_POOL_INDICES_NONE;
-  if (with_indices && (ctx->n_outputs < 2 || ctx->outputs[1].dtype != DS_DTYPE_INT64))
+  if (with_indices && ctx->outputs[1].dtype != DS_DTYPE_INT64)
     return DS_STATUS_INVALID_ARGUMENT;
   const bool f32 = all_f32(ctx->inputs, 1) && all_f32(ctx->outputs, 1);
   if (!f32 && (y->dtype != x->dtype || !pool_any_dtype(p->pool_type, x->dtype)))
@@ -1491,9 +1467,6 @@ static void softmax_dispatch(const DsKernelCtx *ctx, SoftmaxJob *job)
 static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
 {
   const DsSoftmaxParam *p = ctx->param;
-  int n_in = p->use_length ? 2 : 1;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -1526,8 +1499,6 @@ static DsStatus log_softmax_run(const DsKernelCtx *ctx)
 static DsStatus softmax_output_run(const DsKernelCtx *ctx)
 {
   const DsSoftmaxOutputParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -1582,8 +1553,6 @@ static void fill_range(void *data, int64_t begin, int64_t end)
 static DsStatus dropout_run(const DsKernelCtx *ctx)
 {
   const DsDropoutParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   /* mode='always' drops at random even at inference: not reproducible, not supported. */
   if (p->mode == DS_DROPOUT_ALWAYS && p->p > 0.0)
     return DS_STATUS_UNSUPPORTED;
@@ -1647,8 +1616,6 @@ static void embedding_rows(void *data, int64_t begin, int64_t end)
 static DsStatus embedding_run(const DsKernelCtx *ctx)
 {
   const DsEmbeddingParam *p = ctx->param;
-  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *idx = &ctx->inputs[0], *w = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
   if (w->dtype != DS_DTYPE_FLOAT32 || y->dtype != DS_DTYPE_FLOAT32 || !index_dtype_ok(idx->dtype))
@@ -1802,8 +1769,7 @@ static size_t einsum_workspace(const void *param, const DsTensor *inputs, int n_
   const DsEinsumParam *p = param;
   EinsumPlan e;
   EinsumGemm g;
-  if (n_inputs < p->num_args || n_outputs < 1 ||
-      (inputs[0].dtype != DS_DTYPE_FLOAT32 && inputs[0].dtype != DS_DTYPE_FLOAT64) ||
+  if ((inputs[0].dtype != DS_DTYPE_FLOAT32 && inputs[0].dtype != DS_DTYPE_FLOAT64) ||
       !einsum_plan(p, inputs, &outputs[0], &e) || !einsum_gemm_plan(&e, &g))
     return 0;
   int64_t n = g.bt * (g.mt * g.kt + g.kt * g.nt + g.mt * g.nt);
@@ -1935,8 +1901,6 @@ static void einsum_elements(void *data, int64_t begin, int64_t end)
 static DsStatus einsum_run(const DsKernelCtx *ctx)
 {
   const DsEinsumParam *p = ctx->param;
-  if (ctx->n_inputs < p->num_args || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsDType t = ctx->inputs[0].dtype;
   for (int k = 0; k < p->num_args; k++)
     if (ctx->inputs[k].dtype != t)

@@ -78,7 +78,7 @@ static size_t rnn_workspace(const void *param, const DsTensor *inputs, int n_inp
                             const DsTensor *outputs, int n_outputs)
 {
   RnnDims d;
-  if (n_inputs < 1 || !rnn_dims(param, &inputs[0], &d))
+  if (!rnn_dims(param, &inputs[0], &d))
     return 0;
   return (size_t)rnn_workspace_layout(param, &d).total * sizeof(float);
 }
@@ -211,8 +211,6 @@ static DsStatus rnn_run(const DsKernelCtx *ctx)
   bool lstm = p->mode == DS_RNN_LSTM;
   int n_in = 3 + (lstm ? 1 : 0) + (p->use_sequence_length ? 1 : 0);
   int n_out = p->state_outputs ? (lstm ? 3 : 2) : 1;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < n_out)
-    return DS_STATUS_INVALID_ARGUMENT;
   RnnDims d;
   if (!rnn_dims(p, &ctx->inputs[0], &d))
     return DS_STATUS_INVALID_ARGUMENT;
@@ -375,10 +373,11 @@ static RecWorkspace rec_workspace_layout(const DsRecurrentLayerParam *p, const R
 static size_t rec_workspace(const void *param, const DsTensor *inputs, int n_inputs,
                             const DsTensor *outputs, int n_outputs)
 {
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
   RecDims d;
-  if (n_inputs < 1 || !rec_dims(param, &inputs[0], &d))
+  if (!rec_dims(param, &inputs[0], &d))
     return 0;
   return (size_t)rec_workspace_layout(param, &d).total * sizeof(float);
 }
@@ -602,8 +601,6 @@ static DsStatus rec_check(const DsKernelCtx *ctx, const DsRecurrentLayerParam *p
   int h0 = p->use_initial_h ? slot++ : -1, c0 = p->use_initial_c ? slot++ : -1;
   int peep = p->use_peephole ? slot++ : -1;
   int n_out = lstm ? 3 : 2;
-  if (ctx->n_inputs < slot || ctx->n_outputs < n_out)
-    return DS_STATUS_INVALID_ARGUMENT;
   for (int i = 0; i < slot; i++)
     if (i != len && ctx->inputs[i].dtype != DS_DTYPE_FLOAT32)
       return DS_STATUS_UNSUPPORTED;
@@ -647,7 +644,7 @@ static DsStatus rec_run(const DsKernelCtx *ctx)
 {
   const DsRecurrentLayerParam *p = ctx->param;
   RecDims d;
-  if (ctx->n_inputs < 3 || !rec_dims(p, &ctx->inputs[0], &d))
+  if (!rec_dims(p, &ctx->inputs[0], &d))
     return DS_STATUS_INVALID_ARGUMENT;
   RecWorkspace ws = rec_workspace_layout(p, &d);
   if (ws.total > 0 && ctx->workspace == NULL)

@@ -74,7 +74,7 @@ static size_t dft_workspace(const void *param, const DsTensor *inputs, int n_inp
                             const DsTensor *outputs, int n_outputs)
 {
   DftJob g;
-  if (n_inputs != 1 || n_outputs != 1 || !dft_geometry(param, &inputs[0], &outputs[0], &g))
+  if (!dft_geometry(param, &inputs[0], &outputs[0], &g))
     return 0;
   const int64_t doubles = 2 * (g.m + g.line * g.slots) + (g.bluestein ? 2 * (g.c + g.m) : 0) +
                           (g.real_half ? 2 * (g.n / 2 + 1) : 0);
@@ -211,8 +211,6 @@ static void dft_slots(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus dft_run(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0], *y = &ctx->outputs[0];
   if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) || y->dtype != x->dtype)
     return DS_STATUS_UNSUPPORTED;

@@ -241,10 +241,11 @@ static size_t box_nms_workspace(const void *param, const DsTensor *inputs, int n
                                 const DsTensor *outputs, int n_outputs)
 {
   (void)param;
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
   int64_t batch, n_box, width;
-  if (n_inputs < 1 || !nms_dims(&inputs[0], &batch, &n_box, &width))
+  if (!nms_dims(&inputs[0], &batch, &n_box, &width))
     return 0;
   int64_t total = batch * n_box;
   return (size_t)(round16(2 * total) + round16(total)) * sizeof(float);
@@ -253,8 +254,6 @@ static size_t box_nms_workspace(const void *param, const DsTensor *inputs, int n
 static DsStatus box_nms_run(const DsKernelCtx *ctx)
 {
   const DsBoxNMSParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 2)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 2))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *data = &ctx->inputs[0];
@@ -473,8 +472,6 @@ static void roi_align_range(void *data, int64_t begin, int64_t end)
 static DsStatus roi_align_run(const DsKernelCtx *ctx)
 {
   const DsROIAlignParam *p = ctx->param;
-  if (ctx->n_inputs < 2 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *data = &ctx->inputs[0], *rois = &ctx->inputs[1], *out = &ctx->outputs[0];
@@ -556,8 +553,6 @@ static void adaptive_planes(void *data, int64_t begin, int64_t end)
 static DsStatus adaptive_avg_pool_run(const DsKernelCtx *ctx)
 {
   const DsAdaptiveAvgPoolParam *p = ctx->param;
-  if (ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0], *y = &ctx->outputs[0];
@@ -710,8 +705,6 @@ static void grid_rows(void *data, int64_t begin, int64_t end)
 
 static DsStatus grid_sample_run(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0], *grid = &ctx->inputs[1], *y = &ctx->outputs[0];
   if ((x->dtype != DS_DTYPE_FLOAT32 && x->dtype != DS_DTYPE_FLOAT64) ||
       grid->dtype != x->dtype || y->dtype != x->dtype)
@@ -788,7 +781,7 @@ static size_t deconv_workspace(const void *param, const DsTensor *inputs, int n_
                                const DsTensor *outputs, int n_outputs)
 {
   DeconvGeom g;
-  if (n_inputs < 2 || n_outputs < 1 || !deconv_geom(param, &inputs[0], &outputs[0], &g))
+  if (!deconv_geom(param, &inputs[0], &outputs[0], &g))
     return 0;
   int64_t m = g.filters / g.groups * g.kvol;
   return (size_t)(m * g.block_rows * g.in[1]) * sizeof(float);
@@ -870,8 +863,6 @@ static DsStatus deconv_run(const DsKernelCtx *ctx)
 {
   const DsDeconvolutionParam *p = ctx->param;
   const int n_in = p->no_bias ? 2 : 3;
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *data = &ctx->inputs[0], *weight = &ctx->inputs[1];
@@ -1130,8 +1121,6 @@ static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTen
 static DsStatus resize_static_run(const DsKernelCtx *ctx)
 {
   const DsResizeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   int n = p->n_scales >= 0 ? p->n_scales : p->n_sizes;
   if (ctx->inputs[0].ndim != n)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -1155,8 +1144,6 @@ static DsStatus read_doubles(const DsTensor *t, double *out, int max, int *n)
 static DsStatus dynamic_resize_run(const DsKernelCtx *ctx)
 {
   const DsResizeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   int nd = in->ndim, n_roi, n_target;
   double roi[2 * DS_MAX_NDIM], target[DS_MAX_NDIM];
@@ -1252,9 +1239,10 @@ static size_t nms_workspace(const void *param, const DsTensor *inputs, int n_inp
                             const DsTensor *outputs, int n_outputs)
 {
   (void)param;
+  (void)n_inputs;
   (void)outputs;
   (void)n_outputs;
-  if (n_inputs < 2 || inputs[1].ndim != 3)
+  if (inputs[1].ndim != 3)
     return 0;
   /* Candidates and the sort's second array per class, plus every selected box index. */
   int64_t n = inputs[1].shape[2];
@@ -1273,8 +1261,6 @@ static bool nms_scalar(const DsTensor *t, double *v)
 static DsStatus nms_run(const DsKernelCtx *ctx)
 {
   const DsNonMaxSuppressionParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 5 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *boxes = &ctx->inputs[0], *scores = &ctx->inputs[1];
   if (!all_f32(ctx->inputs, 2))
     return DS_STATUS_UNSUPPORTED;

@@ -91,8 +91,7 @@ static size_t reduce_workspace(const void *param, const DsTensor *inputs, int n_
 {
   bool mask[DS_MAX_NDIM];
   DsCudaReducePlan plan;
-  if (param == NULL || n_inputs < 1 || n_outputs < 1 ||
-      !ds_reduce_axes_mask(param, inputs[0].ndim, mask) ||
+  if (!ds_reduce_axes_mask(param, inputs[0].ndim, mask) ||
       !reduce_plan(&inputs[0], &outputs[0], mask, &plan))
     return 0;
   return plan_workspace(&plan);
@@ -103,8 +102,7 @@ static size_t np_reduce_workspace(const void *param, const DsTensor *inputs, int
 {
   bool mask[DS_MAX_NDIM];
   DsCudaReducePlan plan;
-  if (param == NULL || n_inputs < 1 || n_outputs < 1 ||
-      !ds_np_reduce_axes_mask(param, inputs[0].ndim, mask) ||
+  if (!ds_np_reduce_axes_mask(param, inputs[0].ndim, mask) ||
       !reduce_plan(&inputs[0], &outputs[0], mask, &plan))
     return 0;
   return plan_workspace(&plan);
@@ -132,8 +130,6 @@ static DsStatus run_reduce_masked(const DsKernelCtx *ctx, int op, const bool *ma
 /* sum, mean, max, min: MXNet's axes (None or () reduce everything; `exclude` inverts). */
 static DsStatus run_reduce(const DsKernelCtx *ctx, int op)
 {
-  if (ctx->param == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   bool mask[DS_MAX_NDIM];
   if (!ds_reduce_axes_mask(ctx->param, ctx->inputs[0].ndim, mask))
     return DS_STATUS_INVALID_ARGUMENT;
@@ -143,8 +139,6 @@ static DsStatus run_reduce(const DsKernelCtx *ctx, int op)
 /* _npi_sum...: NumPy's axes (None reduces everything, () nothing). */
 static DsStatus run_np_reduce(const DsKernelCtx *ctx, int op)
 {
-  if (ctx->param == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   bool mask[DS_MAX_NDIM];
   if (!ds_np_reduce_axes_mask(ctx->param, ctx->inputs[0].ndim, mask))
     return DS_STATUS_INVALID_ARGUMENT;
@@ -173,8 +167,6 @@ REDUCE_KERNEL(k_np_min, run_np_reduce, DS_MATH_RED_MIN)
 static DsStatus run_softmax(const DsKernelCtx *ctx, bool log)
 {
   const DsSoftmaxParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs < 1 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (p->use_length || !all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -199,13 +191,11 @@ static DsStatus k_log_softmax(const DsKernelCtx *ctx)
 /* ------------------------------------------------------------------------------------------ */
 /* LayerNorm, BatchNorm, InstanceNorm */
 
-/* LayerNorm's and BatchNorm's checks: at least n_in inputs and one output, every input and
- * up to three outputs float32, output 0 of the data's shape, which splits around `axis`. */
+/* LayerNorm's and BatchNorm's checks: every input and up to three outputs float32, output 0
+ * of the data's shape, which splits around `axis`. */
 static DsStatus norm_geometry(const DsKernelCtx *ctx, int n_in, int64_t axis, bool trailing,
                               DsGeomAxis *g)
 {
-  if (ctx->n_inputs < n_in || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, MIN(ctx->n_outputs, 3)))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -219,8 +209,6 @@ static DsStatus norm_geometry(const DsKernelCtx *ctx, int n_in, int64_t axis, bo
 static DsStatus k_layer_norm(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
-  if (p == NULL)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsGeomAxis g;
   DsStatus st = norm_geometry(ctx, 3, p->axis, p->trailing_axes, &g);
   if (st != DS_STATUS_OK)
@@ -244,8 +232,6 @@ static DsStatus k_layer_norm(const DsKernelCtx *ctx)
 static DsStatus k_batch_norm(const DsKernelCtx *ctx)
 {
   const DsBatchNormParam *p = ctx->param;
-  if (p == NULL)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsGeomAxis g;
   DsStatus st = norm_geometry(ctx, 5, p->axis, false, &g);
   if (st != DS_STATUS_OK)
@@ -284,8 +270,6 @@ static DsStatus k_batch_norm(const DsKernelCtx *ctx)
 static DsStatus k_instance_norm(const DsKernelCtx *ctx)
 {
   const DsInstanceNormParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs < 3 || ctx->n_outputs < 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
