@@ -1802,7 +1802,7 @@ static void test_kernel_np_reduce_edges(void)
       if (op == DS_OP_NP_PROD || (logs && longs[i].t == DS_DTYPE_INT32))
         continue;
       DsTensor lx = tensor_new(longs[i].t, longs[i].shape);
-      fill_random_coarse(&lx, op == DS_OP_LOG_SUM ? 0.1 : -3, 3, FALSE);
+      fill_random_coarse(&lx, 0.1, 3, FALSE); /* no cancellation: rel applies to float sums */
       for (int both = 0; both < 2; both++) {
         DsNpReduceParam rp = both ? (DsNpReduceParam){.n_axes = -1}
                                   : (DsNpReduceParam){.n_axes = 1, .axes = {1}};

@@ -26,9 +26,11 @@
  * reduced position, contiguous loads both ways; when it is reduced, a unit is one output
  * element folding contiguous runs, and a few long runs (a whole-array sum) are each cut into
  * RED_PARTS pieces so that every thread takes some. Floats (and the integer norms and logs)
- * accumulate in double, integer sums, products and extremes in int64 (wrapping as the
- * hardware does), so every dtype is exact where NumPy's own result is. The order of the folds
- * depends on the shapes only, never on the thread count. */
+ * accumulate in double, except float32 sums and extremes over runs, which fold in float a
+ * block at a time (fold_run_f32_blocks), and float32 extremes over columns, exact in float;
+ * integer sums, products and extremes accumulate in int64 (wrapping as the hardware does), so
+ * every integer dtype is exact where NumPy's own result is. The order of the folds depends on
+ * the shapes only, never on the thread count. */
 
 /* Pieces a long run is cut into: a fixed number, so the sum's order does not depend on the
  * thread count. Runs are cut when they are one per output, at most RED_CUT_OUTPUTS outputs,
@@ -214,6 +216,78 @@ DEFINE_FOLDS(f32, float)
 #undef FOLD_COLS
 #undef FOLD_LANES
 #undef FOLD_ONE_BY_ONE
+
+/* float32 runs of the sums and extremes at float32 speed (twice the lanes of double, no
+ * conversions): sixteen float lanes fold a block of at most F32_BLOCK elements, and each
+ * block joins the double accumulator. The extremes are exact in any type; a sum's rounding
+ * stays that of 256-element pieces (each lane's share of a block), however long the run. */
+#define F32_BLOCK 4096
+
+/* acc[i] (op)= x[i] over n columns, in float. */
+static void fold_cols_f32_in_float(DsMathReduceFn k, float *restrict acc, const float *restrict x,
+                                   int64_t n)
+{
+#define F32_COLS_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                    \
+  case DS_MATH_RED_##ID:                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      typedef float T;                                                                             \
+      float v = x[i], a = acc[i];                                                                  \
+      acc[i] = (T)(FOLD);                                                                          \
+    }                                                                                              \
+    return;
+  const float s = 0.0f; /* log_sum_exp's shift: that reduction never folds here */
+  (void)s;
+  switch (k) {
+    DS_MATH_REDUCE(F32_COLS_CASE)
+  default:
+    return;
+  }
+#undef F32_COLS_CASE
+}
+
+static bool folds_in_float(DsMathReduceFn k)
+{
+  return k == DS_MATH_RED_SUM || k == DS_MATH_RED_MEAN || k == DS_MATH_RED_MAX ||
+         k == DS_MATH_RED_MIN;
+}
+
+static double fold_run_f32_blocks(DsMathReduceFn k, double acc, const float *restrict x,
+                                  int64_t n)
+{
+#define F32_BLOCK_CASE(ID, INTS, IDENTITY, FOLD, MERGE, FINISH)                                   \
+  case DS_MATH_RED_##ID:                                                                           \
+    for (int64_t start = 0; start < n; start += F32_BLOCK) {                                       \
+      const float *restrict xb = x + start;                                                        \
+      int64_t m = MIN(F32_BLOCK, n - start), i = 0;                                                \
+      float l[16];                                                                                 \
+      for (int j = 0; j < 16; j++) {                                                               \
+        typedef float T;                                                                           \
+        l[j] = (T)(IDENTITY);                                                                      \
+      }                                                                                            \
+      for (; i + 16 <= m; i += 16)                                                                 \
+        for (int j = 0; j < 16; j++) {                                                             \
+          float v = xb[i + j], a = l[j];                                                           \
+          l[j] = (FOLD);                                                                           \
+        }                                                                                          \
+      for (; i < m; i++) {                                                                         \
+        float v = xb[i], a = l[0];                                                                 \
+        l[0] = (FOLD);                                                                             \
+      }                                                                                            \
+      for (int j = 0; j < 16; j++) {                                                               \
+        double a = acc, b = l[j];                                                                  \
+        acc = (MERGE);                                                                             \
+      }                                                                                            \
+    }                                                                                              \
+    return acc;
+  const float s = 0.0f; /* log_sum_exp's shift: that reduction never folds here */
+  (void)s;
+  switch (k) {
+    DS_MATH_REDUCE(F32_BLOCK_CASE)
+  default:
+    return acc;
+  }
+#undef F32_BLOCK_CASE
+}
 
 /* Two partial accumulators joined, in double. */
 static double red_merge_f64(DsMathReduceFn k, double a, double b)
@@ -413,11 +487,24 @@ static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
   int64_t chunks = (job->cols + job->chunk - 1) / job->chunk;
   double stack_acc[DS_CPU_BLOCK];
   int64_t stack_iacc[DS_CPU_BLOCK];
+  /* float32 extremes are exact in float: they fold straight into the output. */
+  bool f32_extreme = job->t == DS_DTYPE_FLOAT32 && job->kind == job->pass &&
+                     (job->pass == DS_MATH_RED_MAX || job->pass == DS_MATH_RED_MIN);
   for (int64_t u = begin; u < end; u++) {
     int64_t row = u / chunks, c0 = (u % chunks) * job->chunk;
     int64_t m = MIN(job->chunk, job->cols - c0);
     int64_t base = red_kept_offset(job, row) + c0;
     int64_t o = row * job->cols + c0;
+    if (f32_extreme) {
+      float *y = (float *)job->out + o;
+      for (int64_t i = 0; i < m; i++)
+        y[i] = (float)red_identity_f64(job->pass);
+      for (int64_t r = 0; r < job->g.count; r++)
+        fold_cols_f32_in_float(job->pass, y,
+                               (const float *)job->in + base + red_reduced_offset(job, r, job->g.nr),
+                               m);
+      continue;
+    }
     double *acc = job->acc != NULL ? job->acc + o : stack_acc;
     int64_t *iacc = job->acc != NULL ? (int64_t *)job->acc + o : stack_iacc;
     if (job->int_acc) {
@@ -438,7 +525,9 @@ static void red_fold_run(const RedJob *job, int64_t off, int64_t n, double shift
                          int64_t *iacc)
 {
   if (job->t == DS_DTYPE_FLOAT32) {
-    *acc = fold_run_f32(job->pass, *acc, (const float *)job->in + off, n, shift);
+    const float *x = (const float *)job->in + off;
+    *acc = folds_in_float(job->pass) ? fold_run_f32_blocks(job->pass, *acc, x, n)
+                                     : fold_run_f32(job->pass, *acc, x, n, shift);
     return;
   }
   if (job->t == DS_DTYPE_FLOAT64) {
