@@ -7,16 +7,20 @@ compared with NumPy. Covered: named dims becoming symbols; outputs named as the 
 them; Loop with a data-given trip count, captured outer values and scan outputs, and Loop
 stopped by its condition; If taking each branch, with a constant inside a branch; Scan over
 axis 1 in both directions; a model with unsupported nodes (--info lists them, --run refuses
-naming every one, before running); opsets outside 7 to 17; external data read beside the
+naming every one, before running); opsets outside 7 to 21, and the forms of opsets 18 to 21
+(axes as inputs, Split's num_outputs, Pad's axes, Mish, Gelu, type-only versions, a form no
+translator knows); external data read beside the
 model and refused when its path leaves the model's folder; a truncated file; the format line;
 RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
-MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
+MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion
+to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
 written before their producers (sorted as ONNX Runtime does) and a cycle.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -537,10 +541,10 @@ def test_training_domain(tmp):
 def test_opset_range(tmp):
     g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [vi("x", T.FLOAT, [2])],
                      [vi("y", T.FLOAT, [2])])
-    for opset in (18, 19):
+    for opset in (22, 23):
         model = save(g, os.path.join(tmp, "opset%d.onnx" % opset), opset=opset)
         err = dynscope("--info", model, expect=2).stderr
-        if "opset %d" % opset not in err or "7 to 17" not in err:
+        if "opset %d" % opset not in err or "7 to 21" not in err:
             raise Failure("opset %d: %s" % (opset, err))
     # Older opsets load; an op whose form changed since is listed (Add lost `broadcast` in 7).
     g = h.make_graph([h.make_node("Add", ["x", "x"], ["y"], name="old_add")], "g",
@@ -549,6 +553,92 @@ def test_opset_range(tmp):
     err = dynscope("--run", model, "--random-inputs", expect=2).stderr
     if "'old_add' (Add: its opset 5 form is not supported" not in err:
         raise Failure("opset 5 Add: " + err)
+
+
+def ints(name, values):
+    return h.make_tensor(name, T.INT64, [len(values)], values)
+
+
+def test_newer_opsets(tmp):
+    """Opsets 18 to 21: the forms that changed (axes as inputs, Split's num_outputs, Pad's axes,
+    Mish, Gelu, type-only bumps) against NumPy; a form no translator knows names its version."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 7, 4)).astype(np.float32)
+    nodes = [
+        h.make_node("ReduceMax", ["x", "ax1"], ["rmax"], keepdims=0),
+        h.make_node("ReduceMean", ["x", "ax_last"], ["rmean"]),
+        h.make_node("ReduceL2", ["x"], ["rl2"], keepdims=0),
+        h.make_node("Split", ["x"], ["s0", "s1", "s2"], axis=1, num_outputs=3),
+        h.make_node("Pad", ["x", "pads", "", "ax_last"], ["padded"], mode="edge"),
+        h.make_node("Mish", ["x"], ["mish"]),
+    ]
+    inits = [ints("ax1", [1]), ints("ax_last", [-1]), ints("pads", [1, 2])]
+    outs = {"rmax": [2, 4], "rmean": [2, 7, 1], "rl2": [], "s0": [2, 3, 4], "s1": [2, 3, 4],
+            "s2": [2, 1, 4], "padded": [2, 7, 7], "mish": [2, 7, 4]}
+    g = h.make_graph(nodes, "g", [vi("x", T.FLOAT, [2, 7, 4])],
+                     [vi(k, T.FLOAT, v) for k, v in outs.items()], initializer=inits)
+    got = run_model(tmp, save(g, os.path.join(tmp, "opset18.onnx"), opset=18), {"x": x})
+    softplus = np.log1p(np.exp(x.astype(np.float64)))
+    want = {"rmax": x.max(axis=1), "rmean": x.mean(axis=-1, keepdims=True),
+            "rl2": np.float32(np.sqrt((x.astype(np.float64) ** 2).sum())),
+            "s0": x[:, 0:3], "s1": x[:, 3:6], "s2": x[:, 6:7],
+            "padded": np.pad(x, [(0, 0), (0, 0), (1, 2)], mode="edge"),
+            "mish": (x * np.tanh(softplus)).astype(np.float32)}
+    for k, v in want.items():
+        check_close(k, got[k], np.asarray(v, dtype=np.float32))
+
+    # Gelu-20 both ways; a chain of ops whose opset-21 versions only added types.
+    nodes = [
+        h.make_node("Gelu", ["x"], ["gelu"]),
+        h.make_node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh"),
+        h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+        h.make_node("Flatten", ["t"], ["f"], axis=1),
+        h.make_node("Cast", ["f"], ["c"], to=T.DOUBLE),
+        h.make_node("Shape", ["c"], ["shape"]),
+    ]
+    outs = [vi("gelu", T.FLOAT, [2, 7, 4]), vi("gelu_tanh", T.FLOAT, [2, 7, 4]),
+            vi("c", T.DOUBLE, [2, 28]), vi("shape", T.INT64, [2])]
+    g = h.make_graph(nodes, "g", [vi("x", T.FLOAT, [2, 7, 4])], outs)
+    got = run_model(tmp, save(g, os.path.join(tmp, "opset21.onnx"), opset=21), {"x": x})
+    xd = x.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    check_close("gelu", got["gelu"], (0.5 * xd * (1 + erf(xd / math.sqrt(2)))).astype(np.float32))
+    tanh_form = 0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) * (xd + 0.044715 * xd ** 3)))
+    check_close("gelu_tanh", got["gelu_tanh"], tanh_form.astype(np.float32))
+    check_close("c", got["c"], x.transpose(0, 2, 1).reshape(2, 28).astype(np.float64))
+    if got["shape"].tolist() != [2, 28]:
+        raise Failure("Shape: %r" % got["shape"].tolist())
+
+    # ReduceMax-20 and ReduceMin-20 on bool: any and all.
+    g = h.make_graph([h.make_node("ReduceMax", ["b", "ax1"], ["any"], keepdims=0),
+                      h.make_node("ReduceMin", ["b"], ["all"], keepdims=0)], "g",
+                     [vi("b", T.BOOL, [2, 3])], [vi("any", T.BOOL, [2]), vi("all", T.BOOL, [])],
+                     initializer=[ints("ax1", [1])])
+    b = np.array([[True, False, False], [False, False, False]])
+    got = run_model(tmp, save(g, os.path.join(tmp, "bool20.onnx"), opset=20), {"b": b})
+    if got["any"].tolist() != [True, False] or got["all"].tolist() is not False:
+        raise Failure("bool reductions: %r %r" % (got["any"].tolist(), got["all"].tolist()))
+
+    # A form newer than any translator knows is named with its version, before running.
+    g = h.make_graph([h.make_node("Resize", ["x", "", "scales"], ["y"], name="sym_resize",
+                                  coordinate_transformation_mode="half_pixel_symmetric"),
+                      h.make_node("ReduceProd", ["x", "axes"], ["p"], name="run_time_axes")],
+                     "g", [vi("x", T.FLOAT, [1, 1, 2, 2]), vi("axes", T.INT64, [1])],
+                     [vi("y", T.FLOAT, None), vi("p", T.FLOAT, None)],
+                     initializer=[h.make_tensor("scales", T.FLOAT, [4], [1, 1, 2, 2])])
+    err = dynscope("--run", save(g, os.path.join(tmp, "opset19.onnx"), opset=19),
+                   "--random-inputs", expect=2).stderr
+    for want in ("'sym_resize' (Resize: coordinate_transformation_mode 'half_pixel_symmetric'",
+                 "'run_time_axes' (ReduceProd: axes computed at run time"):
+        if want not in err:
+            raise Failure("want %r in: %s" % (want, err))
+    g = h.make_graph([h.make_node("DFT", ["x"], ["y"], name="dft20")], "g",
+                     [vi("x", T.FLOAT, [1, 8, 1])], [vi("y", T.FLOAT, None)])
+    err = dynscope("--run", save(g, os.path.join(tmp, "dft20.onnx"), opset=20),
+                   "--random-inputs", expect=2).stderr
+    if "'dft20' (DFT: its form DFT-20 (opset 20) is not supported, only those through opset 17" \
+            not in err:
+        raise Failure("DFT-20: " + err)
 
 
 def external_model(tmp, location):
@@ -648,7 +738,8 @@ def main():
         ("spectrograms: STFT with a run-time step, DFT cut and inverted", test_spectrogram),
         ("converted to MXNet JSON and .params, bit-identical", test_convert_to_mxnet),
         ("an optimizer step of the training domain alone", test_training_domain),
-        ("opsets after 17 are refused", test_opset_range),
+        ("opsets after 21 are refused", test_opset_range),
+        ("opsets 18 to 21: the changed forms, and a form no translator knows", test_newer_opsets),
         ("external data beside the model; escapes refused", test_external_data),
         ("nodes out of order are sorted; a cycle is an error naming a node",
          test_node_order),

@@ -194,6 +194,16 @@ static const char *find_translator(DsOnnxBuilder *b, const DsOnnxNode *node,
   if (opset < t->min_opset)
     return ds_onnx_printf(b, "its opset %" G_GINT64_FORMAT " form is not supported (from %d)",
                           opset, t->min_opset);
+  /* A form newer than opset 17 must be one the translator was written for. */
+  int version = training ? 0 : ds_onnx_op_version_after_17(node->op_type, opset);
+  if (version > t->max_version) {
+    if (t->max_version == 0)
+      return ds_onnx_printf(b, "its form %s-%d (opset %" G_GINT64_FORMAT ") is not supported, "
+                            "only those through opset 17", node->op_type, version, opset);
+    return ds_onnx_printf(b, "its form %s-%d (opset %" G_GINT64_FORMAT ") is not supported, "
+                          "only those through %s-%d", node->op_type, version, opset,
+                          node->op_type, t->max_version);
+  }
   *out = t;
   return NULL;
 }
@@ -453,7 +463,7 @@ static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **erro
 static gboolean translate_constant(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error);
 
 static const DsOnnxOpTranslator core_ops[] = {
-    {"Constant", 1, translate_constant},
+    {"Constant", 1, translate_constant, 21},
     {NULL, 0, NULL},
 };
 

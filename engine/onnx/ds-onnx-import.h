@@ -26,9 +26,10 @@
 
 /* The opsets of the default domain ("" or "ai.onnx") that the importer maps. Older models load
  * too, with each op checked against the oldest form its translator maps; newer ones are
- * refused. */
+ * refused. From 18 on, an op whose form changed after 17 is checked against the newest form
+ * its translator maps (ds-onnx-versions.c). */
 #define DS_ONNX_MIN_OPSET 7
-#define DS_ONNX_MAX_OPSET 17
+#define DS_ONNX_MAX_OPSET 21
 
 typedef struct {
   char *name;  /* a variable of the top graph */

@@ -481,8 +481,8 @@ static gboolean translate_scan(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
 }
 
 const DsOnnxOpTranslator ds_onnx_control_ops[] = {
-    {"Loop", 1, translate_loop},
-    {"If", 1, translate_if},
-    {"Scan", 9, translate_scan},
+    {"Loop", 1, translate_loop, 21},
+    {"If", 1, translate_if, 21},
+    {"Scan", 9, translate_scan, 21},
     {NULL, 0, NULL},
 };

@@ -476,6 +476,54 @@ static gboolean translate_softplus(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   return unary_attrs(b, node, "Activation", error, "act_type", "softrelu", NULL, NULL);
 }
 
+/* Helper nodes of a composed op: `op` on one or two entries, named "<node>/<suffix>". */
+static gboolean step(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
+                     DsEntry x, const DsEntry *y, const char *key, const char *value,
+                     DsEntry *out, GError **error)
+{
+  DsEntry in[2] = {x, y != NULL ? *y : x};
+  DsNode *n = ds_onnx_emit(b, node, op, suffix, in, y != NULL ? 2 : 1, error, key, value, NULL);
+  if (n == NULL)
+    return FALSE;
+  *out = ds_onnx_entry(n, 0);
+  return TRUE;
+}
+
+/* Mish-18: x * tanh(softplus(x)). */
+static gboolean translate_mish(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  DsEntry x, sp, t, y;
+  return ds_onnx_input(b, node, 0, &x, error) &&
+         step(b, node, "Activation", "softplus", x, NULL, "act_type", "softrelu", &sp, error) &&
+         step(b, node, "tanh", "tanh", sp, NULL, NULL, NULL, &t, error) &&
+         step(b, node, "elemwise_mul", "mish", x, &t, NULL, NULL, &y, error) &&
+         ds_onnx_set_output(b, node, 0, y, error);
+}
+
+/* Gelu-20: x * Phi(x) with the error function (LeakyReLU's gelu), or its tanh approximation
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+static gboolean translate_gelu(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  const char *approximate = ds_onnx_attr_string(node, "approximate", "none");
+  if (strcmp(approximate, "none") == 0)
+    return unary_attrs(b, node, "LeakyReLU", error, "act_type", "gelu", NULL, NULL);
+  if (strcmp(approximate, "tanh") != 0)
+    return ds_onnx_invalid(error, "approximate must be 'none' or 'tanh', not '%s'", approximate);
+  DsEntry x, x2, x3, cx3, inner, scaled, t, one_t, xt, y;
+  return ds_onnx_input(b, node, 0, &x, error) &&
+         step(b, node, "elemwise_mul", "x2", x, &x, NULL, NULL, &x2, error) &&
+         step(b, node, "elemwise_mul", "x3", x2, &x, NULL, NULL, &x3, error) &&
+         step(b, node, "_mul_scalar", "cx3", x3, NULL, "scalar", "0.044715", &cx3, error) &&
+         step(b, node, "elemwise_add", "inner", x, &cx3, NULL, NULL, &inner, error) &&
+         step(b, node, "_mul_scalar", "scaled", inner, NULL, "scalar",
+              "0.7978845608028654", &scaled, error) &&
+         step(b, node, "tanh", "tanh", scaled, NULL, NULL, NULL, &t, error) &&
+         step(b, node, "_plus_scalar", "one_plus", t, NULL, "scalar", "1", &one_t, error) &&
+         step(b, node, "elemwise_mul", "x_times", x, &one_t, NULL, NULL, &xt, error) &&
+         step(b, node, "_mul_scalar", "gelu", xt, NULL, "scalar", "0.5", &y, error) &&
+         ds_onnx_set_output(b, node, 0, y, error);
+}
+
 /* IsInf-10: detect_negative and detect_positive pick the test. */
 static gboolean translate_isinf(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
@@ -799,6 +847,8 @@ static gboolean reduce(DsOnnxBuilder *b, const DsOnnxNode *node, const char *mxn
     return FALSE;
   gboolean keepdims = ds_onnx_attr_int(node, "keepdims", 1) != 0;
   gboolean noop = ds_onnx_attr_int(node, "noop_with_empty_axes", 0) != 0;
+  if (n_axes == -2 && strcmp(np_op, "_npi_sum") != 0)
+    return ds_onnx_unsupported(error, "axes computed at run time (only ReduceSum's are)");
   if (n_axes == -2)
     return dynamic_reduce_sum(b, node, keepdims, noop, error);
   if (n_axes <= 0 && noop)
@@ -817,10 +867,11 @@ static gboolean translate_reduce_sum(DsOnnxBuilder *b, const DsOnnxNode *node, G
   return reduce(b, node, "sum", "_npi_sum", ds_onnx_opset(b) >= 13, error);
 }
 
+/* The other reductions took their axes as an input from opset 18 on (ReduceSum from 13). */
 #define REDUCE(fn, mxnet_op, np_op)                                                                \
   static gboolean fn(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)                     \
   {                                                                                                \
-    return reduce(b, node, mxnet_op, np_op, FALSE, error);                                         \
+    return reduce(b, node, mxnet_op, np_op, ds_onnx_opset(b) >= 18, error);                        \
   }
 REDUCE(translate_reduce_mean, "mean", "_npi_mean")
 REDUCE(translate_reduce_max, "max", "_npi_max")
@@ -960,7 +1011,7 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"Neg", 6, translate_neg},
     {"Reciprocal", 6, translate_reciprocal},
     {"Erf", 9, translate_erf},
-    {"Identity", 1, translate_identity},
+    {"Identity", 1, translate_identity, 21},
     {"Floor", 6, translate_floor},
     {"Ceil", 6, translate_ceil},
     {"Round", 11, translate_round},
@@ -976,8 +1027,8 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"Asinh", 9, translate_asinh},
     {"Acosh", 9, translate_acosh},
     {"Atanh", 9, translate_atanh},
-    {"IsNaN", 9, translate_isnan},
-    {"IsInf", 10, translate_isinf},
+    {"IsNaN", 9, translate_isnan, 20},
+    {"IsInf", 10, translate_isinf, 20},
     {"LeakyRelu", 6, translate_leaky_relu},
     {"Elu", 6, translate_elu},
     {"Selu", 6, translate_selu},
@@ -986,6 +1037,8 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"HardSigmoid", 6, translate_hard_sigmoid},
     {"HardSwish", 14, translate_hard_swish},
     {"Softplus", 1, translate_softplus},
+    {"Mish", 18, translate_mish, 18},
+    {"Gelu", 20, translate_gelu, 20},
     {"Softsign", 1, translate_softsign},
     {"Shrink", 9, translate_shrink},
     {"PRelu", 7, translate_prelu},
@@ -1000,7 +1053,7 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"Min", 6, translate_min},
     {"Sum", 6, translate_sum},
     {"Mean", 6, translate_mean},
-    {"Equal", 7, translate_equal},
+    {"Equal", 7, translate_equal, 19},
     {"Greater", 7, translate_greater},
     {"Less", 7, translate_less},
     {"GreaterOrEqual", 12, translate_greater_equal},
@@ -1011,18 +1064,18 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"Not", 1, translate_not},
     {"Where", 9, translate_where},
     {"Clip", 6, translate_clip},
-    {"Cast", 6, translate_cast},
-    {"CastLike", 15, translate_cast_like},
+    {"Cast", 6, translate_cast, 21},
+    {"CastLike", 15, translate_cast_like, 21},
     {"ReduceSum", 1, translate_reduce_sum},
-    {"ReduceMean", 1, translate_reduce_mean},
-    {"ReduceMax", 1, translate_reduce_max},
-    {"ReduceMin", 1, translate_reduce_min},
-    {"ReduceProd", 1, translate_reduce_prod},
-    {"ReduceSumSquare", 1, translate_reduce_sum_square},
-    {"ReduceL1", 1, translate_reduce_l1},
-    {"ReduceL2", 1, translate_reduce_l2},
-    {"ReduceLogSum", 1, translate_reduce_log_sum},
-    {"ReduceLogSumExp", 1, translate_reduce_log_sum_exp},
+    {"ReduceMean", 1, translate_reduce_mean, 18},
+    {"ReduceMax", 1, translate_reduce_max, 20},
+    {"ReduceMin", 1, translate_reduce_min, 20},
+    {"ReduceProd", 1, translate_reduce_prod, 18},
+    {"ReduceSumSquare", 1, translate_reduce_sum_square, 18},
+    {"ReduceL1", 1, translate_reduce_l1, 18},
+    {"ReduceL2", 1, translate_reduce_l2, 18},
+    {"ReduceLogSum", 1, translate_reduce_log_sum, 18},
+    {"ReduceLogSumExp", 1, translate_reduce_log_sum_exp, 18},
     {"ArgMax", 1, translate_argmax},
     {"ArgMin", 1, translate_argmin},
     {"HannWindow", 17, translate_hann_window},

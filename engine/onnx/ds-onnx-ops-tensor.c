@@ -424,6 +424,35 @@ static gboolean split_computed(DsOnnxBuilder *b, const DsOnnxNode *node, DsEntry
   return TRUE;
 }
 
+/* Split-18 without sizes: `num_outputs` parts, each ceil(dim / num_outputs) long but the last,
+ * which is smaller when the axis does not divide evenly. With the axis' length known the sizes
+ * are made here (PARAM_CONST); otherwise equal parts are left to SliceChannel, which refuses
+ * an uneven split when it runs. */
+static gboolean split_18_sizes(DsOnnxBuilder *b, const DsOnnxNode *node, gint64 axis,
+                               guint n_out, gint64 *split, int *n, ParamKind *kind, GError **error)
+{
+  gint64 parts = ds_onnx_attr_int(node, "num_outputs", 0);
+  if (parts != (gint64)n_out)
+    return ds_onnx_invalid(error, "num_outputs is %" G_GINT64_FORMAT " for %u outputs", parts,
+                           n_out);
+  gint64 dims[DS_MAX_NDIM];
+  int rank;
+  if (n_out > MAX_INTS || !ds_onnx_value_static_shape(b, node->inputs[0], dims, &rank))
+    return TRUE;
+  gint64 a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    return ds_onnx_invalid(error, "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis,
+                           rank);
+  gint64 chunk = (dims[a] + parts - 1) / parts, left = dims[a];
+  for (guint i = 0; i < n_out; i++) {
+    split[i] = MIN(chunk, left);
+    left -= split[i];
+  }
+  *n = (int)n_out;
+  *kind = PARAM_CONST;
+  return TRUE;
+}
+
 static gboolean translate_split(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   gint64 axis = ds_onnx_attr_int(node, "axis", 0), split[MAX_INTS];
@@ -437,6 +466,9 @@ static gboolean translate_split(DsOnnxBuilder *b, const DsOnnxNode *node, GError
     return FALSE;
   if (kind == PARAM_COMPUTED)
     return split_computed(b, node, x, axis, error);
+  if (kind == PARAM_ABSENT && ds_onnx_opset(b) >= 18 &&
+      !split_18_sizes(b, node, axis, n_out, split, &n, &kind, error))
+    return FALSE;
   Attrs a = {.n = 0};
   if (kind == PARAM_ABSENT) {
     /* Equal parts: one SliceChannel. */
@@ -728,6 +760,35 @@ static gboolean translate_scatter_elements(DsOnnxBuilder *b, const DsOnnxNode *n
 
 /* ---- Pad ------------------------------------------------------------------------------------- */
 
+/* Pad-18's `axes` input: the n pads given are the begins and ends of those axes only; they
+ * become the pads of every axis (0 for the others). */
+static gboolean pads_for_axes(DsOnnxBuilder *b, const DsOnnxNode *node, ParamKind kind,
+                              gint64 *pads, int *n, GError **error)
+{
+  const DsNDArray *c = ds_onnx_input_const(b, node, 3);
+  int rank = ds_onnx_input_rank(b, node, 0);
+  if (c == NULL || kind != PARAM_CONST || rank < 0)
+    return ds_onnx_unsupported(error, "axes or pads computed at run time, or an input of "
+                                      "unknown rank, with axes");
+  gint64 axes[DS_MAX_NDIM], full[2 * DS_MAX_NDIM] = {0};
+  gboolean seen[DS_MAX_NDIM] = {FALSE};
+  int n_axes = ds_onnx_const_ints(c, axes, DS_MAX_NDIM);
+  if (n_axes < 0 || *n != 2 * n_axes)
+    return ds_onnx_invalid(error, "pads has %d values for %d axes", *n, n_axes);
+  for (int i = 0; i < n_axes; i++) {
+    gint64 a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || seen[a])
+      return ds_onnx_invalid(error, "axes[%d] = %" G_GINT64_FORMAT " is out of range or repeated "
+                             "for rank %d", i, axes[i], rank);
+    seen[a] = TRUE;
+    full[a] = pads[i];
+    full[rank + a] = pads[n_axes + i];
+  }
+  memcpy(pads, full, sizeof(gint64) * 2 * (gsize)rank);
+  *n = 2 * rank;
+  return TRUE;
+}
+
 static gboolean translate_pad(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   const char *mode = ds_onnx_attr_string(node, "mode", "constant");
@@ -742,6 +803,8 @@ static gboolean translate_pad(DsOnnxBuilder *b, const DsOnnxNode *node, GError *
     return FALSE;
   if (kind == PARAM_ABSENT)
     return ds_onnx_invalid(error, "pads are required");
+  if (ds_onnx_has_input(node, 3) && !pads_for_axes(b, node, kind, pads, &n, error))
+    return FALSE;
   if (ds_onnx_opset(b) < 11) {
     value = ds_onnx_attr_float(node, "value", 0.0f);
   } else if (ds_onnx_has_input(node, 2)) {
@@ -1222,7 +1285,10 @@ static gboolean translate_resize(DsOnnxBuilder *b, const DsOnnxNode *node, GErro
   }
   if (ds_onnx_attr_int(node, "antialias", 0) != 0)
     return ds_onnx_unsupported(error, "antialias is not supported");
-  if (ds_onnx_has_attr(node, "axes") || ds_onnx_has_attr(node, "keep_aspect_ratio_policy"))
+  /* Resize-18's axes and aspect policies, and Resize-19's half_pixel_symmetric, are refused
+   * below; their defaults are the older forms. */
+  if (ds_onnx_has_attr(node, "axes") ||
+      strcmp(ds_onnx_attr_string(node, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0)
     return ds_onnx_unsupported(error, "axes and keep_aspect_ratio_policy are not supported");
   static const char *const coords[] = {"half_pixel",
                                        "asymmetric",
@@ -1360,26 +1426,26 @@ static gboolean translate_grid_sample(DsOnnxBuilder *b, const DsOnnxNode *node, 
 /* ------------------------------------------------------------------------------------------ */
 
 const DsOnnxOpTranslator ds_onnx_tensor_ops[] = {
-    {"Shape", 1, translate_shape},
-    {"Size", 1, translate_size},
-    {"Reshape", 1, translate_reshape},
-    {"Flatten", 1, translate_flatten},
-    {"Transpose", 1, translate_transpose},
-    {"Squeeze", 1, translate_squeeze},
-    {"Unsqueeze", 1, translate_unsqueeze},
+    {"Shape", 1, translate_shape, 21},
+    {"Size", 1, translate_size, 21},
+    {"Reshape", 1, translate_reshape, 21},
+    {"Flatten", 1, translate_flatten, 21},
+    {"Transpose", 1, translate_transpose, 21},
+    {"Squeeze", 1, translate_squeeze, 21},
+    {"Unsqueeze", 1, translate_unsqueeze, 21},
     {"Concat", 4, translate_concat},
-    {"Split", 2, translate_split},
+    {"Split", 2, translate_split, 18},
     {"Tile", 6, translate_tile},
     {"Expand", 8, translate_expand},
     {"Slice", 1, translate_slice},
     {"Gather", 1, translate_gather},
     {"GatherElements", 11, translate_gather_elements},
     {"GatherND", 11, translate_gather_nd},
-    {"ScatterND", 11, translate_scatter_nd},
-    {"ScatterElements", 11, translate_scatter_elements},
+    {"ScatterND", 11, translate_scatter_nd, 18},
+    {"ScatterElements", 11, translate_scatter_elements, 18},
     {"Scatter", 9, translate_scatter_elements},
-    {"Pad", 2, translate_pad},
-    {"ConstantOfShape", 9, translate_constant_of_shape},
+    {"Pad", 2, translate_pad, 21},
+    {"ConstantOfShape", 9, translate_constant_of_shape, 21},
     {"Range", 11, translate_range},
     {"EyeLike", 9, translate_eye_like},
     {"OneHot", 9, translate_one_hot},
@@ -1392,7 +1458,7 @@ const DsOnnxOpTranslator ds_onnx_tensor_ops[] = {
     {"NonZero", 9, translate_nonzero},
     {"Compress", 9, translate_compress},
     {"Unique", 11, translate_unique},
-    {"Resize", 10, translate_resize},
+    {"Resize", 10, translate_resize, 19},
     {"Upsample", 7, translate_upsample},
     {"NonMaxSuppression", 10, translate_nms},
     {"GridSample", 16, translate_grid_sample},

@@ -27,7 +27,14 @@ typedef struct {
   const char *op_type;
   int min_opset; /* the oldest opset whose form of the op the translator handles */
   DsOnnxTranslateFn translate;
+  /* The newest version of the op whose form it handles, for ops that changed after opset 17
+   * (ds-onnx-versions.c); 0 for the forms through opset 17. */
+  int max_version;
 } DsOnnxOpTranslator;
+
+/* The version of `op_type` that `opset` imports when it is a version after 17 (ReduceMax at
+ * opset 19: 18), else 0: the op's form is one of opset 17's or older. */
+int ds_onnx_op_version_after_17(const char *op_type, gint64 opset);
 
 /* The families, each a table ended by an entry with op_type NULL. */
 extern const DsOnnxOpTranslator ds_onnx_math_ops[];
