@@ -148,25 +148,34 @@ static double red_identity_f64(DsMathReduceFn k)
   }                                                                                                \
   break;
 
-#define FOLD_LANES(IDENTITY, FOLD, MERGE)                                                          \
+/* Folds the n elements of x into the double `acc` through LANES accumulators of type LT, each
+ * folding every LANES-th element, then merged into acc in order. */
+#define FOLD_IN_LANES(LT, LANES, IDENTITY, FOLD, MERGE, x, n)                                      \
   {                                                                                                \
-    double l[8] = {IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY, IDENTITY}; \
+    LT l[LANES];                                                                                   \
+    for (int k = 0; k < LANES; k++) {                                                              \
+      typedef LT T;                                                                                \
+      l[k] = (T)(IDENTITY);                                                                        \
+    }                                                                                              \
     int64_t i = 0;                                                                                 \
-    for (; i + 8 <= n; i += 8)                                                                     \
-      for (int k = 0; k < 8; k++) {                                                                \
-        double v = x[i + k], a = l[k];                                                             \
+    for (; i + LANES <= (n); i += LANES)                                                           \
+      for (int k = 0; k < LANES; k++) {                                                            \
+        LT v = (x)[i + k], a = l[k];                                                               \
         l[k] = (FOLD);                                                                             \
       }                                                                                            \
-    for (; i < n; i++) {                                                                           \
-      double v = x[i], a = l[0];                                                                   \
+    for (; i < (n); i++) {                                                                         \
+      LT v = (x)[i], a = l[0];                                                                     \
       l[0] = (FOLD);                                                                               \
     }                                                                                              \
-    for (int k = 0; k < 8; k++) {                                                                  \
+    for (int k = 0; k < LANES; k++) {                                                              \
       double a = acc, b = l[k];                                                                    \
       acc = (MERGE);                                                                               \
     }                                                                                              \
-    return acc;                                                                                    \
   }
+
+#define FOLD_LANES(IDENTITY, FOLD, MERGE)                                                          \
+  FOLD_IN_LANES(double, 8, IDENTITY, FOLD, MERGE, x, n)                                            \
+  return acc;
 
 #define FOLD_ONE_BY_ONE(FOLD)                                                                      \
   for (int64_t i = 0; i < n; i++) {                                                                \
@@ -258,25 +267,8 @@ static double fold_run_f32_blocks(DsMathReduceFn k, double acc, const float *res
   case DS_MATH_RED_##ID:                                                                           \
     for (int64_t start = 0; start < n; start += F32_BLOCK) {                                       \
       const float *restrict xb = x + start;                                                        \
-      int64_t m = MIN(F32_BLOCK, n - start), i = 0;                                                \
-      float l[16];                                                                                 \
-      for (int j = 0; j < 16; j++) {                                                               \
-        typedef float T;                                                                           \
-        l[j] = (T)(IDENTITY);                                                                      \
-      }                                                                                            \
-      for (; i + 16 <= m; i += 16)                                                                 \
-        for (int j = 0; j < 16; j++) {                                                             \
-          float v = xb[i + j], a = l[j];                                                           \
-          l[j] = (FOLD);                                                                           \
-        }                                                                                          \
-      for (; i < m; i++) {                                                                         \
-        float v = xb[i], a = l[0];                                                                 \
-        l[0] = (FOLD);                                                                             \
-      }                                                                                            \
-      for (int j = 0; j < 16; j++) {                                                               \
-        double a = acc, b = l[j];                                                                  \
-        acc = (MERGE);                                                                             \
-      }                                                                                            \
+      int64_t m = MIN(F32_BLOCK, n - start);                                                       \
+      FOLD_IN_LANES(float, 16, IDENTITY, FOLD, MERGE, xb, m)                                       \
     }                                                                                              \
     return acc;
   const float s = 0.0f; /* log_sum_exp's shift: that reduction never folds here */
@@ -288,6 +280,7 @@ static double fold_run_f32_blocks(DsMathReduceFn k, double acc, const float *res
   }
 #undef F32_BLOCK_CASE
 }
+#undef FOLD_IN_LANES
 
 /* Two partial accumulators joined, in double. */
 static double red_merge_f64(DsMathReduceFn k, double a, double b)
