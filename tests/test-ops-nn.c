@@ -1647,7 +1647,7 @@ static void test_dropout(void)
   tensors_free(by, 2);
   /* mode='always' would drop at random at inference: refused. */
   DsNode *nal = node_new(g, "Dropout", "mode", "always", NULL);
-  g_assert_cmpint(run_kernel_on(DS_OP_DROPOUT, nal->param, &x, 1, y, 1, NULL), ==,
+  g_assert_cmpint(run_kernel_on(DS_OP_DROPOUT, nal->param, &x, 1, y, 2, NULL), ==,
                   DS_STATUS_UNSUPPORTED);
   g_free(x.data);
   tensors_free(y, 2);

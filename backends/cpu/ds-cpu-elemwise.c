@@ -621,7 +621,7 @@ DS_OPS_BINARY(BINARY_KERNEL)
 /* _contrib_div_sqrt_dim: x / sqrt(last dim), the root taken in double as MXNet does. */
 static DsStatus k_div_sqrt_dim(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->inputs[0].ndim < 1)
+  if (ctx->inputs[0].ndim < 1)
     return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   return run_scalar_value(ctx, DS_MATH_BIN_DIV, sqrt((double)x->shape[x->ndim - 1]), false);
@@ -765,8 +765,6 @@ static void pred_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus run_predicate(const DsKernelCtx *ctx, Pred pred)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(in->dtype))
@@ -813,8 +811,6 @@ static void copy_worker(void *ctx, int64_t begin, int64_t end)
 /* _copy and BlockGrad: the bytes pass through (nothing to do when the planner aliased them). */
 static DsStatus k_copy(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
@@ -862,8 +858,6 @@ static void fill_worker(void *ctx, int64_t begin, int64_t end)
 /* zeros_like, ones_like: the output filled with `value` in its dtype. */
 static DsStatus run_fill_like(const DsKernelCtx *ctx, double value)
 {
-  if (ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -962,8 +956,6 @@ static void where_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_where(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *c = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
   if (x->dtype != out->dtype || y->dtype != out->dtype || !ds_dtype_is_valid(c->dtype))
@@ -1082,8 +1074,6 @@ static void np_where_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_np_where(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *c = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
   if (x->dtype != out->dtype || y->dtype != out->dtype || !ds_dtype_is_valid(c->dtype))
@@ -1157,8 +1147,6 @@ static void dequantize_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus quant_prepare(const DsKernelCtx *ctx, QuantJob *job)
 {
   const DsQuantizeLinearParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 3 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0], *s = &ctx->inputs[1], *z = &ctx->inputs[2];
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(x->dtype) || !ds_cpu_dtype_computable(s->dtype) ||
@@ -1247,8 +1235,6 @@ static void dyn_quantize_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_dynamic_quantize_linear(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 3)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *x = &ctx->inputs[0];
   DsTensor *y = &ctx->outputs[0], *scale = &ctx->outputs[1], *zp = &ctx->outputs[2];
   if (x->dtype != DS_DTYPE_FLOAT32)
@@ -1323,8 +1309,6 @@ static void add_n_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_add_n(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;

@@ -552,8 +552,7 @@ static size_t batch_norm_workspace(const void *param, const DsTensor *inputs, in
 static DsStatus batch_norm_run(const DsKernelCtx *ctx)
 {
   const DsBatchNormParam *p = ctx->param;
-  int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
-  if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, n_out))
+  if (!all_f32(ctx->inputs, 5) || !all_f32(ctx->outputs, 3))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsGeomAxis ax;
@@ -579,7 +578,7 @@ static DsStatus batch_norm_run(const DsKernelCtx *ctx)
   else
     ds_parallel_for(ctx->pool, outer * channels, grain_for(inner), affine_planes, &job);
   /* The hidden mean and var outputs report the statistics used: the moving ones. */
-  for (int i = 1; i < n_out; i++) {
+  for (int i = 1; i < 3; i++) {
     if (ds_tensor_numel(&ctx->outputs[i]) != channels)
       return DS_STATUS_INVALID_ARGUMENT;
     memcpy(ctx->outputs[i].data, ctx->inputs[i + 2].data, (size_t)channels * sizeof(float));
@@ -672,8 +671,7 @@ static void layer_norm_strided(void *data, int64_t begin, int64_t end)
 static DsStatus layer_norm_run(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
-  int n_out = ctx->n_outputs < 3 ? ctx->n_outputs : 3;
-  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, n_out))
+  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 3))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsGeomAxis ax;
@@ -683,7 +681,7 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
   const int64_t outer = ax.outer, len = ax.len, inner = ax.inner;
   if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int i = 1; i < n_out; i++)
+  for (int i = 1; i < 3; i++)
     if (ds_tensor_numel(&ctx->outputs[i]) != outer * inner)
       return DS_STATUS_INVALID_ARGUMENT;
   if (len == 0)
@@ -692,8 +690,8 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
                       ctx->inputs[1].data,
                       ctx->inputs[2].data,
                       ctx->outputs[0].data,
-                      n_out > 1 ? ctx->outputs[1].data : NULL,
-                      n_out > 2 ? ctx->outputs[2].data : NULL,
+                      ctx->outputs[1].data,
+                      ctx->outputs[2].data,
                       len,
                       inner,
                       (float)p->eps};
@@ -795,16 +793,15 @@ static void lrn_rows(void *data, int64_t begin, int64_t end)
 static DsStatus lrn_run(const DsKernelCtx *ctx)
 {
   const DsLRNParam *p = ctx->param;
-  int n_out = MIN(ctx->n_outputs, 2);
-  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, n_out))
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 2))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   if (x->ndim < 2 || !ds_geom_same_shape(x, &ctx->outputs[0]) ||
-      (n_out > 1 && !ds_geom_same_shape(x, &ctx->outputs[1])))
+      !ds_geom_same_shape(x, &ctx->outputs[1]))
     return DS_STATUS_INVALID_ARGUMENT;
   LRNJob job = {x->data,
                 ctx->outputs[0].data,
-                n_out > 1 ? ctx->outputs[1].data : NULL,
+                ctx->outputs[1].data,
                 x->shape[1],
                 ds_shape_span(x->shape, 2, x->ndim),
                 (p->nsize - 1) / 2,
@@ -1569,26 +1566,24 @@ static DsStatus dropout_run(const DsKernelCtx *ctx)
   }
   /* MXNet leaves the mask unwritten at inference; we fill it with 1, the scale that makes
    * output = data * mask hold, as it does for a training mask. */
-  if (ctx->n_outputs >= 2) {
-    DsTensor *mask = &ctx->outputs[1];
-    int64_t n = ds_tensor_numel(mask);
-    switch (mask->dtype) {
-    case DS_DTYPE_FLOAT32: {
-      FillJob fill = {mask->data, 1.0f};
-      ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, fill_range, &fill);
-      break;
-    }
-    case DS_DTYPE_FLOAT64:
-      for (int64_t i = 0; i < n; i++)
-        ((double *)mask->data)[i] = 1.0;
-      break;
-    case DS_DTYPE_FLOAT16: /* 1.0 in IEEE half precision */
-      for (int64_t i = 0; i < n; i++)
-        ((uint16_t *)mask->data)[i] = 0x3c00;
-      break;
-    default:
-      return DS_STATUS_UNSUPPORTED;
-    }
+  DsTensor *mask = &ctx->outputs[1];
+  int64_t n = ds_tensor_numel(mask);
+  switch (mask->dtype) {
+  case DS_DTYPE_FLOAT32: {
+    FillJob fill = {mask->data, 1.0f};
+    ds_parallel_for(ctx->pool, n, DS_CPU_PARALLEL_GRAIN, fill_range, &fill);
+    break;
+  }
+  case DS_DTYPE_FLOAT64:
+    for (int64_t i = 0; i < n; i++)
+      ((double *)mask->data)[i] = 1.0;
+    break;
+  case DS_DTYPE_FLOAT16: /* 1.0 in IEEE half precision */
+    for (int64_t i = 0; i < n; i++)
+      ((uint16_t *)mask->data)[i] = 0x3c00;
+    break;
+  default:
+    return DS_STATUS_UNSUPPORTED;
   }
   return DS_STATUS_OK;
 }

@@ -46,8 +46,6 @@ static void memcpy_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_view(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
@@ -226,8 +224,6 @@ static void concat_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_concat(const DsKernelCtx *ctx)
 {
   const DsConcatParam *prm = ctx->param;
-  if (prm == NULL || ctx->n_inputs < 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   int nd = out->ndim, axis;
   if (!ds_geom_concat(ctx->inputs, ctx->n_inputs, out, prm->dim, &axis))
@@ -249,8 +245,6 @@ static DsStatus k_concat(const DsKernelCtx *ctx)
 
 static DsStatus k_broadcast_copy(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs < 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   DsCpuCopyPlan p;
@@ -319,8 +313,6 @@ static void arange_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_arange(const DsKernelCtx *ctx)
 {
   const DsArangeParam *p = ctx->param;
-  if (p == NULL || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
@@ -334,8 +326,6 @@ static DsStatus k_arange(const DsKernelCtx *ctx)
 static DsStatus k_arange_like(const DsKernelCtx *ctx)
 {
   const DsArangeLikeParam *lp = ctx->param;
-  if (lp == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (!ds_cpu_dtype_computable(out->dtype) || out->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
@@ -372,8 +362,6 @@ static DsStatus fill_output(const DsKernelCtx *ctx, DsTensor *out, double value)
 static DsStatus k_init(const DsKernelCtx *ctx)
 {
   const DsInitParam *p = ctx->param;
-  if (p == NULL || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   return fill_output(ctx, &ctx->outputs[0], p->value);
 }
 
@@ -383,8 +371,6 @@ static DsStatus k_init(const DsKernelCtx *ctx)
 static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
 {
   const DsSequenceMaskParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != (p->use_sequence_length ? 2 : 1) || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim < 2 || in->dtype != out->dtype || ds_tensor_numel(in) != ds_tensor_numel(out))
@@ -448,8 +434,6 @@ static DsStatus k_slice_axis(const DsKernelCtx *ctx)
 static DsStatus k_slice(const DsKernelCtx *ctx)
 {
   const DsSliceParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int nd = in->ndim;
@@ -518,8 +502,6 @@ static void take_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_take(const DsKernelCtx *ctx)
 {
   const DsTakeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
   DsGeomTake g;
@@ -625,8 +607,6 @@ static void cast_worker(void *ctx, int64_t begin, int64_t end)
 
 static DsStatus k_cast(const DsKernelCtx *ctx)
 {
-  if (ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (ds_tensor_numel(in) != ds_tensor_numel(out))
@@ -648,8 +628,6 @@ static DsStatus k_cast(const DsKernelCtx *ctx)
 static DsStatus k_pad(const DsKernelCtx *ctx)
 {
   const DsPadParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim != p->ndim || out->ndim != p->ndim || in->dtype != out->dtype)
@@ -751,8 +729,6 @@ static void cumsum_worker_u8(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_cumsum(const DsKernelCtx *ctx)
 {
   const DsCumsumParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int64_t axis;
@@ -846,8 +822,6 @@ static void run_tri(const DsKernelCtx *ctx, TriJob *job, const DsTensor *out)
 static DsStatus k_trilu(const DsKernelCtx *ctx)
 {
   const DsTriluParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 2 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   int64_t k;
@@ -867,8 +841,6 @@ static DsStatus k_trilu(const DsKernelCtx *ctx)
 static DsStatus k_full_like(const DsKernelCtx *ctx)
 {
   const DsFullLikeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   DsTensor *out = &ctx->outputs[0];
   if (!ds_geom_same_shape(&ctx->inputs[0], out))
     return DS_STATUS_INVALID_ARGUMENT;
@@ -878,8 +850,6 @@ static DsStatus k_full_like(const DsKernelCtx *ctx)
 static DsStatus k_eye_like(const DsKernelCtx *ctx)
 {
   const DsEyeLikeParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim != 2 || !ds_geom_same_shape(in, out))
@@ -901,8 +871,6 @@ static DsStatus k_eye_like(const DsKernelCtx *ctx)
 static DsStatus depth_space(const DsKernelCtx *ctx, bool to_space)
 {
   const DsDepthSpaceParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim != 4 || out->ndim != 4 || in->dtype != out->dtype)
@@ -986,9 +954,6 @@ static void seq_rev_worker(void *ctx, int64_t begin, int64_t end)
 static DsStatus k_sequence_reverse(const DsKernelCtx *ctx)
 {
   const DsSequenceReverseParam *p = ctx->param;
-  int want = p != NULL && p->use_sequence_length ? 2 : 1;
-  if (p == NULL || ctx->n_inputs != want || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
   if (in->ndim < 2 || in->dtype != out->dtype || !ds_geom_same_shape(in, out) ||

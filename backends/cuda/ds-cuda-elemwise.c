@@ -282,8 +282,8 @@ static bool dropout_mask_dtype_ok(DsDType t)
   return t == DS_DTYPE_FLOAT32 || t == DS_DTYPE_FLOAT64 || t == DS_DTYPE_FLOAT16;
 }
 
-/* Dropout at inference: the data passes through, and the mask (when asked for) is 1, the scale
- * that makes output = data * mask hold. mode='always' would drop at random: refused. */
+/* Dropout at inference: the data passes through, and the mask is 1, the scale that makes
+ * output = data * mask hold. mode='always' would drop at random: refused. */
 static DsStatus k_dropout(const DsKernelCtx *ctx)
 {
   const DsDropoutParam *p = ctx->param;
@@ -293,10 +293,10 @@ static DsStatus k_dropout(const DsKernelCtx *ctx)
   DsTensor *y = &ctx->outputs[0];
   if (!ds_geom_same_shape(x, y) || x->dtype != y->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (ctx->n_outputs >= 2 && !dropout_mask_dtype_ok(ctx->outputs[1].dtype))
+  if (!dropout_mask_dtype_ok(ctx->outputs[1].dtype))
     return DS_STATUS_UNSUPPORTED;
   DsStatus st = copy_device(y->data, x->data, ds_tensor_nbytes(x));
-  if (st != DS_STATUS_OK || ctx->n_outputs < 2)
+  if (st != DS_STATUS_OK)
     return st;
   DsTensor *mask = &ctx->outputs[1];
   int64_t n = ds_tensor_numel(mask);

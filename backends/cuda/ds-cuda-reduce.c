@@ -191,12 +191,12 @@ static DsStatus k_log_softmax(const DsKernelCtx *ctx)
 /* ------------------------------------------------------------------------------------------ */
 /* LayerNorm, BatchNorm, InstanceNorm */
 
-/* LayerNorm's and BatchNorm's checks: every input and up to three outputs float32, output 0
+/* LayerNorm's and BatchNorm's checks: every input and the three outputs float32, output 0
  * of the data's shape, which splits around `axis`. */
 static DsStatus norm_geometry(const DsKernelCtx *ctx, int n_in, int64_t axis, bool trailing,
                               DsGeomAxis *g)
 {
-  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, MIN(ctx->n_outputs, 3)))
+  if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 3))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   if (!ds_geom_axis_split(x, axis, trailing, g) || !ds_geom_same_shape(x, &ctx->outputs[0]))
@@ -204,8 +204,8 @@ static DsStatus norm_geometry(const DsKernelCtx *ctx, int n_in, int64_t axis, bo
   return DS_STATUS_OK;
 }
 
-/* LayerNorm over `axis` (and every axis after it with trailing_axes); the optional mean and
- * std outputs get one value per normalised row. */
+/* LayerNorm over `axis` (and every axis after it with trailing_axes); the mean and std outputs
+ * get one value per normalised row. */
 static DsStatus k_layer_norm(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
@@ -214,17 +214,15 @@ static DsStatus k_layer_norm(const DsKernelCtx *ctx)
   if (st != DS_STATUS_OK)
     return st;
   const DsTensor *x = &ctx->inputs[0];
-  const int n_out = MIN(ctx->n_outputs, 3);
   const int64_t outer = g.outer, len = g.len, inner = g.inner;
   if (ds_tensor_numel(&ctx->inputs[1]) != len || ds_tensor_numel(&ctx->inputs[2]) != len)
     return DS_STATUS_INVALID_ARGUMENT;
-  for (int i = 1; i < n_out; i++)
+  for (int i = 1; i < 3; i++)
     if (ds_tensor_numel(&ctx->outputs[i]) != outer * inner)
       return DS_STATUS_INVALID_ARGUMENT;
   return ds_cuda_status(ds_cuda_launch_layer_norm_f32(
-      x->data, ctx->inputs[1].data, ctx->inputs[2].data, ctx->outputs[0].data,
-      n_out > 1 ? ctx->outputs[1].data : NULL, n_out > 2 ? ctx->outputs[2].data : NULL, outer, len,
-      inner, (float)p->eps, ds_cuda_stream()));
+      x->data, ctx->inputs[1].data, ctx->inputs[2].data, ctx->outputs[0].data, ctx->outputs[1].data,
+      ctx->outputs[2].data, outer, len, inner, (float)p->eps, ds_cuda_stream()));
 }
 
 /* BatchNorm at inference: the moving statistics normalise, whatever use_global_stats says,
@@ -237,12 +235,11 @@ static DsStatus k_batch_norm(const DsKernelCtx *ctx)
   if (st != DS_STATUS_OK)
     return st;
   const DsTensor *x = &ctx->inputs[0];
-  const int n_out = MIN(ctx->n_outputs, 3);
   const int64_t channels = g.len, inner = g.inner;
   for (int i = 1; i < 5; i++)
     if (ds_tensor_numel(&ctx->inputs[i]) != channels)
       return DS_STATUS_INVALID_ARGUMENT;
-  for (int i = 1; i < n_out; i++)
+  for (int i = 1; i < 3; i++)
     if (ds_tensor_numel(&ctx->outputs[i]) != channels)
       return DS_STATUS_INVALID_ARGUMENT;
   int64_t n = ds_tensor_numel(x);
@@ -253,7 +250,7 @@ static DsStatus k_batch_norm(const DsKernelCtx *ctx)
     if (st != DS_STATUS_OK)
       return st;
   }
-  for (int i = 1; i < n_out; i++) {
+  for (int i = 1; i < 3; i++) {
     void *dst = ctx->outputs[i].data;
     const void *src = ctx->inputs[i + 2].data;
     if (channels > 0 && dst != src) {

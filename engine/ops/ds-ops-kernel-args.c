@@ -1,11 +1,10 @@
 /* ds-ops-kernel-args.c: see ds-ops-kernel-args.h. */
 #include "ds-ops-kernel-args.h"
 
-/* One input and one output of the same rank and dtype, and the op's attributes. */
+/* The output has the input's rank and dtype. */
 static bool one_to_one(const DsKernelCtx *ctx)
 {
-  return ctx->param != NULL && ctx->n_inputs == 1 && ctx->n_outputs == 1 &&
-         ctx->outputs[0].ndim == ctx->inputs[0].ndim &&
+  return ctx->outputs[0].ndim == ctx->inputs[0].ndim &&
          ctx->outputs[0].dtype == ctx->inputs[0].dtype;
 }
 
@@ -33,8 +32,6 @@ DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int6
                                       int64_t *inner)
 {
   const DsSliceChannelParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != p->num_outputs)
-    return DS_STATUS_INVALID_ARGUMENT;
   *n_parts = p->num_outputs;
   return ds_geom_split(&ctx->inputs[0], ctx->outputs, p->num_outputs, p->axis, p->squeeze_axis,
                        outer, inner)
@@ -45,8 +42,6 @@ DsStatus ds_kernel_args_slice_channel(const DsKernelCtx *ctx, int *n_parts, int6
 DsStatus ds_kernel_args_stack(const DsKernelCtx *ctx, int64_t *outer, int64_t *inner)
 {
   const DsStackParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != p->num_args || ctx->n_outputs != 1)
-    return DS_STATUS_INVALID_ARGUMENT;
   return ds_geom_stack(ctx->inputs, ctx->n_inputs, &ctx->outputs[0], p->axis, outer, inner)
              ? DS_STATUS_OK
              : DS_STATUS_INVALID_ARGUMENT;
@@ -55,8 +50,7 @@ DsStatus ds_kernel_args_stack(const DsKernelCtx *ctx, int64_t *outer, int64_t *i
 DsStatus ds_kernel_args_slice_axis(const DsKernelCtx *ctx, int *axis, int64_t *first)
 {
   const DsSliceAxisParam *p = ctx->param;
-  if (p == NULL || ctx->n_inputs != 1 || ctx->n_outputs != 1 ||
-      ctx->outputs[0].dtype != ctx->inputs[0].dtype)
+  if (ctx->outputs[0].dtype != ctx->inputs[0].dtype)
     return DS_STATUS_INVALID_ARGUMENT;
   return ds_geom_slice_axis(&ctx->inputs[0], &ctx->outputs[0], p->axis, p->begin, p->end,
                             p->has_end, axis, first)

@@ -1,10 +1,10 @@
 /* ds-ops-kernel-args.h: an op's run-time arguments, read and checked once for every backend.
  *
  * A kernel gets its op's parsed attributes and its tensors (DsKernelCtx). What it does with
- * the geometry differs per backend (a CPU loop, a CUDA launch), but reading the attributes,
- * checking the argument counts and resolving the geometry does not: those steps live here,
- * next to the attribute structs, and return DS_STATUS_INVALID_ARGUMENT for tensors the op's
- * shape rules would not have given. */
+ * the geometry differs per backend (a CPU loop, a CUDA launch), but reading the attributes
+ * and resolving the geometry does not: those steps live here, next to the attribute structs,
+ * and return DS_STATUS_INVALID_ARGUMENT for tensors the op's shape rules would not have given.
+ * The counts of inputs and outputs are the engine's to check (ds_op_check_node_args()). */
 #pragma once
 
 #include "ds-geometry-tensor.h"
