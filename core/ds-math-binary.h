@@ -11,7 +11,7 @@
  * (an integer division by 0 gives 0 and MIN / -1 wraps, rather than trapping), DS_M_POW,
  * DS_M_MOD (Python's modulo: the result takes the divisor's sign), DS_M_FMOD (C's remainder),
  * DS_M_SHL, DS_M_SHR (integers: a count outside the width gives 0, or -1 for a negative
- * number shifted right, NumPy's rule).
+ * number shifted right, NumPy's rule), DS_M_BITAND, DS_M_BITOR, DS_M_BITXOR (integers).
  *
  * The six comparisons stay together, EQ first and LE last, and so do AND, OR and XOR: the
  * backends index their bool-result loops by that order.
@@ -41,7 +41,10 @@
   /* ONNX's PRelu with the slope as the second operand */                                          \
   X(PRELU, ARITH, x < 0 ? DS_M_MUL(x, y) : x)                                                      \
   X(SHL, ARITH, DS_M_SHL(x, y))                                                                    \
-  X(SHR, ARITH, DS_M_SHR(x, y))
+  X(SHR, ARITH, DS_M_SHR(x, y))                                                                    \
+  X(BITAND, ARITH, DS_M_BITAND(x, y))                                                              \
+  X(BITOR, ARITH, DS_M_BITOR(x, y))                                                                \
+  X(BITXOR, ARITH, DS_M_BITXOR(x, y))
 
 #define DS_MATH_BINARY_ENUM(ID, KIND, EXPR) DS_MATH_BIN_##ID,
 typedef enum { DS_MATH_BINARY(DS_MATH_BINARY_ENUM) DS_MATH_BIN_COUNT } DsMathBinaryFn;

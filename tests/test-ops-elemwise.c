@@ -1042,7 +1042,9 @@ static void test_dtype_np_binary(void)
   static const char *const same[] = {"broadcast_mod",           "_npi_fmod",
                                      "broadcast_logical_and",   "broadcast_logical_or",
                                      "broadcast_logical_xor",   "broadcast_prelu",
-                                     "_npi_bitwise_left_shift", "_npi_bitwise_right_shift"};
+                                     "_npi_bitwise_left_shift", "_npi_bitwise_right_shift",
+                                     "_npi_bitwise_and",        "_npi_bitwise_or",
+                                     "_npi_bitwise_xor"};
   for (guint i = 0; i < G_N_ELEMENTS(same); i++) {
     DsNode *n = make_node(g, same[i], 2, NULL);
     g_assert_null(n->op->infer_type);
@@ -1416,6 +1418,27 @@ static void test_kernel_binary_new_edges(void)
   g_assert_cmpint(ir[2], ==, 0);
   run_ok(DS_OP_BITWISE_RIGHT_SHIFT, NULL, i32, 2, &i32o, 1);
   g_assert_cmpint(ir[1], ==, -4);
+  /* And, or, xor: two's complement for negative numbers, uint8 through the generic path. */
+  ib[0] = 6, ib[1] = 7, ib[2] = -1;
+  run_ok(DS_OP_BITWISE_AND, NULL, i32, 2, &i32o, 1);
+  g_assert_cmpint(ir[0], ==, 2);
+  g_assert_cmpint(ir[1], ==, 0);
+  g_assert_cmpint(ir[2], ==, 1);
+  run_ok(DS_OP_BITWISE_OR, NULL, i32, 2, &i32o, 1);
+  g_assert_cmpint(ir[0], ==, 7);
+  g_assert_cmpint(ir[1], ==, -9);
+  g_assert_cmpint(ir[2], ==, -1);
+  run_ok(DS_OP_BITWISE_XOR, NULL, i32, 2, &i32o, 1);
+  g_assert_cmpint(ir[0], ==, 5);
+  g_assert_cmpint(ir[1], ==, -9);
+  g_assert_cmpint(ir[2], ==, -2);
+  *(uint8_t *)u[1].data = 0xF0;
+  run_ok(DS_OP_BITWISE_XOR, NULL, u, 2, &uo, 1);
+  g_assert_cmpint(ur[0], ==, 0xE0);
+  g_assert_cmpint(ur[3], ==, 0x0F);
+  run_ok(DS_OP_BITWISE_AND, NULL, u, 2, &uo, 1);
+  g_assert_cmpint(ur[3], ==, 0xF0);
+  g_assert_cmpint(run_kernel(DS_OP_BITWISE_AND, NULL, f, 2, &fo, 1), ==, DS_STATUS_UNSUPPORTED);
   g_assert_cmpint(run_kernel(DS_OP_BITWISE_LEFT_SHIFT, NULL, f, 2, &fo, 1), ==,
                   DS_STATUS_UNSUPPORTED);
   for (int k = 0; k < 2; k++) {

@@ -609,6 +609,29 @@ def test_newer_opsets(tmp):
     if got["shape"].tolist() != [2, 28]:
         raise Failure("Shape: %r" % got["shape"].tolist())
 
+    # The bitwise ops of opset 18 on int32 and uint8.
+    nodes = [h.make_node("BitwiseAnd", ["i", "j"], ["and"]),
+             h.make_node("BitwiseOr", ["i", "j"], ["or"]),
+             h.make_node("BitwiseXor", ["i", "j"], ["xor"]),
+             h.make_node("BitwiseNot", ["i"], ["not"]),
+             h.make_node("BitwiseNot", ["u"], ["unot"]),
+             h.make_node("BitwiseXor", ["u", "u1"], ["uxor"])]
+    g = h.make_graph(nodes, "g", [vi("i", T.INT32, [2, 3]), vi("j", T.INT32, [3]),
+                                  vi("u", T.UINT8, [4]), vi("u1", T.UINT8, [1])],
+                     [vi(k, T.INT32, [2, 3]) for k in ("and", "or", "xor", "not")] +
+                     [vi("unot", T.UINT8, [4]), vi("uxor", T.UINT8, [4])])
+    i = np.array([[3, -16, 1], [0, 255, -1]], dtype=np.int32)
+    j = np.array([6, 7, -1], dtype=np.int32)
+    u = np.array([16, 4, 0, 255], dtype=np.uint8)
+    u1 = np.array([0xF0], dtype=np.uint8)
+    got = run_model(tmp, save(g, os.path.join(tmp, "bitwise18.onnx"), opset=18),
+                    {"i": i, "j": j, "u": u, "u1": u1})
+    for k, want in (("and", i & j), ("or", i | j), ("xor", i ^ j), ("not", ~i), ("unot", ~u),
+                    ("uxor", u ^ u1)):
+        if got[k].dtype != want.dtype or got[k].tolist() != want.tolist():
+            raise Failure("%s: got %s %r, want %r" % (k, got[k].dtype, got[k].tolist(),
+                                                    want.tolist()))
+
     # ReduceMax-20 and ReduceMin-20 on bool: any and all.
     g = h.make_graph([h.make_node("ReduceMax", ["b", "ax1"], ["any"], keepdims=0),
                       h.make_node("ReduceMin", ["b"], ["all"], keepdims=0)], "g",

@@ -148,6 +148,21 @@ static inline double shr_f64(double x, double y)
   return (double)shr_i64(ds_cpu_saturate_i64(x), ds_cpu_saturate_i64(y));
 }
 
+static inline double bitand_f64(double x, double y)
+{
+  return (double)(ds_cpu_saturate_i64(x) & ds_cpu_saturate_i64(y));
+}
+
+static inline double bitor_f64(double x, double y)
+{
+  return (double)(ds_cpu_saturate_i64(x) | ds_cpu_saturate_i64(y));
+}
+
+static inline double bitxor_f64(double x, double y)
+{
+  return (double)(ds_cpu_saturate_i64(x) ^ ds_cpu_saturate_i64(y));
+}
+
 #define DEFINE_BIN_LOOPS(NAME, T, EXPR)                                                            \
   static void NAME##_vv(int64_t n, const void *pa, const void *pb, void *po)                       \
   {                                                                                                \
@@ -213,17 +228,26 @@ static inline double pow_f64(double x, double y) { return y == 2.0 ? x * x : pow
 #define DS_M_FMOD      fmodf
 #define DS_M_SHL(x, y) ((float)shl_f64(x, y))
 #define DS_M_SHR(x, y) ((float)shr_f64(x, y))
+#define DS_M_BITAND(x, y) ((float)bitand_f64(x, y))
+#define DS_M_BITOR(x, y)  ((float)bitor_f64(x, y))
+#define DS_M_BITXOR(x, y) ((float)bitxor_f64(x, y))
 DEFINE_BIN_TYPE(f32, float)
 #undef DS_M_POW
 #undef DS_M_MOD
 #undef DS_M_FMOD
 #undef DS_M_SHL
 #undef DS_M_SHR
+#undef DS_M_BITAND
+#undef DS_M_BITOR
+#undef DS_M_BITXOR
 #define DS_M_POW  pow_f64
 #define DS_M_MOD  mod_f64
 #define DS_M_FMOD fmod
 #define DS_M_SHL  shl_f64
 #define DS_M_SHR  shr_f64
+#define DS_M_BITAND bitand_f64
+#define DS_M_BITOR  bitor_f64
+#define DS_M_BITXOR bitxor_f64
 DEFINE_BIN_TYPE(f64, double)
 #undef DS_M_ADD
 #undef DS_M_SUB
@@ -234,6 +258,9 @@ DEFINE_BIN_TYPE(f64, double)
 #undef DS_M_FMOD
 #undef DS_M_SHL
 #undef DS_M_SHR
+#undef DS_M_BITAND
+#undef DS_M_BITOR
+#undef DS_M_BITXOR
 
 /* Integers: adds and multiplies wrap (through uint64; the low bits are the narrower type's
  * wrapped result), divisions, remainders and shifts per width; powers go through double and
@@ -248,6 +275,9 @@ DEFINE_BIN_TYPE(f64, double)
 #define DS_M_FMOD(x, y) INT_BY_WIDTH(x, i32_fmod, i64_fmod)(x, y)
 #define DS_M_SHL(x, y)  INT_BY_WIDTH(x, shl_i32, shl_i64)(x, y)
 #define DS_M_SHR(x, y)  INT_BY_WIDTH(x, shr_i32, shr_i64)(x, y)
+#define DS_M_BITAND(x, y) ((x) & (y))
+#define DS_M_BITOR(x, y)  ((x) | (y))
+#define DS_M_BITXOR(x, y) ((x) ^ (y))
 DEFINE_BIN_TYPE(i32, int32_t)
 DEFINE_BIN_TYPE(i64, int64_t)
 #undef DS_M_ADD
@@ -259,6 +289,9 @@ DEFINE_BIN_TYPE(i64, int64_t)
 #undef DS_M_FMOD
 #undef DS_M_SHL
 #undef DS_M_SHR
+#undef DS_M_BITAND
+#undef DS_M_BITOR
+#undef DS_M_BITXOR
 #undef INT_BY_WIDTH
 #undef DEFINE_BIN_TYPE
 #undef DEFINE_BIN_f32

@@ -363,7 +363,8 @@ static DsStatus run_binary(const DsKernelCtx *ctx, int op, BinRule rule)
                                               n, &plan, ds_cuda_stream()));
 }
 
-/* The shifts (DS_OPS_BINARY's INTEGER rule) have no kernel here; every other rule has. */
+/* The shifts and bitwise ops (DS_OPS_BINARY's INTEGER rule) have no kernel here; every other
+ * rule has. */
 #define BINARY_SUPPORTS_LHS       BINARY_SUPPORTS_SAME
 #define BINARY_SUPPORTS_BOOL      BINARY_SUPPORTS_SAME
 #define BINARY_SUPPORTS_INTEGER(ID, FN, RULE)

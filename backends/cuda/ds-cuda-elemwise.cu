@@ -201,6 +201,25 @@ template <typename T> __device__ __forceinline__ T shr_t(T x, T y)
   return (y < 0 || y >= (T)(8 * sizeof(T))) ? (x < 0 ? (T)-1 : (T)0) : (T)(x >> y);
 }
 
+/* Integer bitwise and, or and xor. No launcher asks for them yet. */
+template <typename T> __device__ __forceinline__ T bitand_t(T x, T y)
+{
+  static_assert(is_int_v<T>, "bitwise ops are for integers");
+  return (T)(x & y);
+}
+
+template <typename T> __device__ __forceinline__ T bitor_t(T x, T y)
+{
+  static_assert(is_int_v<T>, "bitwise ops are for integers");
+  return (T)(x | y);
+}
+
+template <typename T> __device__ __forceinline__ T bitxor_t(T x, T y)
+{
+  static_assert(is_int_v<T>, "bitwise ops are for integers");
+  return (T)(x ^ y);
+}
+
 /* core/ds-math-binary.h's primitives (DS_M_DIV is the unary table's fdiv). */
 #define DS_M_ADD  wrap_add
 #define DS_M_SUB  wrap_sub
@@ -210,6 +229,9 @@ template <typename T> __device__ __forceinline__ T shr_t(T x, T y)
 #define DS_M_FMOD fmod_t
 #define DS_M_SHL  shl_t
 #define DS_M_SHR  shr_t
+#define DS_M_BITAND bitand_t
+#define DS_M_BITOR  bitor_t
+#define DS_M_BITXOR bitxor_t
 
 /* Whether `op` gives a truth value (the table's TRUTH kind). */
 #define TRUTH_CASE(ID, KIND, EXPR) (DS_MATH_KIND_##KIND && op == DS_MATH_BIN_##ID) ||
@@ -438,13 +460,14 @@ __global__ void scalar_kernel(const T *__restrict__ x, T s, bool reverse, T *__r
   }
 }
 
-/* x (op) s for one function of the table; the shifts are for integers, which no scalar op
- * here takes. */
+/* x (op) s for one function of the table; the shifts and bitwise ops are for integers, which
+ * no scalar op here takes. */
 template <int OP, typename T>
 cudaError_t launch_scalar_op(const T *px, T sv, bool reverse, T *po, int64_t n,
                              cudaStream_t stream)
 {
-  if constexpr (OP == DS_MATH_BIN_SHL || OP == DS_MATH_BIN_SHR) {
+  if constexpr (OP == DS_MATH_BIN_SHL || OP == DS_MATH_BIN_SHR || OP == DS_MATH_BIN_BITAND ||
+                OP == DS_MATH_BIN_BITOR || OP == DS_MATH_BIN_BITXOR) {
     return cudaErrorInvalidValue;
   } else {
     scalar_kernel<OP, T><<<blocks_for(n), kThreads, 0, stream>>>(px, sv, reverse, po, n);

@@ -568,6 +568,32 @@ static gboolean translate_bit_shift(DsOnnxBuilder *b, const DsOnnxNode *node, GE
   return ds_onnx_invalid(error, "direction must be LEFT or RIGHT, not '%s'", dir);
 }
 
+/* BitwiseAnd, BitwiseOr, BitwiseXor (opset 18): NumPy's, broadcasting. */
+static gboolean translate_bitwise_and(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  return binary(b, node, "_npi_bitwise_and", error);
+}
+
+static gboolean translate_bitwise_or(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  return binary(b, node, "_npi_bitwise_or", error);
+}
+
+static gboolean translate_bitwise_xor(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  return binary(b, node, "_npi_bitwise_xor", error);
+}
+
+/* BitwiseNot (opset 18): ~x is -1 - x in two's complement, and 255 - x for uint8. */
+static gboolean translate_bitwise_not(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  DsDType t = ds_onnx_input_dtype(b, node, 0);
+  if (t != DS_DTYPE_INT8 && t != DS_DTYPE_UINT8 && t != DS_DTYPE_INT32 && t != DS_DTYPE_INT64)
+    return ds_onnx_unsupported(error, "only int8, uint8, int32 and int64 inputs are supported");
+  return unary_attrs(b, node, "_rminus_scalar", error, "scalar",
+                     t == DS_DTYPE_UINT8 ? "255" : "-1", NULL, NULL);
+}
+
 static gboolean translate_where(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
   DsEntry in[3];
@@ -1049,6 +1075,10 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"Pow", 7, translate_pow},
     {"Mod", 10, translate_mod},
     {"BitShift", 11, translate_bit_shift},
+    {"BitwiseAnd", 18, translate_bitwise_and, 18},
+    {"BitwiseOr", 18, translate_bitwise_or, 18},
+    {"BitwiseXor", 18, translate_bitwise_xor, 18},
+    {"BitwiseNot", 18, translate_bitwise_not, 18},
     {"Max", 6, translate_max},
     {"Min", 6, translate_min},
     {"Sum", 6, translate_sum},

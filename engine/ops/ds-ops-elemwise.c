@@ -543,9 +543,12 @@ DS_BROADCAST_OP(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor", NULL)
  * LeakyReLU(prelu) only lines a 1-D slope up with the channel axis). */
 DS_BROADCAST_OP(BROADCAST_PRELU, "broadcast_prelu", NULL)
 /* Integer dtypes only; a shift by the bit width or more gives 0, as NumPy does for unsigned
- * types. */
+ * types. Then NumPy's bitwise_and, bitwise_or and bitwise_xor. */
 DS_BROADCAST_OP(BITWISE_LEFT_SHIFT, "_npi_bitwise_left_shift", NULL)
 DS_BROADCAST_OP(BITWISE_RIGHT_SHIFT, "_npi_bitwise_right_shift", NULL)
+DS_BROADCAST_OP(BITWISE_AND, "_npi_bitwise_and", NULL)
+DS_BROADCAST_OP(BITWISE_OR, "_npi_bitwise_or", NULL)
+DS_BROADCAST_OP(BITWISE_XOR, "_npi_bitwise_xor", NULL)
 /* NumPy's comparisons: bool results. */
 DS_BROADCAST_OP_TYPED(NP_EQUAL, "_npi_equal", NULL, infer_type_compare)
 DS_BROADCAST_OP_TYPED(NP_NOT_EQUAL, "_npi_not_equal", NULL, infer_type_compare)

@@ -85,8 +85,8 @@
  * X(ID, MXNet name, the core/ds-math-binary.h function, its dtype rule). The rules: SAME
  * (operands and result of one dtype), LHS (the result takes lhs's dtype: broadcast_power),
  * BOOL (operands of one dtype, a bool result: NumPy's comparisons), INTEGER (SAME, integer
- * dtypes only: the shifts). Every backend makes its kernels from this list; the definitions
- * (ds-ops-elemwise.c) add aliases and shape and dtype rules. */
+ * dtypes only: the shifts and bitwise ops). Every backend makes its kernels from this list;
+ * the definitions (ds-ops-elemwise.c) add aliases and shape and dtype rules. */
 #define DS_OPS_BINARY(X)                                                                      \
   X(ELEMWISE_ADD, "elemwise_add", ADD, SAME)                                                  \
   X(ELEMWISE_SUB, "elemwise_sub", SUB, SAME)                                                  \
@@ -113,6 +113,9 @@
   X(BROADCAST_PRELU, "broadcast_prelu", PRELU, SAME)                                          \
   X(BITWISE_LEFT_SHIFT, "_npi_bitwise_left_shift", SHL, INTEGER)                              \
   X(BITWISE_RIGHT_SHIFT, "_npi_bitwise_right_shift", SHR, INTEGER)                            \
+  X(BITWISE_AND, "_npi_bitwise_and", BITAND, INTEGER)                                         \
+  X(BITWISE_OR, "_npi_bitwise_or", BITOR, INTEGER)                                            \
+  X(BITWISE_XOR, "_npi_bitwise_xor", BITXOR, INTEGER)                                         \
   X(NP_EQUAL, "_npi_equal", EQ, BOOL)                                                         \
   X(NP_NOT_EQUAL, "_npi_not_equal", NE, BOOL)                                                 \
   X(NP_GREATER, "_npi_greater", GT, BOOL)                                                     \
