@@ -17,6 +17,7 @@
 #include "ds-cpu-blocks.h"
 #include "ds-geometry-reduce.h"
 #include "ds-math-reduce.h"
+
 /* ------------------------------------------------------------------------------------------ */
 /* The engine
  *
@@ -45,14 +46,14 @@ typedef struct {
   bool int_acc;
   const char *in;
   char *out;
-  DsGeomReduce g; /* kept and reduced dims, as every backend collapses them */
-  bool columns;   /* the innermost input dim is kept */
-  int64_t cols;  /* its length when `columns`, else 1 */
-  int64_t chunk; /* output columns per work unit when `columns` */
-  double *acc;   /* one accumulator per output (workspace), or NULL */
-  double *shift; /* log_sum_exp: each output's maximum (workspace) */
-  double *part_acc; /* the pieces' accumulators, RED_PARTS per output, when runs are cut */
-  int64_t *part_iacc;
+  DsGeomReduce g;      /* kept and reduced dims, as every backend collapses them */
+  bool columns;        /* the innermost input dim is kept */
+  int64_t cols;        /* its length when `columns`, else 1 */
+  int64_t chunk;       /* output columns per work unit when `columns` */
+  double *acc;         /* one accumulator per output (workspace), or NULL */
+  double *shift;       /* log_sum_exp: each output's maximum (workspace) */
+  double *part_acc;    /* the pieces' accumulators, RED_PARTS per output, when runs are cut */
+  int64_t *part_iacc;  /* the same for integer accumulation */
 } RedJob;
 
 static void load_i64(DsDType t, const void *base, int64_t offset, int64_t n, int64_t *restrict dst)
