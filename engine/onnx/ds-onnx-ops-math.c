@@ -476,27 +476,15 @@ static gboolean translate_softplus(DsOnnxBuilder *b, const DsOnnxNode *node, GEr
   return unary_attrs(b, node, "Activation", error, "act_type", "softrelu", NULL, NULL);
 }
 
-/* Helper nodes of a composed op: `op` on one or two entries, named "<node>/<suffix>". */
-static gboolean step(DsOnnxBuilder *b, const DsOnnxNode *node, const char *op, const char *suffix,
-                     DsEntry x, const DsEntry *y, const char *key, const char *value,
-                     DsEntry *out, GError **error)
-{
-  DsEntry in[2] = {x, y != NULL ? *y : x};
-  DsNode *n = ds_onnx_emit(b, node, op, suffix, in, y != NULL ? 2 : 1, error, key, value, NULL);
-  if (n == NULL)
-    return FALSE;
-  *out = ds_onnx_entry(n, 0);
-  return TRUE;
-}
-
 /* Mish-18: x * tanh(softplus(x)). */
 static gboolean translate_mish(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
 {
-  DsEntry x, sp, t, y;
-  return ds_onnx_input(b, node, 0, &x, error) &&
-         step(b, node, "Activation", "softplus", x, NULL, "act_type", "softrelu", &sp, error) &&
-         step(b, node, "tanh", "tanh", sp, NULL, NULL, NULL, &t, error) &&
-         step(b, node, "elemwise_mul", "mish", x, &t, NULL, NULL, &y, error) &&
+  DsEntry xt[2], sp, y;
+  return ds_onnx_input(b, node, 0, &xt[0], error) &&
+         ds_onnx_emit1(b, node, "Activation", "softplus", &xt[0], 1, &sp, error, "act_type",
+                       "softrelu", NULL) &&
+         ds_onnx_emit1(b, node, "tanh", "tanh", &sp, 1, &xt[1], error, NULL) &&
+         ds_onnx_emit1(b, node, "elemwise_mul", "mish", xt, 2, &y, error, NULL) &&
          ds_onnx_set_output(b, node, 0, y, error);
 }
 
@@ -509,18 +497,24 @@ static gboolean translate_gelu(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
     return unary_attrs(b, node, "LeakyReLU", error, "act_type", "gelu", NULL, NULL);
   if (strcmp(approximate, "tanh") != 0)
     return ds_onnx_invalid(error, "approximate must be 'none' or 'tanh', not '%s'", approximate);
-  DsEntry x, x2, x3, cx3, inner, scaled, t, one_t, xt, y;
-  return ds_onnx_input(b, node, 0, &x, error) &&
-         step(b, node, "elemwise_mul", "x2", x, &x, NULL, NULL, &x2, error) &&
-         step(b, node, "elemwise_mul", "x3", x2, &x, NULL, NULL, &x3, error) &&
-         step(b, node, "_mul_scalar", "cx3", x3, NULL, "scalar", "0.044715", &cx3, error) &&
-         step(b, node, "elemwise_add", "inner", x, &cx3, NULL, NULL, &inner, error) &&
-         step(b, node, "_mul_scalar", "scaled", inner, NULL, "scalar",
-              "0.7978845608028654", &scaled, error) &&
-         step(b, node, "tanh", "tanh", scaled, NULL, NULL, NULL, &t, error) &&
-         step(b, node, "_plus_scalar", "one_plus", t, NULL, "scalar", "1", &one_t, error) &&
-         step(b, node, "elemwise_mul", "x_times", x, &one_t, NULL, NULL, &xt, error) &&
-         step(b, node, "_mul_scalar", "gelu", xt, NULL, "scalar", "0.5", &y, error) &&
+  /* Pairs of operands: (x, x), (x^2, x), (x, 0.044715 x^3), (x, 1 + tanh(...)). */
+  DsEntry xx[2], x2x[2], xc[2], xt[2], inner, scaled, t, y;
+  if (!ds_onnx_input(b, node, 0, &xx[0], error))
+    return FALSE;
+  xx[1] = x2x[1] = xc[0] = xt[0] = xx[0];
+  return ds_onnx_emit1(b, node, "elemwise_mul", "x2", xx, 2, &x2x[0], error, NULL) &&
+         ds_onnx_emit1(b, node, "elemwise_mul", "x3", x2x, 2, &xc[1], error, NULL) &&
+         ds_onnx_emit1(b, node, "_mul_scalar", "cx3", &xc[1], 1, &xc[1], error, "scalar",
+                       "0.044715", NULL) &&
+         ds_onnx_emit1(b, node, "elemwise_add", "inner", xc, 2, &inner, error, NULL) &&
+         ds_onnx_emit1(b, node, "_mul_scalar", "scaled", &inner, 1, &scaled, error, "scalar",
+                       "0.7978845608028654", NULL) &&
+         ds_onnx_emit1(b, node, "tanh", "tanh", &scaled, 1, &t, error, NULL) &&
+         ds_onnx_emit1(b, node, "_plus_scalar", "one_plus", &t, 1, &xt[1], error, "scalar", "1",
+                       NULL) &&
+         ds_onnx_emit1(b, node, "elemwise_mul", "x_times", xt, 2, &y, error, NULL) &&
+         ds_onnx_emit1(b, node, "_mul_scalar", "gelu", &y, 1, &y, error, "scalar", "0.5",
+                       NULL) &&
          ds_onnx_set_output(b, node, 0, y, error);
 }
 
