@@ -35,6 +35,8 @@ void ds_node_free(DsNode *node)
   g_free(node->subgraphs);
   g_free(node->attrs);
   g_free(node->inputs);
+  if (node->param != NULL && node->op != NULL && node->op->free_param != NULL)
+    node->op->free_param(node->param);
   g_free(node->param);
   g_free(node->name);
   g_free(node->op_name);

@@ -73,6 +73,9 @@ struct _DsOpDef {
   /* Fills `param` (param_size zeroed bytes) from node attributes, applying MXNet's
    * defaults. NULL if the op has no attributes. */
   gboolean (*parse)(const DsNode *node, void *param, GError **error);
+  /* Frees what parse allocated inside `param` (not `param` itself), also after a parse that
+   * failed halfway; NULL for the ops whose params are plain structs. */
+  void (*free_param)(void *param);
   /* Number of inputs given the parsed param (Concat's num_args, no_bias...). */
   int (*num_inputs)(const void *param);
   /* Total outputs (hidden included) and visible outputs. */

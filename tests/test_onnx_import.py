@@ -14,7 +14,8 @@ model and refused when its path leaves the model's folder; a truncated file; the
 RoiAlign's modes; a float16 model; quantized models (integer products and QLinear layers);
 MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion
 to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
-written before their producers (sorted as ONNX Runtime does) and a cycle.
+written before their producers (sorted as ONNX Runtime does) and a cycle; If, Loop and Scan
+capturing or scanning far more values than any fixed bound would allow.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -729,6 +730,65 @@ def test_node_order(tmp):
     return err[-80:]
 
 
+def test_many_captures(tmp):
+    # Exported speech models capture hundreds of outer values in one If; a Loop and a Scan
+    # the same, and a Scan over many inputs at once. No fixed bound applies anywhere.
+    n = 180
+    x = np.array([1, -2, 3], np.float32)
+    scales = np.arange(1, n + 1, dtype=np.float32) / 8
+    outer = [h.make_node("Mul", ["x", "c%d" % i], ["w%d" % i]) for i in range(n)]
+    consts = [nh.from_array(np.array(scales[i], np.float32), "c%d" % i) for i in range(n)]
+
+    def chain(names, out, prefix):
+        nodes, acc = [], names[0]
+        for k, name in enumerate(names[1:]):
+            result = out if k == len(names) - 2 else "%s%d" % (prefix, k)
+            nodes.append(h.make_node("Add", [acc, name], [result]))
+            acc = result
+        return nodes
+
+    then_g = h.make_graph(chain(["w%d" % i for i in range(n)], "t", "ta"), "then", [],
+                          [vi("t", T.FLOAT, [3])])
+    else_g = h.make_graph(chain(["w%d" % i for i in range(0, n, 2)], "e", "ea"), "else", [],
+                          [vi("e", T.FLOAT, [3])])
+    n_loop = 100
+    body = h.make_graph(chain(["v_in"] + ["w%d" % i for i in range(n_loop)], "v_out", "la") +
+                        [h.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+                        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("v_in", T.FLOAT, [3])],
+                        [vi("cond_out", T.BOOL, []), vi("v_out", T.FLOAT, [3])])
+    n_scan = 70
+    scan_body = h.make_graph(
+        chain(["acc_in"] + ["xs%d" % j for j in range(n_scan)] + ["w0"], "acc_out", "sa") +
+        [h.make_node("Identity", ["acc_out"], ["ys"])], "scan_body",
+        [vi("acc_in", T.FLOAT, [3])] + [vi("xs%d" % j, T.FLOAT, [3]) for j in range(n_scan)],
+        [vi("acc_out", T.FLOAT, [3]), vi("ys", T.FLOAT, [3])])
+    nodes = outer + [
+        h.make_node("If", ["b"], ["y"], then_branch=then_g, else_branch=else_g, name="choose"),
+        h.make_node("Loop", ["M", "", "x"], ["v"], body=body, name="loop"),
+        h.make_node("Scan", ["x"] + ["X%d" % j for j in range(n_scan)], ["acc", "Y"],
+                    body=scan_body, num_scan_inputs=n_scan, name="scan"),
+    ]
+    g = h.make_graph(nodes, "captures",
+                     [vi("b", T.BOOL, []), vi("x", T.FLOAT, [3]), vi("M", T.INT64, [])] +
+                     [vi("X%d" % j, T.FLOAT, [2, 3]) for j in range(n_scan)],
+                     [vi("y", T.FLOAT, [3]), vi("v", T.FLOAT, [3]), vi("acc", T.FLOAT, [3]),
+                      vi("Y", T.FLOAT, [2, 3])], consts)
+    model = save(g, os.path.join(tmp, "captures.onnx"))
+    scan_in = {"X%d" % j: (np.full((2, 3), j) + np.arange(2)[:, None]).astype(np.float32)
+               for j in range(n_scan)}
+    w = [np.float32(x * scales[i]) for i in range(n)]
+    for taken in (True, False):
+        out = run_model(tmp, model, dict(b=np.array(taken), x=x, M=np.array(3, np.int64),
+                                         **scan_in))
+        want_y = sum(w[i] for i in (range(n) if taken else range(0, n, 2)))
+        check_close("y (%s)" % ("then" if taken else "else"), out["y"], want_y)
+    check_close("v", out["v"], x + 3 * sum(w[:n_loop]))
+    rows = [sum(scan_in["X%d" % j][r] for j in range(n_scan)) + w[0] for r in range(2)]
+    check_close("Y", out["Y"], np.stack([x + rows[0], x + rows[0] + rows[1]]))
+    check_close("acc", out["acc"], x + rows[0] + rows[1])
+    return "If with %d captures, Loop with %d, Scan over %d inputs" % (n, n_loop, n_scan)
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -766,6 +826,7 @@ def main():
         ("external data beside the model; escapes refused", test_external_data),
         ("nodes out of order are sorted; a cycle is an error naming a node",
          test_node_order),
+        ("If, Loop and Scan capturing or scanning 70 to 180 values", test_many_captures),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

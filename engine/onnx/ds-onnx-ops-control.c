@@ -388,10 +388,9 @@ static gboolean translate_scan(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
   if (body->n_inputs != n_states + n_scan_in || body->n_outputs < n_states)
     return ds_onnx_invalid(error, "the body's inputs and outputs do not match the node's");
   guint n_scan_out = (guint)body->n_outputs - n_states;
-  if (n_scan_in > DS_CONTROL_MAX_LOCS || n_scan_out > DS_CONTROL_MAX_LOCS)
-    return ds_onnx_unsupported(error, "more than %d scan inputs or outputs", DS_CONTROL_MAX_LOCS);
-  gint64 in_axes[DS_CONTROL_MAX_LOCS], in_dirs[DS_CONTROL_MAX_LOCS];
-  gint64 out_axes[DS_CONTROL_MAX_LOCS], out_dirs[DS_CONTROL_MAX_LOCS];
+  g_autofree gint64 *in_axes = g_new(gint64, n_scan_in), *in_dirs = g_new(gint64, n_scan_in);
+  g_autofree gint64 *out_axes = g_new(gint64, MAX(n_scan_out, 1));
+  g_autofree gint64 *out_dirs = g_new(gint64, MAX(n_scan_out, 1));
   if (!scan_axes(node, "scan_input_axes", in_axes, n_scan_in, error) ||
       !scan_axes(node, "scan_input_directions", in_dirs, n_scan_in, error) ||
       !scan_axes(node, "scan_output_axes", out_axes, n_scan_out, error) ||
@@ -444,7 +443,7 @@ static gboolean translate_scan(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
       push_loc(remain_locs, (int)(n_states + n_scan_in + c));
     sub = ds_onnx_builder_finish(f, heads, n_scan_out + n_states, error);
   }
-  int out_ranks[DS_CONTROL_MAX_LOCS];
+  g_autofree int *out_ranks = g_new(int, MAX(n_scan_out, 1));
   for (guint k = 0; k < n_scan_out; k++) {
     int r = ds_onnx_value_rank(f, body->outputs[n_states + k].name);
     out_ranks[k] = r < 0 ? -1 : r + 1;

@@ -64,25 +64,29 @@ static gboolean attr_count(const DsNode *node, const char *key, int min, int *ou
   return TRUE;
 }
 
-/* A required tuple of positions, each in [0, limit); `among` says what they index ("the node's
- * 3 inputs"). More than DS_CONTROL_MAX_LOCS values is a DS_ERROR_PARSE error from the tuple
- * reader, naming the node. */
+/* A required tuple of positions, each in [0, limit), of any length: `*locs` gets a new array
+ * (the param owns it, free_param frees it) and `*n` its length. `among` says what the positions
+ * index ("the node's 3 inputs"). */
 static gboolean attr_locs(const DsNode *node, const char *key, int limit, const char *among,
-                          int *locs, int *n, GError **error)
+                          int **locs, int *n, GError **error)
 {
-  int64_t v[DS_CONTROL_MAX_LOCS];
-  if (!ds_ops_attr_require(node, key, error) ||
-      !ds_node_attr_tuple(node, key, v, DS_CONTROL_MAX_LOCS, n, error))
+  if (!ds_ops_attr_require(node, key, error))
+    return FALSE;
+  /* Each value takes a digit and a separator, so this many can hold the whole tuple. */
+  int most = (int)MIN(strlen(ds_node_get_attr(node, key)) / 2 + 1, (gsize)MAX_COUNT);
+  g_autofree int64_t *v = g_new(int64_t, most);
+  if (!ds_node_attr_tuple(node, key, v, most, n, error))
     return FALSE;
   if (*n < 0)
     return ds_ops_attr_invalid(node, key, "must be a tuple of positions", error);
+  *locs = g_new(int, MAX(*n, 1));
   for (int i = 0; i < *n; i++) {
     if (v[i] < 0 || v[i] >= limit)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID,
                                "attribute %s=%s: entry %d is %" G_GINT64_FORMAT
                                ", not a position among %s",
                                key, ds_node_get_attr(node, key), i, v[i], among);
-    locs[i] = (int)v[i];
+    (*locs)[i] = (int)v[i];
   }
   return TRUE;
 }
@@ -412,9 +416,9 @@ static gboolean parse_foreach(const DsNode *node, void *param, GError **error)
   if (!attr_count(node, "num_args", 1, &p->num_args, error) ||
       !attr_count(node, "num_outputs", 1, &p->num_outputs, error) ||
       !attr_count(node, "num_out_data", 0, &p->num_out_data, error) ||
-      !attr_locs(node, "in_data_locs", n_body, among, p->data_locs, &p->n_data, error) ||
-      !attr_locs(node, "in_state_locs", n_body, among, p->state_locs, &p->n_states, error) ||
-      !attr_locs(node, "remain_locs", n_body, among, p->remain_locs, &p->n_remain, error))
+      !attr_locs(node, "in_data_locs", n_body, among, &p->data_locs, &p->n_data, error) ||
+      !attr_locs(node, "in_state_locs", n_body, among, &p->state_locs, &p->n_states, error) ||
+      !attr_locs(node, "remain_locs", n_body, among, &p->remain_locs, &p->n_remain, error))
     return FALSE;
   if (p->n_data == 0)
     return ds_ops_attr_invalid(node, "in_data_locs",
@@ -683,11 +687,11 @@ static gboolean parse_while_loop(const DsNode *node, void *param, GError **error
   g_autofree char *node_inputs = g_strdup_printf("the node's %d inputs", p->n_inputs);
   int n_func = count_variables(func);
   g_autofree char *func_inputs = g_strdup_printf("func's %d inputs", n_func);
-  if (!attr_locs(node, "cond_input_locs", p->n_inputs, node_inputs, p->cond_input_locs,
+  if (!attr_locs(node, "cond_input_locs", p->n_inputs, node_inputs, &p->cond_input_locs,
                  &p->n_cond_inputs, error) ||
-      !attr_locs(node, "func_input_locs", p->n_inputs, node_inputs, p->func_input_locs,
+      !attr_locs(node, "func_input_locs", p->n_inputs, node_inputs, &p->func_input_locs,
                  &p->n_func_inputs, error) ||
-      !attr_locs(node, "func_var_locs", n_func, func_inputs, p->func_var_locs, &p->n_func_vars,
+      !attr_locs(node, "func_var_locs", n_func, func_inputs, &p->func_var_locs, &p->n_func_vars,
                  error) ||
       !check_feeds(node, "cond_input_locs", p->n_cond_inputs, cond, "cond", error) ||
       !check_feeds(node, "func_input_locs", p->n_func_inputs, func, "func", error) ||
@@ -892,11 +896,11 @@ static gboolean parse_cond(const DsNode *node, void *param, GError **error)
     return FALSE;
   p->n_inputs = p->num_args - 3;
   g_autofree char *among = g_strdup_printf("the node's %d inputs", p->n_inputs);
-  return attr_locs(node, "cond_input_locs", p->n_inputs, among, p->cond_input_locs,
+  return attr_locs(node, "cond_input_locs", p->n_inputs, among, &p->cond_input_locs,
                    &p->n_cond_inputs, error) &&
-         attr_locs(node, "then_input_locs", p->n_inputs, among, p->then_input_locs,
+         attr_locs(node, "then_input_locs", p->n_inputs, among, &p->then_input_locs,
                    &p->n_then_inputs, error) &&
-         attr_locs(node, "else_input_locs", p->n_inputs, among, p->else_input_locs,
+         attr_locs(node, "else_input_locs", p->n_inputs, among, &p->else_input_locs,
                    &p->n_else_inputs, error) &&
          check_feeds(node, "cond_input_locs", p->n_cond_inputs, cond, "cond", error) &&
          check_feeds(node, "then_input_locs", p->n_then_inputs, then_g, "the then branch", error) &&
@@ -1029,12 +1033,39 @@ static gboolean infer_type_cond(const DsNode *node, const void *param, DsDType *
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Freeing the loc lists */
+
+static void free_foreach_param(void *param)
+{
+  DsForeachParam *p = param;
+  g_free(p->data_locs);
+  g_free(p->state_locs);
+  g_free(p->remain_locs);
+}
+
+static void free_while_loop_param(void *param)
+{
+  DsWhileLoopParam *p = param;
+  g_free(p->cond_input_locs);
+  g_free(p->func_input_locs);
+  g_free(p->func_var_locs);
+}
+
+static void free_cond_param(void *param)
+{
+  DsCondParam *p = param;
+  g_free(p->cond_input_locs);
+  g_free(p->then_input_locs);
+  g_free(p->else_input_locs);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
 /* Owning the subgraphs they run is what DS_OP_TRAIT_CONTROL_FLOW says; a while loop's stacked
  * outputs also have a length only running it tells. The inputs are named arg0, arg1... (MXNet
  * calls them data0, data1...; the names here are one static list per op). */
-#define DS_CONTROL_OP(ID, NAME, TRAITS, PARAM, PARSE, NUM_IN, NUM_OUT, SHAPE, TYPE)                \
+#define DS_CONTROL_OP(ID, NAME, TRAITS, PARAM, PARSE, FREE, NUM_IN, NUM_OUT, SHAPE, TYPE)          \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -1042,6 +1073,7 @@ static gboolean infer_type_cond(const DsNode *node, const void *param, DsDType *
       .traits = TRAITS,                                                                            \
       .param_size = sizeof(PARAM),                                                                 \
       .parse = PARSE,                                                                              \
+      .free_param = FREE,                                                                          \
       .num_inputs = NUM_IN,                                                                        \
       .num_outputs = NUM_OUT,                                                                      \
       .num_visible_outputs = NUM_OUT,                                                              \
@@ -1051,12 +1083,13 @@ static gboolean infer_type_cond(const DsNode *node, const void *param, DsDType *
   };
 
 DS_CONTROL_OP(FOREACH, "_foreach", DS_OP_TRAIT_CONTROL_FLOW, DsForeachParam, parse_foreach,
-              foreach_num_inputs, foreach_num_outputs, infer_shape_foreach, infer_type_foreach)
+              free_foreach_param, foreach_num_inputs, foreach_num_outputs, infer_shape_foreach,
+              infer_type_foreach)
 DS_CONTROL_OP(WHILE_LOOP, "_while_loop", DS_OP_TRAIT_CONTROL_FLOW | DS_OP_TRAIT_DYNAMIC_SHAPE,
-              DsWhileLoopParam, parse_while_loop, while_loop_num_inputs, while_loop_num_outputs,
-              infer_shape_while_loop, infer_type_while_loop)
-DS_CONTROL_OP(COND, "_cond", DS_OP_TRAIT_CONTROL_FLOW, DsCondParam, parse_cond, cond_num_inputs,
-              cond_num_outputs, infer_shape_cond, infer_type_cond)
+              DsWhileLoopParam, parse_while_loop, free_while_loop_param, while_loop_num_inputs,
+              while_loop_num_outputs, infer_shape_while_loop, infer_type_while_loop)
+DS_CONTROL_OP(COND, "_cond", DS_OP_TRAIT_CONTROL_FLOW, DsCondParam, parse_cond, free_cond_param,
+              cond_num_inputs, cond_num_outputs, infer_shape_cond, infer_type_cond)
 
 void ds_ops_control_register(const DsOpDef **table)
 {

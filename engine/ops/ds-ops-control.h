@@ -9,6 +9,9 @@
  * inputs, as each field says. Parsing checks every loc is in range and every count matches the
  * subgraphs, so the executor (engine/ds-control-flow.c) can index with them unchecked.
  *
+ * A loc list has no fixed bound: an exported If may feed its branches hundreds of outer values.
+ * Each list is its own allocation, owned by the param and freed by the op's free_param.
+ *
  * num_args is MXNet's own count, which includes the subgraphs as symbol arguments: a node has
  * num_args - 1 inputs for `_foreach`, num_args - 2 for `_while_loop`, num_args - 3 for `_cond`.
  *
@@ -22,10 +25,6 @@
   X(FOREACH, "_foreach")                                                                           \
   X(WHILE_LOOP, "_while_loop")                                                                     \
   X(COND, "_cond")
-
-/* The most entries one loc list may hold; a longer list is an error naming the node. A fixed
- * bound keeps the params plain structs (no pointers to free or copy). */
-#define DS_CONTROL_MAX_LOCS 64
 
 /* _while_loop's max_iterations must lie in [1, DS_CONTROL_MAX_ITERATIONS]: a larger bound is
  * taken for a corrupt file rather than a loop anyone means to run. */
@@ -63,9 +62,9 @@ typedef struct {
   int n_data;       /* data arrays iterated over (at least one) */
   int n_states;     /* loop-carried states */
   int n_remain;     /* free variables */
-  int data_locs[DS_CONTROL_MAX_LOCS];   /* body input fed by data array j (in_data_locs) */
-  int state_locs[DS_CONTROL_MAX_LOCS];  /* body input fed by state k (in_state_locs) */
-  int remain_locs[DS_CONTROL_MAX_LOCS]; /* body input fed by free variable r (remain_locs) */
+  int *data_locs;   /* body input fed by data array j (in_data_locs) */
+  int *state_locs;  /* body input fed by state k (in_state_locs) */
+  int *remain_locs; /* body input fed by free variable r (remain_locs) */
 } DsForeachParam;
 
 /* _while_loop: `while cond(vars): outputs, vars = func(vars)` (MXNet's contrib.while_loop).
@@ -98,11 +97,11 @@ typedef struct {
   int64_t max_iterations; /* in [1, DS_CONTROL_MAX_ITERATIONS]; default
                            * DS_CONTROL_DEFAULT_MAX_ITERATIONS */
   int n_cond_inputs;      /* cond's variables */
-  int cond_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding cond input i */
+  int *cond_input_locs; /* node input feeding cond input i */
   int n_func_inputs;                        /* func's variables */
-  int func_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding func input i */
+  int *func_input_locs; /* node input feeding func input i */
   int n_func_vars;                          /* loop variables */
-  int func_var_locs[DS_CONTROL_MAX_LOCS];   /* func input holding loop variable k */
+  int *func_var_locs;   /* func input holding loop variable k */
 } DsWhileLoopParam;
 
 /* _cond: `then(...) if cond(...) else else(...)` (MXNet's contrib.cond).
@@ -120,9 +119,9 @@ typedef struct {
   int n_inputs;      /* the node's inputs: num_args - 3 */
   int num_outputs;   /* each branch's heads = the node's outputs */
   int n_cond_inputs; /* cond's variables */
-  int cond_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding cond input i */
+  int *cond_input_locs; /* node input feeding cond input i */
   int n_then_inputs;                        /* then's variables */
-  int then_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding then input i */
+  int *then_input_locs; /* node input feeding then input i */
   int n_else_inputs;                        /* else's variables */
-  int else_input_locs[DS_CONTROL_MAX_LOCS]; /* node input feeding else input i */
+  int *else_input_locs; /* node input feeding else input i */
 } DsCondParam;
