@@ -324,6 +324,9 @@ static void order_units(DsDynamicExecutor *dx, const int *unit_of_node, guint n_
   }
 }
 
+/* Every output needs its dtype before the run; a rank may be unknown (an If whose branches
+ * give different ranks), since the node that makes it sizes it, and the shape functions of
+ * the nodes after it decide theirs right before they run. */
 static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GError **error)
 {
   for (guint i = 0; i < graph->n_nodes; i++) {
@@ -332,10 +335,9 @@ static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GE
       continue;
     for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
       guint e = graph->node_row_ptr[i] + k;
-      if (symbolic->shapes[e].ndim < 0 || symbolic->dtypes[e] == DS_DTYPE_UNKNOWN) {
+      if (symbolic->dtypes[e] == DS_DTYPE_UNKNOWN) {
         g_set_error(error, DS_ERROR, DS_ERROR_SHAPE,
-                    "node '%s' (%s): the rank or dtype of output %u is not known, so it cannot "
-                    "run even dynamically",
+                    "node '%s' (%s): the dtype of output %u is not known, so it cannot run",
                     node->name, node->op_name, k);
         return FALSE;
       }
@@ -343,6 +345,7 @@ static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GE
   }
   return TRUE;
 }
+
 /* ---- control flow's subgraphs run on executors like this one ---- */
 
 static gpointer runner_create(DsGraph *graph, const DsGraphShapes *shapes, DsExprCtx *exprs,

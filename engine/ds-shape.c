@@ -60,6 +60,18 @@ void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node) { ctx->node = no
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx) { return ctx->node; }
 DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx) { return ctx->exprs; }
 GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx) { return ctx->notes; }
+
+void ds_shape_ctx_add_note(DsShapeCtx *ctx, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  char *note = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  if (g_ptr_array_find_with_equal_func(ctx->notes, note, g_str_equal, NULL))
+    g_free(note);
+  else
+    g_ptr_array_add(ctx->notes, note);
+}
 GPtrArray *ds_shape_ctx_get_guards(const DsShapeCtx *ctx) { return ctx->guards; }
 
 void ds_shape_ctx_add_guard(DsShapeCtx *ctx, DsDim dim, int64_t min, const char *what)
@@ -403,14 +415,10 @@ gboolean ds_shape_ctx_broadcast_dim(DsShapeCtx *ctx, DsDim a, DsDim b, DsDim *ou
     return TRUE;
   }
   *out = ds_dim_from_expr(ds_expr_max(ctx->exprs, x, y));
-  char *note = g_strdup_printf("%s: broadcast of %s and %s is undecided, so the result is "
-                               "max(%s, %s) (assume either > 1 to decide)",
-                               reason, xs, ys, xs, ys);
-  /* Inference reruns every node until nothing changes: say it once. */
-  if (g_ptr_array_find_with_equal_func(ctx->notes, note, g_str_equal, NULL))
-    g_free(note);
-  else
-    g_ptr_array_add(ctx->notes, note);
+  ds_shape_ctx_add_note(ctx,
+                        "%s: broadcast of %s and %s is undecided, so the result is max(%s, %s) "
+                        "(assume either > 1 to decide)",
+                        reason, xs, ys, xs, ys);
   return TRUE;
 }
 

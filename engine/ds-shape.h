@@ -58,8 +58,11 @@ DsShapeCtx *ds_shape_ctx_new(void);
 DsShapeCtx *ds_shape_ctx_new_symbolic(DsExprCtx *exprs);
 /* The expression engine, or NULL for concrete inference. */
 DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx);
-/* Notes on broadcasts the facts could not decide, as text (borrowed). */
+/* Notes on what inference could not decide (a broadcast, which branch runs), as text
+ * (borrowed). */
 GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx);
+/* Adds a note, once: inference reruns every node until nothing changes. */
+void ds_shape_ctx_add_note(DsShapeCtx *ctx, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* A guard: a condition `expr >= min` an op needs but the facts do not prove (a kernel no
  * larger than its padded input). Evaluating shapes for a binding checks every guard, so a

@@ -771,6 +771,26 @@ static void test_cond_shapes(void)
   assert_error_has(got, "choose",
                    "output 0: the then branch gives shape (2,), but the else branch gives (1,)");
 
+  /* ONNX's rule allows it: the length is data-dependent, bounded by the longer branch, and
+   * the run decides it. Any other rule name is an error naming the attribute. */
+  g_autofree char *any = cond_doc("\"__shape__\": \"(1,)\"", "\"__shape__\": \"(1,)\"",
+                                  COND_OK ", \"__branch_shapes__\": \"any\"", "elemwise_mul",
+                                  then_cat, ELSE_MUL);
+  g_autoptr(DsGraph) ga = load_text(any);
+  Sym sa;
+  sym_infer(&sa, ga, NULL);
+  g_assert_cmpstr(sa.heads, ==, "(u0,)");
+  GPtrArray *notes = ds_shape_ctx_get_notes(sa.ctx);
+  g_assert_cmpuint(notes->len, ==, 1);
+  g_assert_nonnull(strstr(notes->pdata[0], "(2,) from the then branch and (1,) from the else"));
+  sym_clear(&sa);
+  g_autofree char *got_any = infer_concrete(ga, NULL, FALSE, NULL);
+  g_assert_cmpstr(got_any, ==, "(?,)");
+  g_autofree char *odd = cond_doc("\"__shape__\": \"(1,)\"", "\"__shape__\": \"(1,)\"",
+                                  COND_OK ", \"__branch_shapes__\": \"some\"", "elemwise_mul",
+                                  then_cat, ELSE_MUL);
+  check_load_error(odd, DS_ERROR_PARSE, "choose", "__branch_shapes__");
+
   /* Symbolically, the branches' shapes are merged: then gives a's length, else b's (the
    * condition broadcasts, so it leaves them apart). */
   static const char then_a[] =

@@ -15,7 +15,8 @@ RoiAlign's modes; a float16 model; quantized models (integer products and QLinea
 MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them; conversion
 to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
 written before their producers (sorted as ONNX Runtime does) and a cycle; If, Loop and Scan
-capturing or scanning far more values than any fixed bound would allow.
+capturing or scanning far more values than any fixed bound would allow; If branches giving
+different shapes or ranks, one of them not inferable.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -789,6 +790,56 @@ def test_many_captures(tmp):
     return "If with %d captures, Loop with %d, Scan over %d inputs" % (n, n_loop, n_scan)
 
 
+def test_if_branch_shapes(tmp):
+    # PyTorch exports squeeze(x, 2) on a dynamic dim as an If: Squeeze when the dim is 1, else
+    # Identity. The branches give different ranks, and the then branch cannot be inferred
+    # while s is not known to be 1; a second If gives (2, 3) or (5, 3).
+    then_g = h.make_graph([h.make_node("Squeeze", ["x", "axis2"], ["t"])], "then", [],
+                          [vi("t", T.FLOAT, None)])
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [],
+                          [vi("e", T.FLOAT, None)])
+    rows_then = h.make_graph([h.make_node("Constant", [], ["r2"],
+                                          value=nh.from_array(np.ones((2, 3), np.float32)))],
+                             "rows_then", [], [vi("r2", T.FLOAT, [2, 3])])
+    rows_else = h.make_graph([h.make_node("Constant", [], ["r5"],
+                                          value=nh.from_array(np.zeros((5, 3), np.float32)))],
+                             "rows_else", [], [vi("r5", T.FLOAT, [5, 3])])
+    nodes = [
+        h.make_node("Shape", ["x"], ["shape"]),
+        h.make_node("Gather", ["shape", "two"], ["dim"], axis=0),
+        h.make_node("Equal", ["dim", "one"], ["is_one"]),
+        h.make_node("If", ["is_one"], ["y"], then_branch=then_g, else_branch=else_g,
+                    name="squeeze_if"),
+        h.make_node("Relu", ["y"], ["z"]),
+        h.make_node("If", ["is_one"], ["rows"], then_branch=rows_then, else_branch=rows_else,
+                    name="rows_if"),
+    ]
+    g = h.make_graph(nodes, "squeeze", [vi("x", T.FLOAT, [1, 4, "s"])],
+                     [vi("z", T.FLOAT, None), vi("rows", T.FLOAT, None)],
+                     [nh.from_array(np.array(2, np.int64), "two"),
+                      nh.from_array(np.array(1, np.int64), "one"),
+                      nh.from_array(np.array([2], np.int64), "axis2")])
+    model = save(g, os.path.join(tmp, "squeeze_if.onnx"), opset=13)
+    shapes = json.loads(dynscope("--shapes", model, "--json").stdout)
+    text = dynscope("--shapes", model).stdout
+    if not re.search(r"squeeze_if\S*\s+_cond\s+\?", text) or \
+            not re.search(r"rows_if\S*\s+_cond\s+\(u\d+, 3\)", text):
+        raise Failure("--shapes: " + text)
+    notes = shapes.get("undecided", [])
+    if not any("then branch cannot be inferred" in n for n in notes) or \
+            not any("(2, 3) from the then branch and (5, 3)" in n for n in notes):
+        raise Failure("notes: %r" % notes)
+    rng = np.random.default_rng(3)
+    for s in (1, 5):
+        x = rng.standard_normal((1, 4, s)).astype(np.float32)
+        out = run_model(tmp, model, {"x": x})
+        want = np.maximum(x, 0)
+        check_close("z (s=%d)" % s, out["z"], want[:, :, 0] if s == 1 else want)
+        check_close("rows (s=%d)" % s, out["rows"],
+                    np.ones((2, 3), np.float32) if s == 1 else np.zeros((5, 3), np.float32))
+    return "ranks 2 and 3 by s; (2, 3) or (5, 3)"
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -827,6 +878,7 @@ def main():
         ("nodes out of order are sorted; a cycle is an error naming a node",
          test_node_order),
         ("If, Loop and Scan capturing or scanning 70 to 180 values", test_many_captures),
+        ("If branches of different shapes and ranks; one not inferable", test_if_branch_shapes),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

@@ -115,7 +115,7 @@ int ds_cli_shapes(const DsCliOptions *options)
         cJSON_AddStringToObject(item, "reason", f->reason);
       cJSON_AddItemToArray(facts_json, item);
     }
-    cJSON *notes_json = cJSON_AddArrayToObject(root, "undecided_broadcasts");
+    cJSON *notes_json = cJSON_AddArrayToObject(root, "undecided");
     for (guint i = 0; i < notes->len; i++)
       cJSON_AddItemToArray(notes_json, cJSON_CreateString(notes->pdata[i]));
     char *text = cJSON_Print(root);
@@ -151,7 +151,7 @@ int ds_cli_shapes(const DsCliOptions *options)
       printf("  %s\n", f->text);
   }
   if (notes->len > 0) {
-    printf("\nundecided broadcasts:\n");
+    printf("\nundecided:\n");
     for (guint i = 0; i < notes->len; i++)
       printf("  %s\n", (char *)notes->pdata[i]);
   }

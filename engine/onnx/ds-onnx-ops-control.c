@@ -319,6 +319,7 @@ static gboolean translate_if(DsOnnxBuilder *b, const DsOnnxNode *node, GError **
   attrs_add(&a, "cond_input_locs", fmt_locs(b, cond_locs));
   attrs_add(&a, "then_input_locs", fmt_locs(b, then_locs));
   attrs_add(&a, "else_input_locs", fmt_locs(b, else_locs));
+  attrs_add(&a, "__branch_shapes__", "any"); /* ONNX's rule (see DsCondParam) */
   DsNode *n = ds_onnx_emit_control(b, node, "_cond", NULL, (DsEntry *)inputs->data, inputs->len,
                                    subgraphs, 3, a.keys, a.values, a.n, error);
   return n != NULL && ds_onnx_bind_outputs(b, node, n, error);

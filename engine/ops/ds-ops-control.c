@@ -14,6 +14,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-expr.h"
 #include "ds-infer.h"
 #include "ds-ops-common.h"
 
@@ -895,6 +896,11 @@ static gboolean parse_cond(const DsNode *node, void *param, GError **error)
       !attr_count(node, "num_outputs", 1, &p->num_outputs, error))
     return FALSE;
   p->n_inputs = p->num_args - 3;
+  static const char *const branch_shapes[] = {"same", "any", NULL};
+  int rule;
+  if (!ds_node_attr_enum(node, "__branch_shapes__", branch_shapes, 0, &rule, error))
+    return FALSE;
+  p->any_branch_shapes = rule == 1;
   g_autofree char *among = g_strdup_printf("the node's %d inputs", p->n_inputs);
   return attr_locs(node, "cond_input_locs", p->n_inputs, among, &p->cond_input_locs,
                    &p->n_cond_inputs, error) &&
@@ -920,6 +926,18 @@ static int cond_num_outputs(const void *param)
   return ((const DsCondParam *)param)->num_outputs;
 }
 
+/* A node output the branches may give differently: seeding a branch's head with it would
+ * equate the branch's own dim with the data-dependent one (or clash on the rank). */
+static gboolean decided_by_branch(const DsShape *s)
+{
+  if (s->ndim < 0)
+    return TRUE;
+  for (int d = 0; d < s->ndim; d++)
+    if (s->dims[d].expr != NULL && ds_expr_is_unbacked(s->dims[d].expr))
+      return TRUE;
+  return FALSE;
+}
+
 /* One branch, its heads seeded (or not) from the node's outputs as they were on entry. */
 static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int which, const int *locs,
                                    int n, DsShape *in, const DsShape *out, int n_out, gboolean seed,
@@ -931,7 +949,7 @@ static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int whic
   for (int i = 0; i < n; i++)
     b_in[i] = in[locs[i]];
   for (int h = 0; h < n_out; h++)
-    b_out[h] = seed ? out[h] : DS_SHAPE_UNKNOWN;
+    b_out[h] = seed && !decided_by_branch(&out[h]) ? out[h] : DS_SHAPE_UNKNOWN;
   *explained = FALSE;
   if (!infer_sub_shapes(ctx, node, sub, name, b_in, b_out, error))
     return FALSE;
@@ -939,21 +957,72 @@ static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int whic
   return shapes_back(ctx, sub, name, locs, n, b_in, in, error);
 }
 
-/* MXNet's CondShape: both branches give the node's outputs, so their shapes must agree. */
-static gboolean cond_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const void *param,
-                                   DsShape *in, DsShape *out, gboolean seed, gboolean *explained,
-                                   GError **error)
+/* Two dims the facts show equal: the same constant or the same (hash-consed) expression. */
+static gboolean same_dim(DsDim a, DsDim b)
 {
-  const DsCondParam *p = param;
-  int n_out = p->num_outputs;
-  if (!infer_cond_shapes(ctx, node, p->cond_input_locs, p->n_cond_inputs, in, explained, error))
-    return FALSE;
-  g_autofree DsShape *t_out = new_unknown_shapes(n_out), *e_out = new_unknown_shapes(n_out);
-  if (!cond_branch_shapes(ctx, node, 1, p->then_input_locs, p->n_then_inputs, in, out, n_out, seed,
-                          t_out, explained, error) ||
-      !cond_branch_shapes(ctx, node, 2, p->else_input_locs, p->n_else_inputs, in, out, n_out, seed,
-                          e_out, explained, error))
-    return FALSE;
+  return a.expr == b.expr && a.value == b.value && ds_dim_is_known(a);
+}
+
+/* Node output `h` from its branches' shapes `t` and `e`, either unknown where that branch could
+ * not be inferred (`t_failed`, `e_failed`). ONNX lets the branches differ (an exported squeeze
+ * of a dynamic dim gives (1, 128) or (1, 128, 1)), so what they do not share is decided by the
+ * branch that runs: a dim they give differently becomes data-dependent, bounded by the larger
+ * (made once: `current` holds what an earlier call made), and different ranks, or a branch that
+ * cannot be inferred, leave the rank to the run. A branch merely not inferred yet (its inputs
+ * still unknown) takes the other's shape, as MXNet's CondShape does. */
+static DsShape merge_branch_shapes(DsShapeCtx *ctx, const DsShape *t, gboolean t_failed,
+                                   const DsShape *e, gboolean e_failed, const DsShape *current)
+{
+  if (t_failed || e_failed)
+    return DS_SHAPE_UNKNOWN;
+  if (t->ndim < 0)
+    return *e;
+  if (e->ndim < 0)
+    return *t;
+  if (t->ndim != e->ndim)
+    return DS_SHAPE_UNKNOWN;
+  DsShape merged = {.ndim = t->ndim};
+  for (int d = 0; d < t->ndim; d++) {
+    DsDim a = t->dims[d], b = e->dims[d];
+    if (!ds_dim_is_known(a) || !ds_dim_is_known(b) || same_dim(a, b)) {
+      merged.dims[d] = ds_dim_is_known(a) ? a : b;
+      continue;
+    }
+    DsDim made = current->ndim == t->ndim && current->dims[d].expr != NULL &&
+                         ds_expr_is_unbacked(current->dims[d].expr)
+                     ? current->dims[d]
+                     : DS_DIM_UNKNOWN;
+    merged.dims[d] = ds_shape_ctx_unbacked_dim(ctx, made, ds_dim_max(ctx, a, b));
+  }
+  return merged;
+}
+
+/* One branch's shapes; a branch that cannot be inferred (a squeeze of a dim only the other
+ * branch's condition rules out) is no error while the other branch can be: only running it
+ * would fail, with this same message. `*failed` says so; `first` keeps the message. */
+static gboolean try_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int which, const int *locs,
+                                  int n, DsShape *in, const DsShape *out, int n_out, gboolean seed,
+                                  DsShape *b_out, gboolean *failed, GError **first)
+{
+  gboolean explained;
+  GError *local = NULL;
+  *failed = !cond_branch_shapes(ctx, node, which, locs, n, in, out, n_out, seed, b_out,
+                                &explained, &local);
+  if (!*failed)
+    return TRUE;
+  for (int h = 0; h < n_out; h++)
+    b_out[h] = DS_SHAPE_UNKNOWN;
+  if (*first == NULL)
+    g_propagate_error(first, local);
+  else
+    g_clear_error(&local);
+  return FALSE;
+}
+
+/* MXNet's CondShape: both branches give the node's outputs, so their shapes must agree. */
+static gboolean merge_same_shapes(DsShapeCtx *ctx, const DsShape *t_out, const DsShape *e_out,
+                                  DsShape *out, int n_out, GError **error)
+{
   char what[48];
   for (int h = 0; h < n_out; h++) {
     g_snprintf(what, sizeof what, "output %d", h);
@@ -972,6 +1041,85 @@ static gboolean cond_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const vo
       return FALSE;
   }
   return TRUE;
+}
+
+/* Whether two known shapes differ in rank or in a dim both know. */
+static gboolean branches_differ(const DsShape *t, const DsShape *e)
+{
+  if (t->ndim != e->ndim)
+    return TRUE;
+  for (int d = 0; d < t->ndim; d++)
+    if (ds_dim_is_known(t->dims[d]) && ds_dim_is_known(e->dims[d]) &&
+        !same_dim(t->dims[d], e->dims[d]))
+      return TRUE;
+  return FALSE;
+}
+
+/* ONNX's If: what the branches do not share is decided by the one that runs. */
+static gboolean merge_any_shapes(DsShapeCtx *ctx, const DsNode *node, const DsShape *t_out,
+                                 gboolean t_failed, const DsShape *e_out, gboolean e_failed,
+                                 DsShape *out, int n_out, GError **error)
+{
+  char what[48];
+  for (int h = 0; h < n_out; h++) {
+    g_snprintf(what, sizeof what, "output %d", h);
+    DsShape merged = merge_branch_shapes(ctx, &t_out[h], t_failed, &e_out[h], e_failed, &out[h]);
+    if (!t_failed && !e_failed && t_out[h].ndim >= 0 && e_out[h].ndim >= 0 &&
+        branches_differ(&t_out[h], &e_out[h])) {
+      g_autofree char *st = ds_shape_to_string(&t_out[h]), *se = ds_shape_to_string(&e_out[h]);
+      ds_shape_ctx_add_note(ctx, "node '%s' (_cond): output %d is %s from the then branch and %s "
+                            "from the else branch: the branch that runs decides",
+                            node->name, h, st, se);
+    }
+    if (merged.ndim >= 0 && !ds_ops_assign_shape(ctx, &out[h], &merged, what, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* The node's output shapes from its branches' (see DsCondParam for the two rules). */
+static gboolean cond_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, gboolean seed, gboolean *explained,
+                                   GError **error)
+{
+  const DsCondParam *p = param;
+  int n_out = p->num_outputs;
+  if (!infer_cond_shapes(ctx, node, p->cond_input_locs, p->n_cond_inputs, in, explained, error))
+    return FALSE;
+  g_autofree DsShape *t_out = new_unknown_shapes(n_out), *e_out = new_unknown_shapes(n_out);
+  if (!p->any_branch_shapes)
+    return cond_branch_shapes(ctx, node, 1, p->then_input_locs, p->n_then_inputs, in, out, n_out,
+                              seed, t_out, explained, error) &&
+           cond_branch_shapes(ctx, node, 2, p->else_input_locs, p->n_else_inputs, in, out, n_out,
+                              seed, e_out, explained, error) &&
+           merge_same_shapes(ctx, t_out, e_out, out, n_out, error);
+
+  GError *first = NULL;
+  gboolean t_failed, e_failed;
+  try_branch_shapes(ctx, node, 1, p->then_input_locs, p->n_then_inputs, in, out, n_out, seed,
+                    t_out, &t_failed, &first);
+  try_branch_shapes(ctx, node, 2, p->else_input_locs, p->n_else_inputs, in, out, n_out, seed,
+                    e_out, &e_failed, &first);
+  if (t_failed && e_failed) {
+    *explained = FALSE;
+    g_propagate_error(error, first);
+    return FALSE;
+  }
+  if (first != NULL) {
+    const char *which = t_failed ? "then" : "else";
+    /* The message names this node already: keep what comes after. */
+    g_autofree char *prefix =
+        g_strdup_printf("node '%s' (%s): in its %s branch: ", node->name, node->op_name, which);
+    const char *why = first->message;
+    if (g_str_has_prefix(why, prefix))
+      why += strlen(prefix);
+    ds_shape_ctx_add_note(ctx, "node '%s' (_cond): the %s branch cannot be inferred, so it fails "
+                          "if it runs: %s",
+                          node->name, which, why);
+    g_clear_error(&first);
+  }
+  *explained = TRUE;
+  return merge_any_shapes(ctx, node, t_out, t_failed, e_out, e_failed, out, n_out, error);
 }
 
 static gboolean infer_shape_cond(DsShapeCtx *ctx, const DsNode *node, const void *param,

@@ -112,7 +112,14 @@ typedef struct {
  *   else input i <- node input else_input_locs[i]
  * cond's one output (a single element, shape (1,) or ()) picks the branch: nonzero runs then,
  * zero runs else. The node's num_outputs outputs are the chosen branch's heads; both branches
- * have num_outputs heads, of the same shapes and dtypes.
+ * have num_outputs heads, of the same dtypes and, as MXNet requires, the same shapes.
+ *
+ * ONNX's If lets the branches give different shapes, even ranks (an exported squeeze of a
+ * dynamic dim gives (1, 128) or (1, 128, 1)), and ONNX Runtime runs a branch that could not be
+ * inferred until it is taken. The hidden attribute __branch_shapes__="any" (which MXNet's
+ * parser skips, as it skips every __name__) asks for that: a dim the branches give differently
+ * is data-dependent, different ranks leave the output's rank to the run, and one branch that
+ * cannot be inferred is no error while the other can be. The importer sets it on every If.
  */
 typedef struct {
   int num_args;      /* MXNet's count: the node's inputs + 3 (cond, then and else) */
@@ -124,4 +131,5 @@ typedef struct {
   int *then_input_locs; /* node input feeding then input i */
   int n_else_inputs;                        /* else's variables */
   int *else_input_locs; /* node input feeding else input i */
+  gboolean any_branch_shapes; /* __branch_shapes__="any": ONNX's If, not MXNet's rule */
 } DsCondParam;
