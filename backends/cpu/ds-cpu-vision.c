@@ -1,11 +1,13 @@
 /* ds-cpu-vision.c: CPU kernels of the vision family (float32): box_nms, ROIAlign, adaptive
  * average pooling and Deconvolution; and ONNX's Resize (_contrib_resize and its dynamic form,
- * every numeric dtype, computed in double), NonMaxSuppression and GridSample (float32 and
- * float64, positions in double).
+ * every numeric dtype), NonMaxSuppression and GridSample (float32 and float64, positions in
+ * double).
  *
- * Resize computes, for every output element, each axis' taps (input positions and weights) as
- * ONNX's reference does, and sums over their combinations; axes left at scale 1 have a single
- * tap. NonMaxSuppression sorts each class' candidates by score and keeps a box unless one kept
+ * Resize in float32 linear and cubic mode computes as ONNX Runtime's CPU kernel does, bit for
+ * bit: per-axis tables of neighbours and weights built once per call in float, and its order of
+ * products and sums (see ort_resize_run). Nearest mode and the other dtypes compute, for every
+ * output element, each axis' taps (input positions and weights) in double as ONNX's reference
+ * does, and sum over their combinations; axes left at scale 1 have a single tap. NonMaxSuppression sorts each class' candidates by score and keeps a box unless one kept
  * before overlaps it by more than the IoU threshold (ONNX Runtime's test: an empty box never
  * suppresses).
  *
@@ -1082,10 +1084,364 @@ static void resize_worker(void *ctx, int64_t begin, int64_t end)
   }
 }
 
+/* Linear and cubic float32 resizing in ONNX Runtime's arithmetic. Its CPU kernel maps output
+ * positions to input coordinates in float, builds per-axis tables of neighbours and weights
+ * once per call, and sums the weighted neighbours in a fixed order; the last bit of its results
+ * depends on each of these steps, and a DynamicQuantizeLinear after a Resize turns one-ulp
+ * differences into whole quantization steps. So float32 linear and cubic follow it step by
+ * step (GCC must not fuse the products and sums into FMAs here, as the rest of the backend
+ * lets it):
+ *
+ * - coordinates in float, per mode as ONNX Runtime writes them; an axis at scale 1 maps o to o;
+ *   align_corners keeps ONNX's scale * in for the output length when scales are given (ONNX's
+ *   own tests check it; ONNX Runtime uses the floored dim there);
+ * - linear: the coordinate clamped to [0, in - 1], neighbours i1 = trunc, i2 = min(i1 + 1,
+ *   in - 1), weights d1 = |x - i1| for i2 and d2 = |x - i2| for i1 (0.5 each when i1 == i2);
+ *   each term's weight is the innermost axis' weight times the next axis' ... times the
+ *   outermost's, and the terms are added left to right, the outermost axis' neighbour slowest;
+ * - cubic: Keys' coefficients of s = x - floor(x) in float; the innermost axis sums
+ *   (c / sum) * X from 0, each outer axis sums (inner * c) / sum from 0 (sum is 1 unless
+ *   exclude_outside zeroes the coefficients of neighbours outside the input);
+ * - which axes are interpolated is ONNX Runtime's choice: both of a 2-D input, H and W of a
+ *   4-D NCHW (scales 1, 1, h, w) or NHWC (1, h, w, 1) input, all three of a 3-D input, the last
+ *   three of a 5-D (1, 1, d, h, w); the others it refuses, and here any axis whose size or
+ *   scale changes is interpolated, in the same order;
+ * - an output shaped like its input is a copy. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
+/* One output position's neighbours along one axis. */
+typedef struct {
+  int64_t off[4]; /* input offsets (index times the axis' stride), clamped to the axis */
+  float w[4];     /* linear: d2, d1; cubic: the coefficients (0 outside with exclude_outside) */
+  float wq[4];    /* cubic: w / sum, as the innermost axis applies them */
+  float sum;      /* cubic: the coefficients' sum */
+  bool outside;   /* tf_crop_and_resize: the coordinate lies outside the input */
+} ResizeTap;
+
+typedef struct {
+  int64_t in, out, stride;
+  float scale, out_len, align_len, roi_start, roi_end;
+  bool interp;          /* resampled; otherwise out == in and o reads o */
+  const ResizeTap *tab; /* out taps, or NULL: computed where needed */
+} OrtAxis;
+
+typedef struct {
+  const DsResizeParam *p;
+  int ndim, n_interp;
+  int interp[DS_MAX_NDIM]; /* the interpolated axes, outermost first */
+  OrtAxis axis[DS_MAX_NDIM];
+  float extrapolation;
+  const float *in;
+  float *out;
+} OrtResizeJob;
+
+/* The input coordinate of output position `o`, in float as ONNX Runtime computes it. */
+static float ort_coord(DsResizeCoord coord, const OrtAxis *a, float x)
+{
+  float in = (float)a->in;
+  switch (coord) {
+  case DS_RESIZE_ASYMMETRIC:
+    return x / a->scale;
+  case DS_RESIZE_ALIGN_CORNERS:
+    return a->align_len == 1 ? 0 : x * (in - 1) / (a->align_len - 1);
+  case DS_RESIZE_PYTORCH_HALF_PIXEL:
+    return a->out_len > 1 ? (x + 0.5f) / a->scale - 0.5f : 0.0f;
+  case DS_RESIZE_TF_HALF_PIXEL_FOR_NEAREST:
+    return (x + 0.5f) / a->scale;
+  case DS_RESIZE_TF_CROP_AND_RESIZE:
+    if (a->out_len > 1)
+      return a->roi_start * (in - 1) +
+             (x * (a->roi_end - a->roi_start) * (in - 1)) / (a->out_len - 1);
+    /* ONNX Runtime takes the middle in double here. */
+    return (float)(0.5 * (double)(a->roi_start + a->roi_end) * (double)(in - 1));
+  default: /* half_pixel */
+    return ((x + 0.5f) / a->scale) - 0.5f;
+  }
+}
+
+/* Keys' four coefficients at fraction s, in ONNX Runtime's float expression order. */
+static void ort_cubic_coeffs(float s, float A, float c[4])
+{
+  float t = fabsf(s);
+  float u = t + 1, v = 1 - t, w = 2 - t;
+  c[0] = ((A * u - 5 * A) * u + 8 * A) * u - 4 * A;
+  c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+  c[2] = ((A + 2) * v - (A + 3)) * v * v + 1;
+  c[3] = ((A * w - 5 * A) * w + 8 * A) * w - 4 * A;
+}
+
+static void ort_tap(const DsResizeParam *p, const OrtAxis *a, int64_t o, ResizeTap *t)
+{
+  float x = a->scale == 1.0f ? (float)o : ort_coord(p->coord, a, (float)o);
+  float last = (float)(a->in - 1);
+  t->outside = p->coord == DS_RESIZE_TF_CROP_AND_RESIZE && (x < 0 || x > last);
+  if (p->mode == DS_RESIZE_LINEAR) {
+    /* std::max(0, std::min(x, last)), NaN included */
+    float v = last < x ? last : x;
+    v = 0 < v ? v : 0;
+    int64_t i1 = MIN((int64_t)v, a->in - 1), i2 = MIN(i1 + 1, a->in - 1);
+    float d1 = fabsf(v - (float)i1), d2 = fabsf(v - (float)i2);
+    if (i1 == i2)
+      d1 = d2 = 0.5f;
+    t->off[0] = i1 * a->stride;
+    t->off[1] = i2 * a->stride;
+    t->w[0] = d2;
+    t->w[1] = d1;
+    return;
+  }
+  float fl = floorf(x);
+  int64_t base = (int64_t)fl;
+  float c[4];
+  ort_cubic_coeffs(x - (float)base, (float)p->cubic_coeff_a, c);
+  float sum = 1;
+  if (p->exclude_outside) {
+    sum = 0;
+    for (int k = 0; k < 4; k++) {
+      int64_t i = base - 1 + k;
+      if (i < 0 || i >= a->in)
+        c[k] = 0;
+      sum += c[k];
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    int64_t i = base - 1 + k;
+    t->off[k] = (i < 0 ? 0 : (i >= a->in ? a->in - 1 : i)) * a->stride;
+    t->w[k] = c[k];
+    t->wq[k] = c[k] / sum;
+  }
+  t->sum = sum;
+}
+
+/* Axis `a`'s taps at `o`: from its table, or computed into `tmp`. */
+static inline const ResizeTap *ort_tap_at(const OrtResizeJob *job, const OrtAxis *a, int64_t o,
+                                          ResizeTap *tmp)
+{
+  if (a->tab != NULL)
+    return &a->tab[o];
+  ort_tap(job->p, a, o, tmp);
+  return tmp;
+}
+
+/* Linear: the 2^n terms over the interpolated axes' taps `t` (outermost first), from input
+ * offset `base`. */
+static float ort_linear_at(const float *in, int n, const ResizeTap *const *t, int64_t base)
+{
+  float acc = 0;
+  for (int combo = 0; combo < (1 << n); combo++) {
+    int64_t off = base;
+    for (int j = 0; j < n; j++)
+      off += t[j]->off[(combo >> (n - 1 - j)) & 1];
+    float coef = t[n - 1]->w[combo & 1];
+    for (int j = n - 2; j >= 0; j--)
+      coef *= t[j]->w[(combo >> (n - 1 - j)) & 1];
+    float term = coef * in[off];
+    acc = combo == 0 ? term : acc + term;
+  }
+  return acc;
+}
+
+/* Cubic: the sum over axis j's four taps of the sums within (innermost: (c / sum) * X). */
+static float ort_cubic_at(const float *in, int n, const ResizeTap *const *t, int j, int64_t base)
+{
+  float acc = 0;
+  if (j == n - 1) {
+    for (int k = 0; k < 4; k++)
+      acc += t[j]->wq[k] * in[base + t[j]->off[k]];
+    return acc;
+  }
+  for (int k = 0; k < 4; k++)
+    acc += ort_cubic_at(in, n, t, j + 1, base + t[j]->off[k]) * t[j]->w[k] / t[j]->sum;
+  return acc;
+}
+
+/* 2-D bilinear along a row whose last axis is interpolated: ty holds the row's taps. */
+static void ort_bilinear_row(const OrtResizeJob *job, const ResizeTap *ty, int64_t base,
+                             float *dst)
+{
+  const OrtAxis *ax = &job->axis[job->ndim - 1];
+  const float *r1 = job->in + base + ty->off[0], *r2 = job->in + base + ty->off[1];
+  float dy2 = ty->w[0], dy1 = ty->w[1];
+  ResizeTap tmp;
+  for (int64_t x = 0; x < ax->out; x++) {
+    const ResizeTap *tx = ort_tap_at(job, ax, x, &tmp);
+    if (tx->outside) {
+      dst[x] = job->extrapolation;
+      continue;
+    }
+    float dx2 = tx->w[0], dx1 = tx->w[1];
+    int64_t x1 = tx->off[0], x2 = tx->off[1];
+    dst[x] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] + dx2 * dy1 * r2[x1] + dx1 * dy1 * r2[x2];
+  }
+}
+
+static void ort_resize_rows(void *ctx, int64_t begin, int64_t end)
+{
+  const OrtResizeJob *job = ctx;
+  int nd = job->ndim, n = job->n_interp;
+  const OrtAxis *last = &job->axis[nd - 1];
+  bool last_interp = last->interp;
+  ResizeTap tmp[DS_MAX_NDIM];
+  const ResizeTap *t[DS_MAX_NDIM];
+  for (int64_t row = begin; row < end; row++) {
+    float *dst = job->out + row * last->out;
+    /* The row's outer coordinates: their offsets, and the taps of the interpolated ones. */
+    int64_t rest = row, base = 0;
+    bool outside = false;
+    int j = last_interp ? n - 2 : n - 1;
+    for (int d = nd - 2; d >= 0; d--) {
+      const OrtAxis *a = &job->axis[d];
+      int64_t o = rest % a->out;
+      rest /= a->out;
+      if (!a->interp) {
+        base += o * a->stride;
+        continue;
+      }
+      t[j] = ort_tap_at(job, a, o, &tmp[j]);
+      outside |= t[j]->outside;
+      j--;
+    }
+    if (outside) {
+      for (int64_t x = 0; x < last->out; x++)
+        dst[x] = job->extrapolation;
+      continue;
+    }
+    if (job->p->mode == DS_RESIZE_LINEAR && last_interp && n == 2) {
+      ort_bilinear_row(job, t[0], base, dst);
+      continue;
+    }
+    for (int64_t x = 0; x < last->out; x++) {
+      int64_t off = base;
+      if (last_interp) {
+        t[n - 1] = ort_tap_at(job, last, x, &tmp[n - 1]);
+        if (t[n - 1]->outside) {
+          dst[x] = job->extrapolation;
+          continue;
+        }
+      } else {
+        off += x;
+      }
+      dst[x] = job->p->mode == DS_RESIZE_LINEAR ? ort_linear_at(job->in, n, t, off)
+                                                 : ort_cubic_at(job->in, n, t, 0, off);
+    }
+  }
+}
+
+#pragma GCC pop_options
+
+/* The axes ONNX Runtime interpolates for this layout (see above); false when every output dim
+ * equals its input dim. */
+static bool ort_choose_axes(OrtResizeJob *job)
+{
+  int nd = job->ndim;
+  OrtAxis *a = job->axis;
+  bool same = true, pick[DS_MAX_NDIM] = {false};
+  for (int d = 0; d < nd; d++)
+    same &= a[d].in == a[d].out;
+  if (same)
+    return false;
+  /* Axes a layout leaves alone must keep their size (tf_crop_and_resize's roi may shrink them
+   * by the spec's shape rule; then every changed axis is interpolated instead). */
+#define KEPT(d) (a[d].scale == 1.0f && a[d].in == a[d].out)
+  bool linear = job->p->mode == DS_RESIZE_LINEAR;
+  if (nd == 2 || (linear && nd == 3)) {
+    for (int d = 0; d < nd; d++)
+      pick[d] = true;
+  } else if (nd == 4 && KEPT(0) && KEPT(1)) {
+    pick[2] = pick[3] = true;
+  } else if (linear && nd == 4 && KEPT(0) && KEPT(3)) {
+    pick[1] = pick[2] = true;
+  } else if (linear && nd == 5 && KEPT(0) && KEPT(1)) {
+    pick[2] = pick[3] = pick[4] = true;
+  } else {
+    for (int d = 0; d < nd; d++)
+      pick[d] = !KEPT(d);
+  }
+#undef KEPT
+  job->n_interp = 0;
+  for (int d = 0; d < nd; d++) {
+    a[d].interp = pick[d];
+    if (pick[d])
+      job->interp[job->n_interp++] = d;
+  }
+  return true;
+}
+
+/* Room for the taps of every output position of every axis (the interpolated ones use it). */
+static size_t ort_table_bytes(const DsTensor *out)
+{
+  size_t n = 0;
+  for (int d = 0; d < out->ndim; d++)
+    n += (size_t)MAX(out->shape[d], 0);
+  return n * sizeof(ResizeTap);
+}
+
+/* Small tables of the dynamic form, whose output size the planner cannot see, live on the
+ * stack; larger ones are computed where needed. */
+#define ORT_STACK_TAPS 256
+
+/* `tables`: ort_table_bytes(out) bytes for the taps, or NULL. */
+static DsStatus ort_resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTensor *out,
+                               const double *scales, const double *roi, ResizeTap *tables)
+{
+  const DsTensor *in = &ctx->inputs[0];
+  int nd = in->ndim;
+  OrtResizeJob job = {.p = p, .ndim = nd, .in = in->data, .out = out->data,
+                      .extrapolation = (float)p->extrapolation_value};
+  int64_t stride = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    OrtAxis *a = &job.axis[d];
+    a->in = in->shape[d];
+    a->out = out->shape[d];
+    a->stride = stride;
+    stride *= a->in;
+    if (a->out > 0 && a->in == 0)
+      return DS_STATUS_INVALID_ARGUMENT;
+    /* ONNX Runtime's scales are float; from sizes it divides in float. */
+    a->scale = scales != NULL ? (float)scales[d]
+                              : (a->in > 0 ? (float)a->out / (float)a->in : 1.0f);
+    if (!(a->scale > 0))
+      return DS_STATUS_INVALID_ARGUMENT;
+    a->out_len = (float)a->out;
+    a->align_len = scales != NULL ? (float)(scales[d] * (double)a->in) : a->out_len;
+    a->roi_start = roi != NULL ? (float)roi[d] : 0;
+    a->roi_end = roi != NULL ? (float)roi[nd + d] : 1;
+  }
+  int64_t n = ds_tensor_numel(out);
+  if (n == 0)
+    return DS_STATUS_OK;
+  if (!ort_choose_axes(&job)) {
+    memcpy(out->data, in->data, (size_t)n * sizeof(float));
+    return DS_STATUS_OK;
+  }
+  int64_t n_taps = 0;
+  for (int j = 0; j < job.n_interp; j++)
+    n_taps += job.axis[job.interp[j]].out;
+  ResizeTap stack_tables[ORT_STACK_TAPS];
+  if (tables == NULL && n_taps <= ORT_STACK_TAPS)
+    tables = stack_tables;
+  if (tables != NULL) {
+    ResizeTap *space = tables;
+    for (int j = 0; j < job.n_interp; j++) {
+      OrtAxis *a = &job.axis[job.interp[j]];
+      for (int64_t o = 0; o < a->out; o++)
+        ort_tap(p, a, o, &space[o]);
+      a->tab = space;
+      space += a->out;
+    }
+  }
+  int64_t rows = n / job.axis[nd - 1].out;
+  int64_t taps = p->mode == DS_RESIZE_CUBIC ? 4 : 2, cost = job.axis[nd - 1].out;
+  for (int j = 0; j < job.n_interp; j++)
+    cost *= taps;
+  ds_parallel_for(ctx->pool, rows, grain_for(cost), ort_resize_rows, &job);
+  return DS_STATUS_OK;
+}
+
 /* Resamples inputs[0] into `out` (shaped) with per-axis scales (NULL: out / in) and roi (NULL:
- * the whole input). */
+ * the whole input); `tables` is room for float32's tap tables (ort_table_bytes), or NULL. */
 static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTensor *out,
-                           const double *scales, const double *roi)
+                           const double *scales, const double *roi, void *tables)
 {
   const DsTensor *in = &ctx->inputs[0];
   int nd = in->ndim;
@@ -1093,6 +1449,8 @@ static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTen
     return DS_STATUS_INVALID_ARGUMENT;
   if (!ds_cpu_dtype_computable(in->dtype) || in->dtype == DS_DTYPE_BOOL)
     return DS_STATUS_UNSUPPORTED;
+  if (in->dtype == DS_DTYPE_FLOAT32 && p->mode != DS_RESIZE_NEAREST && nd > 0)
+    return ort_resize_run(ctx, p, out, scales, roi, tables);
   ResizeJob job = {.p = p, .ndim = nd, .t = in->dtype, .in = in->data, .out = out->data};
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) {
@@ -1125,7 +1483,19 @@ static DsStatus resize_static_run(const DsKernelCtx *ctx)
   if (ctx->inputs[0].ndim != n)
     return DS_STATUS_INVALID_ARGUMENT;
   return resize_run(ctx, p, &ctx->outputs[0], p->n_scales >= 0 ? p->scales : NULL,
-                    p->n_roi > 0 ? p->roi : NULL);
+                    p->n_roi > 0 ? p->roi : NULL, ctx->workspace);
+}
+
+/* Float32 linear and cubic's tap tables (see ort_resize_run). */
+static size_t resize_static_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                                      const DsTensor *outputs, int n_outputs)
+{
+  (void)n_inputs;
+  (void)n_outputs;
+  const DsResizeParam *p = param;
+  if (inputs[0].dtype != DS_DTYPE_FLOAT32 || p->mode == DS_RESIZE_NEAREST)
+    return 0;
+  return ort_table_bytes(&outputs[0]);
 }
 
 /* A 1-D tensor's values as doubles, at most `max`. */
@@ -1173,7 +1543,8 @@ static DsStatus dynamic_resize_run(const DsKernelCtx *ctx)
   st = ds_kernel_prepare_output(ctx, 0, in->dtype, nd, dims);
   if (st != DS_STATUS_OK)
     return st;
-  return resize_run(ctx, p, &ctx->outputs[0], p->use_sizes ? NULL : target, crop ? roi : NULL);
+  return resize_run(ctx, p, &ctx->outputs[0], p->use_sizes ? NULL : target, crop ? roi : NULL,
+                    NULL);
 }
 
 /* --- _contrib_non_max_suppression --------------------------------------------------------- */
@@ -1314,7 +1685,7 @@ void ds_cpu_vision_register(DsKernel *table)
   table[DS_OP_ROI_ALIGN] = (DsKernel){roi_align_run, NULL};
   table[DS_OP_ADAPTIVE_AVG_POOLING_2D] = (DsKernel){adaptive_avg_pool_run, NULL};
   table[DS_OP_DECONVOLUTION] = (DsKernel){deconv_run, deconv_workspace};
-  table[DS_OP_RESIZE] = (DsKernel){resize_static_run, NULL};
+  table[DS_OP_RESIZE] = (DsKernel){resize_static_run, resize_static_workspace};
   table[DS_OP_DYNAMIC_RESIZE] = (DsKernel){dynamic_resize_run, NULL};
   table[DS_OP_NON_MAX_SUPPRESSION] = (DsKernel){nms_run, nms_workspace};
   table[DS_OP_GRID_SAMPLE] = (DsKernel){grid_sample_run, NULL};
