@@ -19,6 +19,7 @@ typedef struct {
   DsExprCtx *exprs;
   gpointer exec;       /* made by the runner table */
   DsTensor *key;       /* the input shapes and dtypes it was bound for */
+  guint32 *varying;    /* per input: bit d set once dim d has changed between binds */
   guint64 n_rebinds;
 } Sub;
 
@@ -60,40 +61,80 @@ static void prefix_error(const DsControlFlow *cf, const Sub *s, GError **error)
   g_prefix_error(error, "node '%s' (%s), %s: ", cf->node->name, cf->node->op_name, s->role);
 }
 
+/* Whether input `t` fits the key it was bound for: the same dtype and rank, and the same dims
+ * except those marked varying. */
+static gboolean fits_key(const DsTensor *key, guint32 varying, const DsTensor *t)
+{
+  if (key->dtype != t->dtype || key->ndim != t->ndim)
+    return FALSE;
+  for (int d = 0; d < t->ndim; d++)
+    if (key->shape[d] != t->shape[d] && !(varying & (1u << d)))
+      return FALSE;
+  return TRUE;
+}
+
+/* Infers the subgraph for inputs shaped as `inputs`, with a data-dependent symbol for each
+ * varying dim (none when `with_varying` is FALSE), and makes its executor. */
+static gboolean sub_make(DsControlFlow *cf, Sub *s, const DsTensor *inputs, gboolean with_varying,
+                         GError **error)
+{
+  sub_clear(cf, s);
+  s->exprs = ds_expr_ctx_new();
+  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(s->graph, error);
+  if (shapes == NULL)
+    return FALSE;
+  for (guint k = 0; k < s->n_inputs; k++) {
+    guint e = s->graph->node_row_ptr[s->vars[k]->id];
+    DsShape shape = ds_shape_from_concrete(inputs[k].shape, inputs[k].ndim);
+    for (int d = 0; with_varying && d < shape.ndim; d++)
+      if (s->varying[k] & (1u << d))
+        shape.dims[d] = ds_dim_from_expr(ds_expr_unbacked(s->exprs, NULL));
+    shapes->shapes[e] = shape;
+    shapes->dtypes[e] = inputs[k].dtype;
+  }
+  DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(s->exprs);
+  gboolean ok = ds_infer_graph(s->graph, shapes, ctx, FALSE, error);
+  ds_shape_ctx_free(ctx);
+  if (!ok)
+    return FALSE;
+  ds_graph_shapes_resolve(shapes, s->exprs);
+  s->exec = cf->runner->create(s->graph, shapes, s->exprs, cf->backend, error);
+  return s->exec != NULL;
+}
+
 /* Binds the subgraph for these inputs: symbolic inference from their concrete shapes (only
- * data-dependent dims inside stay symbols) and a dynamic executor, redone only when the
- * sizes change, which inside a loop they do not. */
+ * data-dependent dims inside stay symbols) and a dynamic executor, redone only when the sizes
+ * change. Inside a loop they usually do not; where they do (ONNX's Loop lets a carried value
+ * grow), the dims that changed become symbols, so one executor serves every later size. Should
+ * the subgraph not be inferable with them, it is bound for these sizes alone. */
 static gboolean sub_bind(DsControlFlow *cf, Sub *s, const DsTensor *inputs, GError **error)
 {
-  gboolean same = s->exec != NULL;
-  for (guint k = 0; same && k < s->n_inputs; k++)
-    same = same_key(&s->key[k], &inputs[k]);
-  if (!same) {
-    sub_clear(cf, s);
-    s->exprs = ds_expr_ctx_new();
-    g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(s->graph, error);
-    if (shapes == NULL) {
-      prefix_error(cf, s, error);
-      return FALSE;
+  gboolean fits = s->exec != NULL;
+  for (guint k = 0; fits && k < s->n_inputs; k++)
+    fits = fits_key(&s->key[k], s->varying[k], &inputs[k]);
+  if (!fits) {
+    gboolean widened = FALSE;
+    for (guint k = 0; s->exec != NULL && k < s->n_inputs; k++) {
+      if (s->key[k].dtype != inputs[k].dtype || s->key[k].ndim != inputs[k].ndim)
+        continue;
+      for (int d = 0; d < MIN(inputs[k].ndim, 32); d++) {
+        if (s->key[k].shape[d] != inputs[k].shape[d] && !(s->varying[k] & (1u << d))) {
+          s->varying[k] |= 1u << d;
+          widened = TRUE;
+        }
+      }
     }
-    for (guint k = 0; k < s->n_inputs; k++) {
-      guint e = s->graph->node_row_ptr[s->vars[k]->id];
-      shapes->shapes[e] = ds_shape_from_concrete(inputs[k].shape, inputs[k].ndim);
-      shapes->dtypes[e] = inputs[k].dtype;
+    for (guint k = 0; k < s->n_inputs; k++)
       s->key[k] = inputs[k];
-    }
-    DsShapeCtx *ctx = ds_shape_ctx_new_symbolic(s->exprs);
-    gboolean ok = ds_infer_graph(s->graph, shapes, ctx, FALSE, error);
-    ds_shape_ctx_free(ctx);
+    GError *local = NULL;
+    gboolean ok = widened && sub_make(cf, s, inputs, TRUE, &local);
+    g_clear_error(&local);
     if (!ok) {
-      prefix_error(cf, s, error);
-      return FALSE;
-    }
-    ds_graph_shapes_resolve(shapes, s->exprs);
-    s->exec = cf->runner->create(s->graph, shapes, s->exprs, cf->backend, error);
-    if (s->exec == NULL) {
-      prefix_error(cf, s, error);
-      return FALSE;
+      memset(s->varying, 0, sizeof(guint32) * s->n_inputs);
+      if (!sub_make(cf, s, inputs, FALSE, error)) {
+        prefix_error(cf, s, error);
+        return FALSE;
+      }
     }
     cf->runner->set_thread_pool(s->exec, cf->threads);
     cf->runner->set_hooks(s->exec, &cf->hooks, cf->hooks_data);
@@ -155,6 +196,7 @@ static gboolean sub_init(DsControlFlow *cf, guint index, const char *role, GErro
     if (ds_node_is_variable(s->graph->nodes[i]))
       s->vars[s->n_inputs++] = s->graph->nodes[i];
   s->key = g_new0(DsTensor, s->n_inputs + 1);
+  s->varying = g_new0(guint32, s->n_inputs + 1);
   return TRUE;
 }
 
@@ -440,7 +482,8 @@ static gboolean run_while_loop(DsControlFlow *cf, const DsTensor *inputs, DsTens
     }
     for (int k = 0; ok && k < n_vars; k++) {
       const DsTensor *next = sub_output(cf, func, (guint)(p->num_out_data + k));
-      ok = check_like(cf, next, &vars[k].value, "loop variable", (guint)k, error) &&
+      ok = (p->any_carried_shapes ||
+            check_like(cf, next, &vars[k].value, "loop variable", (guint)k, error)) &&
            carried_store(cf, &vars[k], (guint)k, next, n, error);
     }
     if (!ok && !g_error_matches(*error, DS_ERROR, DS_ERROR_CANCELLED))
@@ -564,6 +607,7 @@ void ds_control_flow_free(DsControlFlow *cf)
     sub_clear(cf, &cf->subs[s]);
     g_free(cf->subs[s].vars);
     g_free(cf->subs[s].key);
+    g_free(cf->subs[s].varying);
   }
   ds_buffer_pool_free(cf->scratch);
   g_free(cf->sub_inputs);

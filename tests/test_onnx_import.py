@@ -16,7 +16,7 @@ MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them;
 to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
 written before their producers (sorted as ONNX Runtime does) and a cycle; If, Loop and Scan
 capturing or scanning far more values than any fixed bound would allow; If branches giving
-different shapes or ranks, one of them not inferable.
+different shapes or ranks, one of them not inferable; a Loop-carried value that grows.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -840,6 +840,46 @@ def test_if_branch_shapes(tmp):
     return "ranks 2 and 3 by s; (2, 3) or (5, 3)"
 
 
+def test_loop_carried_growth(tmp):
+    # A greedy decoder: each step appends last + 1 to the carried sequence (1, n) -> (1, n+1),
+    # and scans out the token it appended.
+    consts = [nh.from_array(np.array([-1], np.int64), "minus1"),
+              nh.from_array(np.array([2 ** 62], np.int64), "end"),
+              nh.from_array(np.array([1], np.int64), "axis1"),
+              nh.from_array(np.array(1, np.int64), "one")]
+    body = h.make_graph([
+        h.make_node("Slice", ["seq_in", "minus1", "end", "axis1"], ["last"]),
+        h.make_node("Add", ["last", "one"], ["token"]),
+        h.make_node("Concat", ["seq_in", "token"], ["seq_out"], axis=1),
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+        h.make_node("Identity", ["token"], ["token_out"]),
+    ], "step", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("seq_in", T.INT64, [1, None])],
+        [vi("cond_out", T.BOOL, []), vi("seq_out", T.INT64, [1, None]),
+         vi("token_out", T.INT64, [1, 1])], consts)
+    g = h.make_graph([h.make_node("Loop", ["M", "", "seq0"], ["seq", "tokens"], body=body,
+                                  name="decode"),
+                      h.make_node("Cast", ["seq"], ["seq_f"], to=T.FLOAT),
+                      h.make_node("Relu", ["seq_f"], ["after"])], "decoder",
+                     [vi("M", T.INT64, []), vi("seq0", T.INT64, [1, "n"])],
+                     [vi("seq", T.INT64, [1, None]), vi("tokens", T.INT64, [None, 1, 1]),
+                      vi("after", T.FLOAT, [1, None])])
+    model = save(g, os.path.join(tmp, "decoder.onnx"), opset=13)
+    text = dynscope("--shapes", model).stdout
+    m = re.search(r"decode\s+_while_loop\s+.*\(1, (u\d+)\)\s*$", text, re.M)
+    if m is None or not re.search(r"Relu_after\s+relu\s+\(1, %s\)" % m.group(1), text):
+        raise Failure("--shapes: the carried sequence should be (1, u<n>): " + text)
+    seq0 = np.array([[3, 7]], np.int64)
+    for steps in (5, 0, 40):
+        out = run_model(tmp, model, {"M": np.array(steps, np.int64), "seq0": seq0})
+        want = np.concatenate([seq0, 8 + np.arange(steps, dtype=np.int64)[None, :]], axis=1)
+        if not np.array_equal(out["seq"], want) or \
+                not np.array_equal(out["tokens"], want[0, 2:].reshape(steps, 1, 1)) or \
+                not np.array_equal(out["after"], want.astype(np.float32)):
+            raise Failure("%d steps: seq %r, tokens %r" % (steps, out["seq"].tolist(),
+                                                         out["tokens"].ravel().tolist()))
+    return "(1, 2) grows to (1, 7), (1, 42); none"
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -879,6 +919,7 @@ def main():
          test_node_order),
         ("If, Loop and Scan capturing or scanning 70 to 180 values", test_many_captures),
         ("If branches of different shapes and ranks; one not inferable", test_if_branch_shapes),
+        ("a Loop whose carried value grows each iteration", test_loop_carried_growth),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

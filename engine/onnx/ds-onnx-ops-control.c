@@ -246,6 +246,7 @@ static gboolean translate_loop(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
   attrs_add(&a, "cond_input_locs", fmt_locs(b, cond_locs));
   attrs_add(&a, "func_input_locs", fmt_locs(b, func_locs));
   attrs_add(&a, "func_var_locs", fmt_locs(b, var_locs));
+  attrs_add(&a, "__carried_shapes__", "any"); /* ONNX's rule (see DsWhileLoopParam) */
   DsNode *loop = ds_onnx_emit_control(b, node, "_while_loop", NULL, (DsEntry *)inputs->data,
                                       inputs->len, subgraphs, 2, a.keys, a.values, a.n, error);
   if (loop == NULL)

@@ -180,6 +180,24 @@ static DsDType *new_unknown_dtypes(int n)
   return t;
 }
 
+/* Two dims the facts show equal: the same constant or the same (hash-consed) expression. */
+static gboolean same_dim(DsDim a, DsDim b)
+{
+  return a.expr == b.expr && a.value == b.value && ds_dim_is_known(a);
+}
+
+/* Whether two known shapes differ in rank or in a dim both know. */
+static gboolean shapes_differ(const DsShape *t, const DsShape *e)
+{
+  if (t->ndim != e->ndim)
+    return TRUE;
+  for (int d = 0; d < t->ndim; d++)
+    if (ds_dim_is_known(t->dims[d]) && ds_dim_is_known(e->dims[d]) &&
+        !same_dim(t->dims[d], e->dims[d]))
+      return TRUE;
+  return FALSE;
+}
+
 /* A shape without its axis 0 (unknown when the rank is, or there is no axis 0). */
 static DsShape drop_lead(const DsShape *s)
 {
@@ -685,6 +703,11 @@ static gboolean parse_while_loop(const DsNode *node, void *param, GError **error
                              DS_CONTROL_MAX_ITERATIONS, &p->max_iterations, error))
     return FALSE;
   p->n_inputs = p->num_args - 2;
+  static const char *const carried_shapes[] = {"same", "any", NULL};
+  int rule;
+  if (!ds_node_attr_enum(node, "__carried_shapes__", carried_shapes, 0, &rule, error))
+    return FALSE;
+  p->any_carried_shapes = rule == 1;
   g_autofree char *node_inputs = g_strdup_printf("the node's %d inputs", p->n_inputs);
   int n_func = count_variables(func);
   g_autofree char *func_inputs = g_strdup_printf("func's %d inputs", n_func);
@@ -739,13 +762,155 @@ static int loop_var_input(const DsWhileLoopParam *p, int k)
   return p->func_input_locs[p->func_var_locs[k]];
 }
 
+/* The stacked outputs from func's step outputs `f_out`. Their length is how many times func
+ * ran: one data-dependent dim shared by them all, made once (a later call finds it in the
+ * outputs) and only once some step output's shape is known, so that no call makes a symbol
+ * nothing keeps. */
+static gboolean stack_step_outputs(DsShapeCtx *ctx, const DsWhileLoopParam *p,
+                                   const DsShape *f_out, DsShape *out, GError **error)
+{
+  int nod = p->num_out_data;
+  char what[48];
+  DsDim current = DS_DIM_UNKNOWN;
+  gboolean any = FALSE;
+  for (int o = 0; o < nod; o++) {
+    if (out[o].ndim >= 1 && !ds_dim_is_known(current))
+      current = out[o].dims[0];
+    any |= f_out[o].ndim >= 0;
+  }
+  if (!any)
+    return TRUE;
+  DsDim n = ds_shape_ctx_unbacked_dim(ctx, current, ds_dim(p->max_iterations));
+  for (int o = 0; o < nod; o++) {
+    if (f_out[o].ndim < 0)
+      continue;
+    DsShape want;
+    g_snprintf(what, sizeof what, "stacked output %d", o);
+    if (!stack_shape(ctx, n, &f_out[o], what, &want, error) ||
+        !ds_ops_assign_shape(ctx, &out[o], &want, what, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* How many times the any rule (below) may widen the carried shapes: each pass either frees a
+ * dim for good or gives up the rank, so a few suffice. */
+#define MAX_WIDENINGS 4
+
+/* Whether a dim is a symbol this rule made for a carried value: a data-dependent one that the
+ * initial value does not have there. */
+static gboolean made_for_carry(DsDim d, const DsShape *initial, int axis)
+{
+  return d.expr != NULL && ds_expr_is_unbacked(d.expr) &&
+         (initial->ndim <= axis || !same_dim(d, initial->dims[axis]));
+}
+
+/* Widens `carried` (the shape a loop variable holds at any iteration) until `next`, func's new
+ * value for it, fits: a dim they give differently becomes data-dependent, a different rank
+ * becomes unknown. TRUE if it widened. */
+static gboolean widen_carried(DsShapeCtx *ctx, DsShape *carried, const DsShape *initial,
+                             const DsShape *next)
+{
+  if (carried->ndim < 0 || next->ndim < 0)
+    return FALSE;
+  if (carried->ndim != next->ndim) {
+    *carried = DS_SHAPE_UNKNOWN;
+    return TRUE;
+  }
+  gboolean widened = FALSE;
+  for (int d = 0; d < carried->ndim; d++) {
+    DsDim c = carried->dims[d], n = next->dims[d];
+    if (!ds_dim_is_known(c) || !ds_dim_is_known(n) || same_dim(c, n) ||
+        made_for_carry(c, initial, d))
+      continue;
+    carried->dims[d] = ds_shape_ctx_unbacked_dim(ctx, DS_DIM_UNKNOWN, DS_DIM_UNKNOWN);
+    widened = TRUE;
+  }
+  return widened;
+}
+
+/* ONNX's Loop (__carried_shapes__="any"): a loop variable may change shape between iterations
+ * (a greedy decoder appends a token each step). Each one gets the shape it holds at any
+ * iteration: its initial shape, widened until func's new value fits (see widen_carried), and
+ * that is the final value's shape too. cond and func are inferred on the widened shapes, and
+ * what they learn goes back to the node's inputs only where a value's shape never changes. */
+static gboolean while_loop_any_shapes(DsShapeCtx *ctx, const DsNode *node,
+                                      const DsWhileLoopParam *p, DsShape *in, DsShape *out,
+                                      gboolean *explained, GError **error)
+{
+  const DsGraph *func = node->subgraphs[1];
+  int nod = p->num_out_data, n_in = (int)node->n_inputs;
+  g_autofree DsShape *carried = new_unknown_shapes(p->n_func_vars);
+  for (int k = 0; k < p->n_func_vars; k++) {
+    /* A symbol an earlier call made is found again in the final value. */
+    const DsShape *initial = &in[loop_var_input(p, k)], *final = &out[nod + k];
+    carried[k] = *initial;
+    for (int d = 0; d < initial->ndim && final->ndim == initial->ndim; d++)
+      if (made_for_carry(final->dims[d], initial, d))
+        carried[k].dims[d] = final->dims[d];
+  }
+  g_autofree DsShape *view = new_unknown_shapes(n_in);
+  g_autofree DsShape *f_in = new_unknown_shapes(p->n_func_inputs);
+  g_autofree DsShape *f_out = new_unknown_shapes(p->num_outputs);
+  for (int pass = 0;; pass++) {
+    memcpy(view, in, sizeof(DsShape) * (gsize)n_in);
+    for (int k = 0; k < p->n_func_vars; k++)
+      view[loop_var_input(p, k)] = carried[k];
+    if (!infer_cond_shapes(ctx, node, p->cond_input_locs, p->n_cond_inputs, view, explained,
+                           error))
+      return FALSE;
+    for (int i = 0; i < p->n_func_inputs; i++)
+      f_in[i] = view[p->func_input_locs[i]];
+    for (int o = 0; o < p->num_outputs; o++)
+      f_out[o] = DS_SHAPE_UNKNOWN;
+    *explained = FALSE;
+    if (!infer_sub_shapes(ctx, node, func, "func", f_in, f_out, error))
+      return FALSE;
+    *explained = TRUE;
+    gboolean widened = FALSE;
+    for (int k = 0; k < p->n_func_vars; k++)
+      widened |= widen_carried(ctx, &carried[k], &in[loop_var_input(p, k)], &f_out[nod + k]);
+    if (!widened)
+      break;
+    if (pass + 1 == MAX_WIDENINGS) {
+      ds_shape_ctx_set_error(ctx, error, "the loop variables' shapes do not settle");
+      return FALSE;
+    }
+  }
+
+  /* What the subgraphs learned about the node's inputs, except where a loop variable's shape
+   * was widened: there the initial value only holds the first iteration's shape. */
+  g_autofree gboolean *widened_input = g_new0(gboolean, MAX(n_in, 1));
+  for (int k = 0; k < p->n_func_vars; k++) {
+    int at = loop_var_input(p, k);
+    widened_input[at] = carried[k].ndim != in[at].ndim || shapes_differ(&carried[k], &in[at]);
+  }
+  if (!shapes_back(ctx, func, "func", p->func_input_locs, p->n_func_inputs, f_in, view, error))
+    return FALSE;
+  char what[48];
+  for (int i = 0; i < n_in; i++) {
+    g_snprintf(what, sizeof what, "input %d", i);
+    if (!widened_input[i] && !ds_ops_assign_shape(ctx, &in[i], &view[i], what, error))
+      return FALSE;
+  }
+  for (int k = 0; k < p->n_func_vars; k++) {
+    g_snprintf(what, sizeof what, "final loop variable %d", k);
+    if (carried[k].ndim >= 0 && !ds_ops_assign_shape(ctx, &out[nod + k], &carried[k], what, error))
+      return FALSE;
+  }
+  return stack_step_outputs(ctx, p, f_out, out, error);
+}
+
 /* MXNet's WhileLoopShape, except for the stacked outputs' length: the iterations run, one
- * unbacked symbol for all of them, rather than max_iterations. */
+ * unbacked symbol for all of them, rather than max_iterations. With __carried_shapes__="any",
+ * ONNX's rule instead (while_loop_any_shapes). */
 static gboolean while_loop_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const void *param,
                                          DsShape *in, DsShape *out, gboolean seed,
                                          gboolean *explained, GError **error)
 {
   const DsWhileLoopParam *p = param;
+  if (p->any_carried_shapes)
+    return while_loop_any_shapes(ctx, node, p, in, out, explained, error);
   const DsGraph *func = node->subgraphs[1];
   int nod = p->num_out_data;
   char what[160];
@@ -792,29 +957,7 @@ static gboolean while_loop_shape_attempt(DsShapeCtx *ctx, const DsNode *node, co
   if (!shapes_back(ctx, func, "func", p->func_input_locs, p->n_func_inputs, f_in, in, error))
     return FALSE;
 
-  /* The stacked outputs' length is how many times func ran: one data-dependent dim shared by
-   * them all, made once (a later call finds it in the outputs) and only once some step
-   * output's shape is known, so that no call makes a symbol nothing keeps. */
-  DsDim current = DS_DIM_UNKNOWN;
-  gboolean any = FALSE;
-  for (int o = 0; o < nod; o++) {
-    if (out[o].ndim >= 1 && !ds_dim_is_known(current))
-      current = out[o].dims[0];
-    any |= f_out[o].ndim >= 0;
-  }
-  if (!any)
-    return TRUE;
-  DsDim n = ds_shape_ctx_unbacked_dim(ctx, current, ds_dim(p->max_iterations));
-  for (int o = 0; o < nod; o++) {
-    if (f_out[o].ndim < 0)
-      continue;
-    DsShape want;
-    g_snprintf(what, sizeof what, "stacked output %d", o);
-    if (!stack_shape(ctx, n, &f_out[o], what, &want, error) ||
-        !ds_ops_assign_shape(ctx, &out[o], &want, what, error))
-      return FALSE;
-  }
-  return TRUE;
+  return stack_step_outputs(ctx, p, f_out, out, error);
 }
 
 static gboolean infer_shape_while_loop(DsShapeCtx *ctx, const DsNode *node, const void *param,
@@ -957,12 +1100,6 @@ static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int whic
   return shapes_back(ctx, sub, name, locs, n, b_in, in, error);
 }
 
-/* Two dims the facts show equal: the same constant or the same (hash-consed) expression. */
-static gboolean same_dim(DsDim a, DsDim b)
-{
-  return a.expr == b.expr && a.value == b.value && ds_dim_is_known(a);
-}
-
 /* Node output `h` from its branches' shapes `t` and `e`, either unknown where that branch could
  * not be inferred (`t_failed`, `e_failed`). ONNX lets the branches differ (an exported squeeze
  * of a dynamic dim gives (1, 128) or (1, 128, 1)), so what they do not share is decided by the
@@ -1043,18 +1180,6 @@ static gboolean merge_same_shapes(DsShapeCtx *ctx, const DsShape *t_out, const D
   return TRUE;
 }
 
-/* Whether two known shapes differ in rank or in a dim both know. */
-static gboolean branches_differ(const DsShape *t, const DsShape *e)
-{
-  if (t->ndim != e->ndim)
-    return TRUE;
-  for (int d = 0; d < t->ndim; d++)
-    if (ds_dim_is_known(t->dims[d]) && ds_dim_is_known(e->dims[d]) &&
-        !same_dim(t->dims[d], e->dims[d]))
-      return TRUE;
-  return FALSE;
-}
-
 /* ONNX's If: what the branches do not share is decided by the one that runs. */
 static gboolean merge_any_shapes(DsShapeCtx *ctx, const DsNode *node, const DsShape *t_out,
                                  gboolean t_failed, const DsShape *e_out, gboolean e_failed,
@@ -1065,7 +1190,7 @@ static gboolean merge_any_shapes(DsShapeCtx *ctx, const DsNode *node, const DsSh
     g_snprintf(what, sizeof what, "output %d", h);
     DsShape merged = merge_branch_shapes(ctx, &t_out[h], t_failed, &e_out[h], e_failed, &out[h]);
     if (!t_failed && !e_failed && t_out[h].ndim >= 0 && e_out[h].ndim >= 0 &&
-        branches_differ(&t_out[h], &e_out[h])) {
+        shapes_differ(&t_out[h], &e_out[h])) {
       g_autofree char *st = ds_shape_to_string(&t_out[h]), *se = ds_shape_to_string(&e_out[h]);
       ds_shape_ctx_add_note(ctx, "node '%s' (_cond): output %d is %s from the then branch and %s "
                             "from the else branch: the branch that runs decides",

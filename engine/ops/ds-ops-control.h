@@ -87,7 +87,13 @@ typedef struct {
  * shape (n,) + func's output, n in [0, max_iterations]. MXNet instead pads it to max_iterations
  * rows (the rows past n left undefined), so this is where the two differ. Symbolic inference
  * gives every stacked output the same unbacked dim for n, bounded by max_iterations. A new
- * loop variable must have the shape and dtype of its initial value.
+ * loop variable must have the shape and dtype of its initial value, as MXNet requires.
+ *
+ * ONNX's Loop lets a loop variable change shape between iterations (a greedy decoder appends a
+ * token each step: (1, 1), (1, 2), ...). The hidden attribute __carried_shapes__="any" asks
+ * for that: such a variable's changing dims become data-dependent (its rank unknown if that
+ * changes), and the run lets it grow or shrink. Its dtype must still stay. The importer sets it
+ * on every Loop.
  */
 typedef struct {
   int num_args;           /* MXNet's count: the node's inputs + 2 (cond and func) */
@@ -102,6 +108,7 @@ typedef struct {
   int *func_input_locs; /* node input feeding func input i */
   int n_func_vars;                          /* loop variables */
   int *func_var_locs;   /* func input holding loop variable k */
+  gboolean any_carried_shapes; /* __carried_shapes__="any": ONNX's Loop, not MXNet's rule */
 } DsWhileLoopParam;
 
 /* _cond: `then(...) if cond(...) else else(...)` (MXNet's contrib.cond).
