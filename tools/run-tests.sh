@@ -4,10 +4,14 @@
 #   2. the headless binary (build-nogtk/, -Dgtk=disabled): the CLI suites against it;
 #   3. the unit and CLI suite again in build-asan/ under AddressSanitizer and UBSan;
 #   4. each libFuzzer target for a bounded time from its seed corpus (build-fuzz/, clang);
-# then one closing line "N passed, N failed" over all four. Exit status 1 on any failure.
+#   5. the real-model corpus (tools/realmodels.py: published ONNX models against ONNX Runtime),
+#      counted as one test, when its models are in the cache (`make realmodels` fetches them;
+#      without them the stage says so and counts as skipped);
+# then one closing line "N passed, N failed[, N skipped]" over all five. Exit status 1 on any
+# failure.
 #
-# DS_SKIP_HEADLESS=1, DS_SKIP_ASAN=1 or DS_SKIP_FUZZ=1 leave a stage out (for quick local runs;
-# CI runs all).
+# DS_SKIP_HEADLESS=1, DS_SKIP_ASAN=1, DS_SKIP_FUZZ=1 or DS_SKIP_REALMODELS=1 leave a stage out
+# (for quick local runs; CI runs all).
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -71,6 +75,26 @@ if [ "${DS_SKIP_FUZZ:-0}" != 1 ]; then
   else
     echo "build-fuzz failed to build"; status=1
   fi
+fi
+
+if [ "${DS_SKIP_REALMODELS:-0}" != 1 ]; then
+  section "real models against ONNX Runtime (tools/realmodels.py)"
+  # One line of meson's testlog.json format, so that the closing line counts the stage.
+  realmodels_log="$build/meson-logs/realmodels-testlog.json"
+  mkdir -p "$build/meson-logs"
+  if /usr/bin/python3 tools/fetch_real_models.py --check 2>/dev/null; then
+    if /usr/bin/python3 tools/realmodels.py "$build"; then
+      result=OK
+    else
+      result=FAIL; status=1
+    fi
+  else
+    echo "real-model corpus skipped: its models are not in" \
+      "${DS_MODEL_CACHE:-~/.cache/dynscope-models} (fetch them with: make realmodels)"
+    result=SKIP
+  fi
+  printf '{"name": "realmodels", "result": "%s"}\n' "$result" >"$realmodels_log"
+  logs="$logs $realmodels_log"
 fi
 
 section "summary"
