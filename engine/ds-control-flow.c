@@ -13,7 +13,7 @@
 /* One subgraph and the executor bound for its current input sizes. */
 typedef struct {
   DsGraph *graph;      /* borrowed from the node */
-  const char *role;    /* "body", "cond", "then", "else": for messages */
+  char role[32];       /* "body", "cond", "then", "else": for messages and frames */
   guint n_inputs;
   const DsNode **vars; /* its variables in node order: the subgraph's inputs */
   DsExprCtx *exprs;
@@ -180,17 +180,68 @@ static const DsTensor *sub_output(const DsControlFlow *cf, const Sub *s, guint i
   return cf->runner->get_output(s->exec, i);
 }
 
-static gboolean sub_init(DsControlFlow *cf, guint index, const char *role, GError **error)
+/* What subgraph `index` of `node` is, in the words of the messages: "body", "cond", "func",
+ * "then", "else" for the control-flow ops, "subgraph N" for any other owner (a region). */
+static const char *subgraph_role(const DsNode *node, guint index, char buf[32])
+{
+  static const char *const while_roles[] = {"cond", "func"};
+  static const char *const cond_roles[] = {"cond", "then", "else"};
+  DsOpId op = node->op != NULL ? node->op->id : DS_OP_COUNT;
+  if (op == DS_OP_FOREACH && index == 0)
+    return "body";
+  if (op == DS_OP_WHILE_LOOP && index < G_N_ELEMENTS(while_roles))
+    return while_roles[index];
+  if (op == DS_OP_COND && index < G_N_ELEMENTS(cond_roles))
+    return cond_roles[index];
+  g_snprintf(buf, 32, "subgraph %u", index);
+  return buf;
+}
+
+/* Every op of `graph`, and of the subgraphs its nodes own at any depth, must be one this build
+ * knows. Inference passes over an unknown op (so that --info and --shapes still describe the
+ * file), which inside a subgraph would only surface when an iteration or a branch reaches it,
+ * as an output whose dtype is unknown. Checked once, when the loop or branch is bound, the run
+ * fails up front and names the op and the path to it. */
+static gboolean check_ops_known(const DsGraph *graph, GError **error)
+{
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (ds_node_is_variable(node))
+      continue;
+    if (node->op == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "node '%s': op '%s' is not supported",
+                  node->name, node->op_name);
+      return FALSE;
+    }
+    for (guint k = 0; k < node->n_subgraphs; k++) {
+      if (node->subgraphs[k] != NULL && !check_ops_known(node->subgraphs[k], error)) {
+        char buf[32];
+        g_prefix_error(error, "node '%s' (%s), %s: ", node->name, node->op_name,
+                       subgraph_role(node, k, buf));
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+static gboolean sub_init(DsControlFlow *cf, guint index, GError **error)
 {
   const DsNode *node = cf->node;
+  char buf[32];
+  const char *role = subgraph_role(node, index, buf);
   if (index >= node->n_subgraphs) {
     g_set_error(error, DS_ERROR, DS_ERROR_INVALID, "node '%s' (%s): has no %s subgraph",
                 node->name, node->op_name, role);
     return FALSE;
   }
+  if (node->subgraphs[index] != NULL && !check_ops_known(node->subgraphs[index], error)) {
+    g_prefix_error(error, "node '%s' (%s), %s: ", node->name, node->op_name, role);
+    return FALSE;
+  }
   Sub *s = &cf->subs[cf->n_subs++];
   s->graph = node->subgraphs[index];
-  s->role = role;
+  g_strlcpy(s->role, role, sizeof s->role);
   s->vars = g_new0(const DsNode *, s->graph->n_nodes + 1);
   for (guint i = 0; i < s->graph->n_nodes; i++)
     if (ds_node_is_variable(s->graph->nodes[i]))
@@ -577,13 +628,10 @@ DsControlFlow *ds_control_flow_new(const DsNode *node, const DsSubgraphRunner *r
   cf->scratch = ds_buffer_pool_new(backend);
   gboolean ok;
   switch (cf->op) {
-  case DS_OP_FOREACH: ok = sub_init(cf, 0, "body", error); break;
-  case DS_OP_WHILE_LOOP:
-    ok = sub_init(cf, 0, "cond", error) && sub_init(cf, 1, "func", error);
-    break;
+  case DS_OP_FOREACH: ok = sub_init(cf, 0, error); break;
+  case DS_OP_WHILE_LOOP: ok = sub_init(cf, 0, error) && sub_init(cf, 1, error); break;
   case DS_OP_COND:
-    ok = sub_init(cf, 0, "cond", error) && sub_init(cf, 1, "then", error) &&
-         sub_init(cf, 2, "else", error);
+    ok = sub_init(cf, 0, error) && sub_init(cf, 1, error) && sub_init(cf, 2, error);
     break;
   default:
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "node '%s': op '%s' is not a loop or branch",

@@ -333,6 +333,13 @@ static gboolean check_symbolic(DsGraph *graph, const DsGraphShapes *symbolic, GE
     const DsNode *node = graph->nodes[i];
     if (ds_node_is_variable(node))
       continue;
+    /* Inference passes over an op it does not know, so that is what an unknown dtype means
+     * there: say so, not the symptom. */
+    if (node->op == NULL) {
+      g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED, "node '%s': op '%s' is not supported",
+                  node->name, node->op_name);
+      return FALSE;
+    }
     for (guint k = 0; k < ds_node_n_op_outputs(node); k++) {
       guint e = graph->node_row_ptr[i] + k;
       if (symbolic->dtypes[e] == DS_DTYPE_UNKNOWN) {

@@ -5,9 +5,11 @@ Prints TAP. Every case of tools/control_flow_cases.py (MXNet's acceptance
 examples: while_loop stopping by its condition -> (6, 15), at max_iterations ->
 (1001, 500500), after zero iterations, nested to (2, 2, 10, 5, 3); foreach's
 exact values; cond's two branches; the LSTM, greedy decoder and cond-in-loop
-samples) is written as a model file, run with `dynscope --run --input ...
---save-outputs`, and compared with its expected values. Then the LSTM through
-_foreach against the same LSTM unrolled, on the engine, and the summary line.
+samples; the MXNet 1.9 exports whose subgraphs read outer values as closures,
+nested up to three levels, in int64 where MXNet's examples are) is written as a
+model file, run with `dynscope --run --input ... --save-outputs`, and compared
+with its expected values. Then the LSTM through _foreach against the same LSTM
+unrolled, on the engine, an unknown op deep in a subgraph, and the summary line.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -34,6 +36,13 @@ import control_flow_cases as cases  # noqa: E402
 RTOL = 1e-4
 
 
+def as_fed(value):
+    """A case's input as the file gives it: integers as they are (MXNet's int64 examples),
+    anything else as float32."""
+    value = np.asarray(value)
+    return value if value.dtype.kind in "iu" else value.astype(np.float32)
+
+
 def run_engine(graph, inputs, tmp, extra=()):
     """Runs `graph` (a dict) on `inputs`; returns the outputs in head order."""
     model = os.path.join(tmp, "model-symbol.json")
@@ -42,7 +51,7 @@ def run_engine(graph, inputs, tmp, extra=()):
     args = [EXE, "--run", model, "--threads", "1"]
     for name, value in inputs.items():
         path = os.path.join(tmp, name + ".npy")
-        np.save(path, np.asarray(value, dtype=np.float32))
+        np.save(path, as_fed(value))
         args += ["--input", "%s=%s" % (name, path)]
     out = os.path.join(tmp, "out")
     proc = subprocess.run(args + list(extra) + ["--save-outputs", out], capture_output=True,
@@ -51,6 +60,11 @@ def run_engine(graph, inputs, tmp, extra=()):
         raise Failure("--run exit %d: %s" % (proc.returncode, proc.stderr.strip()[:300]))
     with open(os.path.join(out, "outputs.json")) as f:
         listing = json.load(f)["outputs"]
+    fed = {str(as_fed(v).dtype) for v in inputs.values()}
+    for e in listing:
+        # A loop over int64 values stays in int64, as in MXNet.
+        if len(fed) == 1 and e["dtype"] not in fed:
+            raise Failure("output '%s' is %s, the inputs %s" % (e["name"], e["dtype"], fed.pop()))
     return [np.load(os.path.join(out, e["file"])).astype(np.float64) for e in listing]
 
 
@@ -143,6 +157,37 @@ def test_unbounded_while_loop(notes):
     notes.append("stopped after %d iterations: i = %d" % (n, got[0][0]))
 
 
+def rename_op(graph, name, op):
+    """Gives node `name`, wherever it sits in `graph`'s subgraphs, the op `op`."""
+    for node in graph["nodes"]:
+        if node["name"] == name:
+            node["op"] = op
+        for sub in node.get("subgraphs", []):
+            rename_op(sub, name, op)
+
+
+def test_unknown_op_in_subgraph(notes):
+    """An op this build does not know, in a branch nested in a loop's body, refuses the run
+    before it starts (not when an iteration reaches it, as an unknown dtype): exit 2, the path
+    to the node and the op named, nothing written."""
+    graph, inputs, _ = cases.case_collatz()
+    rename_op(graph, "_div_scalar0", "_no_such_op")
+    with tempfile.TemporaryDirectory(prefix="ds-control-") as tmp:
+        try:
+            run_engine(graph, inputs, tmp)
+        except Failure as exc:
+            message = str(exc)
+        else:
+            raise Failure("the run succeeded")
+        if os.path.exists(os.path.join(tmp, "out")):
+            raise Failure("--save-outputs wrote %s" % os.listdir(os.path.join(tmp, "out")))
+    want = ("--run exit 2: dynscope: node '_while_loop0' (_while_loop), func: node '_cond0' "
+            "(_cond), then: node '_div_scalar0': op '_no_such_op' is not supported")
+    if message != want:
+        raise Failure("got: %s" % message)
+    notes.append(message)
+
+
 def test_summary_line(notes):
     graph, inputs, _ = cases.case_while_by_condition()
     with tempfile.TemporaryDirectory(prefix="ds-control-") as tmp:
@@ -171,6 +216,8 @@ def main():
     tests.append(("foreach over 1-D data: rows of shape (1,)", test_one_dim_rows))
     tests.append(("while_loop without max_iterations stops at the default bound",
                   test_unbounded_while_loop))
+    tests.append(("an unknown op deep in a subgraph is refused before the run",
+                  test_unknown_op_in_subgraph))
     tests.append(("--run names the dynamic executor; the static one refuses loops",
                   test_summary_line))
     return tap.run_with_notes(tests)

@@ -3,8 +3,9 @@
 
 Each case function returns (graph, inputs, expected): `graph` is a symbol JSON
 dict in MXNet 1.6's layout (each control-flow node holds its graphs in
-"subgraphs"), `inputs` maps the graph's variable names to float64 NumPy arrays,
-and `expected` lists the graph's heads as float64 arrays. `CASES` lists them all
+"subgraphs"), `inputs` maps the graph's variable names to NumPy arrays (float64,
+fed as float32, or int64 where MXNet's own examples use it, fed as int64), and
+`expected` lists the graph's heads. `CASES` lists them all
 by name, for tests of the reference (tests/test_control_reference.py) and of the
 engine alike.
 
@@ -21,6 +22,9 @@ docstrings) or direct NumPy loops written here. One deliberate difference: a
 _while_loop's stacked outputs hold exactly the iterations run, where MXNet pads
 them to max_iterations rows.
 
+The cases named "MXNet 1.9" are written as MXNet 1.9's contrib.py exports them,
+closures included (see the section on closures below).
+
 The builders of the three sample models in data/control (written by
 tools/make_control_flow_models.py) live here too, so that the samples and their
 checks share one definition.
@@ -31,6 +35,8 @@ import json
 import numpy as np
 
 MXNET_VERSION = 10600
+# The cases written as MXNet 1.9's contrib.py exports them (scoped subgraphs, closures).
+MXNET_19_VERSION = 10901
 
 # ---------------------------------------------------------------------------
 # Writing symbol JSON
@@ -44,12 +50,18 @@ def locs(values):
 
 class Builder:
     """Nodes of one graph (the document or a subgraph), in the order they are added: add each
-    node after its inputs, variables where a DFS would first meet them."""
+    node after its inputs, variables where a DFS would first meet them.
 
-    def __init__(self):
+    With `scope`, the graph is written as MXNet 1.9 exports it: every node made inside the
+    AttrScope contrib.py opens carries `__subgraph_name__` = scope, and a closure (an outer
+    value the subgraph reads, which MXNet's CutSubgraph turns into a new variable named after
+    that value's output) is added with closure(), without attributes."""
+
+    def __init__(self, scope=None):
         self.nodes = []
         self.n_outputs = []
         self.n_copies = 0
+        self.scope = scope
 
     def _add(self, node, n_outputs=1):
         self.nodes.append(node)
@@ -61,7 +73,7 @@ class Builder:
 
     def var(self, name, shape=None, dtype=None, init=None):
         node = {"op": "null", "name": name}
-        attrs = {}
+        attrs = {} if self.scope is None else {"__subgraph_name__": self.scope}
         if shape is not None:
             attrs.update({"__dtype__": "0" if dtype is None else str(dtype), "__lr_mult__": "1.0",
                           "__shape__": str(tuple(shape)), "__storage_type__": "0",
@@ -75,8 +87,14 @@ class Builder:
         node["inputs"] = []
         return self._add(node)
 
+    def closure(self, name):
+        """The variable CutSubgraph makes for an outer value: no attributes, even in a scope."""
+        return self._add({"op": "null", "name": name, "inputs": []})
+
     def op(self, op, name, inputs, attrs=None, n_outputs=1, subgraphs=None):
         node = {"op": op, "name": name}
+        if self.scope is not None:
+            attrs = dict(attrs or {}, __subgraph_name__=self.scope)
         if attrs:
             node["attrs"] = dict(sorted((k, str(v)) for k, v in attrs.items()))
         node["inputs"] = [[nid, idx, 0] for nid, idx in inputs]
@@ -87,18 +105,18 @@ class Builder:
     def is_variable(self, entry):
         return self.nodes[entry[0]]["op"] == "null"
 
-    def outputs(self, entries, prefix):
+    def outputs(self, entries, prefix, copy_repeats=True):
         """Subgraph heads as contrib.py makes them: an input, or a repeat of an earlier head,
-        goes through _copy."""
+        goes through _copy. MXNet 1.9's while_loop copies only inputs (copy_repeats=False)."""
         heads = []
         for e in entries:
-            if self.is_variable(e) or e in heads:
+            if self.is_variable(e) or (copy_repeats and e in heads):
                 e = self.op("_copy", "%s_copy%d" % (prefix, self.n_copies), [e])
                 self.n_copies += 1
             heads.append(e)
         return heads
 
-    def graph(self, heads, top=False):
+    def graph(self, heads, top=False, version=MXNET_VERSION):
         row_ptr = [0]
         for n in self.n_outputs:
             row_ptr.append(row_ptr[-1] + n)
@@ -109,7 +127,7 @@ class Builder:
             "heads": [[nid, idx, 0] for nid, idx in heads],
         }
         if top:
-            g["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
+            g["attrs"] = {"mxnet_version": ["int", version]}
         return g
 
 
@@ -409,6 +427,310 @@ def case_cond_then():
 def case_cond_else():
     graph, inputs = _cond_example(3, 2)
     return graph, inputs, [np.array([6.0])]
+
+
+# ---------------------------------------------------------------------------
+# Closures, as MXNet 1.9 exports them (python/mxnet/symbol/contrib.py)
+#
+# A subgraph's nodes carry `__subgraph_name__`. Loop variables become subgraph variables
+# named as _get_sym_uniq_name gives them ("i-0"). An outer value a subgraph reads is cut out
+# of it (MXSymbolCutSubgraph): the subgraph gets a new variable named after the value's
+# output ("bound" for a variable, "sum0_output" for an op's output) and the node an input
+# for it, placed by _union_inputs. while_loop merges the inputs of cond and func only where
+# they are loop variables, so a closure both read is two node inputs; cond merges by name.
+# A cond's predicate is built outside the branches, so its subgraph is one _copy of a cut.
+# ---------------------------------------------------------------------------
+
+def _int64(*values):
+    return np.array(values, dtype=np.int64)
+
+
+def case_while_docstring():
+    """contrib.while_loop's docstring, with ndarray.contrib's values: cond i <= 5, func
+    ([i + s], [i + 1, s + i]) from int64 (0, 1), max_iterations 10: the step output holds
+    [1, 2, 4, 7, 11, 16] (MXNet pads it to 10 rows), the states are 6 and 16."""
+    cond = Builder("while_loop_cond0")
+    ci = cond.var("i-0")
+    pred = cond.op("_lesser_equal_scalar", "_lesser_equal_scalar0", [ci], {"scalar": 5})
+    func = Builder("while_loop_func0")
+    fi = func.var("i-0")
+    fs = func.var("s-0")
+    step = func.op("elemwise_add", "_plus0", [fi, fs])
+    inc = func.op("_plus_scalar", "_plus_scalar0", [fi], {"scalar": 1})
+    acc = func.op("elemwise_add", "_plus1", [fs, fi])
+    heads = func.outputs([step, inc, acc], "func")
+    g = Builder()
+    i = g.var("i")
+    s = g.var("s")
+    # _union_inputs(cond (i), func (i, s))
+    out = while_loop(g, "_while_loop0", cond, [pred], func, heads, 1, [i, s], [0], [0, 1],
+                     [0, 1], 10)
+    return (g.graph(out, top=True, version=MXNET_19_VERSION), {"i": _int64(0), "s": _int64(1)},
+            [np.array([[1], [2], [4], [7], [11], [16]]), np.array([6]), np.array([16])])
+
+
+def case_while_step_output_100():
+    """MXNet's case 2.1 in int64, as exported: cond i <= 100, func (i, (i + 1, s + i)) from
+    (1, 0): the step output is the loop variable itself (through _copy), 100 rows 1..100,
+    then i = 101 and s = 5050."""
+    cond = Builder("while_loop_cond0")
+    ci = cond.var("i-0")
+    pred = cond.op("_lesser_equal_scalar", "_lesser_equal_scalar0", [ci], {"scalar": 100})
+    func = Builder("while_loop_func0")
+    fi = func.var("i-0")
+    inc = func.op("_plus_scalar", "_plus_scalar0", [fi], {"scalar": 1})
+    fs = func.var("s-0")
+    acc = func.op("elemwise_add", "_plus0", [fs, fi])
+    heads = func.outputs([fi, inc, acc], "func")
+    g = Builder()
+    i = g.var("i")
+    s = g.var("s")
+    out = while_loop(g, "_while_loop0", cond, [pred], func, heads, 1, [i, s], [0], [0, 1],
+                     [0, 1], 1000)
+    return (g.graph(out, top=True, version=MXNET_19_VERSION), {"i": _int64(1), "s": _int64(0)},
+            [np.arange(1, 101).reshape(100, 1), np.array([101]), np.array([5050])])
+
+
+def _trip_count_graph():
+    """while s < sum(budget): i += 1, s += step * 1.5; the step output is s. cond reads
+    sum(budget), an outer op's output, and func reads step, an outer variable: both are
+    closures, so how often the loop runs depends on the data."""
+    cond = Builder("while_loop_cond0")
+    cs = cond.var("s-0")
+    limit = cond.closure("sum0_output")
+    pred = cond.op("broadcast_lesser", "broadcast_lesser0", [cs, limit])
+    func = Builder("while_loop_func0")
+    fs = func.var("s-0")
+    step = func.closure("step")
+    scaled = func.op("_mul_scalar", "_mul_scalar0", [step], {"scalar": 1.5})
+    grown = func.op("elemwise_add", "_plus0", [fs, scaled])
+    fi = func.var("i-0")
+    inc = func.op("_plus_scalar", "_plus_scalar0", [fi], {"scalar": 1})
+    # The step output repeats the new s: while_loop copies only inputs.
+    heads = func.outputs([grown, inc, grown], "func", copy_repeats=False)
+    # func inputs in DFS order: s-0 0, step 1, i-0 2
+    g = Builder()
+    budget = g.var("budget")
+    total = g.op("sum", "sum0", [budget], {"axis": "(0,)", "keepdims": "True"})
+    s = g.var("s")
+    st = g.var("step")
+    i = g.var("i")
+    # _union_inputs(cond (s-0, sum0_output), func (s-0, step, i-0)); the loop vars are (i, s).
+    out = while_loop(g, "_while_loop0", cond, [pred], func, heads, 1, [s, total, st, i],
+                     [0, 1], [0, 2, 3], [2, 0], 1000)
+    return g.graph(out, top=True, version=MXNET_19_VERSION)
+
+
+def _trip_count_numpy(inputs):
+    limit = inputs["budget"].sum()
+    i, s, rows = inputs["i"], inputs["s"], []
+    while s[0] < limit:
+        i, s = i + 1, s + inputs["step"] * 1.5
+        rows.append(s)
+    return [np.array(rows).reshape(-1, 1), i, s]
+
+
+def case_while_trip_count():
+    inputs = {"budget": np.array([2.0, 3.5, 4.0]), "i": np.array([0.0]), "s": np.array([0.0]),
+              "step": np.array([0.75])}
+    return _trip_count_graph(), inputs, _trip_count_numpy(inputs)
+
+
+def case_while_trip_count_zero():
+    """The same loop with a budget already spent: func never runs."""
+    inputs = {"budget": np.array([-1.0, 0.5, 0.25]), "i": np.array([0.0]), "s": np.array([0.0]),
+              "step": np.array([0.75])}
+    return _trip_count_graph(), inputs, _trip_count_numpy(inputs)
+
+
+def case_cond_docstring():
+    """contrib.cond's docstring as exported: pred = a * b < 5 is built outside, so cond is a
+    _copy of it; the branches (a + 5) * (b + 5) and (a - 5) * (b - 5) read a and b as
+    closures, merged by name into node inputs 1 and 2. (1, 2) gives 42, (3, 2) gives 6."""
+    pred = Builder("cond_pred0")
+    cut = pred.closure("_lesser_scalar0_output")
+    pred_heads = pred.outputs([cut], "pred")
+    then_b = Builder("cond_then0")
+    ta = then_b.closure("a")
+    ta5 = then_b.op("_plus_scalar", "_plus_scalar0", [ta], {"scalar": 5})
+    tb = then_b.closure("b")
+    tb5 = then_b.op("_plus_scalar", "_plus_scalar1", [tb], {"scalar": 5})
+    tout = then_b.op("elemwise_mul", "_mul1", [ta5, tb5])
+    else_b = Builder("cond_else0")
+    ea = else_b.closure("a")
+    ea5 = else_b.op("_minus_scalar", "_minus_scalar0", [ea], {"scalar": 5})
+    eb = else_b.closure("b")
+    eb5 = else_b.op("_minus_scalar", "_minus_scalar1", [eb], {"scalar": 5})
+    eout = else_b.op("elemwise_mul", "_mul2", [ea5, eb5])
+    g = Builder()
+    a = g.var("a")
+    b = g.var("b")
+    prod = g.op("elemwise_mul", "_mul0", [a, b])
+    less = g.op("_lesser_scalar", "_lesser_scalar0", [prod], {"scalar": 5})
+    out = cond_op(g, "_cond0", pred, pred_heads, then_b, [tout], else_b, [eout], [less, a, b],
+                  [0], [1, 2], [1, 2])
+    return g.graph(out, top=True, version=MXNET_19_VERSION)
+
+
+def case_cond_docstring_then():
+    return case_cond_docstring(), {"a": np.array([1.0]), "b": np.array([2.0])}, [np.array([42.0])]
+
+
+def case_cond_docstring_else():
+    return case_cond_docstring(), {"a": np.array([3.0]), "b": np.array([2.0])}, [np.array([6.0])]
+
+
+def _collatz_loop(g, n, mult, steps, step_output=True):
+    """Collatz as a while_loop on `g`: while n != 1: n = n / 2 if n % 2 == 0 else n * mult +
+    1; steps += 1 (with `step_output`, each step also outputs n). The branch is a cond in
+    func's body whose else branch reads mult, a value from outside the loop: cut once into the
+    cond's else branch, then again into func. Returns the node's outputs."""
+    cond = Builder("while_loop_cond0")
+    cn = cond.var("n-0")
+    more = cond.op("_not_equal_scalar", "_not_equal_scalar0", [cn], {"scalar": 1})
+
+    pick = Builder("cond_pred0")
+    cut = pick.closure("_equal_scalar0_output")
+    pick_heads = pick.outputs([cut], "pred")
+    then_b = Builder("cond_then0")
+    tn = then_b.closure("n-0")
+    half = then_b.op("_div_scalar", "_div_scalar0", [tn], {"scalar": 2})
+    else_b = Builder("cond_else0")
+    en = else_b.closure("n-0")
+    em = else_b.closure("mult")
+    times = else_b.op("elemwise_mul", "_mul0", [en, em])
+    plus = else_b.op("_plus_scalar", "_plus_scalar0", [times], {"scalar": 1})
+
+    func = Builder("while_loop_func0")
+    fn = func.var("n-0")
+    rem = func.op("_mod_scalar", "_mod_scalar0", [fn], {"scalar": 2})
+    even = func.op("_equal_scalar", "_equal_scalar0", [rem], {"scalar": 0})
+    fm = func.closure("mult")
+    # cond's _union_inputs(pred (_equal_scalar0_output), then (n-0), else (n-0, mult))
+    nxt = cond_op(func, "_cond0", pick, pick_heads, then_b, [half], else_b, [plus],
+                  [even, fn, fm], [0], [1], [1, 2])
+    fs = func.var("steps-0")
+    counted = func.op("_plus_scalar", "_plus_scalar1", [fs], {"scalar": 1})
+    steps_out = [fn] if step_output else []
+    heads = func.outputs(steps_out + [nxt[0], counted], "func", copy_repeats=False)
+    # _union_inputs(cond (n-0), func (n-0, mult, steps-0)); the loop vars are (n, steps).
+    return while_loop(g, "_while_loop0", cond, [more], func, heads, len(steps_out),
+                      [n, mult, steps], [0], [0, 1, 2], [0, 2], 1000)
+
+
+def _collatz_graph():
+    g = Builder()
+    out = _collatz_loop(g, g.var("n"), g.var("mult"), g.var("steps"))
+    return g.graph(out, top=True, version=MXNET_19_VERSION)
+
+
+def _collatz_numpy(inputs):
+    n, steps, rows = inputs["n"], inputs["steps"], []
+    while n[0] != 1:
+        rows.append(n)
+        n = n / 2 if n[0] % 2 == 0 else n * inputs["mult"] + 1
+        steps = steps + 1
+    return [np.array(rows).reshape(-1, 1), n, steps]
+
+
+def case_collatz():
+    """From 27: 111 steps up to 9232 and down, the trip count set by the data."""
+    inputs = {"n": np.array([27.0]), "mult": np.array([3.0]), "steps": np.array([0.0])}
+    return _collatz_graph(), inputs, _collatz_numpy(inputs)
+
+
+def case_collatz_int64():
+    """The same in int64 from 97: 118 steps."""
+    inputs = {"n": _int64(97), "mult": _int64(3), "steps": _int64(0)}
+    return _collatz_graph(), inputs, _collatz_numpy(inputs)
+
+
+def _collatz_foreach_graph():
+    """The Collatz loop (without its step output) in a foreach body, once per start value:
+    the body outputs the steps each start takes and carries their total. mult is now three
+    levels out: the top graph's variable, cut into the body, then into func, then into the
+    cond's else branch."""
+    body = Builder("foreach0")
+    bx = body.var("x-0")
+    zero = body.op("zeros_like", "zeros_like0", [bx])
+    bm = body.closure("mult")
+    loop = _collatz_loop(body, bx, bm, zero, step_output=False)
+    total = body.var("total-0")
+    summed = body.op("elemwise_add", "_plus1", [total, loop[1]])
+    heads = body.outputs([loop[1], summed], "body")
+    # body inputs: x-0 0, mult 1, total-0 2
+    g = Builder()
+    starts = g.var("starts")
+    total0 = g.var("total")
+    mult = g.var("mult")
+    out = foreach(g, "_foreach0", body, heads, 1, [starts], [total0], [mult], [0], [2], [1])
+    return g.graph(out, top=True, version=MXNET_19_VERSION)
+
+
+def case_collatz_foreach():
+    """Start values 27, 7, 1 and 6 take 111, 16, 0 and 8 steps: 135 in all."""
+    inputs = {"starts": np.array([27.0, 7.0, 1.0, 6.0]), "total": np.array([0.0]),
+              "mult": np.array([3.0])}
+    counts = []
+    for v in inputs["starts"]:
+        counts.append(len(_collatz_numpy({"n": np.array([v]), "mult": inputs["mult"],
+                                           "steps": np.array([0.0])})[0]))
+    return (_collatz_foreach_graph(), inputs,
+            [np.array(counts, dtype=np.float64).reshape(-1, 1), np.array([float(sum(counts))])])
+
+
+def _foreach_closure_graph():
+    """A foreach over rows x (T, 3) carrying acc (3,): if sum(x) > threshold then acc + x *
+    scale else acc, the step output acc. The predicate reads threshold and the then branch
+    scale, variables of the outer graph: cut into the body, and scale once more into the
+    branch."""
+    pick = Builder("cond_pred0")
+    cut = pick.closure("broadcast_greater0_output")
+    pick_heads = pick.outputs([cut], "pred")
+    then_b = Builder("cond_then0")
+    tacc = then_b.closure("acc-0")
+    tx = then_b.closure("x-0")
+    tscale = then_b.closure("scale")
+    scaled = then_b.op("broadcast_mul", "broadcast_mul0", [tx, tscale])
+    added = then_b.op("elemwise_add", "_plus0", [tacc, scaled])
+    else_b = Builder("cond_else0")
+    eacc = else_b.closure("acc-0")
+    kept = else_b.outputs([eacc], "else")
+
+    body = Builder("foreach0")
+    bx = body.var("x-0")
+    total = body.op("sum", "sum0", [bx], {"axis": "(0,)", "keepdims": "True"})
+    bt = body.closure("threshold")
+    over = body.op("broadcast_greater", "broadcast_greater0", [total, bt])
+    bacc = body.var("acc-0")
+    bs = body.closure("scale")
+    # cond's _union_inputs(pred (broadcast_greater0_output), then (acc-0, x-0, scale),
+    # else (acc-0))
+    chosen = cond_op(body, "_cond0", pick, pick_heads, then_b, [added], else_b, kept,
+                     [over, bacc, bx, bs], [0], [1, 2, 3], [1])
+    heads = body.outputs([chosen[0], chosen[0]], "body")
+    # body inputs: x-0 0, threshold 1, acc-0 2, scale 3
+
+    g = Builder()
+    data = g.var("data")
+    acc = g.var("acc")
+    threshold = g.var("threshold")
+    scale = g.var("scale")
+    out = foreach(g, "_foreach0", body, heads, 1, [data], [acc], [threshold, scale], [0], [2],
+                  [1, 3])
+    return g.graph(out, top=True, version=MXNET_19_VERSION)
+
+
+def case_foreach_closure():
+    rng = np.random.RandomState(23)
+    inputs = {"data": rng.uniform(-1, 1, (7, 3)), "acc": rng.uniform(-1, 1, (3,)),
+              "threshold": np.array([0.1]), "scale": rng.uniform(0.5, 2, (3,))}
+    acc, rows = inputs["acc"], []
+    for x in inputs["data"]:
+        if x.sum() > inputs["threshold"][0]:
+            acc = acc + x * inputs["scale"]
+        rows.append(acc)
+    return _foreach_closure_graph(), inputs, [np.stack(rows), acc]
 
 
 # ---------------------------------------------------------------------------
@@ -730,4 +1052,16 @@ CASES = [
     ("greedy decoder: stops on its counter after 10 tokens", case_greedy_decoder_limit),
     ("greedy decoder: no confident token, zero iterations", case_greedy_decoder_silent),
     ("cond inside a foreach body", case_cond_in_loop),
+    ("MXNet 1.9: while_loop's docstring in int64", case_while_docstring),
+    ("MXNet 1.9: a step output of 100 iterations in int64", case_while_step_output_100),
+    ("MXNet 1.9: a trip count set by closures of cond and func", case_while_trip_count),
+    ("MXNet 1.9: the same loop running zero times", case_while_trip_count_zero),
+    ("MXNet 1.9: cond's docstring, then branch: 42", case_cond_docstring_then),
+    ("MXNet 1.9: cond's docstring, else branch: 6", case_cond_docstring_else),
+    ("MXNet 1.9: Collatz, a cond in the loop reading a variable two levels out",
+     case_collatz),
+    ("MXNet 1.9: Collatz in int64", case_collatz_int64),
+    ("MXNet 1.9: Collatz in a foreach body, a closure three levels deep",
+     case_collatz_foreach),
+    ("MXNet 1.9: foreach with a cond reading outer variables", case_foreach_closure),
 ]
