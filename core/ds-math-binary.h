@@ -11,7 +11,8 @@
  * (an integer division by 0 gives 0 and MIN / -1 wraps, rather than trapping), DS_M_POW,
  * DS_M_MOD (Python's modulo: the result takes the divisor's sign), DS_M_FMOD (C's remainder),
  * DS_M_SHL, DS_M_SHR (integers: a count outside the width gives 0, or -1 for a negative
- * number shifted right, NumPy's rule), DS_M_BITAND, DS_M_BITOR, DS_M_BITXOR (integers).
+ * number shifted right, NumPy's rule), DS_M_BITAND, DS_M_BITOR, DS_M_BITXOR (integers),
+ * DS_M_HYPOT (integers through double, truncated: MXNet's hypot casts its float result back).
  *
  * The six comparisons stay together, EQ first and LE last, and so do AND, OR and XOR: the
  * backends index their bool-result loops by that order.
@@ -44,7 +45,9 @@
   X(SHR, ARITH, DS_M_SHR(x, y))                                                                    \
   X(BITAND, ARITH, DS_M_BITAND(x, y))                                                              \
   X(BITOR, ARITH, DS_M_BITOR(x, y))                                                                \
-  X(BITXOR, ARITH, DS_M_BITXOR(x, y))
+  X(BITXOR, ARITH, DS_M_BITXOR(x, y))                                                              \
+  /* sqrt(x*x + y*y) without the squares' overflow (libm's hypot) */                               \
+  X(HYPOT, ARITH, DS_M_HYPOT(x, y))
 
 #define DS_MATH_BINARY_ENUM(ID, KIND, EXPR) DS_MATH_BIN_##ID,
 typedef enum { DS_MATH_BINARY(DS_MATH_BINARY_ENUM) DS_MATH_BIN_COUNT } DsMathBinaryFn;

@@ -25,6 +25,9 @@
   X(MAX, EXACT, DS_M_LOWEST, (v > a || v != v) ? v : a, (b > a || b != b) ? b : a, a)              \
   X(MIN, EXACT, DS_M_HIGHEST, (v < a || v != v) ? v : a, (b < a || b != b) ? b : a, a)             \
   X(PROD, EXACT, (T)1, DS_M_MUL(a, v), DS_M_MUL(a, b), a)                                          \
+  /* MXNet's nansum and nanprod: a NaN element counts as the identity (never in integers) */       \
+  X(NANSUM, EXACT, (T)0, v != v ? a : DS_M_ADD(a, v), DS_M_ADD(a, b), a)                           \
+  X(NANPROD, EXACT, (T)1, v != v ? a : DS_M_MUL(a, v), DS_M_MUL(a, b), a)                          \
   X(SUMSQ, EXACT, (T)0, DS_M_ADD(a, DS_M_MUL(v, v)), DS_M_ADD(a, b), a)                            \
   X(L1, EXACT, (T)0, DS_M_ADD(a, DS_M_ABS(v)), DS_M_ADD(a, b), a)                                  \
   X(L2, NONE, (T)0, a + v * v, a + b, DS_M_SQRT(a))                                                \

@@ -398,6 +398,9 @@ static const BinaryCase binary_cases[] = {
     {"broadcast_logical_and", VAL_COARSE, VAL_COARSE, TRUE, TRUE, TRUE, FALSE},
     {"broadcast_logical_or", VAL_COARSE, VAL_COARSE, TRUE, TRUE, TRUE, FALSE},
     {"broadcast_logical_xor", VAL_COARSE, VAL_COARSE, TRUE, TRUE, TRUE, FALSE},
+    /* CUDA's hypot is within 2 ulp of the correctly rounded result, as glibc's */
+    {"broadcast_hypot", VAL_ANY, VAL_ANY, FALSE, FALSE, FALSE, FALSE},
+    {"_hypot", VAL_ANY, VAL_ANY, FALSE, FALSE, FALSE, TRUE},
 };
 
 /* Operand shapes: equal, a row, a 0-dim scalar on either side, (1,), both sides stretching,
@@ -746,6 +749,40 @@ static void test_reduce(void)
   }
 }
 
+/* MXNet's prod, nansum, nanprod and norm (DsNormParam starts with sum's DsReduceParam, which
+ * reduced_like reads): every axis pattern on small data (a product of many terms underflows),
+ * NaNs for the nan-forms, and the norms over the large shapes too. */
+static const char *const mx_reduce_ops[] = {"prod", "nansum", "nanprod", "norm"};
+
+static void test_reduce_mxnet(void)
+{
+  if (!cuda_ready())
+    return;
+  for (guint o = 0; o < G_N_ELEMENTS(mx_reduce_ops); o++) {
+    check_reduce_axes(mx_reduce_ops[o], FALSE, DS_DTYPE_FLOAT32, "(2, 3, 4, 5)");
+    check_reduce_axes(mx_reduce_ops[o], FALSE, DS_DTYPE_FLOAT64, "(3, 1, 4, 7)");
+  }
+  const char *ord1[] = {"ord", "1", "axis", "(0, 2)", NULL};
+  check_reduce("norm", FALSE, DS_DTYPE_FLOAT32, "(30, 40, 50)", ord1);
+  for (guint b = 0; b < G_N_ELEMENTS(big_reductions); b++) {
+    const char *attrs[] = {"axis", big_reductions[b].axis, NULL};
+    check_reduce("norm", FALSE, DS_DTYPE_FLOAT32, big_reductions[b].shape, attrs);
+    check_reduce("nansum", FALSE, DS_DTYPE_FLOAT64, big_reductions[b].shape, attrs);
+  }
+  static const char *const nan_ops[] = {"nansum", "nanprod"};
+  for (guint o = 0; o < G_N_ELEMENTS(nan_ops); o++)
+    for (int axis = 0; axis < 2; axis++) {
+      DsTensor x = input(DS_DTYPE_FLOAT32, "(37, 41)", VAL_ANY);
+      for (int64_t i = 0; i < ds_tensor_numel(&x); i += 3)
+        set(&x, i, NAN);
+      DsTensor out = like(DS_DTYPE_FLOAT32, 1, &x.shape[1 - axis]);
+      const char *attrs[] = {"axis", axis ? "1" : "0", NULL};
+      g_autofree char *what = g_strdup_printf("%s with NaNs axis %d", nan_ops[o], axis);
+      check(what, nan_ops[o], attrs, &x, 1, &out, 1, 1e-5, TRANS_RTOL);
+      tensor_free(&x);
+    }
+}
+
 /* ---- softmax, log_softmax ---- */
 
 static const char *const softmax_ops[] = {"softmax", "log_softmax"};
@@ -779,6 +816,35 @@ static void test_softmax(void)
       check(what, softmax_ops[o], attrs, &x, 1, &out, 1, TRANS_ATOL, TRANS_RTOL);
       tensor_free(&x);
     }
+}
+
+/* softmin (softmax of -x, on the device through the same kernels with the sign flipped) and
+ * SoftmaxActivation (softmax over the last axis, or axis 1 with mode=channel). */
+static void test_softmin_softmax_activation(void)
+{
+  if (!cuda_ready())
+    return;
+  static const struct {
+    const char *op, *shape, *key, *value;
+  } cases[] = {
+      {"softmin", "(2, 3, 4)", "axis", "-1"},
+      {"softmin", "(2, 50, 40)", "axis", "1"},
+      {"softmin", "(4, 1000)", "temperature", "0.5"},
+      {"softmin", "(0, 4)", "axis", "-1"},
+      {"SoftmaxActivation", "(8, 77)", "mode", "instance"},
+      {"SoftmaxActivation", "(2, 3, 4, 5)", "mode", "instance"},
+      {"SoftmaxActivation", "(2, 3, 4, 5)", "mode", "channel"},
+      {"SoftmaxActivation", "(2, 7, 64)", "mode", "channel"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    DsTensor x = rtensor(cases[i].shape, -5, 5);
+    DsTensor out = like(DS_DTYPE_FLOAT32, x.ndim, x.shape);
+    const char *attrs[] = {cases[i].key, cases[i].value, NULL};
+    g_autofree char *what =
+        g_strdup_printf("%s %s %s=%s", cases[i].op, cases[i].shape, cases[i].key, cases[i].value);
+    check(what, cases[i].op, attrs, &x, 1, &out, 1, TRANS_ATOL, TRANS_RTOL);
+    tensor_free(&x);
+  }
 }
 
 /* ---- LayerNorm, BatchNorm, InstanceNorm ---- */
@@ -888,8 +954,10 @@ static gboolean family_says(DsOpId id, const void *param, const DsDType *in, int
 }
 
 /* Ops whose test above names them one at a time rather than from a table. */
-static const char *const single_ops[] = {
-    "Activation", "LeakyReLU", "Dropout", "where", "_npi_where", "add_n", "_contrib_div_sqrt_dim"};
+static const char *const single_ops[] = {"Activation", "LeakyReLU",  "Dropout",
+                                         "where",      "_npi_where", "add_n",
+                                         "_contrib_div_sqrt_dim", "softmin",
+                                         "SoftmaxActivation"};
 
 static void add_names(GHashTable *set, const char *const *names, guint n)
 {
@@ -913,6 +981,7 @@ static void test_coverage(void)
   add_names(tested, np_compare_ops, G_N_ELEMENTS(np_compare_ops));
   add_names(tested, reduce_ops, G_N_ELEMENTS(reduce_ops));
   add_names(tested, np_reduce_ops, G_N_ELEMENTS(np_reduce_ops));
+  add_names(tested, mx_reduce_ops, G_N_ELEMENTS(mx_reduce_ops));
   add_names(tested, softmax_ops, G_N_ELEMENTS(softmax_ops));
   add_names(tested, norm_ops, G_N_ELEMENTS(norm_ops));
   add_names(tested, single_ops, G_N_ELEMENTS(single_ops));
@@ -1022,7 +1091,9 @@ int main(int argc, char **argv)
   g_test_add_func("/cuda/elemwise/np-where", test_np_where);
   g_test_add_func("/cuda/elemwise/add-n", test_add_n);
   g_test_add_func("/cuda/reduce/axes", test_reduce);
+  g_test_add_func("/cuda/reduce/mxnet", test_reduce_mxnet);
   g_test_add_func("/cuda/reduce/softmax", test_softmax);
+  g_test_add_func("/cuda/reduce/softmin-softmax-activation", test_softmin_softmax_activation);
   g_test_add_func("/cuda/reduce/layer-norm", test_layer_norm);
   g_test_add_func("/cuda/reduce/batch-norm", test_batch_norm);
   g_test_add_func("/cuda/reduce/instance-norm", test_instance_norm);

@@ -388,6 +388,8 @@ static double ref_binary_fn(DsMathBinaryFn fn, double x, double y)
     return x != 0 || y != 0;
   case DS_MATH_BIN_XOR:
     return (x != 0) != (y != 0);
+  case DS_MATH_BIN_HYPOT:
+    return hypot(x, y);
   default:
     g_assert_not_reached();
   }
@@ -641,6 +643,7 @@ static void test_kernel_scalar(void)
       {"_mod_scalar", "3", 7, 1},            {"_rmod_scalar", "7", 3, 1},
       {"_mod_scalar", "3", -7, 2},           {"_logical_and_scalar", "0", 3, 0},
       {"_logical_or_scalar", "0", 3, 1},     {"_logical_xor_scalar", "2", 3, 0},
+      {"_hypot_scalar", "4", 3, 5},
   };
   guint n_ops = 0;
 #define COUNT_SCALAR(ID, NAME, ALIAS, FN, REVERSE) n_ops++;

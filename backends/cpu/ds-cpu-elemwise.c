@@ -231,7 +231,9 @@ static inline double pow_f64(double x, double y) { return y == 2.0 ? x * x : pow
 #define DS_M_BITAND(x, y) ((float)bitand_f64(x, y))
 #define DS_M_BITOR(x, y)  ((float)bitor_f64(x, y))
 #define DS_M_BITXOR(x, y) ((float)bitxor_f64(x, y))
+#define DS_M_HYPOT        hypotf
 DEFINE_BIN_TYPE(f32, float)
+#undef DS_M_HYPOT
 #undef DS_M_POW
 #undef DS_M_MOD
 #undef DS_M_FMOD
@@ -248,7 +250,9 @@ DEFINE_BIN_TYPE(f32, float)
 #define DS_M_BITAND bitand_f64
 #define DS_M_BITOR  bitor_f64
 #define DS_M_BITXOR bitxor_f64
+#define DS_M_HYPOT  hypot
 DEFINE_BIN_TYPE(f64, double)
+#undef DS_M_HYPOT
 #undef DS_M_ADD
 #undef DS_M_SUB
 #undef DS_M_MUL
@@ -278,8 +282,10 @@ DEFINE_BIN_TYPE(f64, double)
 #define DS_M_BITAND(x, y) ((x) & (y))
 #define DS_M_BITOR(x, y)  ((x) | (y))
 #define DS_M_BITXOR(x, y) ((x) ^ (y))
+#define DS_M_HYPOT(x, y) ((__typeof__(x))ds_cpu_saturate_i64(hypot((double)(x), (double)(y))))
 DEFINE_BIN_TYPE(i32, int32_t)
 DEFINE_BIN_TYPE(i64, int64_t)
+#undef DS_M_HYPOT
 #undef DS_M_ADD
 #undef DS_M_SUB
 #undef DS_M_MUL

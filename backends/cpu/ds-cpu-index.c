@@ -983,6 +983,81 @@ static DsStatus k_dynamic_topk(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* one_hot, pick */
+
+/* An index element truncated towards zero to an integer (MXNet's static_cast<index_t>), or
+ * INT64_MIN for NaN, which matches no position. */
+static int64_t truncated_index(const DsTensor *t, int64_t i)
+{
+  if (t->dtype == DS_DTYPE_INT64)
+    return ((const int64_t *)t->data)[i];
+  double v = ds_cpu_load_f64(t->dtype, t->data, i);
+  return isnan(v) ? INT64_MIN : ds_cpu_saturate_i64(v);
+}
+
+static DsStatus k_one_hot(const DsKernelCtx *ctx)
+{
+  const DsOneHotParam *p = ctx->param;
+  const DsTensor *indices = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  int64_t n = ds_tensor_numel(indices);
+  if (ds_tensor_numel(out) != n * p->depth || out->dtype != p->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(indices->dtype) || !ds_cpu_dtype_computable(out->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  size_t es = ds_dtype_size(out->dtype);
+  char on[8], off[8];
+  ds_cpu_store_f64(out->dtype, on, p->on_value);
+  ds_cpu_store_f64(out->dtype, off, p->off_value);
+  char *o = out->data;
+  for (int64_t i = 0; i < n * p->depth; i++)
+    memcpy(o + (size_t)i * es, off, es);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = truncated_index(indices, i);
+    if (j >= 0 && j < p->depth)
+      memcpy(o + (size_t)(i * p->depth + j) * es, on, es);
+  }
+  return DS_STATUS_OK;
+}
+
+/* out[l, t] = data[l, j, t] for each leading l and trailing t, j the index clipped to
+ * [0, len) or wrapped around it (MXNet's pick kernel). */
+static DsStatus k_pick(const DsKernelCtx *ctx)
+{
+  const DsPickParam *p = ctx->param;
+  const DsTensor *data = &ctx->inputs[0], *index = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  int axis = p->axis < 0 ? p->axis + data->ndim : p->axis;
+  if (axis < 0 || axis >= data->ndim || out->dtype != data->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (!ds_cpu_dtype_computable(index->dtype))
+    return DS_STATUS_UNSUPPORTED;
+  int64_t leading = ds_shape_span(data->shape, 0, axis), len = data->shape[axis];
+  int64_t trailing = ds_shape_span(data->shape, axis + 1, data->ndim);
+  int64_t n = leading * trailing;
+  if (ds_tensor_numel(out) != n || ds_tensor_numel(index) != n)
+    return DS_STATUS_INVALID_ARGUMENT;
+  if (n == 0)
+    return DS_STATUS_OK;
+  if (len == 0)
+    return DS_STATUS_INVALID_ARGUMENT; /* nothing to pick from */
+  size_t es = ds_dtype_size(data->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = truncated_index(index, i);
+    if (p->mode == DS_PICK_CLIP) {
+      j = j < 0 ? 0 : (j >= len ? len - 1 : j);
+    } else {
+      j = j == INT64_MIN ? 0 : j % len;
+      j += j < 0 ? len : 0;
+    }
+    int64_t l = i / trailing, t = i % trailing;
+    memcpy((char *)out->data + (size_t)i * es,
+           (const char *)data->data + (size_t)((l * len + j) * trailing + t) * es, es);
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 void ds_cpu_index_register(DsKernel *table)
 {
@@ -1001,6 +1076,8 @@ void ds_cpu_index_register(DsKernel *table)
   table[DS_OP_BATCH_GATHER_ND] = (DsKernel){k_batch_gather_nd, NULL};
   table[DS_OP_SCATTER_ND_UPDATE] = (DsKernel){k_scatter_nd_update, NULL};
   table[DS_OP_TOPK] = (DsKernel){k_topk, topk_workspace};
+  table[DS_OP_ONE_HOT] = (DsKernel){k_one_hot, NULL};
+  table[DS_OP_PICK] = (DsKernel){k_pick, NULL};
   /* The dynamic form shares topk's selection (its op is listed with the dynamic family). */
   table[DS_OP_DYNAMIC_TOPK] = (DsKernel){k_dynamic_topk, topk_workspace};
 }

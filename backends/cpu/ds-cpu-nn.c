@@ -110,6 +110,23 @@ static float max_f32(const float *restrict x, int64_t n)
   return m;
 }
 
+static float min_f32(const float *restrict x, int64_t n)
+{
+  float acc[8];
+  for (int j = 0; j < 8; j++)
+    acc[j] = INFINITY;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++)
+      acc[j] = x[i + j] < acc[j] ? x[i + j] : acc[j];
+  float m = INFINITY;
+  for (; i < n; i++)
+    m = x[i] < m ? x[i] : m;
+  for (int j = 0; j < 8; j++)
+    m = acc[j] < m ? acc[j] : m;
+  return m;
+}
+
 /* Sum of (x - mean)^2 over n floats, eight lanes. */
 static float sqdev_f32(const float *restrict x, int64_t n, float mean)
 {
@@ -1349,6 +1366,9 @@ typedef struct {
   float temperature;
   bool log;
   const DsTensor *length; /* NULL: every row is `len` long */
+  /* softmin, softmax of -x: the shift is each row's minimum and `temperature` is negated, so
+   * every exponent (x - min) / -t is at most 0, as softmax's (x - max) / t is. */
+  bool negate;
 } SoftmaxJob;
 
 /* Valid length of row `i`: MXNet reads it as an integer; we clamp it to [0, len] so that a
@@ -1373,7 +1393,7 @@ static void softmax_rows(void *data, int64_t begin, int64_t end)
     const float *restrict x = job->x + r * len;
     float *restrict y = job->y + r * len;
     int64_t n = softmax_row_len(job, r);
-    float m = max_f32(x, n);
+    float m = job->negate ? min_f32(x, n) : max_f32(x, n);
     if (t == 1.0f) {
       for (int64_t i = 0; i < n; i++)
         y[i] = ds_vmath_exp(x[i] - m);
@@ -1413,14 +1433,19 @@ static void softmax_strided(void *data, int64_t begin, int64_t end)
     float m[SM_BLOCK], s[SM_BLOCK];
     int64_t n[SM_BLOCK];
     for (int64_t i = 0; i < nb; i++) {
-      m[i] = -INFINITY;
+      m[i] = job->negate ? INFINITY : -INFINITY;
       s[i] = 0.0f;
       n[i] = softmax_row_len(job, o * inner + i0 + i);
     }
     for (int64_t k = 0; k < len; k++) {
       const float *restrict row = x + k * inner;
-      for (int64_t i = 0; i < nb; i++)
-        m[i] = (k < n[i] && row[i] > m[i]) ? row[i] : m[i];
+      if (job->negate) {
+        for (int64_t i = 0; i < nb; i++)
+          m[i] = (k < n[i] && row[i] < m[i]) ? row[i] : m[i];
+      } else {
+        for (int64_t i = 0; i < nb; i++)
+          m[i] = (k < n[i] && row[i] > m[i]) ? row[i] : m[i];
+      }
     }
     for (int64_t k = 0; k < len; k++) {
       const float *restrict row = x + k * inner;
@@ -1461,7 +1486,7 @@ static void softmax_dispatch(const DsKernelCtx *ctx, SoftmaxJob *job)
   }
 }
 
-static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
+static DsStatus softmax_common(const DsKernelCtx *ctx, bool log, bool negate)
 {
   const DsSoftmaxParam *p = ctx->param;
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
@@ -1472,7 +1497,9 @@ static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
       !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   SoftmaxJob job = {x->data,  ctx->outputs[0].data,  ax.outer, ax.len,
-                    ax.inner, (float)p->temperature, log,      NULL};
+                    ax.inner, (float)p->temperature, log,      NULL, negate};
+  if (negate)
+    job.temperature = -job.temperature;
   if (p->use_length) {
     job.length = &ctx->inputs[1];
     if (!index_dtype_ok(job.length->dtype))
@@ -1486,11 +1513,15 @@ static DsStatus softmax_common(const DsKernelCtx *ctx, bool log)
 
 static DsStatus softmax_run(const DsKernelCtx *ctx)
 {
-  return softmax_common(ctx, false);
+  return softmax_common(ctx, false, false);
 }
 static DsStatus log_softmax_run(const DsKernelCtx *ctx)
 {
-  return softmax_common(ctx, true);
+  return softmax_common(ctx, true, false);
+}
+static DsStatus softmin_run(const DsKernelCtx *ctx)
+{
+  return softmax_common(ctx, false, true);
 }
 
 static DsStatus softmax_output_run(const DsKernelCtx *ctx)
@@ -1502,7 +1533,7 @@ static DsStatus softmax_output_run(const DsKernelCtx *ctx)
   if (x->ndim < 1 || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   /* The label (input 1) only matters for the gradient. */
-  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 1, 1.0f, false, NULL};
+  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 1, 1.0f, false, NULL, false};
   int64_t numel = ds_tensor_numel(x);
   if (p->multi_output) { /* softmax over axis 1 of (n, k, rest) */
     if (x->ndim < 2)
@@ -1516,6 +1547,133 @@ static DsStatus softmax_output_run(const DsKernelCtx *ctx)
   }
   softmax_dispatch(ctx, &job);
   return DS_STATUS_OK;
+}
+
+/* --- L2Normalization ---------------------------------------------------------------------- */
+
+/* Each (o, i) of the data seen as (outer, len, inner) is divided by the norm of its `len`
+ * values, sqrt(sum(x^2) + eps), which the second output keeps (in (o, i) order, the order of
+ * MXNet's norm shapes). Sums in double, the division in float (MXNet's is all float). */
+static DsStatus l2_normalization_run(const DsKernelCtx *ctx)
+{
+  const DsL2NormalizationParam *p = ctx->param;
+  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 2))
+    return DS_STATUS_UNSUPPORTED;
+  const DsTensor *x = &ctx->inputs[0];
+  if (x->ndim < (p->mode == DS_L2NORM_INSTANCE ? 1 : 3) ||
+      !ds_geom_same_shape(x, &ctx->outputs[0]))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t outer, len, inner;
+  if (p->mode == DS_L2NORM_INSTANCE) {
+    outer = x->shape[0], len = ds_shape_span(x->shape, 1, x->ndim), inner = 1;
+  } else if (p->mode == DS_L2NORM_CHANNEL) {
+    split_axis(x, 1, &outer, &len, &inner);
+  } else {
+    outer = x->shape[0] * x->shape[1], len = ds_shape_span(x->shape, 2, x->ndim), inner = 1;
+  }
+  if (ds_tensor_numel(&ctx->outputs[1]) != outer * inner)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const float *in = x->data;
+  float *out = ctx->outputs[0].data, *norm = ctx->outputs[1].data;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const float *row = in + o * len * inner + i;
+      double ss = 0.0;
+      for (int64_t k = 0; k < len; k++)
+        ss += (double)row[k * inner] * row[k * inner];
+      float n = sqrtf((float)ss + p->eps);
+      norm[o * inner + i] = n;
+      for (int64_t k = 0; k < len; k++)
+        out[o * len * inner + i + k * inner] = row[k * inner] / n;
+    }
+  return DS_STATUS_OK;
+}
+
+/* --- UpSampling --------------------------------------------------------------------------- */
+
+/* nearest: output (y, x) of input i reads its (y / f, x / f), f the output's height over the
+ * input's; inputs go one after another along the channels, or add up (sum). */
+static DsStatus upsampling_nearest_run(const DsKernelCtx *ctx, const DsUpSamplingParam *p)
+{
+  DsTensor *out = &ctx->outputs[0];
+  if (!all_f32(ctx->inputs, p->num_args) || !all_f32(ctx->outputs, 1) || out->ndim != 4)
+    return DS_STATUS_UNSUPPORTED;
+  const int64_t N = out->shape[0], C = out->shape[1], OH = out->shape[2], OW = out->shape[3];
+  if (ds_tensor_numel(out) == 0)
+    return DS_STATUS_OK;
+  float *y = out->data;
+  int64_t c0 = 0;
+  for (int a = 0; a < p->num_args; a++) {
+    const DsTensor *x = &ctx->inputs[a];
+    if (x->ndim != 4 || x->shape[0] != N)
+      return DS_STATUS_INVALID_ARGUMENT;
+    const int64_t c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    if (h == 0 || w == 0 || OH % h != 0 || OW != w * (OH / h) || (p->sum ? c != C : c0 + c > C))
+      return DS_STATUS_INVALID_ARGUMENT;
+    const int64_t f = OH / h;
+    const float *in = x->data;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t k = 0; k < c; k++) {
+        const float *plane = in + (n * c + k) * h * w;
+        float *dst = y + (n * C + (p->sum ? k : c0 + k)) * OH * OW;
+        for (int64_t oy = 0; oy < OH; oy++)
+          for (int64_t ox = 0; ox < OW; ox++) {
+            float v = plane[(oy / f) * w + ox / f];
+            dst[oy * OW + ox] = p->sum && a > 0 ? dst[oy * OW + ox] + v : v;
+          }
+      }
+    c0 += c;
+  }
+  return DS_STATUS_OK;
+}
+
+/* bilinear: MXNet's Deconvolution with one (k, k) filter per channel (num_group = channels),
+ * stride `scale`, pad ceil((scale - 1) / 2), no bias: each input pixel adds its value times
+ * the filter into the output window it maps to. */
+static DsStatus upsampling_bilinear_run(const DsKernelCtx *ctx, const DsUpSamplingParam *p)
+{
+  const DsTensor *x = &ctx->inputs[0], *weight = &ctx->inputs[1];
+  DsTensor *out = &ctx->outputs[0];
+  if (!all_f32(ctx->inputs, 2) || !all_f32(ctx->outputs, 1))
+    return DS_STATUS_UNSUPPORTED;
+  const int64_t s = p->scale, k = 2 * s - s % 2, pad = s / 2; /* ceil((s - 1) / 2) */
+  if (x->ndim != 4 || out->ndim != 4)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  const int64_t OH = out->shape[2], OW = out->shape[3];
+  if (out->shape[0] != N || out->shape[1] != C || OH != H * s || OW != W * s ||
+      ds_tensor_numel(weight) != C * k * k)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const float *in = x->data, *wt = weight->data;
+  float *y = out->data;
+  memset(y, 0, (size_t)ds_tensor_numel(out) * sizeof(float));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const float *plane = in + (n * C + c) * H * W, *filter = wt + c * k * k;
+      float *dst = y + (n * C + c) * OH * OW;
+      for (int64_t iy = 0; iy < H; iy++)
+        for (int64_t ix = 0; ix < W; ix++) {
+          float v = plane[iy * W + ix];
+          for (int64_t ky = 0; ky < k; ky++) {
+            int64_t oy = iy * s - pad + ky;
+            if (oy < 0 || oy >= OH)
+              continue;
+            for (int64_t kx = 0; kx < k; kx++) {
+              int64_t ox = ix * s - pad + kx;
+              if (ox >= 0 && ox < OW)
+                dst[oy * OW + ox] += v * filter[ky * k + kx];
+            }
+          }
+        }
+    }
+  return DS_STATUS_OK;
+}
+
+static DsStatus upsampling_run(const DsKernelCtx *ctx)
+{
+  const DsUpSamplingParam *p = ctx->param;
+  return p->sample_type == DS_UPSAMPLE_NEAREST ? upsampling_nearest_run(ctx, p)
+                                               : upsampling_bilinear_run(ctx, p);
 }
 
 /* --- Dropout, Embedding ------------------------------------------------------------------- */
@@ -1934,6 +2092,10 @@ void ds_cpu_nn_register(DsKernel *table)
   table[DS_OP_SOFTMAX] = (DsKernel){softmax_run, NULL};
   table[DS_OP_LOG_SOFTMAX] = (DsKernel){log_softmax_run, NULL};
   table[DS_OP_SOFTMAX_OUTPUT] = (DsKernel){softmax_output_run, NULL};
+  table[DS_OP_SOFTMIN] = (DsKernel){softmin_run, NULL};
+  table[DS_OP_SOFTMAX_ACTIVATION] = (DsKernel){softmax_run, NULL};
+  table[DS_OP_L2_NORMALIZATION] = (DsKernel){l2_normalization_run, NULL};
+  table[DS_OP_UPSAMPLING] = (DsKernel){upsampling_run, NULL};
   table[DS_OP_DROPOUT] = (DsKernel){dropout_run, NULL};
   table[DS_OP_EMBEDDING] = (DsKernel){embedding_run, NULL};
   table[DS_OP_DOT] = (DsKernel){dot_run, dot_workspace};

@@ -1,7 +1,8 @@
-/* ds-cpu-reduce.c: the CPU's reductions, one engine for them all: MXNet's sum, mean, max and
- * min, the NumPy forms (_npi_sum, _npi_mean, _npi_max, _npi_min, _npi_prod), the norms and
- * logarithms (sum_square, l1_norm, l2_norm, log_sum, log_sum_exp), _contrib_dynamic_sum, and
- * the index reductions _npi_argmax and _npi_argmin.
+/* ds-cpu-reduce.c: the CPU's reductions, one engine for them all: MXNet's sum, mean, max, min,
+ * prod, nansum, nanprod and norm, the NumPy forms (_npi_sum, _npi_mean, _npi_max, _npi_min,
+ * _npi_prod), the norms and logarithms (sum_square, l1_norm, l2_norm, log_sum, log_sum_exp),
+ * _contrib_dynamic_sum, and the index reductions (_npi_argmax, _npi_argmin, and MXNet's argmax,
+ * argmin and argmax_channel).
  */
 
 /* The folds' log_sum_exp and the extremes' NaN tests are selects GCC keeps as branches under
@@ -43,6 +44,7 @@ typedef struct {
   DsMathReduceFn kind;
   DsMathReduceFn pass; /* the fold being run: log_sum_exp first finds its maxima (MAX) */
   DsDType t;
+  DsDType out_t;       /* the output's dtype: the input's, except for norm's out_dtype */
   bool int_acc;
   const char *in;
   char *out;
@@ -429,7 +431,7 @@ static void red_store(const RedJob *job, int64_t o, const double *acc_f, const i
     /* Integer results wrap to the output's width, as the hardware's own sums do (and int64
      * ones would lose digits through a double). */
     for (int64_t i = 0; i < n; i++)
-      store_i64(job->t, job->out, o + i, red_finish_i64(job->kind, acc_i[i], job->g.count));
+      store_i64(job->out_t, job->out, o + i, red_finish_i64(job->kind, acc_i[i], job->g.count));
     return;
   }
   double y[DS_CPU_BLOCK];
@@ -440,7 +442,7 @@ static void red_store(const RedJob *job, int64_t o, const double *acc_f, const i
       y[i] = red_finish_f64(job->kind, acc_f[k], job->g.count,
                             job->shift ? job->shift[o + k] : 0.0);
     }
-    ds_cpu_store_block_f64(job->t, job->out, o + done, m, y);
+    ds_cpu_store_block_f64(job->out_t, job->out, o + done, m, y);
   }
 }
 
@@ -482,7 +484,8 @@ static void red_cols_worker(void *ctx, int64_t begin, int64_t end)
   double stack_acc[DS_CPU_BLOCK];
   int64_t stack_iacc[DS_CPU_BLOCK];
   /* float32 extremes are exact in float: they fold straight into the output. */
-  bool f32_extreme = job->t == DS_DTYPE_FLOAT32 && job->kind == job->pass &&
+  bool f32_extreme = job->t == DS_DTYPE_FLOAT32 && job->out_t == job->t &&
+                     job->kind == job->pass &&
                      (job->pass == DS_MATH_RED_MAX || job->pass == DS_MATH_RED_MIN);
   for (int64_t u = begin; u < end; u++) {
     int64_t row = u / chunks, c0 = (u % chunks) * job->chunk;
@@ -657,13 +660,16 @@ static DsStatus reduce_masked(const DsKernelCtx *ctx, DsMathReduceFn kind, const
 {
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (in->dtype != out->dtype)
+  if (in->dtype != out->dtype && kind != DS_MATH_RED_L1 && kind != DS_MATH_RED_L2)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_cpu_dtype_computable(in->dtype))
+  if (!ds_cpu_dtype_computable(in->dtype) || !ds_cpu_dtype_computable(out->dtype))
     return DS_STATUS_UNSUPPORTED;
-  RedJob job = {.kind = kind, .t = in->dtype, .in = in->data, .out = out->data};
-  job.int_acc = !ds_dtype_is_float(in->dtype) && kind != DS_MATH_RED_L2 &&
-                kind != DS_MATH_RED_LOGSUM && kind != DS_MATH_RED_LOGSUMEXP;
+  RedJob job = {
+      .kind = kind, .t = in->dtype, .out_t = out->dtype, .in = in->data, .out = out->data};
+  /* A norm into another dtype (norm's out_dtype) accumulates in double. */
+  job.int_acc = !ds_dtype_is_float(in->dtype) && in->dtype == out->dtype &&
+                kind != DS_MATH_RED_L2 && kind != DS_MATH_RED_LOGSUM &&
+                kind != DS_MATH_RED_LOGSUMEXP;
   ds_geom_reduce(in, mask, &job.g);
   if (ds_tensor_numel(out) != job.g.n_out)
     return DS_STATUS_INVALID_ARGUMENT;
@@ -671,7 +677,7 @@ static DsStatus reduce_masked(const DsKernelCtx *ctx, DsMathReduceFn kind, const
   job.cols = job.columns && job.g.nk > 0 ? job.g.kshape[job.g.nk - 1] : 1;
   if (job.g.n_out == 0)
     return DS_STATUS_OK;
-  if (job.g.count == 1 && reduce_of_one_is_itself(kind)) {
+  if (job.g.count == 1 && reduce_of_one_is_itself(kind) && in->dtype == out->dtype) {
     /* Every reduced dim has length 1: the output is the input, in order (-0.0 stays -0.0). */
     if (in->data != out->data)
       memcpy(out->data, in->data, (size_t)job.g.n_out * ds_dtype_size(in->dtype));
@@ -684,9 +690,9 @@ static DsStatus reduce_masked(const DsKernelCtx *ctx, DsMathReduceFn kind, const
     int64_t iid = red_finish_i64(kind, red_identity_i64(kind), 0);
     for (int64_t o = 0; o < job.g.n_out; o++) {
       if (job.int_acc)
-        store_i64(job.t, job.out, o, iid);
+        store_i64(job.out_t, job.out, o, iid);
       else
-        ds_cpu_store_block_f64(job.t, job.out, o, 1, &id);
+        ds_cpu_store_block_f64(job.out_t, job.out, o, 1, &id);
     }
     return DS_STATUS_OK;
   }
@@ -722,6 +728,16 @@ static DsStatus run_mx_reduce(const DsKernelCtx *ctx, DsMathReduceFn kind)
   return reduce_masked(ctx, kind, mask);
 }
 
+/* MXNet's norm: its axes as sum's, then the L1 or L2 fold. */
+static DsStatus k_norm(const DsKernelCtx *ctx)
+{
+  const DsNormParam *p = ctx->param;
+  bool mask[DS_MAX_NDIM];
+  if (!ds_reduce_axes_mask(&p->axes, ctx->inputs[0].ndim, mask))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return reduce_masked(ctx, p->ord == 1 ? DS_MATH_RED_L1 : DS_MATH_RED_L2, mask);
+}
+
 /* The NumPy forms and the norms: axis and keepdims. */
 static DsStatus run_np_reduce(const DsKernelCtx *ctx, DsMathReduceFn kind)
 {
@@ -740,6 +756,9 @@ REDUCE_KERNEL(k_sum, run_mx_reduce, DS_MATH_RED_SUM)
 REDUCE_KERNEL(k_mean, run_mx_reduce, DS_MATH_RED_MEAN)
 REDUCE_KERNEL(k_max, run_mx_reduce, DS_MATH_RED_MAX)
 REDUCE_KERNEL(k_min, run_mx_reduce, DS_MATH_RED_MIN)
+REDUCE_KERNEL(k_prod, run_mx_reduce, DS_MATH_RED_PROD)
+REDUCE_KERNEL(k_nansum, run_mx_reduce, DS_MATH_RED_NANSUM)
+REDUCE_KERNEL(k_nanprod, run_mx_reduce, DS_MATH_RED_NANPROD)
 REDUCE_KERNEL(k_np_sum, run_np_reduce, DS_MATH_RED_SUM)
 REDUCE_KERNEL(k_np_mean, run_np_reduce, DS_MATH_RED_MEAN)
 REDUCE_KERNEL(k_np_max, run_np_reduce, DS_MATH_RED_MAX)
@@ -794,9 +813,23 @@ typedef struct {
   DsDType t;
   bool ints; /* compare as int64 (exact for every integer dtype) */
   const char *in;
-  int64_t *out;
+  DsDType out_t; /* int64 (NumPy's forms), or the input's dtype (MXNet's legacy argmax) */
+  char *out;
   int64_t len, inner; /* the reduced axis' length; elements after it */
 } ArgJob;
+
+/* Indices [o, o + m) of the output, from int64 positions. */
+static void arg_store(const ArgJob *job, int64_t o, const int64_t *idx, int64_t m)
+{
+  if (job->out_t == DS_DTYPE_INT64) {
+    memcpy((int64_t *)job->out + o, idx, (size_t)m * sizeof(int64_t));
+    return;
+  }
+  double y[DS_CPU_BLOCK];
+  for (int64_t i = 0; i < m; i++)
+    y[i] = (double)idx[i];
+  ds_cpu_store_block_f64(job->out_t, job->out, o, m, y);
+}
 
 /* Whether x replaces the current extreme b: NaN beats every number (NumPy's rule: the first
  * NaN, or the last one with select_last_index); ties go to the first (or last) index. */
@@ -839,11 +872,12 @@ static void arg_cols_worker(void *ctx, int64_t begin, int64_t end)
     int64_t outer = u / blocks, c0 = (u % blocks) * DS_CPU_BLOCK;
     int64_t m = MIN(DS_CPU_BLOCK, job->inner - c0);
     int64_t base = outer * job->len * job->inner + c0;
-    int64_t *o = job->out + outer * job->inner + c0;
+    int64_t idx[DS_CPU_BLOCK];
     if (job->ints)
-      arg_scan_i64(job, base, m, o);
+      arg_scan_i64(job, base, m, idx);
     else
-      arg_scan_f64(job, base, m, o);
+      arg_scan_f64(job, base, m, idx);
+    arg_store(job, outer * job->inner + c0, idx, m);
   }
 }
 
@@ -873,16 +907,19 @@ DEFINE_ARG_RUN(arg_run_i64, int64_t, load_i64(job->t, job->in, base + done, m, x
 static void arg_rows_worker(void *ctx, int64_t begin, int64_t end)
 {
   const ArgJob *job = ctx;
-  for (int64_t o = begin; o < end; o++)
-    job->out[o] = job->ints ? arg_run_i64(job, o * job->len) : arg_run_f64(job, o * job->len);
+  for (int64_t o = begin; o < end; o++) {
+    int64_t at = job->ints ? arg_run_i64(job, o * job->len) : arg_run_f64(job, o * job->len);
+    arg_store(job, o, &at, 1);
+  }
 }
 
-static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max)
+/* `legacy`: MXNet's argmax and argmin, whose indices take the input's dtype. */
+static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max, bool legacy)
 {
   const DsArgReduceParam *p = ctx->param;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (out->dtype != DS_DTYPE_INT64)
+  if (out->dtype != (legacy ? in->dtype : DS_DTYPE_INT64))
     return DS_STATUS_INVALID_ARGUMENT;
   if (!ds_cpu_dtype_computable(in->dtype))
     return DS_STATUS_UNSUPPORTED;
@@ -891,6 +928,7 @@ static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max)
                 .t = in->dtype,
                 .ints = !ds_dtype_is_float(in->dtype),
                 .in = in->data,
+                .out_t = out->dtype,
                 .out = out->data};
   int64_t outer = 1;
   if (p->has_axis) {
@@ -924,11 +962,19 @@ static DsStatus run_arg_reduce(const DsKernelCtx *ctx, bool is_max)
 
 static DsStatus k_np_argmax(const DsKernelCtx *ctx)
 {
-  return run_arg_reduce(ctx, true);
+  return run_arg_reduce(ctx, true, false);
 }
 static DsStatus k_np_argmin(const DsKernelCtx *ctx)
 {
-  return run_arg_reduce(ctx, false);
+  return run_arg_reduce(ctx, false, false);
+}
+static DsStatus k_argmax(const DsKernelCtx *ctx)
+{
+  return run_arg_reduce(ctx, true, true);
+}
+static DsStatus k_argmin(const DsKernelCtx *ctx)
+{
+  return run_arg_reduce(ctx, false, true);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -939,6 +985,10 @@ void ds_cpu_reduce_register(DsKernel *table)
   table[DS_OP_MEAN] = (DsKernel){k_mean, reduce_workspace};
   table[DS_OP_MAX] = (DsKernel){k_max, reduce_workspace};
   table[DS_OP_MIN] = (DsKernel){k_min, reduce_workspace};
+  table[DS_OP_PROD] = (DsKernel){k_prod, reduce_workspace};
+  table[DS_OP_NANSUM] = (DsKernel){k_nansum, reduce_workspace};
+  table[DS_OP_NANPROD] = (DsKernel){k_nanprod, reduce_workspace};
+  table[DS_OP_NORM] = (DsKernel){k_norm, reduce_workspace};
   table[DS_OP_NP_SUM] = (DsKernel){k_np_sum, reduce_workspace};
   table[DS_OP_NP_MEAN] = (DsKernel){k_np_mean, reduce_workspace};
   table[DS_OP_NP_MAX] = (DsKernel){k_np_max, reduce_workspace};
@@ -952,4 +1002,7 @@ void ds_cpu_reduce_register(DsKernel *table)
   table[DS_OP_DYNAMIC_SUM] = (DsKernel){k_dynamic_sum, NULL};
   table[DS_OP_NP_ARGMAX] = (DsKernel){k_np_argmax, NULL};
   table[DS_OP_NP_ARGMIN] = (DsKernel){k_np_argmin, NULL};
+  table[DS_OP_ARGMAX] = (DsKernel){k_argmax, NULL};
+  table[DS_OP_ARGMIN] = (DsKernel){k_argmin, NULL};
+  table[DS_OP_ARGMAX_CHANNEL] = (DsKernel){k_argmax, NULL};
 }

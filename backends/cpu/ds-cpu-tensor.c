@@ -976,6 +976,41 @@ static DsStatus k_sequence_reverse(const DsKernelCtx *ctx)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* SequenceLast */
+
+/* Each batch entry's row (rest of the dims) copied from its last valid step. A length outside
+ * [1, T] has no last step (MXNet would read outside the data): refused. */
+static DsStatus k_sequence_last(const DsKernelCtx *ctx)
+{
+  const DsSequenceLastParam *p = ctx->param;
+  const DsTensor *in = &ctx->inputs[0];
+  DsTensor *out = &ctx->outputs[0];
+  if (in->ndim < 2 || in->dtype != out->dtype)
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t T = in->shape[p->axis], B = in->shape[1 - p->axis];
+  int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
+  if (ds_tensor_numel(out) != B * rest)
+    return DS_STATUS_INVALID_ARGUMENT;
+  const DsTensor *lengths = p->use_sequence_length ? &ctx->inputs[1] : NULL;
+  if (lengths != NULL) {
+    if (ds_tensor_numel(lengths) != B)
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (!ds_cpu_dtype_computable(lengths->dtype))
+      return DS_STATUS_UNSUPPORTED;
+  }
+  size_t row_bytes = (size_t)rest * ds_dtype_size(in->dtype);
+  for (int64_t b = 0; b < B; b++) {
+    int64_t last = lengths != NULL ? load_index(lengths->dtype, lengths->data, b) - 1 : T - 1;
+    if (last < 0 || last >= T)
+      return DS_STATUS_INVALID_ARGUMENT;
+    int64_t row = p->axis == 0 ? last * B + b : b * T + last;
+    memcpy((char *)out->data + (size_t)b * row_bytes,
+           (const char *)in->data + (size_t)row * row_bytes, row_bytes);
+  }
+  return DS_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 void ds_cpu_tensor_register(DsKernel *table)
 {
@@ -1004,6 +1039,7 @@ void ds_cpu_tensor_register(DsKernel *table)
   table[DS_OP_NP_SQUEEZE] = (DsKernel){k_view, NULL};
   table[DS_OP_EXPAND] = (DsKernel){k_broadcast_copy, NULL};
   table[DS_OP_PAD] = (DsKernel){k_pad, NULL};
+  table[DS_OP_MX_PAD] = (DsKernel){k_pad, NULL};
   table[DS_OP_CUMSUM] = (DsKernel){k_cumsum, NULL};
   table[DS_OP_TRILU] = (DsKernel){k_trilu, NULL};
   table[DS_OP_EYE_LIKE] = (DsKernel){k_eye_like, NULL};
@@ -1011,4 +1047,5 @@ void ds_cpu_tensor_register(DsKernel *table)
   table[DS_OP_SPACE_TO_DEPTH] = (DsKernel){k_space_to_depth, NULL};
   table[DS_OP_SEQUENCE_REVERSE] = (DsKernel){k_sequence_reverse, NULL};
   table[DS_OP_FULL_LIKE] = (DsKernel){k_full_like, NULL};
+  table[DS_OP_SEQUENCE_LAST] = (DsKernel){k_sequence_last, NULL};
 }

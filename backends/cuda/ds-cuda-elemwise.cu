@@ -179,6 +179,15 @@ __device__ __forceinline__ double fmod_t(double x, double y)
   return fmod(x, y);
 }
 
+__device__ __forceinline__ float hypot_t(float x, float y)
+{
+  return hypotf(x, y);
+}
+__device__ __forceinline__ double hypot_t(double x, double y)
+{
+  return hypot(x, y);
+}
+
 /* Python's modulo: the result takes the divisor's sign. */
 template <typename T> __device__ __forceinline__ T mod_t(T x, T y)
 {
@@ -232,6 +241,7 @@ template <typename T> __device__ __forceinline__ T bitxor_t(T x, T y)
 #define DS_M_BITAND bitand_t
 #define DS_M_BITOR  bitor_t
 #define DS_M_BITXOR bitxor_t
+#define DS_M_HYPOT  hypot_t
 
 /* Whether `op` gives a truth value (the table's TRUTH kind). */
 #define TRUTH_CASE(ID, KIND, EXPR) (DS_MATH_KIND_##KIND && op == DS_MATH_BIN_##ID) ||
@@ -331,6 +341,7 @@ template <typename T, typename O> __device__ __forceinline__ O bin_eval_any(int 
       ANY_CASE(DS_MATH_BIN_MOD)
       ANY_CASE(DS_MATH_BIN_FMOD)
       ANY_CASE(DS_MATH_BIN_PRELU)
+      ANY_CASE(DS_MATH_BIN_HYPOT)
     default:
       break;
     }
@@ -402,6 +413,7 @@ cudaError_t launch_binary_same(int op, const void *a, const void *b, void *out, 
       SAME_CASE(DS_MATH_BIN_MOD)
       SAME_CASE(DS_MATH_BIN_FMOD)
       SAME_CASE(DS_MATH_BIN_PRELU)
+      SAME_CASE(DS_MATH_BIN_HYPOT)
     default:
       break;
     }

@@ -1,12 +1,13 @@
 /* ds-cuda-reduce.c: CUDA kernels of the reductions and row-wise normalisations, host side.
  *
- * sum, mean, max, min and their NumPy forms (_npi_sum...) reduce any set of axes: the input's
- * dims are collapsed into kept and reduced lists (DsCudaReducePlan) and the device code takes a
- * block per output row or a thread per output column, splitting long reductions across blocks
- * through a workspace of partial results. softmax, log_softmax and LayerNorm view their input
- * as (outer, len, inner) around the axis; BatchNorm (inference) and InstanceNorm follow the CPU
- * kernels' formulas (ds-cpu-nn.c). The dims and axes come from the geometry both backends
- * share (core/ds-geometry-reduce.h). float32, and float64 for the axis reductions;
+ * sum, mean, max, min, prod, nansum, nanprod, norm and the NumPy forms (_npi_sum...) reduce any
+ * set of axes: the input's dims are collapsed into kept and reduced lists (DsCudaReducePlan) and
+ * the device code takes a block per output row or a thread per output column, splitting long
+ * reductions across blocks through a workspace of partial results. softmax, log_softmax,
+ * softmin, SoftmaxActivation and LayerNorm view their input as (outer, len, inner) around the
+ * axis; BatchNorm (inference) and InstanceNorm follow the CPU kernels' formulas
+ * (ds-cpu-nn.c). The dims and axes come from the geometry both backends share
+ * (core/ds-geometry-reduce.h). float32, and float64 for the axis reductions;
  * supports() keeps everything else on the CPU.
  */
 #include <string.h>
@@ -154,17 +155,38 @@ REDUCE_KERNEL(k_sum, run_reduce, DS_MATH_RED_SUM)
 REDUCE_KERNEL(k_mean, run_reduce, DS_MATH_RED_MEAN)
 REDUCE_KERNEL(k_max, run_reduce, DS_MATH_RED_MAX)
 REDUCE_KERNEL(k_min, run_reduce, DS_MATH_RED_MIN)
+REDUCE_KERNEL(k_prod, run_reduce, DS_MATH_RED_PROD)
+REDUCE_KERNEL(k_nansum, run_reduce, DS_MATH_RED_NANSUM)
+REDUCE_KERNEL(k_nanprod, run_reduce, DS_MATH_RED_NANPROD)
 REDUCE_KERNEL(k_np_sum, run_np_reduce, DS_MATH_RED_SUM)
 REDUCE_KERNEL(k_np_mean, run_np_reduce, DS_MATH_RED_MEAN)
 REDUCE_KERNEL(k_np_max, run_np_reduce, DS_MATH_RED_MAX)
 REDUCE_KERNEL(k_np_min, run_np_reduce, DS_MATH_RED_MIN)
 #undef REDUCE_KERNEL
 
+/* norm: sum's axes (DsNormParam.axes), the L1 or L2 fold; an out_dtype other than the data's
+ * stays on the CPU. */
+static DsStatus k_norm(const DsKernelCtx *ctx)
+{
+  const DsNormParam *p = ctx->param;
+  bool mask[DS_MAX_NDIM];
+  if (!ds_reduce_axes_mask(&p->axes, ctx->inputs[0].ndim, mask))
+    return DS_STATUS_INVALID_ARGUMENT;
+  return run_reduce_masked(ctx, p->ord == 1 ? DS_MATH_RED_L1 : DS_MATH_RED_L2, mask);
+}
+
+static size_t norm_workspace(const void *param, const DsTensor *inputs, int n_inputs,
+                             const DsTensor *outputs, int n_outputs)
+{
+  return reduce_workspace(&((const DsNormParam *)param)->axes, inputs, n_inputs, outputs,
+                          n_outputs);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* softmax, log_softmax */
 
 /* The valid-length input (use_length) is left to the CPU: supports() refuses it. */
-static DsStatus run_softmax(const DsKernelCtx *ctx, bool log)
+static DsStatus run_softmax(const DsKernelCtx *ctx, bool log, bool negate)
 {
   const DsSoftmaxParam *p = ctx->param;
   if (p->use_length || !all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
@@ -176,16 +198,20 @@ static DsStatus run_softmax(const DsKernelCtx *ctx, bool log)
     return DS_STATUS_INVALID_ARGUMENT;
   return ds_cuda_status(ds_cuda_launch_softmax_f32(x->data, ctx->outputs[0].data, g.outer, g.len,
                                                    g.inner, (float)p->temperature, log,
-                                                   ds_cuda_stream()));
+                                                   negate, ds_cuda_stream()));
 }
 
 static DsStatus k_softmax(const DsKernelCtx *ctx)
 {
-  return run_softmax(ctx, false);
+  return run_softmax(ctx, false, false);
 }
 static DsStatus k_log_softmax(const DsKernelCtx *ctx)
 {
-  return run_softmax(ctx, true);
+  return run_softmax(ctx, true, false);
+}
+static DsStatus k_softmin(const DsKernelCtx *ctx)
+{
+  return run_softmax(ctx, false, true);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -345,12 +371,18 @@ static const OpEntry reduce_ops[] = {
     {DS_OP_MEAN, {k_mean, reduce_workspace}, supports_reduce},
     {DS_OP_MAX, {k_max, reduce_workspace}, supports_reduce},
     {DS_OP_MIN, {k_min, reduce_workspace}, supports_reduce},
+    {DS_OP_PROD, {k_prod, reduce_workspace}, supports_reduce},
+    {DS_OP_NANSUM, {k_nansum, reduce_workspace}, supports_reduce},
+    {DS_OP_NANPROD, {k_nanprod, reduce_workspace}, supports_reduce},
+    {DS_OP_NORM, {k_norm, norm_workspace}, supports_reduce},
     {DS_OP_NP_SUM, {k_np_sum, np_reduce_workspace}, supports_reduce},
     {DS_OP_NP_MEAN, {k_np_mean, np_reduce_workspace}, supports_reduce},
     {DS_OP_NP_MAX, {k_np_max, np_reduce_workspace}, supports_reduce},
     {DS_OP_NP_MIN, {k_np_min, np_reduce_workspace}, supports_reduce},
     {DS_OP_SOFTMAX, {k_softmax, NULL}, supports_softmax},
     {DS_OP_LOG_SOFTMAX, {k_log_softmax, NULL}, supports_softmax},
+    {DS_OP_SOFTMIN, {k_softmin, NULL}, supports_softmax},
+    {DS_OP_SOFTMAX_ACTIVATION, {k_softmax, NULL}, supports_softmax},
     {DS_OP_LAYER_NORM, {k_layer_norm, NULL}, supports_layer_norm},
     {DS_OP_BATCH_NORM, {k_batch_norm, NULL}, supports_batch_norm},
     {DS_OP_INSTANCE_NORM, {k_instance_norm, NULL}, supports_instance_norm},

@@ -255,8 +255,8 @@ __global__ void reduce_cols_kernel(const T *__restrict__ in, T *__restrict__ out
     tile[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && o < p.n_out) {
-      for (int k = 1; k < kColLanes; k++)
-        acc = red_fold<OP>(acc, tile[k][threadIdx.x]);
+      for (int k = 1; k < kColLanes; k++) /* partial accumulators join by MERGE, not FOLD */
+        acc = FoldOp<OP>()(acc, tile[k][threadIdx.x]);
       red_store<OP, T>(p, o, acc, out, partials);
     }
     __syncthreads();
@@ -315,6 +315,16 @@ cudaError_t launch_reduce_op(int op, const void *in, void *out, const DsCudaRedu
     return launch_reduce_typed<DS_MATH_RED_MAX, T>(in, out, plan, partials, stream);
   case DS_MATH_RED_MIN:
     return launch_reduce_typed<DS_MATH_RED_MIN, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_PROD:
+    return launch_reduce_typed<DS_MATH_RED_PROD, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_NANSUM:
+    return launch_reduce_typed<DS_MATH_RED_NANSUM, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_NANPROD:
+    return launch_reduce_typed<DS_MATH_RED_NANPROD, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_L1:
+    return launch_reduce_typed<DS_MATH_RED_L1, T>(in, out, plan, partials, stream);
+  case DS_MATH_RED_L2:
+    return launch_reduce_typed<DS_MATH_RED_L2, T>(in, out, plan, partials, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -330,9 +340,11 @@ __device__ __forceinline__ int64_t row_start(int64_t row, int64_t len, int64_t i
 }
 
 /* A block per row. The steps are the CPU's: the maximum, exp((x - max) / t) and its sum, then
- * the scaling (or, for log_softmax, (x - max) / t - log(sum)). */
+ * the scaling (or, for log_softmax, (x - max) / t - log(sum)). `sign` -1 takes softmin, the
+ * softmax of -x: (-x - max(-x)) / t is the CPU's (x - min) / -t exactly (negation is exact). */
 __global__ void softmax_rows_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                    int64_t rows, int64_t len, int64_t inner, float t, bool log)
+                                    int64_t rows, int64_t len, int64_t inner, float t, bool log,
+                                    float sign)
 {
   __shared__ float scratch[32];
   __shared__ double dscratch[32];
@@ -342,13 +354,13 @@ __global__ void softmax_rows_kernel(const float *__restrict__ x, float *__restri
     float *yr = y + start;
     float m = neg_inf_f();
     for (int64_t k = threadIdx.x; k < len; k += blockDim.x) {
-      float v = xr[k * inner];
+      float v = sign * xr[k * inner];
       m = v > m ? v : m;
     }
     m = block_reduce(m, MaxOp(), scratch);
     double s = 0.0;
     for (int64_t k = threadIdx.x; k < len; k += blockDim.x) {
-      float e = f_exp(__fdiv_rn(xr[k * inner] - m, t));
+      float e = f_exp(__fdiv_rn(sign * xr[k * inner] - m, t));
       if (!log)
         yr[k * inner] = e;
       s += e;
@@ -357,7 +369,7 @@ __global__ void softmax_rows_kernel(const float *__restrict__ x, float *__restri
     if (log) {
       float ls = (float)::log(s);
       for (int64_t k = threadIdx.x; k < len; k += blockDim.x)
-        yr[k * inner] = __fdiv_rn(xr[k * inner] - m, t) - ls;
+        yr[k * inner] = __fdiv_rn(sign * xr[k * inner] - m, t) - ls;
     } else {
       float inv = __fdiv_rn(1.0f, (float)s);
       for (int64_t k = threadIdx.x; k < len; k += blockDim.x) /* the thread's own writes */
@@ -368,7 +380,8 @@ __global__ void softmax_rows_kernel(const float *__restrict__ x, float *__restri
 
 /* A thread per row, for rows whose neighbours are neighbours in memory (inner >= 32). */
 __global__ void softmax_cols_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                    int64_t rows, int64_t len, int64_t inner, float t, bool log)
+                                    int64_t rows, int64_t len, int64_t inner, float t, bool log,
+                                    float sign)
 {
   for (int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; row < rows;
        row += (int64_t)gridDim.x * blockDim.x) {
@@ -377,12 +390,12 @@ __global__ void softmax_cols_kernel(const float *__restrict__ x, float *__restri
     float *yr = y + start;
     float m = neg_inf_f();
     for (int64_t k = 0; k < len; k++) {
-      float v = xr[k * inner];
+      float v = sign * xr[k * inner];
       m = v > m ? v : m;
     }
     double s = 0.0;
     for (int64_t k = 0; k < len; k++) {
-      float e = f_exp(__fdiv_rn(xr[k * inner] - m, t));
+      float e = f_exp(__fdiv_rn(sign * xr[k * inner] - m, t));
       if (!log)
         yr[k * inner] = e;
       s += e;
@@ -390,7 +403,7 @@ __global__ void softmax_cols_kernel(const float *__restrict__ x, float *__restri
     if (log) {
       float ls = (float)::log(s);
       for (int64_t k = 0; k < len; k++)
-        yr[k * inner] = __fdiv_rn(xr[k * inner] - m, t) - ls;
+        yr[k * inner] = __fdiv_rn(sign * xr[k * inner] - m, t) - ls;
     } else {
       float inv = __fdiv_rn(1.0f, (float)s);
       for (int64_t k = 0; k < len; k++)
@@ -533,17 +546,18 @@ extern "C" cudaError_t ds_cuda_launch_reduce(int op, DsDType t, const void *in, 
 
 extern "C" cudaError_t ds_cuda_launch_softmax_f32(const float *x, float *y, int64_t outer,
                                                   int64_t len, int64_t inner, float temperature,
-                                                  bool log, cudaStream_t stream)
+                                                  bool log, bool negate, cudaStream_t stream)
 {
+  const float sign = negate ? -1.0f : 1.0f;
   int64_t rows = outer * inner;
   if (rows == 0 || len == 0)
     return cudaSuccess;
   if (inner >= 32)
     softmax_cols_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(x, y, rows, len, inner,
-                                                                   temperature, log);
+                                                                   temperature, log, sign);
   else
     softmax_rows_kernel<<<grid_for(rows), row_threads(len), 0, stream>>>(x, y, rows, len, inner,
-                                                                         temperature, log);
+                                                                         temperature, log, sign);
   return cudaGetLastError();
 }
 

@@ -470,6 +470,70 @@ static gboolean infer_shape_arg_reduce(DsShapeCtx *ctx, const DsNode *node, cons
   return ds_shape_ctx_assign(ctx, &out[0], &result, "output", error);
 }
 
+/* argmax, argmin: MXNet's ReduceAxisParam (axis None or an int, keepdims); no
+ * select_last_index. */
+static gboolean parse_legacy_arg_reduce(const DsNode *node, void *param, GError **error)
+{
+  DsArgReduceParam *p = param;
+  gboolean keepdims;
+  int64_t axis = 0;
+  p->has_axis = !ds_node_attr_is_none(node, "axis");
+  if ((p->has_axis && !ds_node_attr_int(node, "axis", 0, &axis, error)) ||
+      !ds_node_attr_bool(node, "keepdims", FALSE, &keepdims, error))
+    return FALSE;
+  if (axis < -DS_MAX_NDIM || axis >= DS_MAX_NDIM)
+    return ds_ops_attr_invalid(node, "axis", "is out of range for any tensor", error);
+  p->axis = (int)axis;
+  p->keepdims = keepdims;
+  return TRUE;
+}
+
+/* argmax_channel has no attributes: MXNet's parser fixes axis 1 without keepdims. */
+static gboolean parse_argmax_channel(const DsNode *node, void *param, GError **error)
+{
+  (void)node;
+  (void)error;
+  DsArgReduceParam *p = param;
+  p->has_axis = true;
+  p->axis = 1;
+  return TRUE;
+}
+
+/* MXNet's ReduceAxisShapeImpl: without an axis, or for 1-D data, the result is (1,) (all ones
+ * with keepdims), never 0-dim; otherwise the axis goes (or stays as 1 with keepdims). An empty
+ * axis has no extreme. */
+static gboolean infer_shape_legacy_arg_reduce(DsShapeCtx *ctx, const DsNode *node,
+                                              const void *param, DsShape *in, DsShape *out,
+                                              GError **error)
+{
+  (void)node;
+  const DsArgReduceParam *p = param;
+  const DsShape *s = &in[0];
+  if (s->ndim < 0)
+    return TRUE;
+  int axis = -1;
+  if (p->has_axis && !ds_shape_ctx_axis(ctx, p->axis, s->ndim, FALSE, &axis, error))
+    return FALSE;
+  if (axis >= 0 && ds_dim_is_value(s->dims[axis], 0)) {
+    ds_shape_ctx_set_error(ctx, error, "cannot take the arg-extreme of an empty axis %d", axis);
+    return FALSE;
+  }
+  DsShape result = {.ndim = 0};
+  if (axis < 0 || s->ndim == 1) {
+    result.ndim = p->keepdims ? s->ndim : 1;
+    for (int d = 0; d < result.ndim; d++)
+      result.dims[d] = ds_dim(1);
+    return ds_shape_ctx_assign(ctx, &out[0], &result, "output", error);
+  }
+  for (int d = 0; d < s->ndim; d++) {
+    if (d != axis)
+      result.dims[result.ndim++] = s->dims[d];
+    else if (p->keepdims)
+      result.dims[result.ndim++] = ds_dim(1);
+  }
+  return ds_shape_ctx_assign(ctx, &out[0], &result, "output", error);
+}
+
 static gboolean infer_type_int64_out(const DsNode *node, const void *param, DsDType *in,
                                      DsDType *out, GError **error)
 {
@@ -498,6 +562,18 @@ DS_BINARY_SAME_OP(ELEMWISE_ADD, "elemwise_add", "_add", "_plus", "_Plus")
 DS_BINARY_SAME_OP(ELEMWISE_SUB, "elemwise_sub", "_sub", "_minus", "_Minus")
 DS_BINARY_SAME_OP(ELEMWISE_MUL, "elemwise_mul", "_mul", "_Mul")
 DS_BINARY_SAME_OP(ELEMWISE_DIV, "elemwise_div", "_div", "_Div")
+
+/* sqrt(lhs^2 + rhs^2) of two operands of one shape (MXNet's _hypot has no alias). */
+static const DsOpDef HYPOT_def = {
+    .id = DS_OP_HYPOT,
+    .name = "_hypot",
+    .traits = DS_OP_TRAIT_ELEMWISE,
+    .num_inputs = ds_op_count_2,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = binary_inputs,
+    .infer_shape = ds_ops_infer_shape_same,
+};
 
 #define DS_BROADCAST_OP_TYPED(ID, NAME, ALIASES, TYPE)                                             \
   static const DsOpDef ID##_def = {                                                                \
@@ -556,6 +632,8 @@ DS_BROADCAST_OP_TYPED(NP_GREATER, "_npi_greater", NULL, infer_type_compare)
 DS_BROADCAST_OP_TYPED(NP_GREATER_EQUAL, "_npi_greater_equal", NULL, infer_type_compare)
 DS_BROADCAST_OP_TYPED(NP_LESS, "_npi_less", NULL, infer_type_compare)
 DS_BROADCAST_OP_TYPED(NP_LESS_EQUAL, "_npi_less_equal", NULL, infer_type_compare)
+/* sqrt(lhs^2 + rhs^2); integers truncate, as MXNet's cast of the float result does. */
+DS_BROADCAST_OP(BROADCAST_HYPOT, "broadcast_hypot", NULL)
 
 #define DS_SCALAR_OP(ID, NAME, ALIAS, FN, REVERSE)                                                 \
   static gboolean parse_##ID(const DsNode *node, void *param, GError **error)                      \
@@ -686,6 +764,23 @@ DS_NP_REDUCE_OP(LOG_SUM_EXP, "log_sum_exp")
 
 DS_ARG_REDUCE_OP(NP_ARGMAX, "_npi_argmax")
 DS_ARG_REDUCE_OP(NP_ARGMIN, "_npi_argmin")
+
+/* The legacy forms keep the input's dtype for the indices (NULL infer_type). */
+#define DS_LEGACY_ARG_REDUCE_OP(ID, NAME, PARSE)                                                   \
+  static const DsOpDef ID##_def = {                                                                \
+      .id = DS_OP_##ID,                                                                            \
+      .name = NAME,                                                                                \
+      .param_size = sizeof(DsArgReduceParam),                                                      \
+      .parse = PARSE,                                                                              \
+      .num_inputs = ds_op_count_1,                                                                 \
+      .num_outputs = ds_op_count_1,                                                                \
+      .num_visible_outputs = ds_op_count_1,                                                        \
+      .infer_shape = infer_shape_legacy_arg_reduce,                                                \
+  };
+
+DS_LEGACY_ARG_REDUCE_OP(ARGMAX, "argmax", parse_legacy_arg_reduce)
+DS_LEGACY_ARG_REDUCE_OP(ARGMIN, "argmin", parse_legacy_arg_reduce)
+DS_LEGACY_ARG_REDUCE_OP(ARGMAX_CHANNEL, "argmax_channel", parse_argmax_channel)
 
 static const DsOpDef CLIP_def = {
     .id = DS_OP_CLIP,

@@ -79,7 +79,8 @@
   X(RPOWER_SCALAR, "_rpower_scalar", "_RPowerScalar", POW, true)                              \
   X(LOGICAL_AND_SCALAR, "_logical_and_scalar", "_LogicalAndScalar", AND, false)               \
   X(LOGICAL_OR_SCALAR, "_logical_or_scalar", "_LogicalOrScalar", OR, false)                   \
-  X(LOGICAL_XOR_SCALAR, "_logical_xor_scalar", "_LogicalXorScalar", XOR, false)
+  X(LOGICAL_XOR_SCALAR, "_logical_xor_scalar", "_LogicalXorScalar", XOR, false)               \
+  X(HYPOT_SCALAR, "_hypot_scalar", "_npi_hypot_scalar", HYPOT, false)
 
 /* The ops that apply a binary function to two operands broadcast together, one line each:
  * X(ID, MXNet name, the core/ds-math-binary.h function, its dtype rule). The rules: SAME
@@ -121,7 +122,9 @@
   X(NP_GREATER, "_npi_greater", GT, BOOL)                                                     \
   X(NP_GREATER_EQUAL, "_npi_greater_equal", GE, BOOL)                                         \
   X(NP_LESS, "_npi_less", LT, BOOL)                                                           \
-  X(NP_LESS_EQUAL, "_npi_less_equal", LE, BOOL)
+  X(NP_LESS_EQUAL, "_npi_less_equal", LE, BOOL)                                              \
+  X(BROADCAST_HYPOT, "broadcast_hypot", HYPOT, SAME)                                          \
+  X(HYPOT, "_hypot", HYPOT, SAME)
 
 #define DS_OPS_ELEMWISE(X)                                                                    \
   DS_OPS_BINARY(X)                                                                            \
@@ -157,6 +160,9 @@
   X(LOG_SUM_EXP, "log_sum_exp")                                                               \
   X(NP_ARGMAX, "_npi_argmax")                                                                 \
   X(NP_ARGMIN, "_npi_argmin")                                                                 \
+  X(ARGMAX, "argmax")                                                                         \
+  X(ARGMIN, "argmin")                                                                         \
+  X(ARGMAX_CHANNEL, "argmax_channel")                                                         \
   X(DYNAMIC_SUM, "_contrib_dynamic_sum")                                                      \
   X(QUANTIZE_LINEAR, "quantize_linear")                                                       \
   X(DEQUANTIZE_LINEAR, "dequantize_linear")                                                   \
@@ -225,6 +231,11 @@ typedef struct {
   bool keepdims;
   bool select_last_index;
 } DsArgReduceParam;
+
+/* argmax, argmin (MXNet's legacy ReduceAxisParam) reuse DsArgReduceParam without
+ * select_last_index: the index of the first extreme along `axis`, or of the flattened input
+ * without one, stored in the input's dtype (MXNet's ElemwiseType: float32 indices for float32
+ * data). argmax_channel is argmax with axis 1 and no attributes. */
 
 /* Marks the axes a DsNpReduceParam reduces for a rank-`ndim` input; false if an axis is out of
  * range or repeated. */

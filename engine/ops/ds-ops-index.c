@@ -858,6 +858,112 @@ static gboolean infer_type_topk(const DsNode *node, const void *param, DsDType *
 /* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
+/* ------------------------------------------------------------------------------------------ */
+/* one_hot */
+
+static gboolean parse_one_hot(const DsNode *node, void *param, GError **error)
+{
+  DsOneHotParam *p = param;
+  if (!ds_ops_attr_require(node, "depth", error) ||
+      !ds_ops_attr_int_range(node, "depth", 0, 0, G_MAXINT64, &p->depth, error) ||
+      !ds_node_attr_float(node, "on_value", 1.0, &p->on_value, error) ||
+      !ds_node_attr_float(node, "off_value", 0.0, &p->off_value, error) ||
+      !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean infer_shape_one_hot(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                    DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsOneHotParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (in[0].ndim + 1 > DS_MAX_NDIM) {
+    ds_shape_ctx_set_error(ctx, error, "indices of rank %d leave no room for the depth axis",
+                           in[0].ndim);
+    return FALSE;
+  }
+  DsShape result = in[0];
+  result.dims[result.ndim++] = ds_dim(p->depth);
+  return set_output(ctx, &out[0], &result, error);
+}
+
+static gboolean infer_type_one_hot(const DsNode *node, const void *param, DsDType *in,
+                                   DsDType *out, GError **error)
+{
+  (void)in;
+  return ds_ops_assign_dtype(node, &out[0], ((const DsOneHotParam *)param)->dtype, "output",
+                             error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* pick */
+
+static const char *const one_hot_inputs[] = {"indices", NULL};
+static const char *const one_hot_aliases[] = {"_npx_one_hot", NULL};
+static const char *const pick_inputs[] = {"data", "index", NULL};
+static const char *const pick_aliases[] = {"choose_element_0index", "_npx_pick", NULL};
+
+static gboolean parse_pick(const DsNode *node, void *param, GError **error)
+{
+  static const char *const modes[] = {"wrap", "clip", NULL};
+  DsPickParam *p = param;
+  gboolean keepdims;
+  int mode;
+  const char *axis = ds_node_get_attr(node, "axis");
+  if (axis != NULL && ds_node_attr_is_none(node, "axis"))
+    return ds_ops_attr_invalid(node, "axis", "must be an int: pick has no axis=None", error);
+  if (!attr_int32(node, "axis", -1, &p->axis, error) ||
+      !ds_node_attr_bool(node, "keepdims", FALSE, &keepdims, error) ||
+      !ds_node_attr_enum(node, "mode", modes, DS_PICK_CLIP, &mode, error))
+    return FALSE;
+  p->keepdims = keepdims;
+  p->mode = (DsPickMode)mode;
+  return TRUE;
+}
+
+/* MXNet's ReduceAxisShapeImpl for one axis: it goes, or stays as 1 (keepdims); 1-D data gives
+ * (1,). */
+static DsShape pick_reduced_shape(const DsShape *s, int axis, gboolean keepdims)
+{
+  DsShape r = {.ndim = 0};
+  if (s->ndim == 1) {
+    r.ndim = 1;
+    r.dims[0] = ds_dim(1);
+    return r;
+  }
+  for (int d = 0; d < s->ndim; d++) {
+    if (d != axis)
+      r.dims[r.ndim++] = s->dims[d];
+    else if (keepdims)
+      r.dims[r.ndim++] = ds_dim(1);
+  }
+  return r;
+}
+
+/* MXNet's PickOpShape: the output drops the axis (or keeps it as 1); the index has that shape
+ * too, keepdims-style when its rank is the data's. */
+static gboolean infer_shape_pick(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                 DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsPickParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  int axis;
+  if (!ds_shape_ctx_axis(ctx, p->axis, in[0].ndim, FALSE, &axis, error))
+    return FALSE;
+  DsShape result = pick_reduced_shape(&in[0], axis, p->keepdims);
+  if (!set_output(ctx, &out[0], &result, error))
+    return FALSE;
+  if (in[1].ndim < 0)
+    return TRUE;
+  DsShape index = pick_reduced_shape(&in[0], axis, in[1].ndim == in[0].ndim);
+  return ds_shape_ctx_assign(ctx, &in[1], &index, "index", error);
+}
+
 #define DS_INDEX_OP(ID, NAME, ALIASES, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE)         \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
@@ -914,6 +1020,12 @@ DS_INDEX_OP(SCATTER_ND_UPDATE, "scatter_nd_update", NULL, sizeof(DsScatterNdPara
             infer_shape_scatter_nd, infer_type_scatter)
 DS_INDEX_OP(TOPK, "topk", NULL, sizeof(DsTopkParam), parse_topk, ds_op_count_1, topk_num_outputs,
             NULL, infer_shape_topk, infer_type_topk)
+
+DS_INDEX_OP(ONE_HOT, "one_hot", one_hot_aliases, sizeof(DsOneHotParam), parse_one_hot,
+            ds_op_count_1, ds_op_count_1, one_hot_inputs, infer_shape_one_hot, infer_type_one_hot)
+/* The output takes the data's dtype; the index may have any. */
+DS_INDEX_OP(PICK, "pick", pick_aliases, sizeof(DsPickParam), parse_pick, ds_op_count_2,
+            ds_op_count_1, pick_inputs, infer_shape_pick, infer_type_data_out)
 
 void ds_ops_index_register(const DsOpDef **table)
 {

@@ -23,7 +23,9 @@
   X(PUT_ALONG_AXIS, "put_along_axis")                                                              \
   X(BATCH_GATHER_ND, "batch_gather_nd")                                                            \
   X(SCATTER_ND_UPDATE, "scatter_nd_update")                                                        \
-  X(TOPK, "topk")
+  X(TOPK, "topk")                                                                                  \
+  X(ONE_HOT, "one_hot")                                                                            \
+  X(PICK, "pick")
 
 /* Parsed attribute structs for these ops follow. gather_nd, shape_array and size_array take
  * no attributes. */
@@ -168,3 +170,27 @@ static inline int ds_topk_num_outputs(const DsTopkParam *p)
   return p->ret_typ == DS_TOPK_BOTH ? 2 : 1;
 }
 
+
+/* one_hot(indices): (indices..., depth) filled with off_value, with on_value at each index
+ * that lies in [0, depth) (an index is truncated to an integer; others give a row of
+ * off_value), in `dtype` (float32 by default). */
+typedef struct {
+  int64_t depth;
+  double on_value;
+  double off_value;
+  DsDType dtype;
+} DsOneHotParam;
+
+typedef enum {
+  DS_PICK_WRAP,
+  DS_PICK_CLIP,
+} DsPickMode;
+
+/* pick(data, index): data's elements at `index` along `axis` (MXNet's PickParam: axis must be
+ * an int, -1 by default); the index has the data's shape without the axis (or with it as 1,
+ * keepdims-style). Out-of-range indices clip (default) or wrap. */
+typedef struct {
+  int axis;
+  bool keepdims;
+  DsPickMode mode;
+} DsPickParam;

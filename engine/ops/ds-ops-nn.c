@@ -1085,6 +1085,254 @@ static const DsOpDef LOG_SOFTMAX_def = {
     .infer_type = softmax_infer_type,
 };
 
+/* softmin: softmax's attributes without the length input. */
+static gboolean softmin_parse(const DsNode *node, void *param, GError **error)
+{
+  if (!softmax_parse(node, param, error))
+    return FALSE;
+  const DsSoftmaxParam *p = param;
+  if (p->use_length || p->trailing_axes)
+    return ds_ops_node_error(node, error, DS_ERROR_INVALID,
+                             "softmin takes neither use_length nor trailing_axes");
+  return TRUE;
+}
+
+static const DsOpDef SOFTMIN_def = {
+    .id = DS_OP_SOFTMIN,
+    .name = "softmin",
+    .param_size = sizeof(DsSoftmaxParam),
+    .parse = softmin_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = softmax_infer_shape,
+    .infer_type = softmax_infer_type,
+};
+
+/* SoftmaxActivation: its mode becomes softmax's axis (see DsSoftmaxParam). */
+static gboolean softmax_activation_parse(const DsNode *node, void *param, GError **error)
+{
+  static const char *const modes[] = {"instance", "channel", NULL};
+  DsSoftmaxParam *p = param;
+  int mode;
+  if (!ds_node_attr_enum(node, "mode", modes, 0, &mode, error))
+    return FALSE;
+  p->axis = mode == 0 ? -1 : 1;
+  p->temperature = 1.0;
+  p->dtype = DS_DTYPE_UNKNOWN;
+  return TRUE;
+}
+
+static gboolean softmax_activation_infer_shape(DsShapeCtx *ctx, const DsNode *node,
+                                               const void *param, DsShape *in, DsShape *out,
+                                               GError **error)
+{
+  const DsSoftmaxParam *p = param;
+  if (p->axis == 1 && in[0].ndim >= 0 && in[0].ndim < 3) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "mode=channel needs data of rank 3 or more, not %s", s);
+    return FALSE;
+  }
+  return softmax_infer_shape(ctx, node, param, in, out, error);
+}
+
+static const DsOpDef SOFTMAX_ACTIVATION_def = {
+    .id = DS_OP_SOFTMAX_ACTIVATION,
+    .name = "SoftmaxActivation",
+    .param_size = sizeof(DsSoftmaxParam),
+    .parse = softmax_activation_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = softmax_activation_infer_shape,
+};
+
+/* --- L2Normalization -------------------------------------------------------------------- */
+
+static gboolean l2_normalization_parse(const DsNode *node, void *param, GError **error)
+{
+  static const char *const modes[] = {"instance", "channel", "spatial", NULL};
+  DsL2NormalizationParam *p = param;
+  int mode;
+  if (!ds_ops_attr_float32(node, "eps", 1e-10, &p->eps, error) ||
+      !ds_node_attr_enum(node, "mode", modes, DS_L2NORM_INSTANCE, &mode, error))
+    return FALSE;
+  p->mode = (DsL2NormMode)mode;
+  return TRUE;
+}
+
+static int count_2_outputs_1_visible(const void *param)
+{
+  (void)param;
+  return 2;
+}
+
+/* MXNet's L2NormalizationProp::InferShape: the output is the data's shape; the norms are
+ * (N,) (instance), the data's shape with axis 1 of size 1 (channel), or (N, C) (spatial). */
+static gboolean l2_normalization_infer_shape(DsShapeCtx *ctx, const DsNode *node,
+                                             const void *param, DsShape *in, DsShape *out,
+                                             GError **error)
+{
+  (void)node;
+  const DsL2NormalizationParam *p = param;
+  DsShape *data = &in[0];
+  if (!assign_both(ctx, data, "data", &out[0], "output", error))
+    return FALSE;
+  if (data->ndim < 0)
+    return TRUE;
+  if (data->ndim < 1 || (p->mode != DS_L2NORM_INSTANCE && data->ndim < 3)) {
+    g_autofree char *s = ds_shape_to_string(data);
+    ds_shape_ctx_set_error(ctx, error, "data %s has too few dims for this mode", s);
+    return FALSE;
+  }
+  DsShape norm;
+  if (p->mode == DS_L2NORM_INSTANCE) {
+    norm = shape1(data->dims[0]);
+  } else if (p->mode == DS_L2NORM_CHANNEL) {
+    norm = *data;
+    norm.dims[1] = ds_dim(1);
+  } else {
+    norm = shape2(data->dims[0], data->dims[1]);
+  }
+  return ds_ops_assign_shape(ctx, &out[1], &norm, "norm", error);
+}
+
+static const char *const names_output_norm[] = {"output", "norm", NULL};
+
+static const DsOpDef L2_NORMALIZATION_def = {
+    .id = DS_OP_L2_NORMALIZATION,
+    .name = "L2Normalization",
+    .param_size = sizeof(DsL2NormalizationParam),
+    .parse = l2_normalization_parse,
+    .num_inputs = ds_op_count_1,
+    .num_outputs = count_2_outputs_1_visible,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output_norm,
+    .infer_shape = l2_normalization_infer_shape,
+};
+
+/* --- UpSampling ------------------------------------------------------------------------- */
+
+static gboolean upsampling_parse(const DsNode *node, void *param, GError **error)
+{
+  static const char *const types[] = {"nearest", "bilinear", NULL};
+  static const char *const input_modes[] = {"concat", "sum", NULL};
+  DsUpSamplingParam *p = param;
+  int64_t scale, num_filter, num_args, workspace;
+  int type, input_mode;
+  if (!ds_ops_attr_require(node, "scale", error) ||
+      !ds_ops_attr_require(node, "sample_type", error) ||
+      !ds_ops_attr_require(node, "num_args", error) ||
+      !ds_ops_attr_int_range(node, "scale", 1, 1, G_MAXINT32, &scale, error) ||
+      !ds_ops_attr_int_range(node, "num_filter", 0, 0, G_MAXINT32, &num_filter, error) ||
+      !ds_node_attr_enum(node, "sample_type", types, 0, &type, error) ||
+      !ds_node_attr_enum(node, "multi_input_mode", input_modes, 0, &input_mode, error) ||
+      !ds_ops_attr_int_range(node, "num_args", 1, 1, 1024, &num_args, error) ||
+      !ds_ops_attr_int_range(node, "workspace", 512, 0, G_MAXINT64, &workspace, error))
+    return FALSE;
+  p->scale = (int)scale;
+  p->num_filter = (int)num_filter;
+  p->sample_type = (DsUpSampleType)type;
+  p->num_args = (int)num_args;
+  p->sum = input_mode == 1;
+  if (p->sample_type == DS_UPSAMPLE_BILINEAR && p->num_args != 2)
+    return ds_ops_attr_invalid(node, "num_args", "must be 2 (data and weight) for bilinear",
+                               error);
+  return TRUE;
+}
+
+static int upsampling_num_inputs(const void *param)
+{
+  const DsUpSamplingParam *p = param;
+  return p->sample_type == DS_UPSAMPLE_BILINEAR ? 2 : p->num_args;
+}
+
+/* MXNet's UpSamplingShape. nearest: every input NCHW, each dividing the output's size (the first
+ * input's times scale) by one factor for both axes; the channels add up (concat) or agree
+ * (sum). bilinear: the weight is (C, 1, k, k) and the channels num_filter. */
+static gboolean upsampling_infer_shape(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                       DsShape *in, DsShape *out, GError **error)
+{
+  const DsUpSamplingParam *p = param;
+  int n_in = upsampling_num_inputs(p);
+  DsDim scale = ds_dim(p->scale);
+  for (int i = 0; i < (p->sample_type == DS_UPSAMPLE_NEAREST ? n_in : 1); i++)
+    if (!ds_ops_check_rank(ctx, &in[i], 4, ds_op_input_name(node->op, n_in, i, (char[16]){0}),
+                           "(batch, channel, y, x)", error))
+      return FALSE;
+  const DsShape *data = &in[0];
+  if (data->ndim < 0)
+    return TRUE;
+  DsShape result = {.ndim = 4,
+                    .dims = {data->dims[0], data->dims[1], ds_dim_mul(ctx, data->dims[2], scale),
+                             ds_dim_mul(ctx, data->dims[3], scale)}};
+  if (p->sample_type == DS_UPSAMPLE_BILINEAR) {
+    if (ds_dim_is_const(data->dims[1]) && data->dims[1].value != p->num_filter) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "bilinear needs num_filter=%d to equal the %" G_GINT64_FORMAT
+                             " channels of the data",
+                             p->num_filter, data->dims[1].value);
+      return FALSE;
+    }
+    int64_t k = 2 * (int64_t)p->scale - p->scale % 2;
+    DsShape weight = {.ndim = 4, .dims = {data->dims[1], ds_dim(1), ds_dim(k), ds_dim(k)}};
+    if (!ds_ops_assign_shape(ctx, &in[1], &weight, "weight", error))
+      return FALSE;
+    return ds_ops_assign_shape(ctx, &out[0], &result, "output", error);
+  }
+  DsDim channels = ds_dim(0);
+  for (int i = 0; i < n_in; i++) {
+    DsShape *s = &in[i];
+    if (s->ndim < 0)
+      return TRUE; /* the channels stay unknown until every input is known */
+    if (i > 0 && !unify(ctx, &s->dims[0], data->dims[0], "batch", error))
+      return FALSE;
+    for (int d = 2; d < 4; d++) {
+      DsDim o = result.dims[d], h = s->dims[d];
+      if (ds_dim_is_const(o) && ds_dim_is_const(h) && (h.value == 0 || o.value % h.value != 0)) {
+        ds_shape_ctx_set_error(ctx, error,
+                               "input %d's size %" G_GINT64_FORMAT
+                               " does not divide the output's %" G_GINT64_FORMAT " on axis %d",
+                               i, h.value, o.value, d);
+        return FALSE;
+      }
+    }
+    /* MXNet scales each input by the height's factor alone: the width's must match it. */
+    DsDim fy = ds_dim_floordiv(ctx, result.dims[2], s->dims[2]);
+    DsDim fx = ds_dim_floordiv(ctx, result.dims[3], s->dims[3]);
+    if (ds_dim_is_const(fy) && ds_dim_is_const(fx) && fy.value != fx.value) {
+      ds_shape_ctx_set_error(ctx, error,
+                             "input %d is scaled by %" G_GINT64_FORMAT " in y but %" G_GINT64_FORMAT
+                             " in x",
+                             i, fy.value, fx.value);
+      return FALSE;
+    }
+    if (p->sum) {
+      if (i > 0 && !unify(ctx, &s->dims[1], data->dims[1], "channels", error))
+        return FALSE;
+    } else {
+      channels = ds_dim_add(ctx, channels, s->dims[1]);
+    }
+  }
+  if (!p->sum)
+    result.dims[1] = channels;
+  return ds_ops_assign_shape(ctx, &out[0], &result, "output", error);
+}
+
+static const DsOpDef UPSAMPLING_def = {
+    .id = DS_OP_UPSAMPLING,
+    .name = "UpSampling",
+    .param_size = sizeof(DsUpSamplingParam),
+    .parse = upsampling_parse,
+    .num_inputs = upsampling_num_inputs,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .output_names = names_output,
+    .infer_shape = upsampling_infer_shape,
+};
+
 static const char *const normalizations[] = {"null", "batch", "valid", NULL};
 
 static gboolean softmax_output_parse(const DsNode *node, void *param, GError **error)

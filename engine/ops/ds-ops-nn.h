@@ -28,7 +28,11 @@
   X(LRN, "LRN")                                                                                    \
   X(HARDMAX, "_contrib_hardmax")                                                                   \
   X(RECURRENT_LAYER, "_contrib_RecurrentLayer")                                                    \
-  X(EINSUM, "_npi_einsum")
+  X(EINSUM, "_npi_einsum")                                                                         \
+  X(SOFTMIN, "softmin")                                                                            \
+  X(SOFTMAX_ACTIVATION, "SoftmaxActivation")                                                       \
+  X(L2_NORMALIZATION, "L2Normalization")                                                           \
+  X(UPSAMPLING, "UpSampling")
 
 /* Parsed attribute structs for these ops follow; kernels read them through DsKernelCtx.param. */
 
@@ -200,6 +204,42 @@ typedef struct {
   bool use_length;    /* a second input gives each row's valid length */
   bool trailing_axes;
 } DsSoftmaxParam;
+
+/* softmin is softmax of -data (MXNet's `negate`) and parses into DsSoftmaxParam (no length
+ * input). SoftmaxActivation (deprecated) parses into it too: mode=instance is a softmax over
+ * the last axis (MXNet flattens the data to 2-D keeping the last axis), mode=channel over axis
+ * 1 of data of rank 3 or more. */
+
+/* L2Normalization: data / sqrt(sum(data^2) + eps) over every axis but the first (instance),
+ * over axis 1 (channel), or over the axes after the first two (spatial); the hidden second
+ * output holds the norms. */
+typedef enum {
+  DS_L2NORM_INSTANCE,
+  DS_L2NORM_CHANNEL,
+  DS_L2NORM_SPATIAL,
+} DsL2NormMode;
+
+typedef struct {
+  float eps;
+  DsL2NormMode mode;
+} DsL2NormalizationParam;
+
+/* UpSampling on NCHW data. nearest: each of num_args inputs repeated to (scale * H0,
+ * scale * W0), the first input's size times scale, then concatenated along the channels or
+ * summed (multi_input_mode). bilinear: MXNet's grouped deconvolution of the data with a
+ * (C, 1, k, k) weight, k = 2 * scale - scale % 2, stride scale and pad ceil((scale - 1) / 2). */
+typedef enum {
+  DS_UPSAMPLE_NEAREST,
+  DS_UPSAMPLE_BILINEAR,
+} DsUpSampleType;
+
+typedef struct {
+  int scale;
+  int num_filter;
+  DsUpSampleType sample_type;
+  int num_args;
+  bool sum; /* multi_input_mode=sum; concat otherwise */
+} DsUpSamplingParam;
 
 /* SoftmaxOutput. Only the forward pass matters at inference: the label and the loss
  * attributes are parsed for validation and otherwise ignored. */

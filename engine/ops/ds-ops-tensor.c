@@ -1867,6 +1867,142 @@ static gboolean infer_shape_sequence_reverse(DsShapeCtx *ctx, const DsNode *node
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* norm */
+
+static gboolean parse_norm(const DsNode *node, void *param, GError **error)
+{
+  DsNormParam *p = param;
+  gboolean keepdims;
+  int64_t ord;
+  if (!ds_ops_attr_axes(node, "axis", p->axes.axes, &p->axes.n_axes, error) ||
+      !ds_node_attr_bool(node, "keepdims", FALSE, &keepdims, error) ||
+      !ds_node_attr_int(node, "ord", 2, &ord, error) ||
+      !ds_node_attr_dtype(node, "out_dtype", DS_DTYPE_UNKNOWN, &p->out_dtype, error))
+    return FALSE;
+  p->axes.keepdims = keepdims;
+  if (ord != 1 && ord != 2)
+    return ds_ops_attr_invalid(node, "ord", "must be 1 or 2", error);
+  p->ord = (int)ord;
+  return TRUE;
+}
+
+static gboolean infer_shape_norm(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                 DsShape *in, DsShape *out, GError **error)
+{
+  return infer_shape_reduce(ctx, node, &((const DsNormParam *)param)->axes, in, out, error);
+}
+
+/* MXNet's NormType: out_dtype when given, else the data's (both ways). */
+static gboolean infer_type_norm(const DsNode *node, const void *param, DsDType *in, DsDType *out,
+                                GError **error)
+{
+  const DsNormParam *p = param;
+  if (p->out_dtype != DS_DTYPE_UNKNOWN)
+    return ds_ops_assign_dtype(node, &out[0], p->out_dtype, "output", error);
+  return ds_ops_unify_dtypes(node, in, 1, out, 1, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pad */
+
+static gboolean parse_mx_pad(const DsNode *node, void *param, GError **error)
+{
+  DsPadParam *p = param;
+  static const char *const modes[] = {"constant", "edge", "reflect", NULL};
+  int mode;
+  if (!ds_ops_attr_require(node, "mode", error) || !parse_pad_width(node, p, error) ||
+      !ds_node_attr_enum(node, "mode", modes, DS_PAD_CONSTANT, &mode, error) ||
+      !ds_node_attr_float(node, "constant_value", 0.0, &p->value, error))
+    return FALSE;
+  p->mode = (DsPadMode)mode;
+  if (p->ndim != 4 && p->ndim != 5)
+    return ds_ops_attr_invalid(node, "pad_width",
+                               "must hold 8 or 10 values: only 4-D and 5-D data can be padded",
+                               error);
+  for (int d = 0; d < p->ndim; d++)
+    if (p->before[d] < 0 || p->after[d] < 0)
+      return ds_ops_attr_invalid(node, "pad_width", "must not be negative", error);
+  if (p->before[0] || p->after[0] || p->before[1] || p->after[1])
+    return ds_ops_attr_invalid(node, "pad_width", "must not pad the first two axes", error);
+  return TRUE;
+}
+
+/* MXNet's PadProp::InferShape: 4-D or 5-D data of the pad's rank; reflect pads less than each
+ * axis' length (MXNet checks the two image axes; the third of 5-D data is held to it too, as
+ * its kernel would read outside the axis). */
+static gboolean infer_shape_mx_pad(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                   DsShape *in, DsShape *out, GError **error)
+{
+  const DsPadParam *p = param;
+  if (in[0].ndim >= 0 && in[0].ndim != p->ndim) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "data %s must have rank %d to match pad_width", s,
+                           p->ndim);
+    return FALSE;
+  }
+  if (in[0].ndim >= 0 && p->mode == DS_PAD_REFLECT) {
+    for (int d = 2; d < p->ndim; d++) {
+      int64_t widest = MAX(p->before[d], p->after[d]);
+      if (ds_dim_is_const(in[0].dims[d]) && widest > 0 && widest >= in[0].dims[d].value) {
+        ds_shape_ctx_set_error(ctx, error,
+                               "reflect padding of %" G_GINT64_FORMAT
+                               " must be less than axis %d's size %" G_GINT64_FORMAT,
+                               widest, d, in[0].dims[d].value);
+        return FALSE;
+      }
+    }
+  }
+  return infer_shape_pad(ctx, node, param, in, out, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SequenceLast */
+
+static gboolean parse_sequence_last(const DsNode *node, void *param, GError **error)
+{
+  DsSequenceLastParam *p = param;
+  gboolean use;
+  if (!ds_node_attr_bool(node, "use_sequence_length", FALSE, &use, error) ||
+      !attr_int32(node, "axis", 0, &p->axis, error))
+    return FALSE;
+  p->use_sequence_length = use;
+  if (p->axis != 0 && p->axis != 1)
+    return ds_ops_attr_invalid(node, "axis", "must be 0 or 1", error);
+  return TRUE;
+}
+
+static int sequence_last_num_inputs(const void *param)
+{
+  return ((const DsSequenceLastParam *)param)->use_sequence_length ? 2 : 1;
+}
+
+/* MXNet's SequenceLastProp::InferShape: (batch, rest...) from data of rank 2 or more, and one
+ * length per batch entry. */
+static gboolean infer_shape_sequence_last(DsShapeCtx *ctx, const DsNode *node, const void *param,
+                                          DsShape *in, DsShape *out, GError **error)
+{
+  (void)node;
+  const DsSequenceLastParam *p = param;
+  if (in[0].ndim < 0)
+    return TRUE;
+  if (in[0].ndim < 2) {
+    g_autofree char *s = ds_shape_to_string(&in[0]);
+    ds_shape_ctx_set_error(ctx, error, "data %s must have rank 2 or more", s);
+    return FALSE;
+  }
+  DsDim batch = in[0].dims[p->axis == 0 ? 1 : 0];
+  DsShape result = {.ndim = in[0].ndim - 1, .dims = {batch}};
+  for (int d = 2; d < in[0].ndim; d++)
+    result.dims[d - 1] = in[0].dims[d];
+  if (p->use_sequence_length) {
+    DsShape lengths = {.ndim = 1, .dims = {batch}};
+    if (!ds_shape_ctx_assign(ctx, &in[1], &lengths, "sequence_length", error))
+      return FALSE;
+  }
+  return set_output(ctx, &out[0], &result, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
 #define DS_TENSOR_OP(ID, NAME, ALIASES, TRAITS, PARAM, PARSE, NUM_IN, INPUTS, SHAPE, TYPE)         \
@@ -1896,6 +2032,7 @@ static const char *const sum_aliases[] = {"sum_axis", NULL};
 static const char *const max_aliases[] = {"max_axis", NULL};
 static const char *const min_aliases[] = {"min_axis", NULL};
 static const char *const np_reshape_aliases[] = {"_npi_reshape", NULL};
+static const char *const pad_aliases[] = {"pad", NULL};
 
 DS_TENSOR_OP(RESHAPE, "Reshape", reshape_aliases, DS_OP_TRAIT_VIEW, sizeof(DsReshapeParam),
              parse_reshape, ds_op_count_1, NULL, infer_shape_reshape, NULL)
@@ -1975,6 +2112,20 @@ DS_TENSOR_OP(SPACE_TO_DEPTH, "space_to_depth", NULL, 0, sizeof(DsDepthSpaceParam
 /* Only the data's shape is read: the shapes are one, the dtypes need not be. */
 DS_TENSOR_OP(FULL_LIKE, "_npi_full_like", NULL, 0, sizeof(DsFullLikeParam), parse_full_like,
              ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_full_like)
+/* MXNet's prod, nansum and nanprod: sum's axes, keepdims and exclude; NaN counts as 0 (1). */
+DS_TENSOR_OP(PROD, "prod", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
+             infer_shape_reduce, NULL)
+DS_TENSOR_OP(NANSUM, "nansum", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
+             infer_shape_reduce, NULL)
+DS_TENSOR_OP(NANPROD, "nanprod", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1,
+             NULL, infer_shape_reduce, NULL)
+DS_TENSOR_OP(NORM, "norm", NULL, 0, sizeof(DsNormParam), parse_norm, ds_op_count_1, NULL,
+             infer_shape_norm, infer_type_norm)
+DS_TENSOR_OP(MX_PAD, "Pad", pad_aliases, 0, sizeof(DsPadParam), parse_mx_pad, ds_op_count_1, NULL,
+             infer_shape_mx_pad, NULL)
+DS_TENSOR_OP(SEQUENCE_LAST, "SequenceLast", NULL, 0, sizeof(DsSequenceLastParam),
+             parse_sequence_last, sequence_last_num_inputs, sequence_reverse_inputs,
+             infer_shape_sequence_last, infer_type_data_out)
 DS_TENSOR_OP(SEQUENCE_REVERSE, "SequenceReverse", NULL, 0, sizeof(DsSequenceReverseParam),
              parse_sequence_reverse, sequence_reverse_num_inputs, sequence_reverse_inputs,
              infer_shape_sequence_reverse, infer_type_data_out)

@@ -43,7 +43,13 @@
   X(DEPTH_TO_SPACE, "depth_to_space")                                                         \
   X(SPACE_TO_DEPTH, "space_to_depth")                                                         \
   X(SEQUENCE_REVERSE, "SequenceReverse")                                                      \
-  X(FULL_LIKE, "_npi_full_like")
+  X(FULL_LIKE, "_npi_full_like")                                                              \
+  X(PROD, "prod")                                                                             \
+  X(NANSUM, "nansum")                                                                         \
+  X(NANPROD, "nanprod")                                                                       \
+  X(NORM, "norm")                                                                             \
+  X(MX_PAD, "Pad")                                                                            \
+  X(SEQUENCE_LAST, "SequenceLast")
 
 /* Parsed attribute structs for these ops follow. */
 
@@ -232,6 +238,14 @@ typedef struct {
   bool exclude;
 } DsReduceParam;
 
+/* norm (MXNet's legacy LpNorm): sqrt(sum(x^2)) (ord 2) or sum(|x|) (ord 1) over `axes`, with
+ * sum's axis rules but no exclude; the result in out_dtype (the data's when unknown). */
+typedef struct {
+  DsReduceParam axes;
+  int ord;
+  DsDType out_dtype;
+} DsNormParam;
+
 /* _contrib_expand: ONNX's Expand. The data and `shape` broadcast against each other as NumPy
  * does (right-aligned; a 1 on either side stretches), so a 1 in `shape` keeps the data's dim
  * and the result's rank is the larger of the two. */
@@ -256,6 +270,18 @@ typedef struct {
   DsPadMode mode;
   double value; /* constant_values */
 } DsPadParam;
+
+/* Pad (MXNet's legacy pad) parses into DsPadParam: pad_width is the flat tuple
+ * (before_1, after_1, ..., before_N, after_N) for 4-D or 5-D data whose first two axes are not
+ * padded; reflect needs every width below its axis' length. The kernel is _npi_pad's. */
+
+/* SequenceLast(data, sequence_length): the last valid step of each sequence, data being
+ * (time, batch, ...) (axis 0) or (batch, time, ...) (axis 1); the result is (batch, ...).
+ * Without use_sequence_length every sequence is the whole time axis. */
+typedef struct {
+  bool use_sequence_length;
+  int axis;
+} DsSequenceLastParam;
 
 /* cumsum(data, axis): running sums along the axis given by the scalar `axis` tensor (negative
  * counts from the end). `exclusive` leaves the element itself out (the first sum is 0);

@@ -43,16 +43,18 @@ typedef struct {
 } DsCudaReducePlan;
 
 /* Reduces `in` into `out` (both of dtype t: float32 or float64) as `plan` says, `op` being
- * DS_MATH_RED_SUM, _MEAN, _MAX or _MIN (core/ds-math-reduce.h); `partials` is the workspace
+ * DS_MATH_RED_SUM, _MEAN, _MAX, _MIN, _PROD, _NANSUM, _NANPROD, _L1 or _L2
+ * (core/ds-math-reduce.h); `partials` is the workspace
  * (NULL when plan->splits is 1). Sums accumulate in double. */
 cudaError_t ds_cuda_launch_reduce(int op, DsDType t, const void *in, void *out,
                                   const DsCudaReducePlan *plan, double *partials,
                                   cudaStream_t stream);
 
 /* Rows of `len` elements, element k of row (o, i) at o * len * inner + k * inner + i:
- * softmax (or log_softmax when `log`) of each row divided by `temperature`. */
+ * softmax (or log_softmax when `log`) of each row divided by `temperature`, of the row negated
+ * when `negate` (softmin). */
 cudaError_t ds_cuda_launch_softmax_f32(const float *x, float *y, int64_t outer, int64_t len,
-                                       int64_t inner, float temperature, bool log,
+                                       int64_t inner, float temperature, bool log, bool negate,
                                        cudaStream_t stream);
 
 /* LayerNorm over the same rows: y = (x - mean) / sqrt(var + eps) * gamma[k] + beta[k];
