@@ -1069,18 +1069,6 @@ static int cond_num_outputs(const void *param)
   return ((const DsCondParam *)param)->num_outputs;
 }
 
-/* A node output the branches may give differently: seeding a branch's head with it would
- * equate the branch's own dim with the data-dependent one (or clash on the rank). */
-static gboolean decided_by_branch(const DsShape *s)
-{
-  if (s->ndim < 0)
-    return TRUE;
-  for (int d = 0; d < s->ndim; d++)
-    if (s->dims[d].expr != NULL && ds_expr_is_unbacked(s->dims[d].expr))
-      return TRUE;
-  return FALSE;
-}
-
 /* One branch, its heads seeded (or not) from the node's outputs as they were on entry. */
 static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int which, const int *locs,
                                    int n, DsShape *in, const DsShape *out, int n_out, gboolean seed,
@@ -1092,7 +1080,7 @@ static gboolean cond_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int whic
   for (int i = 0; i < n; i++)
     b_in[i] = in[locs[i]];
   for (int h = 0; h < n_out; h++)
-    b_out[h] = seed && !decided_by_branch(&out[h]) ? out[h] : DS_SHAPE_UNKNOWN;
+    b_out[h] = seed ? out[h] : DS_SHAPE_UNKNOWN;
   *explained = FALSE;
   if (!infer_sub_shapes(ctx, node, sub, name, b_in, b_out, error))
     return FALSE;
@@ -1134,26 +1122,33 @@ static DsShape merge_branch_shapes(DsShapeCtx *ctx, const DsShape *t, gboolean t
   return merged;
 }
 
-/* One branch's shapes; a branch that cannot be inferred (a squeeze of a dim only the other
- * branch's condition rules out) is no error while the other branch can be: only running it
- * would fail, with this same message. `*failed` says so; `first` keeps the message. */
-static gboolean try_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int which, const int *locs,
-                                  int n, DsShape *in, const DsShape *out, int n_out, gboolean seed,
-                                  DsShape *b_out, gboolean *failed, GError **first)
+/* One branch's shapes under ONNX's rule: from the node's inputs alone, and nothing goes back.
+ * What the node's consumers expect of its outputs, or what a branch asks of the inputs, holds
+ * only if that branch runs, so neither may constrain the other branch or the outer graph. A
+ * branch that cannot be inferred (a squeeze of a dim only the other branch's condition rules
+ * out) is no error while the other branch can be: only running it would fail, with this same
+ * message. `*failed` says so; `first` keeps the message. */
+static void try_branch_shapes(DsShapeCtx *ctx, const DsNode *node, int which, const int *locs,
+                              int n, const DsShape *in, int n_out, DsShape *b_out,
+                              gboolean *failed, GError **first)
 {
-  gboolean explained;
+  const DsGraph *sub = node->subgraphs[which];
+  g_autofree DsShape *b_in = new_unknown_shapes(n);
+  for (int i = 0; i < n; i++)
+    b_in[i] = in[locs[i]];
+  for (int h = 0; h < n_out; h++)
+    b_out[h] = DS_SHAPE_UNKNOWN;
   GError *local = NULL;
-  *failed = !cond_branch_shapes(ctx, node, which, locs, n, in, out, n_out, seed, b_out,
-                                &explained, &local);
+  *failed = !infer_sub_shapes(ctx, node, sub, which == 1 ? "then branch" : "else branch", b_in,
+                              b_out, &local);
   if (!*failed)
-    return TRUE;
+    return;
   for (int h = 0; h < n_out; h++)
     b_out[h] = DS_SHAPE_UNKNOWN;
   if (*first == NULL)
     g_propagate_error(first, local);
   else
     g_clear_error(&local);
-  return FALSE;
 }
 
 /* MXNet's CondShape: both branches give the node's outputs, so their shapes must agree. */
@@ -1221,10 +1216,10 @@ static gboolean cond_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const vo
 
   GError *first = NULL;
   gboolean t_failed, e_failed;
-  try_branch_shapes(ctx, node, 1, p->then_input_locs, p->n_then_inputs, in, out, n_out, seed,
-                    t_out, &t_failed, &first);
-  try_branch_shapes(ctx, node, 2, p->else_input_locs, p->n_else_inputs, in, out, n_out, seed,
-                    e_out, &e_failed, &first);
+  try_branch_shapes(ctx, node, 1, p->then_input_locs, p->n_then_inputs, in, n_out, t_out,
+                    &t_failed, &first);
+  try_branch_shapes(ctx, node, 2, p->else_input_locs, p->n_else_inputs, in, n_out, e_out,
+                    &e_failed, &first);
   if (t_failed && e_failed) {
     *explained = FALSE;
     g_propagate_error(error, first);
