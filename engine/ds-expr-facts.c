@@ -133,9 +133,11 @@ static gboolean narrow_symbol(DsExprCtx *ctx, const DsExprSym *sym, int64_t lo, 
     set_range_error(error, sym->name, lo, hi, el, eh);
     return FALSE;
   }
+  DsExprSymState *st = ds_expr_state(ctx, sym);
+  if (lo >= 1)
+    st->lo_default = FALSE; /* a fact says so now: an empty dim would break it */
   if (lo <= el && eh <= hi)
     return TRUE;
-  DsExprSymState *st = ds_expr_state(ctx, sym);
   st->lo = MAX(st->lo, lo);
   st->hi = MIN(st->hi, hi);
   ctx->gen++;
@@ -268,6 +270,21 @@ gboolean ds_expr_ctx_narrow_range(DsExprCtx *ctx, const DsExpr *symbol, int64_t 
                                   GError **error)
 {
   return ds_expr_narrow_with_reason(ctx, symbol, lo, hi, NULL, error);
+}
+
+gboolean ds_expr_ctx_allow_empty(DsExprCtx *ctx, const DsExpr *symbol)
+{
+  if (symbol == NULL || symbol->kind != DS_EXPR_SYMBOL)
+    return FALSE;
+  DsExprSymState *st = ds_expr_state(ctx, symbol->sym);
+  if (st->lo == 0)
+    return TRUE;
+  if (!st->lo_default || st->binding != NULL)
+    return FALSE;
+  st->lo = 0;
+  ctx->gen++;
+  ds_expr_log_add(ctx, DS_EXPR_LOG_SYMBOL_RANGE, (guint)symbol->sym->id, NULL, NULL);
+  return TRUE;
 }
 
 void ds_expr_ctx_get_range(DsExprCtx *ctx, const DsExpr *symbol, int64_t *lo, int64_t *hi)

@@ -273,6 +273,17 @@ static gboolean read_integer(const char **s, int64_t *out)
   return TRUE;
 }
 
+/* An assumed range for a symbol. One whose stated lower bound admits 0 ('past_seq in [0, 4096]',
+ * 'n >= 0') first lowers the default lower bound of 1, so a dim may be empty; otherwise, and
+ * for an upper bound alone ('n <= 64', lo = -inf), it narrows. */
+static gboolean narrow_assumed(DsExprCtx *ctx, const DsExpr *symbol, int64_t lo, int64_t hi,
+                               const char *reason, GError **error)
+{
+  if (lo != NEG_INF && lo <= 0 && hi >= 0)
+    ds_expr_ctx_allow_empty(ctx, symbol);
+  return ds_expr_narrow_with_reason(ctx, symbol, lo, hi, reason, error);
+}
+
 /* "NAME in [lo, hi]", with "inf" allowed for hi (closed by ']' or ')'). */
 static gboolean assume_in(DsExprCtx *ctx, const char *name, const char *s, const char *reason,
                           GError **error)
@@ -309,7 +320,7 @@ static gboolean assume_in(DsExprCtx *ctx, const char *name, const char *s, const
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "the range is empty");
     return FALSE;
   }
-  return ds_expr_narrow_with_reason(ctx, ds_expr_symbol(ctx, name), lo, hi, reason, error);
+  return narrow_assumed(ctx, ds_expr_symbol(ctx, name), lo, hi, reason, error);
 }
 
 static gboolean assume(DsExprCtx *ctx, const char *text, const char *reason, GError **error)
@@ -382,7 +393,7 @@ static gboolean assume(DsExprCtx *ctx, const char *text, const char *reason, GEr
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "the bound is out of range");
     return FALSE;
   }
-  return ds_expr_narrow_with_reason(ctx, ds_expr_symbol(ctx, left), lo, hi, reason, error);
+  return narrow_assumed(ctx, ds_expr_symbol(ctx, left), lo, hi, reason, error);
 }
 
 gboolean ds_expr_ctx_assume(DsExprCtx *ctx, const char *text, GError **error)

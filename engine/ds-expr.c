@@ -391,7 +391,7 @@ static const DsExpr *symbol_new(DsExprCtx *ctx, const char *name, gboolean unbac
   e->resolved_gen = ctx->gen;
   sym->node = e;
   g_ptr_array_add(ctx->symbols, sym);
-  DsExprSymState st = {unbacked ? 0 : 1, INF, NULL};
+  DsExprSymState st = {unbacked ? 0 : 1, INF, NULL, !unbacked};
   g_array_append_val(ctx->states, st);
   g_hash_table_insert(ctx->names, sym->name, sym);
   if (ctx->symbols->len > ctx->visiting_len) {

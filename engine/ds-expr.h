@@ -85,6 +85,12 @@ const DsExpr *ds_expr_resolve(DsExprCtx *ctx, const DsExpr *e);
  * a DS_ERROR_SHAPE error naming the symbol and both ranges. */
 gboolean ds_expr_ctx_narrow_range(DsExprCtx *ctx, const DsExpr *symbol, int64_t lo, int64_t hi,
                                   GError **error);
+/* A named dim starts in [1, inf): most dims are never empty, and simplifications read better
+ * for it. A KV cache's prefill has past_seq = 0, so an assumption or binding that asks for 0
+ * lowers that default lower bound to 0 through this call. FALSE when a fact set the lower
+ * bound (a kernel no larger than its input, an assumption 's >= 1') or the symbol was merged
+ * into another: those keep their range. TRUE when 0 is now in range. */
+gboolean ds_expr_ctx_allow_empty(DsExprCtx *ctx, const DsExpr *symbol);
 /* The symbol's current range (after merges). */
 void ds_expr_ctx_get_range(DsExprCtx *ctx, const DsExpr *symbol, int64_t *lo, int64_t *hi);
 /* Bounds of any expression from its symbols' ranges (interval arithmetic; may be loose). */

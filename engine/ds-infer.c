@@ -8,6 +8,7 @@
 #include "ds-expr.h"
 #include "ds-ndarray.h"
 #include "ds-op.h"
+#include "ds-ops-values.h"
 
 /* A graph converges in two or three passes; the bound only guards against an op rule that
  * keeps changing its mind. */
@@ -59,7 +60,8 @@ DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error)
 {
   /* Entries come from the file's node_row_ptr: refuse absurd counts before allocating. */
   guint64 n_entries = ds_graph_n_entries(graph);
-  if (n_entries * (sizeof(DsShape) + sizeof(DsDType)) > ds_memory_get_limit_bytes()) {
+  if (n_entries * (sizeof(DsShape) + sizeof(DsDType) + sizeof(DsShapeValue)) >
+      ds_memory_get_limit_bytes()) {
     g_set_error(error, DS_ERROR, DS_ERROR_LIMIT,
                 "the graph declares %" G_GUINT64_FORMAT " outputs in all, too many to infer",
                 n_entries);
@@ -69,9 +71,11 @@ DsGraphShapes *ds_graph_shapes_new(const DsGraph *graph, GError **error)
   shapes->n_entries = ds_graph_n_entries(graph);
   shapes->shapes = g_new(DsShape, shapes->n_entries);
   shapes->dtypes = g_new(DsDType, shapes->n_entries);
+  shapes->values = g_new(DsShapeValue, shapes->n_entries);
   for (guint e = 0; e < shapes->n_entries; e++) {
     shapes->shapes[e] = DS_SHAPE_UNKNOWN;
     shapes->dtypes[e] = DS_DTYPE_UNKNOWN;
+    shapes->values[e].n = -1;
   }
   for (guint i = 0; i < graph->n_nodes; i++) {
     if (ds_node_is_variable(graph->nodes[i]) &&
@@ -108,6 +112,16 @@ void ds_graph_shapes_resolve(DsGraphShapes *shapes, DsExprCtx *exprs)
     for (int i = 0; i < s->ndim; i++)
       if (s->dims[i].expr != NULL)
         s->dims[i] = ds_dim_from_expr(ds_expr_resolve(exprs, s->dims[i].expr));
+    DsShapeValue *v = shapes->values != NULL ? &shapes->values[e] : NULL;
+    for (int i = 0; v != NULL && i < v->n; i++) {
+      if (v->x[i].e == NULL)
+        continue;
+      const DsExpr *r = ds_expr_resolve(exprs, v->x[i].e);
+      int64_t c;
+      v->x[i] = r == NULL ? DS_SHAPE_ELEM_UNKNOWN
+                : ds_expr_get_const(r, &c) ? (DsShapeElem){c, NULL}
+                                            : (DsShapeElem){0, r};
+    }
   }
 }
 
@@ -148,6 +162,8 @@ DsGraphShapes *ds_graph_shapes_copy(const DsGraphShapes *shapes)
   copy->n_entries = shapes->n_entries;
   copy->shapes = g_memdup2(shapes->shapes, sizeof(DsShape) * shapes->n_entries);
   copy->dtypes = g_memdup2(shapes->dtypes, sizeof(DsDType) * shapes->n_entries);
+  if (shapes->values != NULL)
+    copy->values = g_memdup2(shapes->values, sizeof(DsShapeValue) * shapes->n_entries);
   return copy;
 }
 
@@ -157,7 +173,19 @@ void ds_graph_shapes_free(DsGraphShapes *shapes)
     return;
   g_free(shapes->shapes);
   g_free(shapes->dtypes);
+  g_free(shapes->values);
   g_free(shapes);
+}
+
+void ds_graph_shapes_set_value(DsGraphShapes *shapes, const DsGraph *graph,
+                               const DsNode *variable, const int64_t *data, gsize n)
+{
+  if (shapes->values == NULL || n > DS_SHAPE_VALUE_MAX)
+    return;
+  DsShapeValue *v = &shapes->values[graph->node_row_ptr[variable->id]];
+  v->n = (int)n;
+  for (gsize i = 0; i < n; i++)
+    v->x[i] = (DsShapeElem){data[i], NULL};
 }
 
 gboolean ds_graph_shapes_set_variable(DsGraphShapes *shapes, const DsGraph *graph,
@@ -246,7 +274,18 @@ static void name_variables_in_error(const DsGraph *graph, const DsNode *node, GE
 typedef struct {
   DsShape *in, *out;
   DsDType *in_t, *out_t;
+  DsShapeValue *in_v, *out_v;
 } Scratch;
+
+static gboolean value_equal(const DsShapeValue *a, const DsShapeValue *b)
+{
+  if (a->n != b->n)
+    return FALSE;
+  for (int i = 0; i < a->n; i++)
+    if (a->x[i].c != b->x[i].c || a->x[i].e != b->x[i].e)
+      return FALSE;
+  return TRUE;
+}
 
 static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
                            const DsNode *node, const Scratch *scratch, gboolean *changed,
@@ -266,11 +305,33 @@ static gboolean infer_node(const DsGraph *graph, DsGraphShapes *shapes, DsShapeC
     out[i] = shapes->shapes[base + i];
     out_t[i] = shapes->dtypes[base + i];
   }
+  DsShapeValue *in_v = NULL, *out_v = NULL;
+  if (shapes->values != NULL) {
+    in_v = scratch->in_v;
+    out_v = scratch->out_v;
+    for (guint i = 0; i < n_in; i++)
+      in_v[i] = shapes->values[ds_graph_entry_id(graph, node->inputs[i])];
+    for (guint i = 0; i < n_out; i++)
+      out_v[i] = shapes->values[base + i];
+  }
 
   ds_shape_ctx_set_node(ctx, node);
-  if (!node->op->infer_shape(ctx, node, node->param, in, out, error)) {
+  ds_shape_ctx_set_values(ctx, in_v, n_in, out_v, n_out);
+  /* Shapes that input values decide first (a Reshape to a computed target), so the op's own
+   * rule finds them and makes no data-dependent symbol; then the values the op computes. */
+  gboolean shaped = ds_op_values_shape(ctx, node, in, out, error) &&
+                    node->op->infer_shape(ctx, node, node->param, in, out, error) &&
+                    ds_op_values_propagate(ctx, node, in, out, error);
+  ds_shape_ctx_set_values(ctx, NULL, 0, NULL, 0);
+  if (!shaped) {
     name_variables_in_error(graph, node, error);
     return FALSE;
+  }
+  for (guint i = 0; out_v != NULL && i < n_out; i++) {
+    if (!value_equal(&shapes->values[base + i], &out_v[i])) {
+      shapes->values[base + i] = out_v[i];
+      *changed = TRUE;
+    }
   }
   gboolean ok = node->op->infer_type != NULL
                   ? node->op->infer_type(node, node->param, in_t, out_t, error)
@@ -352,7 +413,9 @@ static gboolean run_passes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeC
     width = MAX(width, MAX(graph->nodes[i]->n_inputs, graph->nodes[i]->n_outputs));
   g_autofree DsShape *in = g_new(DsShape, width), *out = g_new(DsShape, width);
   g_autofree DsDType *in_t = g_new(DsDType, width), *out_t = g_new(DsDType, width);
-  Scratch scratch = {in, out, in_t, out_t};
+  g_autofree DsShapeValue *in_v = g_new(DsShapeValue, width);
+  g_autofree DsShapeValue *out_v = g_new(DsShapeValue, width);
+  Scratch scratch = {in, out, in_t, out_t, in_v, out_v};
   gboolean changed = TRUE;
   for (int pass = 0; changed && pass < MAX_PASSES; pass++) {
     changed = FALSE;

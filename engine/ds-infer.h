@@ -16,6 +16,9 @@ typedef struct {
   guint n_entries;
   DsShape *shapes; /* per entry id */
   DsDType *dtypes; /* per entry id; DS_DTYPE_UNKNOWN when not inferred */
+  /* Per entry id: the contents of small integer tensors shapes are computed from (see
+   * DsShapeValue), for inference only; NULL where none are kept (evaluated copies). */
+  DsShapeValue *values;
 } DsGraphShapes;
 
 /* All entries unknown except what variables' attributes declare. */
@@ -38,6 +41,11 @@ DsGraphShapes *ds_graph_shapes_evaluate(const DsGraphShapes *shapes, const DsGra
 DsGraphShapes *ds_graph_shapes_copy(const DsGraphShapes *shapes);
 void ds_graph_shapes_free(DsGraphShapes *shapes);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsGraphShapes, ds_graph_shapes_free)
+
+/* Gives a variable the contents of a small integer weight (a Reshape target, a Gather index):
+ * `data` holds `n` int64 values. Ignored when longer than DS_SHAPE_VALUE_MAX. */
+void ds_graph_shapes_set_value(DsGraphShapes *shapes, const DsGraph *graph,
+                               const DsNode *variable, const int64_t *data, gsize n);
 
 /* Declares a variable's shape and dtype (DS_DTYPE_UNKNOWN to leave it). A mismatch with what
  * the graph declares is a DS_ERROR_INPUT error naming the variable and both shapes. */

@@ -366,6 +366,26 @@ static DsShape declared_shape(DsSession *session, const DsShape *declared, gbool
 }
 
 /* Seeds `shapes` from declarations and fed arrays. */
+/* A small integer weight of the file (a Reshape target, a Gather index, a Concat's constant
+ * part) gives inference its values, so shapes computed from them stay expressions. Inputs fed
+ * by the user do not: a run with other data may hold other values. */
+static void seed_value(DsSession *session, DsGraphShapes *shapes, const DsNode *node,
+                       const DsNDArray *array)
+{
+  const DsTensor *t = &array->view;
+  if (!g_hash_table_contains(session->file_weights, node->name) || t->ndim > 1 ||
+      (t->dtype != DS_DTYPE_INT64 && t->dtype != DS_DTYPE_INT32))
+    return;
+  gsize n = ds_tensor_numel(t);
+  if (n > DS_SHAPE_VALUE_MAX)
+    return;
+  int64_t v[DS_SHAPE_VALUE_MAX];
+  for (gsize i = 0; i < n; i++)
+    v[i] = t->dtype == DS_DTYPE_INT64 ? ((const int64_t *)t->data)[i]
+                                      : ((const int32_t *)t->data)[i];
+  ds_graph_shapes_set_value(shapes, session->graph, node, v, n);
+}
+
 static gboolean seed_into(DsSession *session, DsGraphShapes *shapes, gboolean symbolic,
                           GError **error)
 {
@@ -397,6 +417,7 @@ static gboolean seed_into(DsSession *session, DsGraphShapes *shapes, gboolean sy
     if (!ds_graph_shapes_set_variable(shapes, session->graph, node, &shape, array->view.dtype,
                                       error))
       return FALSE;
+    seed_value(session, shapes, node, array);
   }
   return TRUE;
 }
@@ -749,6 +770,9 @@ static gboolean bind_id(DsSession *session, const DsExpr *symbol, int64_t value,
   grow_bindings(session);
   const char *name = ds_expr_get_symbol_name(symbol);
   int64_t lo, hi;
+  /* An empty dim (a KV cache's prefill) is allowed where no fact rules it out. */
+  if (value == 0)
+    ds_expr_ctx_allow_empty(session->exprs, symbol);
   ds_expr_ctx_get_range(session->exprs, symbol, &lo, &hi);
   if (value < lo || value > hi) {
     g_autofree char *upper =

@@ -19,6 +19,9 @@ struct _DsShapeCtx {
   GPtrArray *notes;   /* undecided broadcasts, as text */
   GPtrArray *guards;  /* DsShapeGuard*, owned */
   gboolean defer_unbacked; /* data-dependent dims stay unknown for now */
+  const DsShapeValue *in_values; /* the current node's, from the graph driver, or NULL */
+  DsShapeValue *out_values;
+  guint n_in_values, n_out_values;
 };
 
 /* "node 'conv0' (Convolution)", the reason stored with a learned fact. */
@@ -57,6 +60,27 @@ void ds_shape_ctx_free(DsShapeCtx *ctx)
 }
 
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node) { ctx->node = node; }
+
+void ds_shape_ctx_set_values(DsShapeCtx *ctx, const DsShapeValue *in, guint n_in,
+                             DsShapeValue *out, guint n_out)
+{
+  ctx->in_values = in;
+  ctx->n_in_values = in != NULL ? n_in : 0;
+  ctx->out_values = out;
+  ctx->n_out_values = out != NULL ? n_out : 0;
+}
+
+const DsShapeValue *ds_shape_ctx_input_value(const DsShapeCtx *ctx, guint i)
+{
+  if (ctx == NULL || i >= ctx->n_in_values || ctx->in_values[i].n < 0)
+    return NULL;
+  return &ctx->in_values[i];
+}
+
+DsShapeValue *ds_shape_ctx_output_value(DsShapeCtx *ctx, guint k)
+{
+  return ctx != NULL && k < ctx->n_out_values ? &ctx->out_values[k] : NULL;
+}
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx) { return ctx->node; }
 DsExprCtx *ds_shape_ctx_get_exprs(const DsShapeCtx *ctx) { return ctx->exprs; }
 GPtrArray *ds_shape_ctx_get_notes(const DsShapeCtx *ctx) { return ctx->notes; }

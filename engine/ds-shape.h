@@ -49,6 +49,33 @@ char *ds_dim_to_string(DsDim d);
 /* A dim for an expression: a plain constant when it folds to one. NULL gives unknown. */
 DsDim ds_dim_from_expr(const DsExpr *e);
 
+/* The contents of a small integer tensor that a shape is computed from: Shape's output, the
+ * dims a Gather or Slice takes from it, their Concat into a Reshape target. Exporters build
+ * targets that way (Shape -> Cast -> Slice -> Concat -> Reshape), so inference follows the
+ * values through such chains instead of giving up on data it cannot see. An element is a
+ * constant, which may be negative (-1 in a Reshape target), or an expression of the symbols
+ * (`e`); an element nothing determined is DS_SHAPE_ELEM_UNKNOWN. `n` counts the elements (the
+ * entry's shape says whether it is 0-D or 1-D); n < 0 when nothing is known. */
+typedef struct {
+  int64_t c;
+  const DsExpr *e;
+} DsShapeElem;
+
+#define DS_SHAPE_ELEM_UNKNOWN ((DsShapeElem){G_MININT64, NULL})
+#define DS_SHAPE_VALUE_MAX DS_MAX_NDIM
+
+typedef struct {
+  int n;
+  DsShapeElem x[DS_SHAPE_VALUE_MAX];
+} DsShapeValue;
+
+#define DS_SHAPE_VALUE_UNKNOWN ((DsShapeValue){.n = -1})
+
+static inline gboolean ds_shape_elem_is_known(DsShapeElem x)
+{
+  return x.e != NULL || x.c != G_MININT64;
+}
+
 /* The inference context: which node is being inferred (for messages), and, once the symbolic
  * engine is active, its expression table and facts. */
 typedef struct _DsShapeCtx DsShapeCtx;
@@ -81,6 +108,16 @@ GPtrArray *ds_shape_ctx_get_guards(const DsShapeCtx *ctx);
 void ds_shape_ctx_free(DsShapeCtx *ctx);
 void ds_shape_ctx_set_node(DsShapeCtx *ctx, const DsNode *node);
 const DsNode *ds_shape_ctx_get_node(const DsShapeCtx *ctx);
+
+/* Shape values (DsShapeValue) of the node being inferred, which the graph driver hands over:
+ * `in` and `out` hold one per input and output (`out` is written back after the node's rules).
+ * NULL detaches them (a rule called alone sees none). */
+void ds_shape_ctx_set_values(DsShapeCtx *ctx, const DsShapeValue *in, guint n_in,
+                             DsShapeValue *out, guint n_out);
+/* Input `i`'s value, or NULL when it is not known. */
+const DsShapeValue *ds_shape_ctx_input_value(const DsShapeCtx *ctx, guint i);
+/* Where output `k`'s value goes, or NULL when the driver keeps none. */
+DsShapeValue *ds_shape_ctx_output_value(DsShapeCtx *ctx, guint k);
 
 /* A data-dependent dim (boolean_mask's count, unique's size). `current` when it is already
  * known: the inference fixpoint calls shape functions again, and the symbol must be made once.

@@ -922,6 +922,40 @@ static void test_assume(void)
   ds_expr_ctx_free(ctx);
 }
 
+/* A named dim starts in [1, inf); an assumption or binding that admits 0 (a KV cache's prefill)
+ * lowers that default, but not a lower bound a fact set, nor a merged symbol's. */
+static void test_empty_dims(void)
+{
+  DsExprCtx *ctx = ds_expr_ctx_new();
+  make_symbols(ctx, 4);
+  GError *error = NULL;
+  int64_t lo, hi;
+  g_assert_true(ds_expr_ctx_assume(ctx, "s0 in [0, 4096]", &error));
+  g_assert_no_error(error);
+  ds_expr_ctx_get_range(ctx, sym(ctx, 0), &lo, &hi);
+  g_assert_cmpint(lo, ==, 0);
+  g_assert_cmpint(hi, ==, 4096);
+  g_assert_true(ds_expr_ctx_assume(ctx, "s1 >= 0", &error));
+  ds_expr_ctx_get_range(ctx, sym(ctx, 1), &lo, &hi);
+  g_assert_cmpint(lo, ==, 0);
+  /* A binding's way in: allowed once, and again (already 0). */
+  g_assert_true(ds_expr_ctx_allow_empty(ctx, sym(ctx, 2)));
+  g_assert_true(ds_expr_ctx_allow_empty(ctx, sym(ctx, 2)));
+  ds_expr_ctx_get_range(ctx, sym(ctx, 2), &lo, &hi);
+  g_assert_cmpint(lo, ==, 0);
+  /* A fact's lower bound stays: 's3 >= 1' said so. */
+  g_assert_true(ds_expr_ctx_assume(ctx, "s3 >= 1", &error));
+  g_assert_false(ds_expr_ctx_allow_empty(ctx, sym(ctx, 3)));
+  g_assert_true(ds_expr_ctx_assume(ctx, "s3 in [0, 8]", &error)); /* narrows, to [1, 8] */
+  ds_expr_ctx_get_range(ctx, sym(ctx, 3), &lo, &hi);
+  g_assert_cmpint(lo, ==, 1);
+  g_assert_cmpint(hi, ==, 8);
+  /* Unbacked symbols start at 0 already. */
+  g_assert_true(ds_expr_ctx_allow_empty(ctx, ds_expr_unbacked(ctx, NULL)));
+  g_assert_false(ds_expr_ctx_allow_empty(ctx, ds_expr_const(ctx, 3)));
+  ds_expr_ctx_free(ctx);
+}
+
 static void test_facts_list(void)
 {
   DsExprCtx *ctx = ds_expr_ctx_new();
@@ -1095,6 +1129,7 @@ int main(int argc, char **argv)
   g_test_add_func("/engine/expr/ranges/expressions", test_expression_ranges);
   g_test_add_func("/engine/expr/unbacked", test_unbacked);
   g_test_add_func("/engine/expr/assume", test_assume);
+  g_test_add_func("/engine/expr/empty-dims", test_empty_dims);
   g_test_add_func("/engine/expr/facts", test_facts_list);
   g_test_add_func("/engine/expr/eval", test_eval);
   g_test_add_func("/engine/expr/parse-errors", test_parse_errors);

@@ -16,7 +16,9 @@ MaxPool's indices and MaxUnpool; STFT and DFT as a speech front end writes them;
 to MXNet JSON and .params; a Momentum step of the ai.onnx.preview.training domain; nodes
 written before their producers (sorted as ONNX Runtime does) and a cycle; If, Loop and Scan
 capturing or scanning far more values than any fixed bound would allow; If branches giving
-different shapes or ranks, one of them not inferable; a Loop-carried value that grows.
+different shapes or ranks, one of them not inferable; a Loop-carried value that grows; an
+empty named dim (a KV cache's prefill); shapes computed from Shape through Slice, Gather,
+arithmetic and Concat into Reshape, Expand and ConstantOfShape staying symbolic.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
 """
@@ -880,6 +882,100 @@ def test_loop_carried_growth(tmp):
     return "(1, 2) grows to (1, 7), (1, 42); none"
 
 
+def test_empty_dims(tmp):
+    # A KV cache's prefill: the past is empty (past_seq = 0), fed as a (1, 2, 0, 4) array, bound
+    # with --bind, or allowed by an assumption; a fact that rules 0 out still refuses it.
+    nodes = [h.make_node("Concat", ["past", "k"], ["present"], axis=2),
+             h.make_node("Transpose", ["present"], ["kt"], perm=[0, 1, 3, 2]),
+             h.make_node("MatMul", ["q", "kt"], ["scores"]),
+             h.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             h.make_node("MatMul", ["p", "present"], ["out"]),
+             h.make_node("ReduceSum", ["past"], ["past_sum"], keepdims=0)]
+    g = h.make_graph(nodes, "kv", [vi("past", T.FLOAT, [1, 2, "past_seq", 4]),
+                                   vi("k", T.FLOAT, [1, 2, "seq", 4]),
+                                   vi("q", T.FLOAT, [1, 2, "seq", 4])],
+                     [vi("out", T.FLOAT, [1, 2, "seq", 4]), vi("present", T.FLOAT, [1, 2, None, 4]),
+                      vi("past_sum", T.FLOAT, [])])
+    model = save(g, os.path.join(tmp, "kv.onnx"), opset=13)
+    rng = np.random.default_rng(5)
+    k, q = (rng.standard_normal((1, 2, 5, 4)).astype(np.float32) for _ in range(2))
+    for past_seq in (0, 3):
+        past = rng.standard_normal((1, 2, past_seq, 4)).astype(np.float32)
+        out = run_model(tmp, model, {"past": past, "k": k, "q": q})
+        present = np.concatenate([past, k], axis=2)
+        scores = q @ present.transpose(0, 1, 3, 2)
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        check_close("out (past_seq=%d)" % past_seq, out["out"], p @ present)
+        check_close("present (past_seq=%d)" % past_seq, out["present"], present)
+        check_close("past_sum (past_seq=%d)" % past_seq, out["past_sum"], past.sum())
+    text = dynscope("--shapes", model, "--bind", "past_seq=0", "--bind", "seq=5").stdout
+    if "(1, 2, past_seq + seq, 4) = (1, 2, 5, 4)" not in text:
+        raise Failure("--bind past_seq=0: " + text)
+    text = dynscope("--shapes", model, "--assume", "past_seq in [0, 4096]").stdout
+    if not re.search(r"past_seq in \[0, 4096\]", text):
+        raise Failure("--assume: " + text)
+    dynscope("--run", model, "--bind", "past_seq=0", "--bind", "seq=2", "--random-inputs")
+    err = dynscope("--run", model, "--assume", "past_seq >= 1", "--bind", "past_seq=0",
+                   "--bind", "seq=2", "--random-inputs", expect=2).stderr.strip()
+    if "past_seq = 0 is outside its range [1, inf)" not in err or len(err.splitlines()) != 1:
+        raise Failure("a fact ruling 0 out: " + err)
+    return "past_seq = 0 fed, bound and assumed; refused under 'past_seq >= 1'"
+
+
+def test_shape_arithmetic(tmp):
+    # How exporters compute shapes: Shape -> Cast -> Slice / Gather -> arithmetic -> Concat with
+    # Cast(Constant) parts -> Reshape, Expand and ConstantOfShape. Inference follows the values,
+    # so the outputs stay expressions of batch and seq, and a Squeeze of a computed 1 works.
+    def const(name, values, dtype=np.int64):
+        return nh.from_array(np.array(values, dtype), name)
+    nodes = [
+        h.make_node("Shape", ["x"], ["shape"]),
+        h.make_node("Cast", ["shape"], ["shape32"], to=T.INT32),
+        h.make_node("Slice", ["shape32", "zero", "two"], ["batch_seq32"]),
+        h.make_node("Cast", ["batch_seq32"], ["batch_seq"], to=T.INT64),
+        h.make_node("Constant", [], ["one_c"], value=const("one_v", [1], np.int32)),
+        h.make_node("Cast", ["one_c"], ["one64"], to=T.INT64),
+        h.make_node("Gather", ["shape", "last"], ["width"], axis=0),
+        h.make_node("Mul", ["width", "two_scalar"], ["width2"]),
+        h.make_node("Div", ["width2", "four_scalar"], ["half_width"]),
+        h.make_node("Unsqueeze", ["half_width", "axis0"], ["half_width1"]),
+        h.make_node("Concat", ["one64", "batch_seq", "half_width1", "two"], ["target"], axis=0),
+        h.make_node("Reshape", ["x", "target"], ["reshaped"]),
+        h.make_node("Squeeze", ["reshaped", "axis0"], ["squeezed"]),
+        h.make_node("Concat", ["batch_seq", "minus1"], ["target2"], axis=0),
+        h.make_node("Reshape", ["x", "target2"], ["flat"]),
+        h.make_node("Expand", ["bias", "shape"], ["expanded"]),
+        h.make_node("ConstantOfShape", ["batch_seq"], ["mask"],
+                    value=nh.from_array(np.array([1], np.float32))),
+    ]
+    inits = [const("zero", [0]), const("two", [2]), const("last", -1), const("axis0", [0]),
+             const("two_scalar", 2), const("four_scalar", 4), const("minus1", [-1]),
+             nh.from_array(np.arange(8, dtype=np.float32), "bias")]
+    g = h.make_graph(nodes, "shapes", [vi("x", T.FLOAT, ["batch", "seq", 8])],
+                     [vi("squeezed", T.FLOAT, None), vi("flat", T.FLOAT, None),
+                      vi("expanded", T.FLOAT, None), vi("mask", T.FLOAT, None)], inits)
+    model = save(g, os.path.join(tmp, "shape_math.onnx"), opset=13)
+    text = dynscope("--shapes", model).stdout
+    for name, want in (("Squeeze_squeezed", "(batch, seq, 4, 2)"),
+                       ("Reshape_flat", "(batch, seq, 8)"),
+                       ("Expand_expanded", "(batch, seq, 8)"),
+                       ("ConstantOfShape_mask", "(batch, seq)")):
+        if not re.search(r"^%s\s+\S+\s+%s\s*$" % (name, re.escape(want)), text, re.M):
+            raise Failure("--shapes: %s should be %s:\n%s" % (name, want, text))
+    info = json.loads(dynscope("--info", model, "--json", "--bind", "batch=2",
+                               "--bind", "seq=3").stdout)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    out = run_model(tmp, model, {"x": x})
+    check_close("squeezed", out["squeezed"], x.reshape(2, 3, 4, 2))
+    check_close("flat", out["flat"], x)
+    check_close("expanded", out["expanded"], np.broadcast_to(np.arange(8, dtype=np.float32),
+                                                             (2, 3, 8)))
+    check_close("mask", out["mask"], np.ones((2, 3), np.float32))
+    return "(batch, seq, 4, 2), (batch, seq, 8); %d nodes" % info["nodes"]
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -920,6 +1016,9 @@ def main():
         ("If, Loop and Scan capturing or scanning 70 to 180 values", test_many_captures),
         ("If branches of different shapes and ranks; one not inferable", test_if_branch_shapes),
         ("a Loop whose carried value grows each iteration", test_loop_carried_growth),
+        ("empty named dims: a KV cache's prefill", test_empty_dims),
+        ("shape arithmetic keeps symbols: Shape, Slice, Gather, Concat into Reshape",
+         test_shape_arithmetic),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

@@ -329,8 +329,11 @@ def test_bind_malformed():
     for value in ("-1", "2.5", "abc", "1e3", "0x10"):
         line = run_fails(base + ["--bind", f"s0={value}"], 2, ["s0"])
         print(f"# {line}")
-    # 0 is an integer, but below every input dim's range.
-    run_fails(base + ["--bind", "s0=0"], 2, ["s0"])
+    # 0 is an empty batch: it lowers the default range [1, inf) unless a fact set that bound.
+    out = run_ok(base + ["--bind", "s0=0"])
+    if "(s0, 10) = (0, 10)" not in out:
+        raise Failure("--bind s0=0: " + out)
+    run_fails(base + ["--assume", "s0 >= 1", "--bind", "s0=0"], 2, ["s0 = 0 is outside"])
     run_ok(base + ["--bind", "s0=16"])
 
 def test_partition_dynamic(tmp):

@@ -49,6 +49,7 @@ typedef struct {
 typedef struct {
   int64_t lo, hi;        /* its own range, before merges and unbacked upper bounds */
   const DsExpr *binding; /* what it was merged into, NULL for a representative */
+  gboolean lo_default;   /* lo is still the 1 a named dim starts with, which no fact set */
 } DsExprSymState;
 
 struct _DsExpr {
