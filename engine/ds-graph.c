@@ -203,9 +203,16 @@ gboolean ds_graph_validate(const DsGraph *graph, const char *file, GError **erro
   }
   for (guint a = 0; a < graph->n_arg_nodes; a++) {
     guint id = graph->arg_nodes[a];
-    if (id >= graph->n_nodes || !ds_node_is_variable(graph->nodes[id])) {
+    if (id >= graph->n_nodes) {
       g_set_error(error, DS_ERROR, DS_ERROR_INVALID,
-                  "%s: arg_nodes[%u] = %u is not a variable node", where, a, id);
+                  "%s: arg_nodes[%u] = %u is out of range (the graph has %u nodes)", where, a,
+                  id, graph->n_nodes);
+      return FALSE;
+    }
+    if (!ds_node_is_variable(graph->nodes[id])) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INVALID,
+                  "%s: arg_nodes[%u] = node %u '%s' (%s), which is not a variable", where, a,
+                  id, graph->nodes[id]->name, graph->nodes[id]->op_name);
       return FALSE;
     }
   }

@@ -185,8 +185,13 @@ static gboolean read_node(DsGraph *graph, cJSON *obj, guint id, guint n_nodes, c
       subgraphs = item;
   }
   if (!cJSON_IsString(op)) {
-    g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "%s: node %u: \"op\" is %s", where, id,
-                op == NULL ? "missing" : "not a string");
+    /* The name is what a user finds the node by: give it whenever the node has one. */
+    if (cJSON_IsString(name))
+      g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "%s: node %u '%s': \"op\" is %s", where, id,
+                  name->valuestring, op == NULL ? "missing" : "not a string");
+    else
+      g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "%s: node %u: \"op\" is %s", where, id,
+                  op == NULL ? "missing" : "not a string");
     return FALSE;
   }
   if (!cJSON_IsString(name)) {
@@ -903,6 +908,34 @@ static gboolean looks_truncated(const char *data, gsize len)
   return truncated;
 }
 
+/* The offset of the first NUL in the text: a NUL byte, or a "\u0000" escape inside a string.
+ * cJSON reads strings into C strings, so either would cut a name or an attribute short without
+ * a word (and a NUL byte elsewhere reads as a syntax error that does not say what it saw).
+ * *escaped says which it was. FALSE if there is none. */
+static gboolean find_nul(const char *data, gsize len, gsize *offset, gboolean *escaped)
+{
+  const char *byte = memchr(data, '\0', len);
+  gsize limit = byte != NULL ? (gsize)(byte - data) : len;
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < limit; i++) {
+    if (!in_string) {
+      in_string = data[i] == '"';
+    } else if (data[i] == '"') {
+      in_string = FALSE;
+    } else if (data[i] == '\\') {
+      if (i + 5 < limit && memcmp(data + i + 1, "u0000", 5) == 0) {
+        *offset = i;
+        *escaped = TRUE;
+        return TRUE;
+      }
+      i++;
+    }
+  }
+  *offset = limit;
+  *escaped = FALSE;
+  return byte != NULL;
+}
+
 DsGraph *ds_mxnet_json_load_data(const char *data, gsize len, const char *name, GError **error)
 {
   g_return_val_if_fail(data != NULL || len == 0, NULL);
@@ -910,6 +943,17 @@ DsGraph *ds_mxnet_json_load_data(const char *data, gsize len, const char *name, 
     name = "<json>";
   if (len == 0) {
     g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "%s: empty file, not a JSON document", name);
+    return NULL;
+  }
+  gsize nul;
+  gboolean escaped;
+  if (find_nul(data, len, &nul, &escaped)) {
+    guint line, column;
+    offset_to_line(data, nul, &line, &column);
+    g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
+                "%s: %s at byte %" G_GSIZE_FORMAT " (line %u, column %u): a symbol file is text "
+                "without NULs",
+                name, escaped ? "a \\u0000 escape" : "a NUL byte", nul, line, column);
     return NULL;
   }
   const char *end = NULL;

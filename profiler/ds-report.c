@@ -607,6 +607,14 @@ DsReport *ds_report_read_file(const char *path, GError **error)
     g_set_error(error, DS_ERROR, DS_ERROR_PARSE, "%s: empty file, not a JSON document", path);
     return NULL;
   }
+  /* cJSON would stop at a NUL and call it malformed without saying what it saw. */
+  const char *nul = memchr(data, '\0', len);
+  if (nul != NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_PARSE,
+                "%s: a NUL byte at byte %" G_GSIZE_FORMAT ": a report is JSON text", path,
+                (gsize)(nul - data));
+    return NULL;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, FALSE);
   gsize stop = end != NULL && end >= data ? MIN((gsize)(end - data), len) : 0;

@@ -451,7 +451,15 @@ static const BadCase bad_cases[] = {
      " \"arg_nodes\": [0], " HEAD_OK,
      DS_ERROR_PARSE, "node 1 (_t_op): \"name\" is not a string"},
     {"{\"nodes\": [" VAR_X ", {\"name\": \"y\", \"inputs\": []}], \"arg_nodes\": [0], " HEAD_OK,
-     DS_ERROR_PARSE, "node 1: \"op\" is missing"},
+     DS_ERROR_PARSE, "node 1 'y': \"op\" is missing"},
+    {"{\"nodes\": [" VAR_X ", {\"op\": [], \"name\": \"y\", \"inputs\": []}],"
+     " \"arg_nodes\": [0], " HEAD_OK,
+     DS_ERROR_PARSE, "node 1 'y': \"op\" is not a string"},
+    {"{\"nodes\": [" VAR_X ", {\"op\": 3, \"inputs\": []}], \"arg_nodes\": [0], " HEAD_OK,
+     DS_ERROR_PARSE, "node 1: \"op\" is not a string"},
+    {"{\"nodes\": [" VAR_X ", {\"op\": \"_t_op\", \"name\": \"y\\u0000z\", \"inputs\": []}],"
+     " \"arg_nodes\": [0], " HEAD_OK,
+     DS_ERROR_PARSE, "a \\u0000 escape at byte 80 (line 1, column 81)"},
     {"{\"nodes\": [" VAR_X ", {\"op\": \"_t_op\", \"name\": \"y\"}], \"arg_nodes\": [0], " HEAD_OK,
      DS_ERROR_PARSE, "node 1 'y' (_t_op): \"inputs\" is missing"},
     {"{\"nodes\": [" VAR_X ", {\"op\": \"_t_op\", \"name\": \"y\", \"attrs\": {\"a\": 1},"

@@ -1,6 +1,7 @@
 /* ds-cli-run.c: --run: bind, run, and print a per-node table or save the outputs. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -164,23 +165,116 @@ static char *output_file_name(const char *name, guint index, GHashTable *used)
   return file;
 }
 
-static gboolean save_outputs(DsSession *session, const char *dir, GError **error)
+/* The names of the files --save-outputs writes: one .npy per head, in head order, then
+ * outputs.json. Known from the graph alone, so they can be checked before the run. */
+static GPtrArray *output_files(DsGraph *graph)
 {
-  if (g_mkdir_with_parents(dir, 0755) != 0) {
-    g_set_error(error, DS_ERROR, DS_ERROR_IO, "--save-outputs %s: %s", dir, g_strerror(errno));
+  g_autoptr(GHashTable) used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < graph->n_heads; i++) {
+    g_autofree char *name = ds_graph_dup_output_name(graph, i);
+    g_ptr_array_add(files, output_file_name(name, i, used));
+  }
+  g_ptr_array_add(files, g_strdup("outputs.json"));
+  return files;
+}
+
+/* Makes the folders of `dir` that are missing, outermost first, adding each one made to
+ * `created` so that a failure can take them away again. The message names the folder at
+ * fault; the caller says which option it was. */
+static gboolean make_folders(const char *dir, GPtrArray *created, GError **error)
+{
+  if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
+    g_set_error(error, DS_ERROR, DS_ERROR_IO, "%s is a file, in the way of a folder", dir);
     return FALSE;
   }
+  g_autofree char *parent = g_path_get_dirname(dir);
+  if (strcmp(parent, dir) != 0 && !make_folders(parent, created, error))
+    return FALSE;
+  if (g_mkdir(dir, 0755) != 0) {
+    g_set_error(error, DS_ERROR, DS_ERROR_IO, "cannot create the folder %s: %s", dir,
+                g_strerror(errno));
+    return FALSE;
+  }
+  g_ptr_array_add(created, g_strdup(dir));
+  return TRUE;
+}
+
+/* Removes the folders make_folders made, innermost first (only while they are empty). */
+static void remove_folders(GPtrArray *created)
+{
+  for (guint i = created->len; i-- > 0;)
+    g_rmdir(g_ptr_array_index(created, i));
+  g_ptr_array_set_size(created, 0);
+}
+
+/* Checks before the run that --save-outputs can create every file it will write into `dir`:
+ * the folder exists or can be made, a file can be created in it (not a read-only folder or
+ * file system), and no name it writes is taken by a folder. A run of minutes should not end in
+ * a half-written folder; this leaves nothing behind either (what it made to find out, it
+ * removes). */
+static gboolean check_save_outputs(DsGraph *graph, const char *dir, GError **error)
+{
+  g_autoptr(GPtrArray) created = g_ptr_array_new_with_free_func(g_free);
+  gboolean ok = make_folders(dir, created, error);
+  if (!ok)
+    g_prefix_error(error, "--save-outputs %s: ", dir);
+  if (ok) {
+    g_autofree char *probe = g_build_filename(dir, ".dynscope-probe-XXXXXX", NULL);
+    int fd = g_mkstemp_full(probe, O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      g_set_error(error, DS_ERROR, DS_ERROR_IO, "--save-outputs %s: cannot create files there: %s",
+                  dir, g_strerror(errno));
+      ok = FALSE;
+    } else {
+      g_close(fd, NULL);
+      g_unlink(probe);
+    }
+  }
+  g_autoptr(GPtrArray) files = output_files(graph);
+  for (guint i = 0; ok && i < files->len; i++) {
+    const char *file = g_ptr_array_index(files, i);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+      g_set_error(error, DS_ERROR, DS_ERROR_IO,
+                  "--save-outputs %s: %s is a folder, in the way of the file it would write", dir,
+                  file);
+      ok = FALSE;
+    }
+  }
+  remove_folders(created);
+  return ok;
+}
+
+/* Writes the outputs and their listing. Should a write still fail (a full disk), the files
+ * this call created and the folders it made are removed, so the folder is as it was, except
+ * for files it had replaced. */
+static gboolean save_outputs(DsSession *session, const char *dir, GError **error)
+{
   DsGraph *graph = ds_session_get_graph(session);
-  g_autoptr(GHashTable) used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) created = g_ptr_array_new_with_free_func(g_free);
+  if (!make_folders(dir, created, error)) {
+    g_prefix_error(error, "--save-outputs %s: ", dir);
+    return FALSE;
+  }
+  g_autoptr(GPtrArray) files = output_files(graph);
+  g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   cJSON *root = cJSON_CreateObject();
   cJSON *list = cJSON_AddArrayToObject(root, "outputs");
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < graph->n_heads; i++) {
     const DsTensor *t = ds_session_get_output(session, i);
     g_autofree char *name = ds_graph_dup_output_name(graph, i);
-    g_autofree char *file = output_file_name(name, i, used);
-    g_autofree char *path = g_build_filename(dir, file, NULL);
+    const char *file = g_ptr_array_index(files, i);
+    char *path = g_build_filename(dir, file, NULL);
+    gboolean is_new = !g_file_test(path, G_FILE_TEST_EXISTS);
     ok = ds_npy_save(path, t, error);
+    if (ok && is_new)
+      g_ptr_array_add(written, path);
+    else
+      g_free(path);
     cJSON *item = cJSON_CreateObject();
     cJSON_AddStringToObject(item, "name", name);
     cJSON_AddStringToObject(item, "file", file);
@@ -198,6 +292,11 @@ static gboolean save_outputs(DsSession *session, const char *dir, GError **error
     ok = g_file_set_contents(path, content, -1, error);
   }
   cJSON_Delete(root);
+  if (!ok) {
+    for (guint i = 0; i < written->len; i++)
+      g_unlink(g_ptr_array_index(written, i));
+    remove_folders(created);
+  }
   return ok;
 }
 
@@ -275,6 +374,8 @@ int ds_cli_run(const DsCliOptions *options)
     return run_sweep(options, threads);
   g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
   if (session == NULL ||
+      (options->save_outputs != NULL &&
+       !check_save_outputs(ds_session_get_graph(session), options->save_outputs, &error)) ||
       !ds_session_prepare(session, options->random_inputs, (guint64)options->seed,
                           ds_backend_find("cpu"), threads, &error))
     return ds_cli_fail(error);

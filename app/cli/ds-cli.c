@@ -57,6 +57,50 @@ static gboolean parse_percent(const char *text, double *percent)
   return TRUE;
 }
 
+/* Whether an option of this kind may be given more than once: the arrays (--input, --bind,
+ * --assume, --input-shape, --break, --max-node-ms...) collect every value. */
+static gboolean takes_many(GOptionArg arg)
+{
+  return arg == G_OPTION_ARG_STRING_ARRAY || arg == G_OPTION_ARG_FILENAME_ARRAY;
+}
+
+/* An option that takes one value, given twice, is a usage error naming the option: GOption
+ * keeps the last value without a word, and a script that says --save-outputs twice meant one
+ * of them. `args` is the command line as given (parsing rewrites argv); `entries` says which
+ * options take a value. Flags without a value may repeat harmlessly. FALSE once the line is
+ * printed. */
+static gboolean check_repeated_options(const GOptionEntry *entries, char **args)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+  for (int i = 1; args[i] != NULL; i++) {
+    const char *arg = args[i];
+    if (strcmp(arg, "--") == 0)
+      break;
+    if (!g_str_has_prefix(arg, "--"))
+      continue;
+    const char *eq = strchr(arg, '=');
+    g_autofree char *name =
+        eq != NULL ? g_strndup(arg + 2, (gsize)(eq - arg - 2)) : g_strdup(arg + 2);
+    const GOptionEntry *entry = NULL;
+    for (const GOptionEntry *e = entries; e->long_name != NULL && entry == NULL; e++)
+      if (strcmp(e->long_name, name) == 0)
+        entry = e;
+    if (entry == NULL || entry->arg == G_OPTION_ARG_NONE)
+      continue;
+    /* Without "=", the value is the next argument: it is no option, even if it looks like one. */
+    if (eq == NULL && args[i + 1] != NULL)
+      i++;
+    if (takes_many(entry->arg))
+      continue;
+    if (g_hash_table_contains(seen, entry->long_name)) {
+      g_printerr(_("dynscope: --%s is given twice, but takes one value\n"), entry->long_name);
+      return FALSE;
+    }
+    g_hash_table_add(seen, (gpointer)entry->long_name);
+  }
+  return TRUE;
+}
+
 /* Translated where --help prints it (g_option_context_set_translation_domain). */
 static const char *summary_text =
     /* xgettext:no-c-format */
@@ -205,9 +249,12 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   guint64 max_memory = 0;
   *wants_gui = FALSE;
   *gui_model = NULL;
+  g_auto(GStrv) args = g_strdupv(argv);
   if (!g_option_context_parse(context, &argc, &argv, &error)) {
     g_printerr(_("dynscope: %s (see --help)\n"), error->message);
     g_error_free(error);
+    status = 2;
+  } else if (!check_repeated_options(entries, args)) {
     status = 2;
   } else if (options.version) {
     print_version();
