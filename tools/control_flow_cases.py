@@ -498,7 +498,7 @@ def _trip_count_graph():
     cond = Builder("while_loop_cond0")
     cs = cond.var("s-0")
     limit = cond.closure("sum0_output")
-    pred = cond.op("broadcast_lesser", "broadcast_lesser0", [cs, limit])
+    pred = cond.op("_lesser", "_lesser0", [cs, limit])  # what `s < limit` exports
     func = Builder("while_loop_func0")
     fs = func.var("s-0")
     step = func.closure("step")

@@ -592,29 +592,44 @@ static const DsOpDef HYPOT_def = {
 
 static const char *const broadcast_add_aliases[] = {"broadcast_plus", NULL};
 static const char *const broadcast_sub_aliases[] = {"broadcast_minus", NULL};
+/* MXNet's element-wise forms (`_maximum`, `_lesser`...) need operands of one shape, which the
+ * broadcasting rule accepts as they are: one definition serves both. */
+static const char *const elemwise_maximum_aliases[] = {"_maximum", "_Maximum", NULL};
+static const char *const elemwise_minimum_aliases[] = {"_minimum", "_Minimum", NULL};
+static const char *const elemwise_power_aliases[] = {"_power", "_Power", NULL};
+static const char *const elemwise_equal_aliases[] = {"_equal", "_Equal", NULL};
+static const char *const elemwise_not_equal_aliases[] = {"_not_equal", "_Not_Equal", NULL};
+static const char *const elemwise_greater_aliases[] = {"_greater", "_Greater", NULL};
+static const char *const elemwise_greater_equal_aliases[] = {"_greater_equal", "_Greater_Equal", NULL};
+static const char *const elemwise_lesser_aliases[] = {"_lesser", "_Lesser", NULL};
+static const char *const elemwise_lesser_equal_aliases[] = {"_lesser_equal", "_Lesser_Equal", NULL};
+static const char *const elemwise_mod_aliases[] = {"_mod", "_Mod", NULL};
+static const char *const elemwise_logical_and_aliases[] = {"_logical_and", "_Logical_And", NULL};
+static const char *const elemwise_logical_or_aliases[] = {"_logical_or", "_Logical_Or", NULL};
+static const char *const elemwise_logical_xor_aliases[] = {"_logical_xor", "_Logical_Xor", NULL};
 
 DS_BROADCAST_OP(BROADCAST_ADD, "broadcast_add", broadcast_add_aliases)
 DS_BROADCAST_OP(BROADCAST_SUB, "broadcast_sub", broadcast_sub_aliases)
 DS_BROADCAST_OP(BROADCAST_MUL, "broadcast_mul", NULL)
 DS_BROADCAST_OP(BROADCAST_DIV, "broadcast_div", NULL)
-DS_BROADCAST_OP(BROADCAST_MAXIMUM, "broadcast_maximum", NULL)
-DS_BROADCAST_OP(BROADCAST_MINIMUM, "broadcast_minimum", NULL)
-DS_BROADCAST_OP_TYPED(BROADCAST_POWER, "broadcast_power", NULL, infer_type_power)
-DS_BROADCAST_OP(BROADCAST_EQUAL, "broadcast_equal", NULL)
-DS_BROADCAST_OP(BROADCAST_NOT_EQUAL, "broadcast_not_equal", NULL)
-DS_BROADCAST_OP(BROADCAST_GREATER, "broadcast_greater", NULL)
-DS_BROADCAST_OP(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal", NULL)
-DS_BROADCAST_OP(BROADCAST_LESSER, "broadcast_lesser", NULL)
-DS_BROADCAST_OP(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal", NULL)
+DS_BROADCAST_OP(BROADCAST_MAXIMUM, "broadcast_maximum", elemwise_maximum_aliases)
+DS_BROADCAST_OP(BROADCAST_MINIMUM, "broadcast_minimum", elemwise_minimum_aliases)
+DS_BROADCAST_OP_TYPED(BROADCAST_POWER, "broadcast_power", elemwise_power_aliases, infer_type_power)
+DS_BROADCAST_OP(BROADCAST_EQUAL, "broadcast_equal", elemwise_equal_aliases)
+DS_BROADCAST_OP(BROADCAST_NOT_EQUAL, "broadcast_not_equal", elemwise_not_equal_aliases)
+DS_BROADCAST_OP(BROADCAST_GREATER, "broadcast_greater", elemwise_greater_aliases)
+DS_BROADCAST_OP(BROADCAST_GREATER_EQUAL, "broadcast_greater_equal", elemwise_greater_equal_aliases)
+DS_BROADCAST_OP(BROADCAST_LESSER, "broadcast_lesser", elemwise_lesser_aliases)
+DS_BROADCAST_OP(BROADCAST_LESSER_EQUAL, "broadcast_lesser_equal", elemwise_lesser_equal_aliases)
 
 /* Python's modulo (the sign of the divisor) and C's fmod (the sign of the dividend). */
 static const char *const broadcast_fmod_aliases[] = {"broadcast_fmod", NULL};
-DS_BROADCAST_OP(BROADCAST_MOD, "broadcast_mod", NULL)
+DS_BROADCAST_OP(BROADCAST_MOD, "broadcast_mod", elemwise_mod_aliases)
 DS_BROADCAST_OP(BROADCAST_FMOD, "_npi_fmod", broadcast_fmod_aliases)
 /* MXNet's logical ops give 0/1 in the operands' dtype (bool for bool operands). */
-DS_BROADCAST_OP(BROADCAST_LOGICAL_AND, "broadcast_logical_and", NULL)
-DS_BROADCAST_OP(BROADCAST_LOGICAL_OR, "broadcast_logical_or", NULL)
-DS_BROADCAST_OP(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor", NULL)
+DS_BROADCAST_OP(BROADCAST_LOGICAL_AND, "broadcast_logical_and", elemwise_logical_and_aliases)
+DS_BROADCAST_OP(BROADCAST_LOGICAL_OR, "broadcast_logical_or", elemwise_logical_or_aliases)
+DS_BROADCAST_OP(BROADCAST_LOGICAL_XOR, "broadcast_logical_xor", elemwise_logical_xor_aliases)
 /* lhs < 0 ? lhs * rhs : lhs, the slope broadcasting against the data (ONNX's PRelu; MXNet's
  * LeakyReLU(prelu) only lines a 1-D slope up with the channel axis). */
 DS_BROADCAST_OP(BROADCAST_PRELU, "broadcast_prelu", NULL)
