@@ -976,6 +976,25 @@ def test_shape_arithmetic(tmp):
     return "(batch, seq, 4, 2), (batch, seq, 8); %d nodes" % info["nodes"]
 
 
+def test_resize_size_from_scales(tmp):
+    # The output size from float32 scales is computed as ONNX Runtime does, in float: 10 rows
+    # at scale 0.7f are 7.0000001f, 7 rows (the double product 6.99999988 floors to 6).
+    scales = nh.from_array(np.array([1, 1, 0.7, 0.7], np.float32), "scales")
+    g = h.make_graph([h.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest")],
+                     "resize", [vi("x", T.FLOAT, [1, 1, 10, 10])], [vi("y", T.FLOAT, None)],
+                     [scales])
+    model = save(g, os.path.join(tmp, "resize_07.onnx"), opset=13)
+    x = np.arange(100, dtype=np.float32).reshape(1, 1, 10, 10)
+    y = run_model(tmp, model, {"x": x})["y"]
+    if y.shape != (1, 1, 7, 7):
+        raise Failure("shape %s, not (1, 1, 7, 7)" % (y.shape,))
+    # Half-pixel coordinates (i + 0.5) / 0.7 - 0.5, rounded half down: 0.21, 1.64, 3.07, 4.5,
+    # 5.93, 7.36, 8.79 give rows and columns 0, 2, 3, 4, 6, 7, 9.
+    src = [0, 2, 3, 4, 6, 7, 9]
+    check_close("y", y, x[:, :, src][:, :, :, src])
+    return "(1, 1, 10, 10) at 0.7 gives (1, 1, 7, 7)"
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -1019,6 +1038,8 @@ def main():
         ("empty named dims: a KV cache's prefill", test_empty_dims),
         ("shape arithmetic keeps symbols: Shape, Slice, Gather, Concat into Reshape",
          test_shape_arithmetic),
+        ("Resize's size and nearest positions from float32 scales, as ONNX Runtime computes them",
+         test_resize_size_from_scales),
         ("a truncated file is a one-line error", test_truncated),
     ])
 

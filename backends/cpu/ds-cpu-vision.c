@@ -958,6 +958,29 @@ static double resize_coord(const DsResizeParam *p, const ResizeAxis *a, int64_t 
   }
 }
 
+/* The same in float, for nearest: ONNX Runtime maps nearest positions in float, and the
+ * half-way positions its rounding rules decide come out differently in double (half_pixel at
+ * scale 0.7: (3 + 0.5) / 0.7f is 5.0f, 4.5 rounded down to 4, but 5.0000000851 in double,
+ * rounded to 5). */
+static double resize_coord_float(const DsResizeParam *p, const ResizeAxis *a, int64_t o)
+{
+  float x = (float)o, in = (float)a->in, scale = (float)a->scale, out = (float)a->out_f;
+  switch (p->coord) {
+  case DS_RESIZE_ASYMMETRIC:
+    return x / scale;
+  case DS_RESIZE_ALIGN_CORNERS:
+    return out == 1.0f ? 0.0f : x * (in - 1) / (out - 1);
+  case DS_RESIZE_PYTORCH_HALF_PIXEL:
+    return out > 1.0f ? (x + 0.5f) / scale - 0.5f : -0.5f;
+  case DS_RESIZE_TF_HALF_PIXEL_FOR_NEAREST:
+    return (x + 0.5f) / scale;
+  case DS_RESIZE_TF_CROP_AND_RESIZE:
+    return resize_coord(p, a, o);
+  default: /* half_pixel */
+    return (x + 0.5f) / scale - 0.5f;
+  }
+}
+
 /* Keys' cubic convolution weight at distance `d` (0 <= d <= 2). */
 static double cubic_weight(double d, double A)
 {
@@ -970,7 +993,7 @@ static double cubic_weight(double d, double A)
  * neighbours, preferring the left one (an integer x counts as ratio 1 from x - 1). */
 static void resize_taps(const DsResizeParam *p, const ResizeAxis *a, int64_t o, Taps *t)
 {
-  double x = resize_coord(p, a, o);
+  double x = p->mode == DS_RESIZE_NEAREST ? resize_coord_float(p, a, o) : resize_coord(p, a, o);
   t->n = 0;
   t->outside = p->coord == DS_RESIZE_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(a->in - 1));
   if (t->outside)

@@ -779,11 +779,13 @@ static gboolean dynamic_resize_parse(const DsNode *node, void *param, GError **e
 }
 
 /* floor(dim * factor) in dim arithmetic where the factor allows it (a whole multiple or a
- * whole divisor), else only for a constant dim; unknown otherwise. */
+ * whole divisor), else only for a constant dim; unknown otherwise. A constant dim is scaled
+ * as ONNX Runtime does, in float (the scales are float32): 10 * 0.7f is 7.0000001f there, 7
+ * rows, where the double product 6.99999988 would floor to 6. */
 static DsDim scaled_dim(DsShapeCtx *ctx, DsDim dim, double factor)
 {
   if (ds_dim_is_const(dim))
-    return ds_dim((int64_t)floor((double)dim.value * factor));
+    return ds_dim((int64_t)floorf((float)dim.value * (float)factor));
   if (factor >= 1 && factor == floor(factor))
     return ds_dim_mul(ctx, dim, ds_dim((int64_t)factor));
   double inv = 1.0 / factor;
