@@ -4,8 +4,9 @@
     onnx-node-tests.py OUTDIR [--force]
 
 Generates every node test case the installed `onnx` package defines (onnx.backend.test.case.node:
-one model per case, built from the `expect()` calls in each operator's test module) the way
-`python -m onnx.backend.test.cmd_tools generate-data` lays them out:
+one model per case, built from the `expect()` calls in each operator's test module), and its
+"simple" model tests (onnx.backend.test.case.model, listed under the op "(simple models)"), the
+way `python -m onnx.backend.test.cmd_tools generate-data` lays them out:
 
     OUTDIR/<case>/model.onnx
     OUTDIR/<case>/test_data_set_N/input_K.pb, output_K.pb
@@ -34,7 +35,7 @@ import warnings
 
 EXIT_SKIP = 77
 MANIFEST = "manifest.json"
-FORMAT = 1  # bump when the layout or the manifest changes, to regenerate old sets
+FORMAT = 2  # bump when the layout or the manifest changes, to regenerate old sets
 
 
 def restore_numpy_aliases():
@@ -59,6 +60,15 @@ def import_onnx():
         print(f"onnx-node-tests: cannot import onnx: {e}", file=sys.stderr)
         return None
     return onnx, node_cases, numpy_helper
+
+
+def simple_model_cases():
+    """ONNX's "simple" model tests (onnx.backend.test.case.model: small graphs of several nodes,
+    with their data, as cmd_tools writes them beside the node tests). The "real" ones are
+    downloads and are left out."""
+    import onnx.backend.test.case.model as model_cases
+    return [c for c in model_cases.collect_testcases()
+            if c.kind == "simple" and c.model is not None and c.data_sets]
 
 
 def is_current(outdir, onnx_version):
@@ -133,6 +143,10 @@ def generate(outdir, force):
     for case in cases:
         by_name[case.name] = case
     ops = case_ops(by_name.values())
+    # The simple models are counted under one name of their own: they test graphs, not an op.
+    for case in simple_model_cases():
+        by_name[case.name] = case
+        ops[case.name] = {"op": "(simple models)", "domain": "", "expanded": False}
 
     parent = os.path.dirname(os.path.abspath(outdir))
     os.makedirs(parent, exist_ok=True)
