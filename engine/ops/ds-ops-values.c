@@ -377,6 +377,119 @@ static gboolean reshape_shape(DsShapeCtx *ctx, const DsNode *node, DsShape *in, 
   return ds_ops_assign_shape(ctx, &out[0], &want, "output", error);
 }
 
+/* An element read as an int64 constant, or FALSE. */
+static gboolean elem_const(DsShapeElem x, int64_t *c)
+{
+  if (x.e != NULL || !ds_shape_elem_is_known(x))
+    return FALSE;
+  *c = x.c;
+  return TRUE;
+}
+
+/* Bounds this large stand for "to the end" (exporters write INT64_MAX or INT32_MAX). */
+#define SLICE_TO_END ((int64_t)1 << 31)
+
+/* One slice bound of a step-1 slice of a dim `d`, clamped into [0, d] as Python does; unknown
+ * where the facts cannot say. */
+static DsDim slice_bound(DsShapeCtx *ctx, DsShapeElem b, DsDim d)
+{
+  int64_t c;
+  if (elem_const(b, &c)) {
+    if (c >= SLICE_TO_END)
+      return d;
+    if (ds_dim_is_const(d))
+      return ds_dim(c < 0 ? MAX(c + d.value, 0) : MIN(c, d.value));
+    if (c >= 0)
+      return ds_dim_min(ctx, ds_dim(c), d);
+    /* -k from the end of a dim the facts only know symbolically: d - k when d >= k. */
+    DsDim k = ds_dim(-c);
+    return ds_dim_max(ctx, ds_dim_sub(ctx, d, k), ds_dim(0));
+  }
+  if (b.e == NULL)
+    return DS_DIM_UNKNOWN;
+  return ds_dim_min(ctx, dim_from_elem(b), d); /* an expression bound is a size, >= 0 */
+}
+
+/* ONNX's Slice with bounds computed at run time: the dims the values decide, for unit steps. */
+static gboolean dynamic_slice_shape(DsShapeCtx *ctx, const DsNode *node, DsShape *in,
+                                    DsShape *out, GError **error)
+{
+  const DsDynamicSliceParam *p = node->param;
+  const DsShapeValue *starts = ds_shape_ctx_input_value(ctx, 1);
+  const DsShapeValue *ends = ds_shape_ctx_input_value(ctx, 2);
+  guint next = 3;
+  const DsShapeValue *axes = NULL, *steps = NULL;
+  if (p->use_axes)
+    axes = ds_shape_ctx_input_value(ctx, next++);
+  if (p->use_steps)
+    steps = ds_shape_ctx_input_value(ctx, next);
+  if (starts == NULL || ends == NULL || starts->n != ends->n || in[0].ndim < 0 ||
+      (p->use_axes && p->n_axes < 0 && axes == NULL) || (p->use_steps && steps == NULL))
+    return TRUE;
+  DsShape want = in[0];
+  for (int i = 0; i < starts->n; i++) {
+    int64_t axis = i, step = 1;
+    if (p->n_axes >= 0) {
+      if (i >= p->n_axes)
+        return TRUE;
+      axis = p->axes[i];
+    } else if (axes != NULL && (i >= axes->n || !elem_const(axes->x[i], &axis))) {
+      return TRUE;
+    }
+    if (steps != NULL && (i >= steps->n || !elem_const(steps->x[i], &step)))
+      return TRUE;
+    if (axis < 0)
+      axis += in[0].ndim;
+    if (axis < 0 || axis >= in[0].ndim || step != 1)
+      return TRUE; /* the op's own rule says what is wrong, or leaves it to the run */
+    DsDim d = in[0].dims[axis];
+    DsDim b = slice_bound(ctx, starts->x[i], d), e = slice_bound(ctx, ends->x[i], d);
+    DsDim len = DS_DIM_UNKNOWN;
+    if (ds_dim_is_const(b) && ds_dim_is_const(e))
+      len = ds_dim(MAX(e.value - b.value, 0));
+    else if (ds_dim_is_known(b) && ds_dim_is_known(e))
+      len = ds_dim_max(ctx, ds_dim_sub(ctx, e, b), ds_dim(0));
+    want.dims[axis] = len;
+  }
+  return ds_ops_assign_shape(ctx, &out[0], &want, "output", error);
+}
+
+/* ONNX's Range with scalar bounds: max(0, ceil((stop - start) / step)) values, for a constant
+ * positive step. */
+static gboolean dynamic_arange_shape(DsShapeCtx *ctx, DsShape *out, GError **error)
+{
+  const DsShapeValue *start = ds_shape_ctx_input_value(ctx, 0);
+  const DsShapeValue *stop = ds_shape_ctx_input_value(ctx, 1);
+  const DsShapeValue *step = ds_shape_ctx_input_value(ctx, 2);
+  int64_t k;
+  if (start == NULL || stop == NULL || step == NULL || start->n != 1 || stop->n != 1 ||
+      step->n != 1 || !elem_const(step->x[0], &k) || k <= 0)
+    return TRUE;
+  DsShapeElem span = arith(ctx, OP_SUB, stop->x[0], start->x[0]);
+  int64_t c;
+  DsDim len;
+  if (elem_const(span, &c))
+    len = ds_dim(c <= 0 ? 0 : (c + k - 1) / k);
+  else if (span.e != NULL)
+    len = ds_dim_max(ctx, ds_dim_ceildiv(ctx, dim_from_elem(span), ds_dim(k)), ds_dim(0));
+  else
+    return TRUE;
+  DsShape want = {.ndim = 1, .dims = {len}};
+  return ds_ops_assign_shape(ctx, &out[0], &want, "output", error);
+}
+
+/* ONNX's Tile with repeats computed at run time: each dim times its repeat. */
+static gboolean dynamic_tile_shape(DsShapeCtx *ctx, DsShape *in, DsShape *out, GError **error)
+{
+  const DsShapeValue *reps = ds_shape_ctx_input_value(ctx, 1);
+  if (reps == NULL || in[0].ndim < 0 || reps->n != in[0].ndim)
+    return TRUE;
+  DsShape want = {.ndim = in[0].ndim};
+  for (int d = 0; d < in[0].ndim; d++)
+    want.dims[d] = ds_dim_mul(ctx, in[0].dims[d], dim_from_elem(reps->x[d]));
+  return ds_ops_assign_shape(ctx, &out[0], &want, "output", error);
+}
+
 gboolean ds_op_values_shape(DsShapeCtx *ctx, const DsNode *node, DsShape *in, DsShape *out,
                             GError **error)
 {
@@ -384,6 +497,12 @@ gboolean ds_op_values_shape(DsShapeCtx *ctx, const DsNode *node, DsShape *in, Ds
   switch (node->op->id) {
   case DS_OP_DYNAMIC_RESHAPE:
     return reshape_shape(ctx, node, in, out, error);
+  case DS_OP_DYNAMIC_SLICE:
+    return dynamic_slice_shape(ctx, node, in, out, error);
+  case DS_OP_DYNAMIC_ARANGE:
+    return dynamic_arange_shape(ctx, out, error);
+  case DS_OP_DYNAMIC_TILE:
+    return dynamic_tile_shape(ctx, in, out, error);
   case DS_OP_ZEROS_SHAPE:
   case DS_OP_ONES_SHAPE:
   case DS_OP_FULL_SHAPE:

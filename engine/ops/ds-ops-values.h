@@ -6,7 +6,8 @@
  * consumer data-dependent dims. The graph driver (ds-infer.c) calls these two rules around
  * every op's own: values flow from Shape (its input's dims) and from small integer weights
  * through Cast, Slice, Gather, Concat, Unsqueeze, Squeeze, reshapes to 0-D or 1-D, and integer
- * arithmetic; the consumers then take their output shape from the value, so `--shapes` keeps
+ * arithmetic; the consumers (Reshape, Expand, ConstantOfShape, and Slice, Range and Tile with
+ * computed bounds) then take their output shape from the value, so `--shapes` keeps
  * `(batch, seq, 2048)` where the file computes it.
  */
 #pragma once
