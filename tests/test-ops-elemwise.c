@@ -853,6 +853,9 @@ static void test_kernel_transcendental_accuracy(void)
       {DS_OP_TANH, tanh, -10, 10, 2.0},
       {DS_OP_TANH, tanh, -1e-3, 1e-3, 2.0},
       {DS_OP_SIGMOID, ref_sigmoid, -87, 30, 2.5},
+      {DS_OP_LOG, log, 1e-3, 1e3, 2.0},
+      {DS_OP_LOG, log, 0.5, 2, 2.0},
+      {DS_OP_LOG, log, 1e-44, 1e-37, 2.0}, /* subnormals */
   };
   int64_t n = 400001;
   DsTensor x = {.dtype = DS_DTYPE_FLOAT32, .ndim = 1, .shape = {n}};
@@ -879,7 +882,8 @@ static void test_kernel_transcendental_accuracy(void)
                    sweeps[s].lo, sweeps[s].hi, worst, worst_x);
     g_assert_cmpfloat(worst, <=, sweeps[s].max_ulp);
   }
-  /* Special values: NaN stays NaN, infinities reach the limits. */
+  /* Special values: NaN stays NaN, infinities reach the limits (log: 0 gives -inf, a negative
+   * number NaN). */
   const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, 200.0f, -200.0f};
   const int n_special = G_N_ELEMENTS(special);
   x.shape[0] = out.shape[0] = n_special;

@@ -23,7 +23,7 @@
 #define DS_M_DIV(p, q) ((p) / (q))
 #define DS_M_EXP       ds_vmath_exp
 #define DS_M_EXPM1     ds_vmath_expm1
-#define DS_M_LOG       logf
+#define DS_M_LOG       ds_vmath_log
 #define DS_M_LOG1P     log1pf
 #define DS_M_LOG2      log2f
 #define DS_M_LOG10     log10f
