@@ -13,6 +13,10 @@ static const struct {
   [DS_DTYPE_FLOAT16] = {"float16", "f2", 2}, [DS_DTYPE_UINT8] = {"uint8", "u1", 1},
   [DS_DTYPE_INT32] = {"int32", "i4", 4},     [DS_DTYPE_INT8] = {"int8", "i1", 1},
   [DS_DTYPE_INT64] = {"int64", "i8", 8},     [DS_DTYPE_BOOL] = {"bool", "b1", 1},
+  [DS_DTYPE_INT16] = {"int16", "i2", 2},     [DS_DTYPE_UINT16] = {"uint16", "u2", 2},
+  [DS_DTYPE_UINT32] = {"uint32", "u4", 4},   [DS_DTYPE_UINT64] = {"uint64", "u8", 8},
+  /* NumPy has no bfloat16 (ml_dtypes adds one that .npy files cannot name), so no code. */
+  [DS_DTYPE_BFLOAT16] = {"bfloat16", NULL, 2},
 };
 static_assert(sizeof dtype_table / sizeof dtype_table[0] == DS_DTYPE_COUNT,
               "every dtype needs a table row");

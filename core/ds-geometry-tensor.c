@@ -283,7 +283,7 @@ DsStatus ds_geom_take(const DsTensor *data, const DsTensor *idx, const DsTensor 
   g->axis = ds_geom_axis(axis, nd);
   if (g->axis < 0 || out->dtype != data->dtype)
     return DS_STATUS_INVALID_ARGUMENT;
-  if (!ds_dtype_is_valid(idx->dtype) || idx->dtype == DS_DTYPE_FLOAT16)
+  if (!ds_dtype_is_valid(idx->dtype) || ds_dtype_is_storage_only(idx->dtype))
     return DS_STATUS_UNSUPPORTED;
   g->outer = ds_shape_span(data->shape, 0, g->axis);
   g->trail = ds_shape_span(data->shape, g->axis + 1, nd);

@@ -111,6 +111,45 @@ static inline uint16_t ds_double_to_half(double x)
   return (uint16_t)(sign | magnitude);
 }
 
+/* bfloat16 bits (the upper half of a float32's) as a float: exact. */
+static inline float ds_bfloat16_to_float(uint16_t b)
+{
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* A float as the nearest bfloat16 (ties to even), as ONNX Runtime's Cast rounds; NaN stays a
+ * quiet NaN of the same sign, overflow becomes infinity. */
+static inline uint16_t ds_float_to_bfloat16(float f)
+{
+  uint32_t bits;
+  __builtin_memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+/* A double as the nearest bfloat16, rounded once: the double is first cut to a float toward
+ * zero with the bits it loses kept as a sticky lowest bit ("round to odd"), which a second
+ * rounding to 8 significant bits cannot turn into a double rounding. */
+static inline uint16_t ds_double_to_bfloat16(double x)
+{
+  if (x != x)
+    return ds_float_to_bfloat16((float)x);
+  float f = (float)x;
+  if (__builtin_fabs((double)f) > __builtin_fabs(x))
+    f = __builtin_nextafterf(f, 0.0f);
+  uint32_t bits;
+  __builtin_memcpy(&bits, &f, sizeof bits);
+  if ((double)f != x)
+    bits |= 1u;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return ds_float_to_bfloat16(f);
+}
+
 /* double -> int64 without undefined behaviour: NaN gives 0, out-of-range saturates (narrower
  * integer types then wrap, as C arithmetic on them would). */
 static inline int64_t ds_tensor_saturate_i64(double x)
@@ -122,6 +161,15 @@ static inline int64_t ds_tensor_saturate_i64(double x)
   if (x <= -9223372036854775808.0)
     return INT64_MIN;
   return (int64_t)x;
+}
+
+/* A double as uint64: values up to 2^64 convert directly (int64 would saturate them at 2^63),
+ * the rest as ds_tensor_saturate_i64 does, negatives then wrapping. */
+static inline uint64_t ds_tensor_double_to_u64(double x)
+{
+  if (x >= 9223372036854775808.0 && x < 18446744073709551616.0)
+    return (uint64_t)x;
+  return (uint64_t)ds_tensor_saturate_i64(x);
 }
 
 /* Writes `value` converted to dtype `t` into `cell`: floats round, integers truncate and
@@ -153,7 +201,22 @@ static inline void ds_tensor_store_f64(DsDType t, void *cell, double value)
   case DS_DTYPE_BOOL:
     *(uint8_t *)cell = value != 0.0;
     break;
-  default:
+  case DS_DTYPE_INT16:
+    *(int16_t *)cell = (int16_t)ds_tensor_saturate_i64(value);
+    break;
+  case DS_DTYPE_UINT16:
+    *(uint16_t *)cell = (uint16_t)ds_tensor_saturate_i64(value);
+    break;
+  case DS_DTYPE_UINT32:
+    *(uint32_t *)cell = (uint32_t)ds_tensor_saturate_i64(value);
+    break;
+  case DS_DTYPE_UINT64:
+    *(uint64_t *)cell = ds_tensor_double_to_u64(value);
+    break;
+  case DS_DTYPE_BFLOAT16:
+    *(uint16_t *)cell = ds_double_to_bfloat16(value);
+    break;
+  case DS_DTYPE_COUNT:
     break;
   }
 }
@@ -178,7 +241,18 @@ static inline double ds_tensor_load_f64(DsDType t, const void *base, int64_t i)
     return ((const uint8_t *)base)[i];
   case DS_DTYPE_BOOL:
     return ((const uint8_t *)base)[i] != 0;
-  default:
-    return 0.0;
+  case DS_DTYPE_INT16:
+    return ((const int16_t *)base)[i];
+  case DS_DTYPE_UINT16:
+    return ((const uint16_t *)base)[i];
+  case DS_DTYPE_UINT32:
+    return ((const uint32_t *)base)[i];
+  case DS_DTYPE_UINT64:
+    return (double)((const uint64_t *)base)[i];
+  case DS_DTYPE_BFLOAT16:
+    return ds_bfloat16_to_float(((const uint16_t *)base)[i]);
+  case DS_DTYPE_COUNT:
+    break;
   }
+  return 0.0;
 }

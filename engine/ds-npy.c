@@ -283,7 +283,7 @@ static gboolean dtype_from_descr(const NpyHeader *h, const char *name, DsDType *
   }
   for (int i = 0; i < DS_DTYPE_COUNT; i++) {
     const char *code = ds_dtype_npy_code((DsDType)i);
-    if (strlen(code) != n || memcmp(code, d, n) != 0)
+    if (code == NULL || strlen(code) != n || memcmp(code, d, n) != 0)
       continue;
     if (ds_dtype_size((DsDType)i) > 1 && order == '>') {
       g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
@@ -306,7 +306,8 @@ static gboolean dtype_from_descr(const NpyHeader *h, const char *name, DsDType *
     return FALSE;
   }
   g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-              "%s: dtype '%.*s' is not supported (supported: <f4 <f8 <f2 <i4 <i8 |u1 |i1 |b1)",
+              "%s: dtype '%.*s' is not supported (supported: <f4 <f8 <f2 <i2 <i4 <i8 |u1 <u2 "
+              "<u4 <u8 |i1 |b1)",
               name, shown, h->descr);
   return FALSE;
 }
@@ -459,7 +460,7 @@ static GByteArray *encode_prefix(const DsTensor *tensor)
 
 static gboolean tensor_is_valid(const DsTensor *tensor, size_t *nbytes)
 {
-  if (!ds_dtype_is_valid(tensor->dtype) ||
+  if (!ds_dtype_is_valid(tensor->dtype) || ds_dtype_npy_code(tensor->dtype) == NULL ||
       !ds_shape_checked_nbytes(tensor->shape, tensor->ndim, ds_dtype_size(tensor->dtype), SIZE_MAX,
                                nbytes))
     return FALSE;
@@ -532,6 +533,13 @@ gboolean ds_npy_save(const char *path, const DsTensor *tensor, GError **error)
 {
   size_t nbytes;
   g_return_val_if_fail(path != NULL && tensor != NULL, FALSE);
+  /* NumPy has no bfloat16: writing its bits as uint16 would read back as other numbers. */
+  if (ds_dtype_is_valid(tensor->dtype) && ds_dtype_npy_code(tensor->dtype) == NULL) {
+    g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
+                "%s: NumPy has no %s type, so a .npy file cannot hold this tensor; cast it to "
+                "float32 in the model", path, ds_dtype_name(tensor->dtype));
+    return FALSE;
+  }
   g_return_val_if_fail(tensor_is_valid(tensor, &nbytes), FALSE);
   GByteArray *prefix = encode_prefix(tensor);
   gboolean ok;

@@ -220,8 +220,9 @@ static gboolean read_array(Reader *r, guint index, DsNDArray **out, GError **err
   }
   if (!ds_dtype_is_valid(type_flag)) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-                "%s: array %u has type flag %d, which is not supported (0-7: float32, "
-                "float64, float16, uint8, int32, int8, int64, bool)",
+                "%s: array %u has type flag %d, which is not supported (0-12: float32, "
+                "float64, float16, uint8, int32, int8, int64, bool, int16, uint16, uint32, "
+                "uint64, bfloat16)",
                 r->name, index, (int)type_flag);
     return FALSE;
   }

@@ -496,8 +496,19 @@ static void fill_random(DsNDArray *array, GRand *rand)
     case DS_DTYPE_BOOL:
       ((guint8 *)t->data)[i] = u < 0.5;
       break;
-    default:
-      break; /* float16: left zero */
+    case DS_DTYPE_INT16:
+    case DS_DTYPE_UINT16:
+    case DS_DTYPE_UINT32:
+    case DS_DTYPE_UINT64: /* small integers, as for the other integer types */
+      ds_tensor_store_f64(t->dtype, (char *)t->data + (gsize)i * ds_dtype_size(t->dtype),
+                          (double)(gint64)(u * 10));
+      break;
+    case DS_DTYPE_BFLOAT16:
+      ds_tensor_store_f64(t->dtype, (char *)t->data + (gsize)i * 2, u);
+      break;
+    case DS_DTYPE_FLOAT16: /* left zero */
+    case DS_DTYPE_COUNT:
+      break;
     }
   }
 }

@@ -298,8 +298,8 @@ static void test_bad_files(void)
 
   b = v2_record_header(1, 0, 1);
   put_u64(b, 2);
-  put_ctx_type(b, 1, 12);
-  cases[n++] = (BadCase){b, DS_ERROR_UNSUPPORTED, "type flag 12"};
+  put_ctx_type(b, 1, 13);
+  cases[n++] = (BadCase){b, DS_ERROR_UNSUPPORTED, "type flag 13"};
 
   b = v2_record_header(1, 0, 1);
   put_u64(b, (guint64)-5);

@@ -36,7 +36,7 @@ static bool load_whole(DsDType t, const void *base, int64_t i, int64_t *out)
   return true;
 }
 
-/* Whether element `i` is nonzero, for every dtype: float16 by its bits (either zero has all
+/* Whether element `i` is nonzero, for every dtype: float16 and bfloat16 by their bits (either zero has all
  * bits but the sign clear), NaN counting as nonzero as in NumPy. */
 static bool truthy(DsDType t, const void *base, int64_t i)
 {
@@ -46,6 +46,7 @@ static bool truthy(DsDType t, const void *base, int64_t i)
   case DS_DTYPE_FLOAT64:
     return ((const double *)base)[i] != 0.0;
   case DS_DTYPE_FLOAT16:
+  case DS_DTYPE_BFLOAT16:
     return (((const uint16_t *)base)[i] & 0x7fff) != 0;
   case DS_DTYPE_INT32:
     return ((const int32_t *)base)[i] != 0;
@@ -53,9 +54,19 @@ static bool truthy(DsDType t, const void *base, int64_t i)
     return ((const int64_t *)base)[i] != 0;
   case DS_DTYPE_INT8:
     return ((const int8_t *)base)[i] != 0;
-  default: /* uint8, bool */
-    return ((const uint8_t *)base)[i] != 0;
+  case DS_DTYPE_INT16:
+  case DS_DTYPE_UINT16:
+    return ((const uint16_t *)base)[i] != 0;
+  case DS_DTYPE_UINT32:
+    return ((const uint32_t *)base)[i] != 0;
+  case DS_DTYPE_UINT64:
+    return ((const uint64_t *)base)[i] != 0;
+  case DS_DTYPE_UINT8:
+  case DS_DTYPE_BOOL:
+  case DS_DTYPE_COUNT:
+    break;
   }
+  return ((const uint8_t *)base)[i] != 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */

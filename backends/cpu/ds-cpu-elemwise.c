@@ -546,7 +546,8 @@ static DsStatus bin_select(BinJob *job, DsMathBinaryFn op, DsDType ta, DsDType t
     return DS_STATUS_UNSUPPORTED;
   int ty = typed_index(to);
   job->typed = (ty >= 0 && ta == to && tb == to) ? &bin_loops[ty][op] : NULL;
-  if (ds_math_binary_is_compare(op) && to == DS_DTYPE_BOOL && ta == tb && ta != DS_DTYPE_FLOAT16)
+  if (ds_math_binary_is_compare(op) && to == DS_DTYPE_BOOL && ta == tb &&
+      !ds_dtype_is_storage_only(ta))
     job->typed = &cmp_loops[ta][op - DS_MATH_BIN_EQ];
   job->f64 = &bin_loops[TY_F64][op];
   job->ta = ta;
@@ -999,7 +1000,7 @@ static DsStatus k_where(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (x->dtype != out->dtype || y->dtype != out->dtype || !ds_dtype_is_valid(c->dtype))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (c->dtype == DS_DTYPE_FLOAT16 || out->dtype == DS_DTYPE_FLOAT16)
+  if (ds_dtype_is_storage_only(c->dtype) || ds_dtype_is_storage_only(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(out);
   if (ds_tensor_numel(x) != n || ds_tensor_numel(y) != n)
@@ -1117,7 +1118,7 @@ static DsStatus k_np_where(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (x->dtype != out->dtype || y->dtype != out->dtype || !ds_dtype_is_valid(c->dtype))
     return DS_STATUS_INVALID_ARGUMENT;
-  if (c->dtype == DS_DTYPE_FLOAT16)
+  if (ds_dtype_is_storage_only(c->dtype))
     return DS_STATUS_UNSUPPORTED;
   NpWhereJob job = {.tc = c->dtype,
                     .es = ds_dtype_size(out->dtype),

@@ -389,7 +389,7 @@ static DsStatus k_argsort(const DsKernelCtx *ctx)
   const DsArgsortParam *p = ctx->param;
   const DsTensor *in = &ctx->inputs[0];
   DsTensor *out = &ctx->outputs[0];
-  if (in->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(in->dtype))
+  if (!ds_dtype_is_valid(in->dtype) || ds_dtype_is_storage_only(in->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (out->dtype != p->dtype || ds_index_dtype_capacity(out->dtype) == 0)
     return DS_STATUS_UNSUPPORTED;
@@ -492,7 +492,7 @@ static DsStatus k_gather_nd(const DsKernelCtx *ctx)
 {
   const DsTensor *data = &ctx->inputs[0], *idx = &ctx->inputs[1];
   DsTensor *out = &ctx->outputs[0];
-  if (idx->dtype == DS_DTYPE_FLOAT16 || !ds_dtype_is_valid(idx->dtype))
+  if (!ds_dtype_is_valid(idx->dtype) || ds_dtype_is_storage_only(idx->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (out->dtype != data->dtype || idx->ndim < 2)
     return DS_STATUS_INVALID_ARGUMENT;

@@ -387,7 +387,7 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
   const DsTensor *len = &ctx->inputs[1];
   int64_t T = in->shape[p->axis], B = in->shape[1 - p->axis];
   if (ds_tensor_numel(len) != B || !ds_cpu_dtype_computable(len->dtype))
-    return len->dtype == DS_DTYPE_FLOAT16 ? DS_STATUS_UNSUPPORTED : DS_STATUS_INVALID_ARGUMENT;
+    return ds_dtype_is_storage_only(len->dtype) ? DS_STATUS_UNSUPPORTED : DS_STATUS_INVALID_ARGUMENT;
   size_t es = ds_dtype_size(out->dtype);
   int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
   char cell[8];
@@ -540,6 +540,26 @@ typedef struct {
 #define CONV_TO_U8(x)   ((uint8_t)(int32_t)(x))
 #define CONV_TO_BOOL(x) ((uint8_t)((x) != 0))
 #define CONV_TO_F16(x)  ds_double_to_half((double)(x))
+/* The storage integers wrap like C's integer conversions (ONNX Runtime's Cast is a
+ * static_cast): 16 bits through int32 as int8 does, uint32 through int64 so that floats up to
+ * 2^32 and every int64 keep their low 32 bits. */
+#define CONV_TO_I16(x)  ((int16_t)(int32_t)(x))
+#define CONV_TO_U16(x)  ((uint16_t)(int32_t)(x))
+#define CONV_TO_U32(x)  ((uint32_t)(int64_t)(x))
+
+/* uint64: a float converts by value (int64 would stop at 2^63), a signed integer wraps. */
+static inline uint64_t u64_of_double(double x) { return ds_tensor_double_to_u64(x); }
+static inline uint64_t u64_of_u64(uint64_t x) { return x; }
+static inline uint64_t u64_of_i64(int64_t x) { return (uint64_t)x; }
+#define CONV_TO_U64(x)                                                                             \
+  _Generic((x), float: u64_of_double, double: u64_of_double, uint64_t: u64_of_u64,                 \
+           default: u64_of_i64)(x)
+
+/* bfloat16 rounds to nearest even, from a float directly and from anything else through a
+ * double (exact for every source but 64-bit integers beyond 2^53). */
+static inline uint16_t bf16_of_float(float x) { return ds_float_to_bfloat16(x); }
+static inline uint16_t bf16_of_double(double x) { return ds_double_to_bfloat16(x); }
+#define CONV_TO_BF16(x) _Generic((x), float: bf16_of_float, default: bf16_of_double)(x)
 
 #define CAST_LOOP(TO_T, CONV, LOAD)                                                                \
   {                                                                                                \
@@ -553,6 +573,7 @@ typedef struct {
 #define LOAD_PLAIN(x) (x)
 #define LOAD_BOOL(x)  ((uint8_t)((x) != 0))
 #define LOAD_HALF(x)  ds_half_to_float(x)
+#define LOAD_BF16(x)  ds_bfloat16_to_float(x)
 
 #define CAST_FROM(FROM_T, LOAD)                                                                    \
   {                                                                                                \
@@ -574,9 +595,20 @@ typedef struct {
       CAST_LOOP(uint8_t, CONV_TO_BOOL, LOAD)                                                       \
     case DS_DTYPE_FLOAT16:                                                                         \
       CAST_LOOP(uint16_t, CONV_TO_F16, LOAD)                                                       \
-    default:                                                                                       \
+    case DS_DTYPE_INT16:                                                                           \
+      CAST_LOOP(int16_t, CONV_TO_I16, LOAD)                                                        \
+    case DS_DTYPE_UINT16:                                                                          \
+      CAST_LOOP(uint16_t, CONV_TO_U16, LOAD)                                                       \
+    case DS_DTYPE_UINT32:                                                                          \
+      CAST_LOOP(uint32_t, CONV_TO_U32, LOAD)                                                       \
+    case DS_DTYPE_UINT64:                                                                          \
+      CAST_LOOP(uint64_t, CONV_TO_U64, LOAD)                                                       \
+    case DS_DTYPE_BFLOAT16:                                                                        \
+      CAST_LOOP(uint16_t, CONV_TO_BF16, LOAD)                                                      \
+    case DS_DTYPE_COUNT:                                                                           \
       return;                                                                                      \
     }                                                                                              \
+    return;                                                                                        \
   }
 
 static void cast_worker(void *ctx, int64_t begin, int64_t end)
@@ -600,7 +632,17 @@ static void cast_worker(void *ctx, int64_t begin, int64_t end)
     CAST_FROM(uint8_t, LOAD_BOOL)
   case DS_DTYPE_FLOAT16:
     CAST_FROM(uint16_t, LOAD_HALF)
-  default:
+  case DS_DTYPE_INT16:
+    CAST_FROM(int16_t, LOAD_PLAIN)
+  case DS_DTYPE_UINT16:
+    CAST_FROM(uint16_t, LOAD_PLAIN)
+  case DS_DTYPE_UINT32:
+    CAST_FROM(uint32_t, LOAD_PLAIN)
+  case DS_DTYPE_UINT64:
+    CAST_FROM(uint64_t, LOAD_PLAIN)
+  case DS_DTYPE_BFLOAT16:
+    CAST_FROM(uint16_t, LOAD_BF16)
+  case DS_DTYPE_COUNT:
     return;
   }
 }
@@ -611,8 +653,8 @@ static DsStatus k_cast(const DsKernelCtx *ctx)
   DsTensor *out = &ctx->outputs[0];
   if (ds_tensor_numel(in) != ds_tensor_numel(out))
     return DS_STATUS_INVALID_ARGUMENT;
-  /* Cast is the one kernel that reads and writes float16: it is how half-precision data
-   * enters and leaves float32 computation. */
+  /* Cast is the one kernel that reads and writes the storage types (float16, bfloat16, the
+   * 16-bit and wide unsigned integers): it is how their data enters and leaves computation. */
   if (!ds_dtype_is_valid(in->dtype) || !ds_dtype_is_valid(out->dtype))
     return DS_STATUS_UNSUPPORTED;
   if (in->dtype == out->dtype && in->dtype != DS_DTYPE_BOOL)

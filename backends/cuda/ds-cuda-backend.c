@@ -33,6 +33,15 @@ static bool cuda_supports(DsOpId op, const void *param, const DsDType *in, int n
 {
   if (cuda_get_kernel(op) == NULL)
     return false;
+  /* The device kernels know float16 but none of the other storage types (bfloat16, int16,
+   * uint16, uint32, uint64): placement keeps every node touching one on the CPU, whose Cast
+   * converts them, rather than let a kernel read them as some other type. */
+  for (int i = 0; i < n_in; i++)
+    if (in[i] != DS_DTYPE_FLOAT16 && ds_dtype_is_storage_only(in[i]))
+      return false;
+  for (int i = 0; i < n_out; i++)
+    if (out[i] != DS_DTYPE_FLOAT16 && ds_dtype_is_storage_only(out[i]))
+      return false;
   return supports_table[op] == NULL || supports_table[op](op, param, in, n_in, out, n_out);
 }
 

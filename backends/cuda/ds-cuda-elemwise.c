@@ -29,10 +29,10 @@ static bool is_float_dtype(DsDType t)
   return t == DS_DTYPE_FLOAT32 || t == DS_DTYPE_FLOAT64;
 }
 
-/* Any dtype the CPU computes in (float16 is storage only there). */
+/* Any dtype the CPU computes in (float16 and the other storage types are not). */
 static bool computable(DsDType t)
 {
-  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
+  return ds_dtype_is_valid(t) && !ds_dtype_is_storage_only(t);
 }
 
 /* Queues a device-to-device copy (nothing when the planner aliased the buffers). */

@@ -183,8 +183,9 @@ static gboolean parse_shape_init_common(const DsNode *node, DsShapeInitParam *p,
 {
   if (!ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
     return FALSE;
-  if (p->dtype == DS_DTYPE_FLOAT16)
-    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (ds_dtype_is_storage_only(p->dtype))
+    return ds_ops_attr_invalid(node, "dtype", "is a storage type, which only Cast computes with",
+                               error);
   return TRUE;
 }
 
@@ -294,7 +295,7 @@ static gboolean parse_dynamic_arange(const DsNode *node, void *param, GError **e
   }
   if (!ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
     return FALSE;
-  if (!ds_dtype_is_valid(p->dtype) || p->dtype == DS_DTYPE_FLOAT16 || p->dtype == DS_DTYPE_BOOL)
+  if (!ds_dtype_is_valid(p->dtype) || ds_dtype_is_storage_only(p->dtype) || p->dtype == DS_DTYPE_BOOL)
     return ds_ops_attr_invalid(node, "dtype", "is not a numeric dtype _arange supports", error);
   return TRUE;
 }

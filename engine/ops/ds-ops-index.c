@@ -456,8 +456,9 @@ static gboolean parse_argsort(const DsNode *node, void *param, GError **error)
       !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
     return FALSE;
   p->is_ascend = ascend;
-  if (p->dtype == DS_DTYPE_FLOAT16)
-    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (ds_dtype_is_storage_only(p->dtype))
+    return ds_ops_attr_invalid(node, "dtype", "is a storage type, which only Cast computes with",
+                               error);
   if (ds_index_dtype_capacity(p->dtype) == 0)
     return ds_ops_attr_invalid(node, "dtype",
                                "must be one of uint8, int32, int64, float32, float64", error);

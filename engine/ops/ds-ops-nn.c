@@ -706,7 +706,8 @@ static gboolean batch_norm_infer_type(const DsNode *node, const void *param, DsD
     return FALSE;
   if (in[0] == DS_DTYPE_UNKNOWN)
     return TRUE;
-  DsDType pd = in[0] == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
+  /* Half-precision data keeps its statistics in float32, as MXNet does. */
+  DsDType pd = in[0] == DS_DTYPE_FLOAT16 || in[0] == DS_DTYPE_BFLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
   for (int i = 1; i < 5; i++)
     if (!assign_dtype(node, &in[i], pd, batch_norm_inputs[i], error))
       return FALSE;

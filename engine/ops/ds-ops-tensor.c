@@ -1021,7 +1021,7 @@ static gboolean parse_arange(const DsNode *node, void *param, GError **error)
                 node->op_name, p->start, p->stop, p->step);
     return FALSE;
   }
-  if (!ds_dtype_is_valid(p->dtype) || p->dtype == DS_DTYPE_FLOAT16 || p->dtype == DS_DTYPE_BOOL)
+  if (!ds_dtype_is_valid(p->dtype) || ds_dtype_is_storage_only(p->dtype) || p->dtype == DS_DTYPE_BOOL)
     return ds_ops_attr_invalid(node, "dtype", "is not a numeric dtype _arange supports", error);
   return TRUE;
 }
@@ -1061,7 +1061,7 @@ static gboolean parse_arange_like(const DsNode *node, void *param, GError **erro
   p->has_axis = !ds_node_attr_is_none(node, "axis");
   if (p->has_axis && !attr_int32(node, "axis", 0, &p->axis, error))
     return FALSE;
-  if (!ds_dtype_is_valid(p->dtype) || p->dtype == DS_DTYPE_FLOAT16 || p->dtype == DS_DTYPE_BOOL)
+  if (!ds_dtype_is_valid(p->dtype) || ds_dtype_is_storage_only(p->dtype) || p->dtype == DS_DTYPE_BOOL)
     return ds_ops_attr_invalid(node, "dtype", "is not a numeric dtype arange_like supports",
                                error);
   return TRUE;
@@ -1104,8 +1104,9 @@ static gboolean parse_init_common(const DsNode *node, DsInitParam *p, GError **e
   for (int i = 0; i < p->ndim; i++)
     if (p->shape[i] < -1)
       return ds_ops_attr_invalid(node, "shape", "dims must not be negative", error);
-  if (p->dtype == DS_DTYPE_FLOAT16)
-    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (ds_dtype_is_storage_only(p->dtype))
+    return ds_ops_attr_invalid(node, "dtype", "is a storage type, which only Cast computes with",
+                               error);
   return TRUE;
 }
 
@@ -1729,8 +1730,9 @@ static gboolean parse_eye_like(const DsNode *node, void *param, GError **error)
   p->has_dtype = !ds_node_attr_is_none(node, "dtype");
   if (p->has_dtype && !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
     return FALSE;
-  if (p->has_dtype && p->dtype == DS_DTYPE_FLOAT16)
-    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (p->has_dtype && ds_dtype_is_storage_only(p->dtype))
+    return ds_ops_attr_invalid(node, "dtype", "is a storage type, which only Cast computes with",
+                               error);
   return TRUE;
 }
 
@@ -1759,8 +1761,9 @@ static gboolean parse_full_like(const DsNode *node, void *param, GError **error)
   p->has_dtype = !ds_node_attr_is_none(node, "dtype");
   if (p->has_dtype && !ds_node_attr_dtype(node, "dtype", DS_DTYPE_FLOAT32, &p->dtype, error))
     return FALSE;
-  if (p->has_dtype && p->dtype == DS_DTYPE_FLOAT16)
-    return ds_ops_attr_invalid(node, "dtype", "float16 is storage only here", error);
+  if (p->has_dtype && ds_dtype_is_storage_only(p->dtype))
+    return ds_ops_attr_invalid(node, "dtype", "is a storage type, which only Cast computes with",
+                               error);
   return TRUE;
 }
 

@@ -336,7 +336,7 @@ static gboolean adaptive_avg_pool_infer_type(const DsNode *node, const void *par
         node, error, DS_ERROR_SHAPE,
         "data has dtype %s, but adaptive pooling takes float16, float32 or float64",
         ds_dtype_name(in[0]));
-  DsDType want = in[0] == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
+  DsDType want = in[0] == DS_DTYPE_FLOAT16 || in[0] == DS_DTYPE_BFLOAT16 ? DS_DTYPE_FLOAT32 : in[0];
   return ds_ops_assign_dtype(node, &out[0], want, "output", error);
 }
 

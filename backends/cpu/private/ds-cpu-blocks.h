@@ -34,13 +34,22 @@ static inline void ds_cpu_load_block_f64(DsDType t, const void *base, int64_t of
     LOAD_CASE(DS_DTYPE_INT64, int64_t)
     LOAD_CASE(DS_DTYPE_INT8, int8_t)
     LOAD_CASE(DS_DTYPE_UINT8, uint8_t)
+    LOAD_CASE(DS_DTYPE_INT16, int16_t)
+    LOAD_CASE(DS_DTYPE_UINT16, uint16_t)
+    LOAD_CASE(DS_DTYPE_UINT32, uint32_t)
+    LOAD_CASE(DS_DTYPE_UINT64, uint64_t)
   case DS_DTYPE_BOOL: {
     const uint8_t *s = (const uint8_t *)base + offset;
     for (int64_t i = 0; i < n; i++)
       dst[i] = s[i * stride] != 0 ? 1.0 : 0.0;
     break;
   }
-  default:
+  case DS_DTYPE_FLOAT16:
+  case DS_DTYPE_BFLOAT16: /* storage types, decoded one by one */
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = ds_tensor_load_f64(t, base, offset + i * stride);
+    break;
+  case DS_DTYPE_COUNT:
     break;
   }
 #undef LOAD_CASE
@@ -71,13 +80,22 @@ static inline void ds_cpu_store_block_f64(DsDType t, void *base, int64_t offset,
     STORE_INT_CASE(DS_DTYPE_INT64, int64_t)
     STORE_INT_CASE(DS_DTYPE_INT8, int8_t)
     STORE_INT_CASE(DS_DTYPE_UINT8, uint8_t)
+    STORE_INT_CASE(DS_DTYPE_INT16, int16_t)
+    STORE_INT_CASE(DS_DTYPE_UINT16, uint16_t)
+    STORE_INT_CASE(DS_DTYPE_UINT32, uint32_t)
   case DS_DTYPE_BOOL: {
     uint8_t *d = (uint8_t *)base + offset;
     for (int64_t i = 0; i < n; i++)
       d[i] = src[i] != 0.0;
     break;
   }
-  default:
+  case DS_DTYPE_UINT64: /* int64 would saturate at 2^63 */
+  case DS_DTYPE_FLOAT16:
+  case DS_DTYPE_BFLOAT16:
+    for (int64_t i = 0; i < n; i++)
+      ds_tensor_store_f64(t, (char *)base + (size_t)(offset + i) * ds_dtype_size(t), src[i]);
+    break;
+  case DS_DTYPE_COUNT:
     break;
   }
 #undef STORE_INT_CASE

@@ -78,17 +78,36 @@ static inline int ds_cpu_compare_elements(DsDType t, const void *base, int64_t i
     DS_CPU_CMP_INT(int64_t)
   case DS_DTYPE_INT8:
     DS_CPU_CMP_INT(int8_t)
-  default:
-    DS_CPU_CMP_INT(uint8_t) /* uint8, bool */
+  case DS_DTYPE_INT16:
+    DS_CPU_CMP_INT(int16_t)
+  case DS_DTYPE_UINT16:
+    DS_CPU_CMP_INT(uint16_t)
+  case DS_DTYPE_UINT32:
+    DS_CPU_CMP_INT(uint32_t)
+  case DS_DTYPE_UINT64:
+    DS_CPU_CMP_INT(uint64_t)
+  case DS_DTYPE_FLOAT16:
+  case DS_DTYPE_BFLOAT16: { /* storage types: compared by value, should a caller ask */
+    double x = ds_tensor_load_f64(t, base, i), y = ds_tensor_load_f64(t, base, j);
+    if (x != x || y != y)
+      return (x != x) - (y != y);
+    return (x > y) - (x < y);
   }
+  case DS_DTYPE_UINT8:
+  case DS_DTYPE_BOOL:
+  case DS_DTYPE_COUNT:
+    break;
+  }
+  DS_CPU_CMP_INT(uint8_t)
 #undef DS_CPU_CMP_FLOAT
 #undef DS_CPU_CMP_INT
 }
 
-/* Dtypes the CPU kernels compute in (float16 is storage only). */
+/* Dtypes the CPU kernels compute in (float16, bfloat16 and the 16-bit and unsigned wide
+ * integers are storage only: Cast converts them). */
 static inline bool ds_cpu_dtype_computable(DsDType t)
 {
-  return ds_dtype_is_valid(t) && t != DS_DTYPE_FLOAT16;
+  return ds_dtype_is_valid(t) && !ds_dtype_is_storage_only(t);
 }
 
 /* Kernels below this many elements per thread run single-threaded: cheap elementwise work
