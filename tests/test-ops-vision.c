@@ -1008,8 +1008,8 @@ static void test_deconvolution_shape(void)
   infer_fails(tight, (const char *[]){"(1, 2, 2, 4)", "?"}, "leaves no output");
   parse_fails(DS_ERROR_INVALID, "adj", "Deconvolution", "kernel", "(3, 3)", "stride", "(2, 2)",
               "adj", "(2, 0)", "num_filter", "2", NULL);
-  parse_fails(DS_ERROR_UNSUPPORTED, "3-D", "Deconvolution", "kernel", "(3, 3, 3)", "num_filter",
-              "2", NULL);
+  parse_fails(DS_ERROR_INVALID, "1-D, 2-D or 3-D", "Deconvolution", "kernel", "(3, 3, 3, 3)",
+              "num_filter", "2", NULL);
   parse_fails(DS_ERROR_UNSUPPORTED, "NHWC", "Deconvolution", "kernel", "(3, 3)", "num_filter", "2",
               "layout", "NHWC", NULL);
   parse_fails(DS_ERROR_INVALID, "layout=NCW", "Deconvolution", "kernel", "(3, 3)", "num_filter",
@@ -1025,16 +1025,17 @@ static void test_deconvolution_shape(void)
               "2", "target_shape", "(8,)", NULL);
 }
 
-/* Transposed convolution in double, as a direct scatter: input (n, c, iy, ix) times weight
- * (c, f, ky, kx) adds to output (n, g * fg + f, iy * s - p + ky * d, ix * s - p + kx * d). */
+/* Transposed convolution in double, as a direct scatter: input (n, c, iz, iy, ix) times
+ * weight (c, f, kz, ky, kx) adds to output (n, g * fg + f, i * s - p + k * d on each axis).
+ * 1-D and 2-D have leading axes of 1. */
 static void ref_deconvolution(const DsDeconvolutionParam *p, const DsTensor *x, const DsTensor *w,
                               const DsTensor *b, const DsTensor *y, double *out)
 {
   int ns = p->n_spatial;
-  int64_t in[2] = {1, 1}, o[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1},
-          pd[2] = {0, 0};
+  int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+          d[3] = {1, 1, 1}, pd[3] = {0, 0, 0};
   for (int i = 0; i < ns; i++) {
-    int j = 2 - ns + i;
+    int j = 3 - ns + i;
     in[j] = x->shape[2 + i];
     o[j] = y->shape[2 + i];
     k[j] = p->kernel[i];
@@ -1048,27 +1049,31 @@ static void ref_deconvolution(const DsDeconvolutionParam *p, const DsTensor *x, 
   }
   const int64_t batch = x->shape[0], c_in = x->shape[1], f_n = p->num_filter;
   const int64_t cg = c_in / p->num_group, fg = f_n / p->num_group;
+  const int64_t in_plane = in[0] * in[1] * in[2], out_plane = o[0] * o[1] * o[2];
+  const int64_t kvol = k[0] * k[1] * k[2];
   const float *xv = x->data, *wv = w->data, *bv = b != NULL ? b->data : NULL;
   for (int64_t n = 0; n < batch; n++)
     for (int64_t f = 0; f < f_n; f++)
-      for (int64_t i = 0; i < o[0] * o[1]; i++)
-        out[(n * f_n + f) * o[0] * o[1] + i] = bv != NULL ? bv[f] : 0.0;
+      for (int64_t i = 0; i < out_plane; i++)
+        out[(n * f_n + f) * out_plane + i] = bv != NULL ? bv[f] : 0.0;
   for (int64_t n = 0; n < batch; n++)
     for (int64_t c = 0; c < c_in; c++) {
       int64_t grp = c / cg;
-      for (int64_t iy = 0; iy < in[0]; iy++)
-        for (int64_t ix = 0; ix < in[1]; ix++) {
-          double xval = xv[((n * c_in + c) * in[0] + iy) * in[1] + ix];
-          for (int64_t f = 0; f < fg; f++)
-            for (int64_t ky = 0; ky < k[0]; ky++)
-              for (int64_t kx = 0; kx < k[1]; kx++) {
-                int64_t oy = iy * s[0] - pd[0] + ky * d[0], ox = ix * s[1] - pd[1] + kx * d[1];
-                if (oy < 0 || oy >= o[0] || ox < 0 || ox >= o[1])
-                  continue;
-                double wval = wv[((c * fg + f) * k[0] + ky) * k[1] + kx];
-                out[((n * f_n + grp * fg + f) * o[0] + oy) * o[1] + ox] += xval * wval;
-              }
-        }
+      for (int64_t at = 0; at < in_plane; at++) {
+        int64_t iz = at / (in[1] * in[2]), iy = at / in[2] % in[1], ix = at % in[2];
+        double xval = xv[(n * c_in + c) * in_plane + at];
+        for (int64_t f = 0; f < fg; f++)
+          for (int64_t t = 0; t < kvol; t++) {
+            int64_t kz = t / (k[1] * k[2]), ky = t / k[2] % k[1], kx = t % k[2];
+            int64_t oz = iz * s[0] - pd[0] + kz * d[0], oy = iy * s[1] - pd[1] + ky * d[1];
+            int64_t ox = ix * s[2] - pd[2] + kx * d[2];
+            if (oz < 0 || oz >= o[0] || oy < 0 || oy >= o[1] || ox < 0 || ox >= o[2])
+              continue;
+            double wval = wv[(c * fg + f) * kvol + t];
+            out[(n * f_n + grp * fg + f) * out_plane + (oz * o[1] + oy) * o[2] + ox] +=
+                xval * wval;
+          }
+      }
     }
 }
 
@@ -1106,6 +1111,15 @@ static void check_deconvolution(const char *data, ...)
 
 static void test_deconvolution_kernel(void)
 {
+  /* 3-D (ONNX's ConvTranspose of a volumetric decoder): stride 2 with overlap, a strided
+   * depth, dilation, groups and a target shape. */
+  check_deconvolution("(2, 4, 3, 4, 5)", "kernel", "(3, 3, 3)", "stride", "(2, 2, 2)", "pad",
+                      "(1, 1, 1)", "adj", "(1, 0, 1)", "num_filter", "6", "no_bias", "False",
+                      NULL);
+  check_deconvolution("(1, 6, 2, 3, 3)", "kernel", "(2, 3, 1)", "stride", "(3, 1, 2)", "dilate",
+                      "(1, 2, 1)", "num_filter", "4", "num_group", "2", NULL);
+  check_deconvolution("(1, 2, 3, 3, 3)", "kernel", "(3, 3, 3)", "stride", "(2, 2, 2)",
+                      "target_shape", "(6, 6, 5)", "num_filter", "3", NULL);
   /* Mask R-CNN's 2x upsampling (kernel = stride: no overlap). */
   check_deconvolution("(3, 8, 7, 7)", "kernel", "(2, 2)", "stride", "(2, 2)", "num_filter", "6",
                       "no_bias", "False", NULL);

@@ -728,11 +728,14 @@ static DsStatus grid_sample_run(const DsKernelCtx *ctx)
 
 /* --- Deconvolution ------------------------------------------------------------------------ */
 
-/* 1-D is 2-D with a height of 1. `pad` is the effective padding (from target_shape when set). */
+/* Three spatial axes always: 1-D and 2-D have a depth (and height) of 1 in front. The input's
+ * rows are its (depth, height) pairs, in order, of `in[2]` values each. `pad` is the effective
+ * padding (from target_shape when set). */
 typedef struct {
   int64_t batch, channels, filters, groups;
-  int64_t in[2], out[2], kernel[2], stride[2], dilate[2], pad[2];
+  int64_t in[3], out[3], kernel[3], stride[3], dilate[3], pad[3];
   int64_t in_plane, out_plane, kvol;
+  int64_t rows;       /* in[0] * in[1] */
   int64_t block_rows; /* input rows per column block */
 } DeconvGeom;
 
@@ -754,8 +757,8 @@ static bool deconv_geom(const DsDeconvolutionParam *p, const DsTensor *data, con
       out->shape[0] != g->batch || out->shape[1] != g->filters)
     return false;
   g->in_plane = g->out_plane = g->kvol = 1;
-  for (int i = 0; i < 2; i++) {
-    int s = i - (2 - ns); /* index into the attribute tuples, < 0 for the prepended height */
+  for (int i = 0; i < 3; i++) {
+    int s = i - (3 - ns); /* index into the attribute tuples, < 0 for a prepended axis */
     g->in[i] = s >= 0 ? data->shape[2 + s] : 1;
     g->out[i] = s >= 0 ? out->shape[2 + s] : 1;
     g->kernel[i] = s >= 0 ? p->kernel[s] : 1;
@@ -773,8 +776,9 @@ static bool deconv_geom(const DsDeconvolutionParam *p, const DsTensor *data, con
     g->kvol *= g->kernel[i];
   }
   const int64_t m = g->filters / g->groups * g->kvol;
-  int64_t rows = DECONV_BLOCK_BYTES / (int64_t)sizeof(float) / MAX(m * g->in[1], 1);
-  g->block_rows = MAX(1, MIN(rows, g->in[0]));
+  g->rows = g->in[0] * g->in[1];
+  int64_t rows = DECONV_BLOCK_BYTES / (int64_t)sizeof(float) / MAX(m * g->in[2], 1);
+  g->block_rows = MAX(1, MIN(rows, g->rows));
   return true;
 }
 
@@ -786,7 +790,7 @@ static size_t deconv_workspace(const void *param, const DsTensor *inputs, int n_
   if (!deconv_geom(param, &inputs[0], &outputs[0], &g))
     return 0;
   int64_t m = g.filters / g.groups * g.kvol;
-  return (size_t)(m * g.block_rows * g.in[1]) * sizeof(float);
+  return (size_t)(m * g.block_rows * g.in[2]) * sizeof(float);
 }
 
 typedef struct {
@@ -805,39 +809,42 @@ static void deconv_fill(void *data, int64_t begin, int64_t end)
 
 typedef struct {
   const DeconvGeom *g;
-  const float *col; /* (fg * kvol) x ((r1 - r0) * in[1]) */
+  const float *col; /* (fg * kvol) x ((r1 - r0) * in[2]) */
   float *dst;       /* the group's first output plane */
   int64_t r0, r1;   /* the input rows of this block */
 } Col2imJob;
 
-/* Scatters the column block into filters [begin, end): column (iy, ix) of row (f, ky, kx)
- * lands on output (iy * stride - pad + ky * dilate, ix * stride - pad + kx * dilate). Each
- * filter owns its output plane, so filters split across threads without conflicts. */
+/* Scatters the column block into filters [begin, end): column (iz, iy, ix) of row
+ * (f, kz, ky, kx) lands on output (i * stride - pad + k * dilate) on each axis. Each filter owns
+ * its output plane, so filters split across threads without conflicts. */
 static void col2im_filters(void *data, int64_t begin, int64_t end)
 {
   const Col2imJob *job = data;
   const DeconvGeom *g = job->g;
-  const int64_t iw = g->in[1], ow = g->out[1], oh = g->out[0];
-  const int64_t sh = g->stride[0], sw = g->stride[1];
+  const int64_t iw = g->in[2], ow = g->out[2], oh = g->out[1], od = g->out[0];
+  const int64_t sw = g->stride[2];
   const int64_t ncols = (job->r1 - job->r0) * iw;
   for (int64_t f = begin; f < end; f++) {
     float *plane = job->dst + f * g->out_plane;
     for (int64_t t = 0; t < g->kvol; t++) {
-      const int64_t ky = t / g->kernel[1], kx = t % g->kernel[1];
+      const int64_t kx = t % g->kernel[2], ky = t / g->kernel[2] % g->kernel[1];
+      const int64_t kz = t / (g->kernel[2] * g->kernel[1]);
       const float *crow = job->col + (f * g->kvol + t) * ncols;
       /* ox = ix * sw + off lies in [0, ow) for ix in [ix0, ix1). */
-      const int64_t off = kx * g->dilate[1] - g->pad[1];
+      const int64_t off = kx * g->dilate[2] - g->pad[2];
       const int64_t ix0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
       const int64_t last = ow - 1 - off;
       const int64_t ix1 = last < 0 ? 0 : MIN(iw, last / sw + 1);
       if (ix0 >= ix1)
         continue;
-      for (int64_t iy = job->r0; iy < job->r1; iy++) {
-        const int64_t oy = iy * sh - g->pad[0] + ky * g->dilate[0];
-        if (oy < 0 || oy >= oh)
+      for (int64_t r = job->r0; r < job->r1; r++) {
+        const int64_t iz = r / g->in[1], iy = r % g->in[1];
+        const int64_t oz = iz * g->stride[0] - g->pad[0] + kz * g->dilate[0];
+        const int64_t oy = iy * g->stride[1] - g->pad[1] + ky * g->dilate[1];
+        if (oz < 0 || oz >= od || oy < 0 || oy >= oh)
           continue;
-        const float *restrict s = crow + (iy - job->r0) * iw;
-        float *restrict d = plane + oy * ow + off;
+        const float *restrict s = crow + (r - job->r0) * iw;
+        float *restrict d = plane + (oz * oh + oy) * ow + off;
         if (sw == 1) {
           for (int64_t ix = ix0; ix < ix1; ix++)
             d[ix] += s[ix];
@@ -891,9 +898,9 @@ static DsStatus deconv_run(const DsKernelCtx *ctx)
       const float *src = x + (img * g.channels + grp * cg) * g.in_plane;
       /* The group's weights are cg rows of m = fg * kvol: col = W_g^T * x_g. */
       const float *wg = w + grp * cg * m;
-      for (int64_t r0 = 0; r0 < g.in[0]; r0 += g.block_rows) {
-        const int64_t r1 = MIN(g.in[0], r0 + g.block_rows), ncols = (r1 - r0) * g.in[1];
-        DsStatus st = ds_cpu_sgemm(true, false, m, ncols, cg, 1.0f, wg, m, src + r0 * g.in[1],
+      for (int64_t r0 = 0; r0 < g.rows; r0 += g.block_rows) {
+        const int64_t r1 = MIN(g.rows, r0 + g.block_rows), ncols = (r1 - r0) * g.in[2];
+        DsStatus st = ds_cpu_sgemm(true, false, m, ncols, cg, 1.0f, wg, m, src + r0 * g.in[2],
                                    g.in_plane, 0.0f, col, ncols);
         if (st != DS_STATUS_OK)
           return st;

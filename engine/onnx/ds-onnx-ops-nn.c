@@ -468,7 +468,7 @@ static gboolean translate_conv_transpose(DsOnnxBuilder *b, const DsOnnxNode *nod
     return FALSE;
   if (w.n != w_rank - 2)
     return ds_onnx_invalid(error, "kernel_shape has %d values, but W has %d dims", w.n, w_rank);
-  if (w.n > 2)
+  if (w.n > 3)
     return ds_onnx_unsupported(error, "%d-D transposed convolutions are not supported", w.n);
   const gint64 group = ds_onnx_attr_int(node, "group", 1);
   if (group < 1)

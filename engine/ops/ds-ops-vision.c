@@ -451,15 +451,9 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
   if (!ds_ops_attr_require(node, "kernel", error) ||
       !ds_node_attr_tuple(node, "kernel", kernel, DS_MAX_NDIM, &nk, error))
     return FALSE;
-  if (nk == 3)
-    return ds_ops_node_error(
-        node, error, DS_ERROR_UNSUPPORTED,
-        "kernel=%s: 3-D Deconvolution is not supported (MXNet has it only with "
-        "cuDNN; its CPU implementation is 1-D and 2-D)",
-        ds_node_get_attr(node, "kernel"));
   if (nk < 1 || nk > DS_DECONV_MAX_SPATIAL)
     return ds_ops_node_error(node, error, DS_ERROR_INVALID,
-                             "kernel=%s: Deconvolution is 1-D or 2-D",
+                             "kernel=%s: Deconvolution is 1-D, 2-D or 3-D",
                              ds_node_get_attr(node, "kernel"));
   p->n_spatial = nk;
   for (int i = 0; i < nk; i++) {
@@ -524,8 +518,8 @@ static gboolean deconvolution_parse(const DsNode *node, void *param, GError **er
       return FALSE;
     if (idx >= 3)
       return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
-                               "layout=%s is not supported: only NCW and NCHW are (MXNet runs the "
-                               "channels-last layouts only on GPU)",
+                               "layout=%s is not supported: only NCW, NCHW and NCDHW are (MXNet "
+                               "runs the channels-last layouts only on GPU)",
                                deconv_layouts[idx]);
     if (idx + 1 != nk)
       return ds_ops_node_error(node, error, DS_ERROR_INVALID,
@@ -539,7 +533,8 @@ static int deconvolution_num_inputs(const void *param)
   return ((const DsDeconvolutionParam *)param)->no_bias ? 2 : 3;
 }
 
-static const char *const deconv_spatial_layouts[] = {"", "N, C, W", "N, C, H, W"};
+static const char *const deconv_spatial_layouts[] = {"", "N, C, W", "N, C, H, W",
+                                                      "N, C, D, H, W"};
 
 /* Output size of spatial axis `i` for input size `x`: stride * (x - 1) + dilated kernel
  * - 2 * pad + adj, or the target shape. Constant inputs are validated; symbolic ones get the

@@ -64,10 +64,11 @@ typedef struct {
   int64_t output_size[2];
 } DsAdaptiveAvgPoolParam;
 
-/* Spatial dims a Deconvolution may have: MXNet's CPU implementation has 1-D and 2-D only. */
-#define DS_DECONV_MAX_SPATIAL 2
+/* Spatial dims a Deconvolution may have. MXNet's CPU implementation has 1-D and 2-D (3-D only
+ * with cuDNN); 3-D here is for ONNX's ConvTranspose (volumetric decoders). */
+#define DS_DECONV_MAX_SPATIAL 3
 
-/* Deconvolution (transposed convolution), layouts NCW and NCHW. Tuples are expanded to
+/* Deconvolution (transposed convolution), layouts NCW, NCHW and NCDHW. Tuples are expanded to
  * `n_spatial` entries with MXNet's defaults. With `has_target`, pad and adj are ignored and
  * derived from the input size (ds_deconv_pad_adj); `workspace` and `cudnn_*` are accepted and
  * ignored. */
