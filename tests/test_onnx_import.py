@@ -234,6 +234,53 @@ def test_half_precision(tmp):
     return "(5, 4) float16, rounded inside the graph"
 
 
+def test_storage_types(tmp):
+    """int16, uint16, uint32, uint64 and bfloat16: fed in their own types, computed widened,
+    narrowed where they leave; Casts to them wrap or round as ONNX Runtime's do."""
+    g = h.make_graph(
+        [h.make_node("Cast", ["f"], ["i16"], to=T.INT16),
+         h.make_node("BitShift", ["u16", "s16"], ["shl"], direction="LEFT"),
+         h.make_node("BitShift", ["u32", "s32"], ["shr"], direction="RIGHT"),
+         h.make_node("Cast", ["u64"], ["u64f"], to=T.DOUBLE),
+         h.make_node("Max", ["v64", "one"], ["u64max"]),
+         h.make_node("Cast", ["f"], ["bf"], to=T.BFLOAT16),
+         h.make_node("Cast", ["bf"], ["bff"], to=T.FLOAT)],
+        "storage",
+        [vi("f", T.FLOAT, [4]), vi("u16", T.UINT16, [4]), vi("s16", T.UINT16, [4]),
+         vi("u32", T.UINT32, [4]), vi("s32", T.UINT32, [4]), vi("u64", T.UINT64, [4]),
+         vi("v64", T.UINT64, [4])],
+        [vi("i16", T.INT16, [4]), vi("shl", T.UINT16, [4]), vi("shr", T.UINT32, [4]),
+         vi("u64f", T.DOUBLE, [4]), vi("u64max", T.UINT64, [4]), vi("bff", T.FLOAT, [4])],
+        [nh.from_array(np.array([1], np.uint64), "one")])
+    model = save(g, os.path.join(tmp, "storage.onnx"), opset=13)
+    out = run_model(tmp, model, {
+        "f": np.array([40000, -1.5, 1.00390625, 1.01171875], np.float32),
+        "u16": np.array([0xFFFF, 1, 0x8001, 7], np.uint16),
+        "s16": np.array([12, 15, 1, 0], np.uint16),
+        "u32": np.array([0xFFFFFFFF, 0x80000000, 5, 1], np.uint32),
+        "s32": np.array([4, 31, 1, 0], np.uint32),
+        "u64": np.array([2**64 - 1, 2**63, 3, 0], np.uint64),
+        # below 2^63: uint64 compares in int64 (the README's limit)
+        "v64": np.array([2**62 + 5, 7, 3, 0], np.uint64)})
+    want = {
+        "i16": np.array([-25536, -1, 1, 1], np.int16),  # wraps, as a C cast
+        "shl": np.array([0xF000, 0x8000, 2, 7], np.uint16),  # bits past 16 dropped
+        "shr": np.array([0x0FFFFFFF, 1, 2, 1], np.uint32),  # no sign extension
+        "u64f": np.array([2.0**64, 2.0**63, 3, 0], np.float64),  # read back as uint64
+        "u64max": np.array([2**62 + 5, 7, 3, 1], np.uint64),
+        # nearest bfloat16, ties to even: 1 + 2^-8 rounds down to 1, 1 + 3 * 2^-8 up
+        "bff": np.array([39936, -1.5, 1.0, 1.015625], np.float32),
+    }
+    for name, w in want.items():
+        if out[name].dtype != w.dtype or not np.array_equal(out[name], w):
+            raise Failure("%s is %r (%s), want %r (%s)" % (name, out[name], out[name].dtype, w,
+                                                          w.dtype))
+    shapes = dynscope("--shapes", model).stdout
+    if "u16/as_int32" not in shapes or "shl/to_uint16" not in shapes:
+        raise Failure("--shapes does not show the widening and narrowing casts: " + shapes)
+    return "int16, uint16, uint32, uint64, bfloat16"
+
+
 def test_quantized(tmp):
     """Quantized models as ONNX Runtime's tools write them: dynamic quantization
     (DynamicQuantizeLinear, MatMulInteger, rescale), MatMulInteger with per-row and per-column
@@ -1041,6 +1088,7 @@ def main():
         ("unsupported nodes listed once, before running", test_unsupported),
         ("RoiAlign: avg runs, max is refused naming the node", test_roi_align_modes),
         ("float16 models: widened in, narrowed out, rounded by Cast", test_half_precision),
+        ("storage types: int16, uint16, uint32, uint64, bfloat16", test_storage_types),
         ("quantized models: dynamic, per-row zero points, per-channel QLinearConv",
          test_quantized),
         ("MaxPool indices in both orders; MaxUnpool to either shape", test_unpooling),

@@ -249,8 +249,7 @@ static void add_value_hints(DsOnnxContext *ctx, const DsOnnxValueInfo *values, g
     if (v->kind != DS_ONNX_TYPE_TENSOR)
       continue;
     DsDType dtype = ds_onnx_dtype(v->elem_type);
-    if (dtype == DS_DTYPE_FLOAT16)
-      ds_onnx_mark_half(ctx, v->name);
+    ds_onnx_mark_storage(ctx, v->name, dtype);
     DsOnnxValueHint *h = ds_onnx_add_hint(ctx, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
     for (gsize d = 0; h != NULL && d < v->n_dims && d < DS_MAX_NDIM; d++)
       if (v->dims[d].kind == DS_ONNX_DIM_VALUE)
@@ -266,9 +265,9 @@ static gboolean add_initializers(DsOnnxBuilder *b, const DsOnnxGraph *g, GError 
     g_autofree char *what =
         g_strdup_printf("%s: initializer '%s'", b->ctx->model->display_name, t->name);
     DsNDArray *array = ds_onnx_tensor_to_ndarray(t, b->ctx->base_dir, what, error);
-    if (array != NULL && array->view.dtype == DS_DTYPE_FLOAT16) {
-      ds_onnx_mark_half(b->ctx, t->name);
-      array = ds_onnx_widen_half(array, error);
+    if (array != NULL && ds_dtype_is_storage_only(array->view.dtype)) {
+      ds_onnx_mark_storage(b->ctx, t->name, array->view.dtype);
+      array = ds_onnx_widen_storage(array, error);
     }
     if (array == NULL)
       return FALSE;
@@ -337,11 +336,14 @@ static gboolean add_graph_input(DsOnnxBuilder *b, const DsOnnxValueInfo *v, GErr
   }
   DsEntry e = ds_onnx_builder_add_input(b, v->name, dtype, v->has_shape ? (int)v->n_dims : -1);
   DsNode *var = b->graph->nodes[e.node_id];
-  if (dtype == DS_DTYPE_FLOAT16) {
+  /* A storage-type input is fed as such and widened where it enters ("x/as_float32"). */
+  if (ds_dtype_is_storage_only(dtype)) {
+    DsDType compute = ds_onnx_compute_dtype(dtype);
     DsEntry wide;
-    if (!ds_onnx_emit_cast(b, var->name, "as_float32", e, DS_DTYPE_FLOAT32, &wide, error))
+    if (!ds_onnx_emit_cast(b, var->name, ds_onnx_printf(b, "as_%s", ds_dtype_name(compute)), e,
+                           compute, &wide, error))
       return FALSE;
-    ds_onnx_mark_half(b->ctx, v->name);
+    ds_onnx_mark_storage(b->ctx, v->name, dtype);
     ds_onnx_bind_value(b, v->name, wide);
   }
   if (!v->has_shape)
@@ -449,9 +451,13 @@ static gboolean import_top(DsOnnxBuilder *b, const DsOnnxGraph *g, GError **erro
       return FALSE;
     }
     b->graph->head_names[i] = g_strdup(g->outputs[i].name);
-    if (g->outputs[i].elem_type == DS_ONNX_FLOAT16 &&
-        !ds_onnx_emit_cast(b, g->outputs[i].name, "to_float16", heads[i], DS_DTYPE_FLOAT16,
-                           &heads[i], error))
+    /* An output declared in a storage type is narrowed where it leaves ("y/to_float16"): a
+     * uint16 output wraps as ONNX Runtime's would. */
+    DsDType declared = ds_onnx_dtype(g->outputs[i].elem_type);
+    if (ds_dtype_is_storage_only(declared) &&
+        !ds_onnx_emit_cast(b, g->outputs[i].name,
+                           ds_onnx_printf(b, "to_%s", ds_dtype_name(declared)), heads[i],
+                           declared, &heads[i], error))
       return FALSE;
   }
   prune_unread_weights(b, heads, (guint)g->n_outputs);
@@ -538,7 +544,7 @@ static void importer_clear(Importer *imp)
   g_hash_table_unref(imp->training_translators);
   g_hash_table_unref(imp->ctx.consts);
   g_hash_table_unref(imp->ctx.hints);
-  g_hash_table_unref(imp->ctx.halves);
+  g_hash_table_unref(imp->ctx.storage);
   if (imp->ctx.weights != NULL)
     g_ptr_array_unref(imp->ctx.weights);
   if (imp->ctx.weight_names != NULL)
@@ -577,7 +583,7 @@ DsOnnxImport *ds_onnx_import(const DsOnnxModel *model, const char *base_dir, GEr
               .strings = g_string_chunk_new(1024),
               .consts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
               .hints = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-              .halves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+              .storage = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
               .weights = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free),
               .weight_names = g_ptr_array_new_with_free_func(g_free),
               .run = translate_graph,

@@ -69,7 +69,7 @@ static gboolean small_const(DsOnnxBuilder *b, const DsOnnxNode *node, guint idx,
 {
   const DsNDArray *a = ds_onnx_input_const(b, node, idx);
   if (a == NULL || a->view.ndim > 1 || ds_tensor_numel(&a->view) > FOLD_MAX ||
-      a->view.dtype == DS_DTYPE_FLOAT16)
+      ds_dtype_is_storage_only(a->view.dtype))
     return FALSE;
   c->dtype = a->view.dtype;
   c->rank = a->view.ndim;
@@ -757,18 +757,35 @@ static gboolean translate_clip(DsOnnxBuilder *b, const DsOnnxNode *node, GError 
 /* ---- Cast, CastLike ------------------------------------------------------------------------ */
 
 /* Casts to one of the engine's dtypes; strings and the types the engine lacks are refused.
- * Conversions follow C's (and NumPy's): floats truncate toward zero into integers, nonzero is
- * true. A cast to float16 rounds to half precision and stays a float32 value (ds-onnx-values.h);
- * one from float16 reads that float32 value, which every target holds as exactly as the half. */
+ * Conversions follow C's (and NumPy's, and ONNX Runtime's static_cast): floats truncate toward
+ * zero into integers, integers wrap to the target's width, nonzero is true. A cast to a storage
+ * type converts to it and back to its compute dtype (ds-onnx-values.h): float16 and bfloat16
+ * round to nearest even, int16, uint16 and uint32 wrap. One from a storage type reads the
+ * compute dtype's value, which holds it exactly, except uint64, whose int64 bits are first
+ * read back as uint64 so that values from 2^63 up convert as themselves. */
 static gboolean emit_cast(DsOnnxBuilder *b, const DsOnnxNode *node, DsDType to, int onnx_type,
                           GError **error)
 {
   if (to == DS_DTYPE_UNKNOWN)
     return ds_onnx_unsupported(error, "casts to %s are not supported",
                                ds_onnx_elem_type_name(onnx_type));
-  if (to == DS_DTYPE_FLOAT16) {
+  DsDType from_storage = ds_onnx_has_input(node, 0) ? ds_onnx_value_storage(b, node->inputs[0])
+                                                    : DS_DTYPE_UNKNOWN;
+  if (from_storage == DS_DTYPE_UINT64 && to != DS_DTYPE_UINT64 && to != DS_DTYPE_INT64) {
+    DsEntry x, bits;
+    if (!ds_onnx_input(b, node, 0, &x, error) ||
+        !ds_onnx_emit1(b, node, "Cast", "as_uint64", &x, 1, &bits, error, "dtype", "uint64", NULL))
+      return FALSE;
+    if (ds_dtype_is_storage_only(to))
+      return ds_onnx_set_output_storage(b, node, 0, bits, to, error);
+    DsNode *n = ds_onnx_emit(b, node, "Cast", NULL, &bits, 1, error, "dtype", ds_dtype_name(to),
+                             NULL);
+    return n != NULL && ds_onnx_bind_outputs(b, node, n, error);
+  }
+  if (ds_dtype_is_storage_only(to)) {
     DsEntry x;
-    return ds_onnx_input(b, node, 0, &x, error) && ds_onnx_set_output_half(b, node, 0, x, error);
+    return ds_onnx_input(b, node, 0, &x, error) &&
+           ds_onnx_set_output_storage(b, node, 0, x, to, error);
   }
   gboolean done;
   if (!fold_unary(b, node, FOLD_COPY, to, &done, error))
@@ -791,8 +808,9 @@ static gboolean translate_cast_like(DsOnnxBuilder *b, const DsOnnxNode *node, GE
 {
   if (!ds_onnx_has_input(node, 1))
     return ds_onnx_invalid(error, "input 1 (target_type) is missing");
-  DsDType to = ds_onnx_value_is_half(b, node->inputs[1]) ? DS_DTYPE_FLOAT16
-                                                          : ds_onnx_input_dtype(b, node, 1);
+  DsDType to = ds_onnx_value_storage(b, node->inputs[1]);
+  if (to == DS_DTYPE_UNKNOWN)
+    to = ds_onnx_input_dtype(b, node, 1);
   if (to == DS_DTYPE_UNKNOWN)
     return ds_onnx_unsupported(error, "the dtype of target_type is not known while importing");
   return emit_cast(b, node, to, ds_onnx_data_type_of(to), error);
@@ -996,8 +1014,8 @@ static gboolean window(DsOnnxBuilder *b, const DsOnnxNode *node, double a0, doub
         !helper(b, node, "broadcast_add", "all_terms", sum, 2, NULL, NULL, &acc, error))
       return FALSE;
   }
-  if (out_dtype == DS_DTYPE_FLOAT16)
-    return ds_onnx_set_output_half(b, node, 0, acc, error);
+  if (ds_dtype_is_storage_only(out_dtype))
+    return ds_onnx_set_output_storage(b, node, 0, acc, out_dtype, error);
   DsNode *y =
       ds_onnx_emit(b, node, "Cast", NULL, &acc, 1, error, "dtype", ds_dtype_name(out_dtype), NULL);
   return y != NULL && ds_onnx_bind_outputs(b, node, y, error);

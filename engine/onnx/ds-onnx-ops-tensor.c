@@ -850,7 +850,7 @@ static DsNDArray *constant_value(const DsOnnxNode *node, GError **error)
     int64_t one = 1;
     return ds_ndarray_new(DS_DTYPE_FLOAT32, 1, &one, "value", error);
   }
-  DsNDArray *v = ds_onnx_widen_half(
+  DsNDArray *v = ds_onnx_widen_storage(
       ds_onnx_tensor_to_ndarray(attr->t, NULL, "ConstantOfShape value", error), error);
   if (v != NULL && ds_tensor_numel(&v->view) != 1) {
     ds_ndarray_free(v);

@@ -264,15 +264,16 @@ DsDType ds_onnx_value_dtype(DsOnnxBuilder *b, const char *name)
   return h != NULL ? ds_onnx_compute_dtype(h->dtype) : DS_DTYPE_UNKNOWN;
 }
 
-gboolean ds_onnx_value_is_half(DsOnnxBuilder *b, const char *name)
+DsDType ds_onnx_value_storage(DsOnnxBuilder *b, const char *name)
 {
-  return g_hash_table_contains(b->ctx->halves, name);
+  gpointer code = g_hash_table_lookup(b->ctx->storage, name);
+  return code != NULL ? (DsDType)(GPOINTER_TO_INT(code) - 1) : DS_DTYPE_UNKNOWN;
 }
 
-void ds_onnx_mark_half(DsOnnxContext *ctx, const char *name)
+void ds_onnx_mark_storage(DsOnnxContext *ctx, const char *name, DsDType dtype)
 {
-  if (name != NULL && name[0] != '\0')
-    g_hash_table_add(ctx->halves, g_strdup(name));
+  if (name != NULL && name[0] != '\0' && ds_dtype_is_storage_only(dtype))
+    g_hash_table_replace(ctx->storage, g_strdup(name), GINT_TO_POINTER((int)dtype + 1));
 }
 
 int ds_onnx_value_rank(DsOnnxBuilder *b, const char *name)
@@ -336,11 +337,11 @@ gboolean ds_onnx_const_scalar(const DsNDArray *array, double *out)
     return TRUE;
   default: {
     gint64 v;
-    if (t->dtype == DS_DTYPE_FLOAT16 || ds_onnx_const_ints(array, &v, 1) != 1) {
+    if (ds_dtype_is_storage_only(t->dtype) || ds_onnx_const_ints(array, &v, 1) != 1) {
       /* ds_onnx_const_ints refuses arrays of more than one element: read the first. */
       DsNDArray first = *array;
       first.view.ndim = 0;
-      if (t->dtype == DS_DTYPE_FLOAT16 || ds_onnx_const_ints(&first, &v, 1) != 1)
+      if (ds_dtype_is_storage_only(t->dtype) || ds_onnx_const_ints(&first, &v, 1) != 1)
         return FALSE;
     }
     *out = (double)v;
@@ -562,9 +563,9 @@ gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guin
     ds_ndarray_free(array);
     return TRUE;
   }
-  if (array->view.dtype == DS_DTYPE_FLOAT16) {
-    ds_onnx_mark_half(b->ctx, node->outputs[i]);
-    if ((array = ds_onnx_widen_half(array, error)) == NULL)
+  if (ds_dtype_is_storage_only(array->view.dtype)) {
+    ds_onnx_mark_storage(b->ctx, node->outputs[i], array->view.dtype);
+    if ((array = ds_onnx_widen_storage(array, error)) == NULL)
       return FALSE;
   }
   DsEntry entry = ds_onnx_add_constant(b, node->outputs[i], array);
@@ -572,11 +573,12 @@ gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guin
   return ds_onnx_set_output(b, node, i, entry, error);
 }
 
-/* ---- Half precision --------------------------------------------------------------------------
+/* ---- Storage types ----------------------------------------------------------------------------
  *
- * A float16 value lives in the engine as the float32 value of the same number: a Cast to
- * float16 rounds (Cast to float16, then back to float32), a float16 graph input is widened
- * where it enters and a float16 graph output narrowed where it leaves. */
+ * A float16 value lives in the engine as the float32 value of the same number, an int16 one as
+ * the int32 (ds_onnx_compute_dtype): a Cast to a storage type converts to it and back (float16
+ * rounds, int16 wraps), a graph input of one is widened where it enters and a graph output
+ * narrowed where it leaves. */
 
 gboolean ds_onnx_emit_cast(DsOnnxBuilder *b, const char *base, const char *suffix, DsEntry in,
                            DsDType dtype, DsEntry *out, GError **error)
@@ -590,17 +592,20 @@ gboolean ds_onnx_emit_cast(DsOnnxBuilder *b, const char *base, const char *suffi
   return TRUE;
 }
 
-gboolean ds_onnx_set_output_half(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry entry,
-                                 GError **error)
+gboolean ds_onnx_set_output_storage(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
+                                    DsEntry entry, DsDType storage, GError **error)
 {
   if (i >= node->n_outputs || node->outputs[i][0] == '\0')
     return TRUE;
   const char *base = ds_onnx_node_base_name(b, node);
-  DsEntry half, wide;
-  if (!ds_onnx_emit_cast(b, base, "to_float16", entry, DS_DTYPE_FLOAT16, &half, error) ||
-      !ds_onnx_emit_cast(b, base, "as_float32", half, DS_DTYPE_FLOAT32, &wide, error))
+  DsDType compute = ds_onnx_compute_dtype(storage);
+  DsEntry narrow, wide;
+  if (!ds_onnx_emit_cast(b, base, ds_onnx_printf(b, "to_%s", ds_dtype_name(storage)), entry,
+                         storage, &narrow, error) ||
+      !ds_onnx_emit_cast(b, base, ds_onnx_printf(b, "as_%s", ds_dtype_name(compute)), narrow,
+                         compute, &wide, error))
     return FALSE;
-  ds_onnx_mark_half(b->ctx, node->outputs[i]);
+  ds_onnx_mark_storage(b->ctx, node->outputs[i], storage);
   return ds_onnx_set_output(b, node, i, wide, error);
 }
 

@@ -26,6 +26,16 @@ DsDType ds_onnx_dtype(int data_type)
     return DS_DTYPE_INT64;
   case DS_ONNX_BOOL:
     return DS_DTYPE_BOOL;
+  case DS_ONNX_INT16:
+    return DS_DTYPE_INT16;
+  case DS_ONNX_UINT16:
+    return DS_DTYPE_UINT16;
+  case DS_ONNX_UINT32:
+    return DS_DTYPE_UINT32;
+  case DS_ONNX_UINT64:
+    return DS_DTYPE_UINT64;
+  case DS_ONNX_BFLOAT16:
+    return DS_DTYPE_BFLOAT16;
   default:
     return DS_DTYPE_UNKNOWN;
   }
@@ -38,6 +48,9 @@ int ds_onnx_data_type_of(DsDType dtype)
       [DS_DTYPE_FLOAT16] = DS_ONNX_FLOAT16, [DS_DTYPE_UINT8] = DS_ONNX_UINT8,
       [DS_DTYPE_INT32] = DS_ONNX_INT32,     [DS_DTYPE_INT8] = DS_ONNX_INT8,
       [DS_DTYPE_INT64] = DS_ONNX_INT64,     [DS_DTYPE_BOOL] = DS_ONNX_BOOL,
+      [DS_DTYPE_INT16] = DS_ONNX_INT16,     [DS_DTYPE_UINT16] = DS_ONNX_UINT16,
+      [DS_DTYPE_UINT32] = DS_ONNX_UINT32,   [DS_DTYPE_UINT64] = DS_ONNX_UINT64,
+      [DS_DTYPE_BFLOAT16] = DS_ONNX_BFLOAT16,
   };
   return ds_dtype_is_valid(dtype) ? codes[dtype] : DS_ONNX_UNDEFINED;
 }
@@ -92,12 +105,13 @@ static gboolean read_external(const DsOnnxTensor *t, const char *base_dir, const
   return ok;
 }
 
-/* Typed-array values (int32_data holds every narrow type; uint64_data unsigned ones). */
+/* Typed-array values (int32_data holds every narrow type, and the bits of float16 and
+ * bfloat16; uint64_data uint32 and uint64). */
 static void copy_typed(const DsOnnxTensor *t, DsTensor *out, guint64 n)
 {
   for (guint64 i = 0; i < n; i++) {
     double d = 0;
-    int64_t v = 0;
+    int64_t v = 0; /* uint64 values from 2^63 up wrap here and back when stored */
     gboolean is_float = FALSE;
     switch (t->data) {
     case DS_ONNX_DATA_FLOAT:
@@ -126,7 +140,18 @@ static void copy_typed(const DsOnnxTensor *t, DsTensor *out, guint64 n)
       ((double *)out->data)[i] = is_float ? d : (double)v;
       break;
     case DS_DTYPE_FLOAT16: /* int32_data holds the half's bits */
+    case DS_DTYPE_BFLOAT16:
+    case DS_DTYPE_UINT16:
       ((guint16 *)out->data)[i] = (guint16)v;
+      break;
+    case DS_DTYPE_INT16:
+      ((gint16 *)out->data)[i] = (gint16)v;
+      break;
+    case DS_DTYPE_UINT32:
+      ((guint32 *)out->data)[i] = (guint32)v;
+      break;
+    case DS_DTYPE_UINT64:
+      ((guint64 *)out->data)[i] = (guint64)v;
       break;
     case DS_DTYPE_UINT8:
     case DS_DTYPE_BOOL:
@@ -141,25 +166,31 @@ static void copy_typed(const DsOnnxTensor *t, DsTensor *out, guint64 n)
     case DS_DTYPE_INT64:
       ((gint64 *)out->data)[i] = v;
       break;
-    default:
+    case DS_DTYPE_COUNT:
       break;
     }
   }
 }
 
-DsNDArray *ds_onnx_widen_half(DsNDArray *array, GError **error)
+DsNDArray *ds_onnx_widen_storage(DsNDArray *array, GError **error)
 {
-  if (array == NULL || array->view.dtype != DS_DTYPE_FLOAT16)
+  if (array == NULL || !ds_dtype_is_storage_only(array->view.dtype))
     return array;
-  g_autoptr(DsNDArray) half = array;
-  DsNDArray *wide =
-      ds_ndarray_new(DS_DTYPE_FLOAT32, half->view.ndim, half->view.shape, "float16 tensor", error);
+  g_autoptr(DsNDArray) narrow = array;
+  DsDType from = narrow->view.dtype, to = ds_onnx_compute_dtype(from);
+  g_autofree char *what = g_strdup_printf("%s tensor", ds_dtype_name(from));
+  DsNDArray *wide = ds_ndarray_new(to, narrow->view.ndim, narrow->view.shape, what, error);
   if (wide == NULL)
     return NULL;
-  const guint16 *from = half->view.data;
-  float *to = wide->view.data;
-  for (int64_t i = 0, n = ds_tensor_numel(&half->view); i < n; i++)
-    to[i] = ds_half_to_float(from[i]);
+  const void *src = narrow->view.data;
+  void *dst = wide->view.data;
+  for (int64_t i = 0, n = ds_tensor_numel(&narrow->view); i < n; i++) {
+    if (from == DS_DTYPE_UINT64) /* the same 64 bits: values from 2^63 up read as negative */
+      ((gint64 *)dst)[i] = (gint64)((const guint64 *)src)[i];
+    else /* every other storage value is exact in its compute dtype */
+      ds_tensor_store_f64(to, (char *)dst + (gsize)i * ds_dtype_size(to),
+                          ds_tensor_load_f64(from, src, i));
+  }
   return wide;
 }
 
@@ -169,8 +200,8 @@ DsNDArray *ds_onnx_tensor_to_ndarray(const DsOnnxTensor *t, const char *base_dir
   DsDType dtype = ds_onnx_dtype(t->data_type);
   if (dtype == DS_DTYPE_UNKNOWN) {
     g_set_error(error, DS_ERROR, DS_ERROR_UNSUPPORTED,
-                "%s: element type %s is not supported (float, double, float16, int8, uint8, "
-                "int32, int64 and bool are)",
+                "%s: element type %s is not supported (float, double, float16, bfloat16, "
+                "int8, uint8, int16, uint16, int32, uint32, int64, uint64 and bool are)",
                 what, ds_onnx_elem_type_name(t->data_type));
     return NULL;
   }

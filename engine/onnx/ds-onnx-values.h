@@ -2,8 +2,9 @@
  *
  * Initializers, Constant values and the test data files of ONNX's conformance suite
  * (`input_0.pb`: one serialized TensorProto) all become DsNDArrays here. Element types the
- * engine has map one to one (float, double, float16, uint8, int8, int32, int64, bool); others
- * (uint16, strings, complex...) are refused as unsupported, naming the tensor.
+ * engine has map one to one (float, double, float16, bfloat16, uint8, int8, int16, uint16, int32,
+ * uint32, int64, uint64, bool); others (strings, complex...) are refused as unsupported, naming
+ * the tensor.
  */
 #pragma once
 
@@ -17,16 +18,41 @@ DsDType ds_onnx_dtype(int data_type);
 /* The ONNX element type of an engine dtype. */
 int ds_onnx_data_type_of(DsDType dtype);
 
-/* Half precision is a storage type to the engine: ONNX float16 values are computed in float32
- * (as ONNX Runtime's CPU provider does for ops without half kernels), with casts where they
- * enter and leave the graph. The dtype a value of engine dtype `dtype` is computed in. */
+/* float16, bfloat16, int16, uint16, uint32 and uint64 are storage types to the engine
+ * (ds_dtype_is_storage_only): ONNX values of these types are computed in a wider dtype (as ONNX
+ * Runtime's CPU provider computes float16 in float32 for ops without half kernels), with casts
+ * where they enter and leave the graph and where a Cast produces them. float16 and bfloat16
+ * compute in float32, int16 and uint16 in int32, uint32 in int64, all exactly; uint64 in
+ * int64 by its bits, so sums, products and left shifts wrap as uint64 does, but values from
+ * 2^63 up compare, divide and shift right as the negative numbers they read as. The dtype a
+ * value of engine dtype `dtype` is computed in. */
 static inline DsDType ds_onnx_compute_dtype(DsDType dtype)
 {
-  return dtype == DS_DTYPE_FLOAT16 ? DS_DTYPE_FLOAT32 : dtype;
+  switch (dtype) {
+  case DS_DTYPE_FLOAT16:
+  case DS_DTYPE_BFLOAT16:
+    return DS_DTYPE_FLOAT32;
+  case DS_DTYPE_INT16:
+  case DS_DTYPE_UINT16:
+    return DS_DTYPE_INT32;
+  case DS_DTYPE_UINT32:
+  case DS_DTYPE_UINT64:
+    return DS_DTYPE_INT64;
+  case DS_DTYPE_FLOAT32:
+  case DS_DTYPE_FLOAT64:
+  case DS_DTYPE_UINT8:
+  case DS_DTYPE_INT32:
+  case DS_DTYPE_INT8:
+  case DS_DTYPE_INT64:
+  case DS_DTYPE_BOOL:
+  case DS_DTYPE_COUNT:
+    break;
+  }
+  return dtype;
 }
-/* `array` (taken) in its compute dtype: a float16 array becomes the float32 array of the same
- * values (exactly: every half is a float); others are returned as they are. */
-DsNDArray *ds_onnx_widen_half(DsNDArray *array, GError **error);
+/* `array` (taken) in its compute dtype: a storage-type array becomes the array of the same
+ * values in ds_onnx_compute_dtype(); others are returned as they are. */
+DsNDArray *ds_onnx_widen_storage(DsNDArray *array, GError **error);
 
 /* A copy of `tensor`'s elements. External data is read from `base_dir` (the model's folder),
  * refusing a location that is absolute or leaves that folder. `what` names the tensor in

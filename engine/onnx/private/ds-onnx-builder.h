@@ -29,7 +29,7 @@ typedef struct {
   GStringChunk *strings;   /* attribute values handed to translators */
   GHashTable *consts;      /* value name -> const DsNDArray* (borrowed from weights) */
   GHashTable *hints;       /* value name -> DsOnnxValueHint* */
-  GHashTable *halves;      /* names of the values ONNX stores as float16 (a set) */
+  GHashTable *storage;     /* value name -> the storage dtype ONNX keeps it in (+1, as a pointer) */
   GPtrArray *weights;      /* DsNDArray* */
   GPtrArray *weight_names; /* char* */
   DsOnnxRunFn run;         /* the runner: ds_onnx_builder_translate() calls it */
@@ -64,10 +64,12 @@ void ds_onnx_bind_value(DsOnnxBuilder *b, const char *name, DsEntry entry);
 /* Records ONNX's type information for value `name` (ignored when empty): the hint, its dims
  * unknown (-1) for the caller to fill, or NULL. */
 DsOnnxValueHint *ds_onnx_add_hint(DsOnnxContext *ctx, const char *name, DsDType dtype, int rank);
-/* Records that ONNX stores value `name` as float16. */
-void ds_onnx_mark_half(DsOnnxContext *ctx, const char *name);
+/* Records that ONNX stores value `name` as `dtype`, a storage type the engine computes in
+ * ds_onnx_compute_dtype(dtype); other dtypes are not recorded. */
+void ds_onnx_mark_storage(DsOnnxContext *ctx, const char *name, DsDType dtype);
 /* A variable of the top graph `top` holding `array` (taken), named after `hint`. */
 DsEntry ds_onnx_add_weight(DsOnnxBuilder *top, const char *hint, DsNDArray *array);
-/* `in` cast to `dtype` by a node named "<base>/<suffix>": how float16 values enter and leave. */
+/* `in` cast to `dtype` by a node named "<base>/<suffix>": how storage-type values enter and
+ * leave. */
 gboolean ds_onnx_emit_cast(DsOnnxBuilder *b, const char *base, const char *suffix, DsEntry in,
                            DsDType dtype, DsEntry *out, GError **error);

@@ -80,10 +80,11 @@ const DsNDArray *ds_onnx_input_const(DsOnnxBuilder *b, const DsOnnxNode *node, g
 /* What ONNX's own type information (graph inputs, outputs, value_info, initializers, constants)
  * says of value `name`: dtype (DS_DTYPE_UNKNOWN if unsaid) and rank (-1 if unsaid). */
 DsDType ds_onnx_value_dtype(DsOnnxBuilder *b, const char *name);
-/* Whether ONNX stores value `name` as float16 (the engine computes it in float32, and the dtype
- * above says so): a graph input or output, value_info, initializer or constant declared so, or
- * a Cast's result. */
-gboolean ds_onnx_value_is_half(DsOnnxBuilder *b, const char *name);
+/* The storage type ONNX keeps value `name` in (float16, bfloat16, int16, uint16, uint32,
+ * uint64: the engine computes it in ds_onnx_compute_dtype() of it, and the dtype above says
+ * so), as a graph input or output, value_info, initializer or constant declared so, or a
+ * Cast's result; DS_DTYPE_UNKNOWN for values ONNX keeps in a dtype the engine computes in. */
+DsDType ds_onnx_value_storage(DsOnnxBuilder *b, const char *name);
 int ds_onnx_value_rank(DsOnnxBuilder *b, const char *name);
 /* A value's shape when every dim is known now (a constant, or ONNX type information with
  * dim values only): TRUE with `dims` (DS_MAX_NDIM room) and `rank` filled. */
@@ -165,12 +166,13 @@ gboolean ds_onnx_set_output(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, D
 /* Binds ONNX output i to (engine_node, i) for every present output. */
 gboolean ds_onnx_bind_outputs(DsOnnxBuilder *b, const DsOnnxNode *node, const DsNode *engine_node,
                               GError **error);
-/* Binds output `i` to `entry` rounded to half precision and widened back, as a float32 value
- * holding what ONNX would store as float16 (a Cast to float16). */
-gboolean ds_onnx_set_output_half(DsOnnxBuilder *b, const DsOnnxNode *node, guint i, DsEntry entry,
-                                 GError **error);
-/* Binds output `i` to a new constant (taken): for values folded while importing. A float16
- * constant is widened to float32 (ds_onnx_widen_half). */
+/* Binds output `i` to `entry` converted to storage type `storage` and widened back to its
+ * compute dtype: the value ONNX would store (a Cast to float16 rounds to half precision, one
+ * to int16 wraps), computed in the engine's dtype. */
+gboolean ds_onnx_set_output_storage(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
+                                    DsEntry entry, DsDType storage, GError **error);
+/* Binds output `i` to a new constant (taken): for values folded while importing. A constant of
+ * a storage type is widened to its compute dtype (ds_onnx_widen_storage). */
 gboolean ds_onnx_set_output_const(DsOnnxBuilder *b, const DsOnnxNode *node, guint i,
                                   DsNDArray *array, GError **error);
 
