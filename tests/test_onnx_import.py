@@ -1062,6 +1062,40 @@ def test_resize_size_from_scales(tmp):
     return "(1, 1, 10, 10) at 0.7 gives (1, 1, 7, 7)"
 
 
+def mel_reference(n_mels, dft_length, rate, lower, upper):
+    """ONNX's MelWeightMatrix as its reference (and ONNX Runtime) computes it: the mel step
+    divides the span by the number of points."""
+    points = np.arange(n_mels + 2, dtype=np.float64)
+    lo = 2595 * np.log10(1 + lower / 700)
+    hi = 2595 * np.log10(1 + upper / 700)
+    mel = points * ((hi - lo) / (n_mels + 2)) + lo
+    bins = (((dft_length + 1) * (700 * (10 ** (mel / 2595) - 1))) // rate).astype(int)
+    out = np.zeros((dft_length // 2 + 1, n_mels))
+    for i in range(n_mels):
+        left, center, right = bins[i], bins[i + 1], bins[i + 2]
+        if center == left:
+            out[center, i] = 1
+        for j in range(left, center + 1 if center > left else left):
+            out[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            out[j, i] = (right - j) / (right - center)
+    return out.astype(np.float32)
+
+
+def test_mel_weight_matrix(tmp):
+    # A speech front end's filterbank, its sizes given at run time.
+    g = h.make_graph([h.make_node("MelWeightMatrix", ["m", "d", "sr", "lo", "hi"], ["w"])], "mel",
+                     [vi("m", T.INT64, []), vi("d", T.INT64, []), vi("sr", T.INT64, []),
+                      vi("lo", T.FLOAT, []), vi("hi", T.FLOAT, [])], [vi("w", T.FLOAT, None)])
+    model = save(g, os.path.join(tmp, "mel.onnx"), opset=17)
+    for m, d, sr, lo, hi in ((40, 512, 16000, 20.0, 8000.0), (8, 16, 8192, 0.0, 4096.0)):
+        out = run_model(tmp, model, {"m": np.array(m), "d": np.array(d), "sr": np.array(sr),
+                                     "lo": np.array(lo, np.float32),
+                                     "hi": np.array(hi, np.float32)})["w"]
+        check_close("w (%d mels, %d-point DFT)" % (m, d), out, mel_reference(m, d, sr, lo, hi))
+    return "(257, 40) and (9, 8)"
+
+
 def test_truncated(tmp):
     model = mlp_model(os.path.join(tmp, "mlp.onnx"))
     with open(model, "rb") as f:
@@ -1108,6 +1142,7 @@ def main():
          test_shape_arithmetic),
         ("Resize's size and nearest positions from float32 scales, as ONNX Runtime computes them",
          test_resize_size_from_scales),
+        ("MelWeightMatrix with its sizes given at run time", test_mel_weight_matrix),
         ("a truncated file is a one-line error", test_truncated),
     ])
 
