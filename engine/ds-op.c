@@ -22,6 +22,7 @@ static gpointer build_registry(gpointer unused)
   ds_ops_dynamic_register(op_table);
   ds_ops_control_register(op_table);
   ds_ops_signal_register(op_table);
+  ds_ops_linalg_register(op_table);
 
   op_by_name = g_hash_table_new(g_str_hash, g_str_equal);
   for (int i = 0; i < DS_OP_COUNT; i++) {

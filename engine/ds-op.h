@@ -17,6 +17,7 @@
 #include "ops/ds-ops-dynamic.h"
 #include "ops/ds-ops-elemwise.h"
 #include "ops/ds-ops-index.h"
+#include "ops/ds-ops-linalg.h"
 #include "ops/ds-ops-nn.h"
 #include "ops/ds-ops-signal.h"
 #include "ops/ds-ops-subgraph.h"
@@ -25,7 +26,8 @@
 
 #define DS_OP_LIST(X)                                                                         \
   DS_OPS_NN(X) DS_OPS_ELEMWISE(X) DS_OPS_TENSOR(X) DS_OPS_INDEX(X) DS_OPS_VISION(X)            \
-      DS_OPS_DYNAMIC(X) DS_OPS_SUBGRAPH(X) DS_OPS_CONTROL(X) DS_OPS_SIGNAL(X)
+      DS_OPS_DYNAMIC(X) DS_OPS_SUBGRAPH(X) DS_OPS_CONTROL(X) DS_OPS_SIGNAL(X)                 \
+      DS_OPS_LINALG(X)
 
 #define DS_OP_ENUM_ENTRY(id, name, ...) DS_OP_##id,
 typedef enum { DS_OP_LIST(DS_OP_ENUM_ENTRY) DS_OP_COUNT } DsOpId;
@@ -133,3 +135,4 @@ void ds_ops_subgraph_register(const DsOpDef **table);
 void ds_ops_dynamic_register(const DsOpDef **table);
 void ds_ops_control_register(const DsOpDef **table);
 void ds_ops_signal_register(const DsOpDef **table);
+void ds_ops_linalg_register(const DsOpDef **table);

@@ -18,6 +18,7 @@ static void *build_table(void *unused)
   ds_cpu_vision_register(kernel_table);
   ds_cpu_dynamic_register(kernel_table);
   ds_cpu_signal_register(kernel_table);
+  ds_cpu_linalg_register(kernel_table);
   return NULL;
 }
 

@@ -1036,6 +1036,40 @@ static gboolean translate_blackman_window(DsOnnxBuilder *b, const DsOnnxNode *no
   return window(b, node, 0.42, -0.5, 0.08, error);
 }
 
+/* ---- Det ----------------------------------------------------------------------------------- */
+
+/* Det (opset 11) onto _linalg_det, whose result for a single matrix has MXNet's legacy shape
+ * (1,) where ONNX's is a scalar: a rank-2 input reshapes it to (), and an input of a rank
+ * unknown while importing reshapes it to the input's shape without its last two dims, read at
+ * run time. */
+static gboolean translate_det(DsOnnxBuilder *b, const DsOnnxNode *node, GError **error)
+{
+  const int rank = ds_onnx_input_rank(b, node, 0);
+  if (rank >= 0 && rank < 2)
+    return ds_onnx_invalid(error, "the input has rank %d, not a stack of matrices (..., n, n)",
+                           rank);
+  DsEntry x, in[2];
+  if (!ds_onnx_input(b, node, 0, &x, error))
+    return FALSE;
+  if (rank > 2) {
+    DsNode *y = ds_onnx_emit(b, node, "_linalg_det", NULL, &x, 1, error, NULL);
+    return y != NULL && ds_onnx_bind_outputs(b, node, y, error);
+  }
+  if (!ds_onnx_emit1(b, node, "_linalg_det", "det", &x, 1, &in[0], error, NULL))
+    return FALSE;
+  DsNode *y;
+  if (rank == 2) {
+    y = ds_onnx_emit(b, node, "_np_reshape", NULL, in, 1, error, "newshape", "()", NULL);
+  } else {
+    if (!ds_onnx_emit1(b, node, "shape_array", "in_shape", &x, 1, &in[1], error, NULL) ||
+        !ds_onnx_emit1(b, node, "slice", "batch_shape", &in[1], 1, &in[1], error, "begin",
+                       "(0,)", "end", "(-2,)", NULL))
+      return FALSE;
+    y = ds_onnx_emit(b, node, "_contrib_dynamic_reshape", NULL, in, 2, error, NULL);
+  }
+  return y != NULL && ds_onnx_bind_outputs(b, node, y, error);
+}
+
 /* min_opset is the oldest opset whose form the translator handles (the importer reads opsets 7
  * to 17); an op unchanged since opset 1 or 6 says so. */
 const DsOnnxOpTranslator ds_onnx_math_ops[] = {
@@ -1123,5 +1157,6 @@ const DsOnnxOpTranslator ds_onnx_math_ops[] = {
     {"HannWindow", 17, translate_hann_window},
     {"HammingWindow", 17, translate_hamming_window},
     {"BlackmanWindow", 17, translate_blackman_window},
+    {"Det", 11, translate_det},
     {NULL, 0, NULL},
 };

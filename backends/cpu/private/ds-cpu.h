@@ -13,6 +13,7 @@ void ds_cpu_index_register(DsKernel *table);
 void ds_cpu_vision_register(DsKernel *table);
 void ds_cpu_dynamic_register(DsKernel *table);
 void ds_cpu_signal_register(DsKernel *table);
+void ds_cpu_linalg_register(DsKernel *table);
 
 /* double -> int64 without undefined behaviour (ds_tensor_saturate_i64). */
 static inline int64_t ds_cpu_saturate_i64(double x)
