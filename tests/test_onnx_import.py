@@ -1059,7 +1059,19 @@ def test_resize_size_from_scales(tmp):
     # 5.93, 7.36, 8.79 give rows and columns 0, 2, 3, 4, 6, 7, 9.
     src = [0, 2, 3, 4, 6, 7, 9]
     check_close("y", y, x[:, :, src][:, :, :, src])
-    return "(1, 1, 10, 10) at 0.7 gives (1, 1, 7, 7)"
+    # Nearest copies elements exactly, int64 beyond 2^53 included: half-pixel positions of 4
+    # columns from 3 round (half down) to 0, 0, 1, 2.
+    scales = nh.from_array(np.array([1, 1, 2, 1.5], np.float32), "scales")
+    g = h.make_graph([h.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest")],
+                     "resize_int", [vi("x", T.INT64, [1, 1, 2, 3])], [vi("y", T.INT64, None)],
+                     [scales])
+    model = save(g, os.path.join(tmp, "resize_int64.onnx"), opset=13)
+    big = np.arange(6, dtype=np.int64).reshape(1, 1, 2, 3) + (1 << 60) + 1
+    y = run_model(tmp, model, {"x": big})["y"]
+    want = big[:, :, [0, 0, 1, 1]][:, :, :, [0, 0, 1, 2]]
+    if y.dtype != np.int64 or not np.array_equal(y, want):
+        raise Failure("int64 nearest: %r" % (y - (1 << 60)).tolist())
+    return "(1, 1, 10, 10) at 0.7 gives (1, 1, 7, 7); int64 copied exactly"
 
 
 def mel_reference(n_mels, dft_length, rate, lower, upper):

@@ -1468,6 +1468,82 @@ static DsStatus ort_resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, D
   return DS_STATUS_OK;
 }
 
+/* Nearest resizing: each output element is one input element (or the extrapolation value
+ * outside a tf_crop_and_resize roi), so one table per axis of the input index each output index
+ * takes, made once per call, turns every output row into a gather, copied as bytes whatever the
+ * dtype (int64 values pass exactly, not through double). */
+typedef struct {
+  const ResizeJob *job;
+  const int64_t *idx[DS_MAX_NDIM]; /* per axis: the input index of each output index, -1 outside */
+  int64_t rows;                    /* output rows: every axis but the last */
+  size_t es;
+} NearestJob;
+
+static void nearest_rows(void *data, int64_t begin, int64_t end)
+{
+  const NearestJob *nj = data;
+  const ResizeJob *job = nj->job;
+  const int nd = job->ndim;
+  const int64_t width = job->axis[nd - 1].out;
+  const int64_t *last = nj->idx[nd - 1];
+  const size_t es = nj->es;
+  /* The extrapolation value in the data's dtype (integers round to the nearest value). */
+  char fill[16];
+  double value = job->p->extrapolation_value;
+  bool is_float = job->t == DS_DTYPE_FLOAT32 || job->t == DS_DTYPE_FLOAT64;
+  ds_cpu_store_f64(job->t, fill, is_float ? value : nearbyint(value));
+  uint32_t fill4 = 0;
+  memcpy(&fill4, fill, MIN(es, sizeof fill4));
+  for (int64_t r = begin; r < end; r++) {
+    int64_t rest = r, base = 0;
+    bool outside = false;
+    for (int d = nd - 2; d >= 0; d--) {
+      int64_t i = nj->idx[d][rest % job->axis[d].out];
+      rest /= job->axis[d].out;
+      outside |= i < 0;
+      base += i * job->istride[d];
+    }
+    char *dst = (char *)job->out + (size_t)(r * width) * es;
+    if (es == 4 && !outside) {
+      const uint32_t *src = (const uint32_t *)job->in + base;
+      uint32_t *d4 = (uint32_t *)dst;
+      for (int64_t x = 0; x < width; x++)
+        d4[x] = last[x] >= 0 ? src[last[x]] : fill4;
+      continue;
+    }
+    for (int64_t x = 0; x < width; x++) {
+      const void *from = outside || last[x] < 0
+                             ? (const void *)fill
+                             : (const char *)job->in + (size_t)(base + last[x]) * es;
+      memcpy(dst + (size_t)x * es, from, es);
+    }
+  }
+}
+
+static DsStatus nearest_run(const DsKernelCtx *ctx, const ResizeJob *job)
+{
+  const int nd = job->ndim;
+  int64_t total = 0;
+  for (int d = 0; d < nd; d++)
+    total += job->axis[d].out;
+  g_autofree int64_t *space = g_new(int64_t, MAX(total, 1));
+  NearestJob nj = {.job = job, .rows = 1, .es = ds_dtype_size(job->t)};
+  int64_t *at = space;
+  for (int d = 0; d < nd; d++) {
+    for (int64_t o = 0; o < job->axis[d].out; o++) {
+      Taps t;
+      resize_taps(job->p, &job->axis[d], o, &t);
+      at[o] = t.outside || t.n == 0 ? -1 : t.idx[0];
+    }
+    nj.idx[d] = at;
+    at += job->axis[d].out;
+    if (d < nd - 1)
+      nj.rows *= job->axis[d].out;
+  }
+  ds_parallel_for(ctx->pool, nj.rows, grain_for(job->axis[nd - 1].out), nearest_rows, &nj);
+  return DS_STATUS_OK;
+}
+
 /* Resamples inputs[0] into `out` (shaped) with per-axis scales (NULL: out / in) and roi (NULL:
  * the whole input); `tables` is room for float32's tap tables (ort_table_bytes), or NULL. */
 static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTensor *out,
@@ -1501,6 +1577,8 @@ static DsStatus resize_run(const DsKernelCtx *ctx, const DsResizeParam *p, DsTen
   int64_t n = ds_tensor_numel(out);
   if (n == 0)
     return DS_STATUS_OK;
+  if (p->mode == DS_RESIZE_NEAREST && nd > 0)
+    return nearest_run(ctx, &job);
   int64_t cost = p->mode == DS_RESIZE_CUBIC ? 64 : (p->mode == DS_RESIZE_LINEAR ? 16 : 4);
   ds_parallel_for(ctx->pool, n, grain_for(cost), resize_worker, &job);
   return DS_STATUS_OK;
