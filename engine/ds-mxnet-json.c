@@ -571,6 +571,8 @@ static DsGraph *upgrade_add_missing_inputs(DsGraph *old, const char *where, GErr
       gboolean ok = node->op->parse == NULL || node->op->parse(node, param, error);
       if (ok)
         wanted = node->op->num_inputs(param);
+      if (param != NULL && node->op->free_param != NULL)
+        node->op->free_param(param); /* also after a parse that failed halfway */
       g_free(param);
       if (!ok) {
         g_prefix_error(error, "%s: ", where);

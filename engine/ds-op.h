@@ -98,6 +98,13 @@ struct _DsOpDef {
   DsOpGradFn grad;
 };
 
+/* Whether input `i` of `op` is an auxiliary state. Inputs past the mask's width (a Scan over
+ * 70 arrays has that many) never are. */
+static inline gboolean ds_op_input_is_aux(const DsOpDef *op, guint i)
+{
+  return i < 32 && (op->aux_input_mask & (1u << i)) != 0;
+}
+
 /* The op called `name` (or an alias), or NULL. */
 const DsOpDef *ds_op_lookup(const char *name);
 const DsOpDef *ds_op_get(DsOpId id);

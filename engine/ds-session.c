@@ -1087,7 +1087,7 @@ DsVariableKind ds_session_classify_variable(DsSession *session, const DsNode *va
     for (guint k = 0; k < node->n_inputs; k++) {
       if (node->inputs[k].node_id != variable->id || node->op == NULL)
         continue;
-      if (node->op->aux_input_mask & (1u << k))
+      if (ds_op_input_is_aux(node->op, k))
         return DS_VARIABLE_AUX;
       char buf[16];
       const char *arg = ds_op_input_name(node->op, node->n_inputs, k, buf);
@@ -1104,7 +1104,7 @@ static gboolean feeds_aux_input(const DsGraph *graph, const DsNode *variable)
   for (guint i = variable->id + 1; i < graph->n_nodes; i++) {
     const DsNode *node = graph->nodes[i];
     for (guint k = 0; k < node->n_inputs && node->op != NULL; k++)
-      if (node->inputs[k].node_id == variable->id && (node->op->aux_input_mask & (1u << k)))
+      if (node->inputs[k].node_id == variable->id && ds_op_input_is_aux(node->op, k))
         return TRUE;
   }
   return FALSE;
