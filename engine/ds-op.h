@@ -58,13 +58,34 @@ typedef gboolean (*DsInferShapeFn)(DsShapeCtx *ctx, const DsNode *node, const vo
 typedef gboolean (*DsInferTypeFn)(const DsNode *node, const void *param, DsDType *in,
                                   DsDType *out, GError **error);
 
-/* The op's gradient (MXNet's FGradient): adds to `g`, the graph holding `node`, the nodes that
- * compute the gradient of each of the node's inputs from `out_grads` (one entry per output of
- * the node, the gradients flowing back into it), and sets `in_grads[i]` to the entry holding
- * input i's gradient. The backward pass calls it once per node, from the heads back, and sums
- * the gradients of an entry that feeds several nodes. FALSE with `error` set names the node. */
-typedef gboolean (*DsOpGradFn)(DsGraph *g, const DsNode *node, const DsEntry *out_grads,
-                               DsEntry *in_grads, GError **error);
+/* What an op's gradient function works with (MXNet's FGradient, built from engine ops): the
+ * graph being built (the forward nodes, then the gradient nodes added so far), the forward node,
+ * and what inference knew of its inputs and outputs: shapes (ranks, dims constant or symbolic)
+ * and dtypes, indexed like the node's inputs and outputs. Gradient nodes are added through
+ * engine/ops/ds-grad.h, which names them after the forward node. */
+typedef struct {
+  DsGraph *graph;
+  const DsNode *node;
+  const DsShape *in_shapes;
+  const DsShape *out_shapes;
+  const DsDType *in_dtypes;
+  const DsDType *out_dtypes;
+  GHashTable *names; /* every node name in `graph`, so new names stay unique */
+} DsGradCtx;
+
+/* "No gradient flows here": an input that gets none (an index, a mask), an output nothing
+ * reads. */
+#define DS_GRAD_NONE ((DsEntry){G_MAXUINT32, 0, 0})
+static inline gboolean ds_grad_is_none(DsEntry e) { return e.node_id == G_MAXUINT32; }
+
+/* The op's gradient: given `out_grads` (one entry per output of the node, hidden ones
+ * included: the gradient flowing back into it, zeros where nothing reads that output), adds the
+ * nodes that compute each input's gradient and sets `in_grads[i]` to the entry holding it;
+ * in_grads[i] starts as DS_GRAD_NONE, which is where it stays for an input that has no
+ * gradient. The backward pass calls it once per node, from the heads back, and sums the
+ * gradients of an entry that feeds several nodes. FALSE with `error` set names the node. */
+typedef gboolean (*DsOpGradFn)(DsGradCtx *ctx, const DsEntry *out_grads, DsEntry *in_grads,
+                               GError **error);
 
 struct _DsOpDef {
   DsOpId id;
@@ -94,7 +115,9 @@ struct _DsOpDef {
   /* Bit i set: input i is an auxiliary state (MXNet's FMutateInputs: BatchNorm's moving
    * mean and variance), listed by list_auxiliary_states rather than list_arguments. */
   guint aux_input_mask;
-  /* How the op's gradient is built; NULL where the op has none. */
+  /* How the op's gradient is built: ds_grad_zero() for an op that is not differentiable (a
+   * comparison, floor, an index); NULL where no gradient has been written yet, which the
+   * backward pass refuses, naming the node. */
   DsOpGradFn grad;
 };
 

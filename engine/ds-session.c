@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ds-backward.h"
 #include "ds-constant.h"
 #include "ds-error.h"
 #include "ds-expr.h"
@@ -17,6 +18,7 @@
 static gboolean shape_is_symbolic(const DsShape *shape);
 static void grow_bindings(DsSession *session);
 static gboolean bind_from_inputs(DsSession *session, GError **error);
+static void invalidate(DsSession *session);
 
 static void guard_copy_free(gpointer data)
 {
@@ -52,6 +54,8 @@ struct _DsSession {
   char *unsupported;        /* the nodes a run would refuse, listed in one line, or NULL */
   char *format;             /* the file format, in words */
   const char *format_id;    /* "mxnet-json" or "onnx" */
+  guint n_model_outputs;    /* the graph's heads before the gradients */
+  GPtrArray *gradients;     /* after ds_session_add_backward: the variable of each gradient */
 };
 
 static DsSession *session_alloc(const char *model_path, DsGraph *graph)
@@ -197,6 +201,8 @@ void ds_session_free(DsSession *session)
   g_free(session->unsupported);
   g_free(session->format);
   g_free(session->model_path);
+  if (session->gradients != NULL)
+    g_ptr_array_unref(session->gradients);
   g_free(session);
 }
 
@@ -204,6 +210,44 @@ DsGraph *ds_session_get_graph(DsSession *session)
 {
   return session->graph;
 }
+gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_given,
+                                 GError **error)
+{
+  g_return_val_if_fail(session->gradients == NULL, FALSE);
+  const DsGraphShapes *shapes = ds_session_infer_partial(session, error);
+  if (shapes == NULL)
+    return FALSE;
+  g_autoptr(DsBackward) backward =
+      ds_backward_build(session->graph, shapes, head_grad_given, error);
+  if (backward == NULL)
+    return FALSE;
+  invalidate(session);
+  /* The file's regions cover the forward nodes only; the executor partitions the whole. */
+  g_clear_pointer(&session->file_partition, ds_partition_free);
+  g_clear_pointer(&session->symbolic, ds_graph_shapes_free);
+  ds_graph_unref(session->graph);
+  session->graph = g_steal_pointer(&backward->graph);
+  session->n_model_outputs = backward->n_forward_heads;
+  session->gradients = g_steal_pointer(&backward->variables);
+  return TRUE;
+}
+
+guint ds_session_get_n_model_outputs(DsSession *session)
+{
+  return session->gradients != NULL ? session->n_model_outputs : session->graph->n_heads;
+}
+
+guint ds_session_get_n_gradients(DsSession *session)
+{
+  return session->gradients != NULL ? session->gradients->len : 0;
+}
+
+const char *ds_session_get_gradient_variable(DsSession *session, guint i)
+{
+  g_return_val_if_fail(i < ds_session_get_n_gradients(session), NULL);
+  return g_ptr_array_index(session->gradients, i);
+}
+
 const char *ds_session_get_model_path(DsSession *session)
 {
   return session->model_path;

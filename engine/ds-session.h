@@ -43,6 +43,21 @@ void ds_session_free(DsSession *session);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsSession, ds_session_free)
 
 DsGraph *ds_session_get_graph(DsSession *session);
+
+/* Makes the session run the model's backward pass after its forward pass (ds-backward.h):
+ * the graph becomes the forward nodes, then the gradient nodes, and its outputs the model's
+ * outputs followed by the gradient of every input and weight. Shapes are inferred from what
+ * is fed and declared so far. `head_grad_given`: per model output, TRUE to feed its gradient
+ * as the variable ds_backward_head_grad_name() names, or NULL for ones. Call once, before
+ * preparing. */
+gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_given,
+                                 GError **error);
+/* The model's own outputs: all of them, or those before the gradients. */
+guint ds_session_get_n_model_outputs(DsSession *session);
+/* How many gradients the outputs hold after the model's own (0 without a backward pass), and
+ * the variable the i-th is the gradient of. */
+guint ds_session_get_n_gradients(DsSession *session);
+const char *ds_session_get_gradient_variable(DsSession *session, guint i);
 const char *ds_session_get_model_path(DsSession *session);
 
 /* Feeds variable `name` from a .npy file. The error names the argument if no variable is

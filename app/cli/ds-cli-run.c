@@ -262,11 +262,18 @@ static gboolean save_outputs(DsSession *session, const char *dir, GError **error
   g_autoptr(GPtrArray) files = output_files(graph);
   g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   cJSON *root = cJSON_CreateObject();
-  cJSON *list = cJSON_AddArrayToObject(root, "outputs");
+  cJSON *outputs = cJSON_AddArrayToObject(root, "outputs");
+  /* after the model's outputs, the gradients (--backward), each named by its variable */
+  guint n_model = ds_session_get_n_model_outputs(session);
+  cJSON *gradients =
+      ds_session_get_n_gradients(session) > 0 ? cJSON_AddArrayToObject(root, "gradients") : NULL;
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < graph->n_heads; i++) {
     const DsTensor *t = ds_session_get_output(session, i);
-    g_autofree char *name = ds_graph_dup_output_name(graph, i);
+    cJSON *list = i < n_model ? outputs : gradients;
+    g_autofree char *name = i < n_model
+                                ? ds_graph_dup_output_name(graph, i)
+                                : g_strdup(ds_session_get_gradient_variable(session, i - n_model));
     const char *file = g_ptr_array_index(files, i);
     char *path = g_build_filename(dir, file, NULL);
     gboolean is_new = !g_file_test(path, G_FILE_TEST_EXISTS);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ds-attr.h"
+#include "ds-backward.h"
 #include "ds-error.h"
 
 int ds_cli_fail(GError *error)
@@ -28,6 +29,49 @@ static gboolean split_assignment(const char *arg, const char *option, char **nam
   }
   *name = g_strndup(arg, (gsize)(eq - arg));
   *value = g_strdup(eq + 1);
+  return TRUE;
+}
+
+/* --backward and its --head-grad NAME=FILE.npy: the gradients an output's NAME gets from a
+ * file are fed as the variable the backward graph reads them from. */
+static gboolean add_backward(DsSession *session, const DsCliOptions *options, GError **error)
+{
+  if (!options->backward) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--head-grad needs --backward");
+    return FALSE;
+  }
+  const DsGraph *graph = ds_session_get_graph(session);
+  g_autofree gboolean *given = g_new0(gboolean, MAX(graph->n_heads, 1u));
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  for (guint h = 0; h < graph->n_heads; h++)
+    g_ptr_array_add(names, ds_graph_dup_output_name(graph, h));
+  for (char **s = options->head_grads; s != NULL && *s != NULL; s++) {
+    g_autofree char *name = NULL, *path = NULL;
+    if (!split_assignment(*s, "--head-grad", &name, &path, error))
+      return FALSE;
+    guint h = 0;
+    while (h < names->len && strcmp(g_ptr_array_index(names, h), name) != 0)
+      h++;
+    if (h == names->len) {
+      g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "--head-grad %s: the model has no output called '%s' (its outputs: %s)", name,
+                  name, names->len > 0 ? list : "none");
+      return FALSE;
+    }
+    given[h] = TRUE;
+  }
+  if (!ds_session_add_backward(session, given, error))
+    return FALSE;
+  for (char **s = options->head_grads; s != NULL && *s != NULL; s++) {
+    g_autofree char *name = NULL, *path = NULL;
+    split_assignment(*s, "--head-grad", &name, &path, NULL);
+    g_autofree char *variable = ds_backward_head_grad_name(name);
+    if (!ds_session_feed_npy(session, variable, path, error)) {
+      g_prefix_error(error, "--head-grad %s: ", name);
+      return FALSE;
+    }
+  }
   return TRUE;
 }
 
@@ -85,6 +129,8 @@ DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, G
         !ds_session_feed_npy(session, name, path, error))
       return NULL;
   }
+  if ((options->backward || options->head_grads != NULL) && !add_backward(session, options, error))
+    return NULL;
   return g_steal_pointer(&session);
 }
 

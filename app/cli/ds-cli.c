@@ -155,6 +155,12 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
      N_("Write the model given after the options to OUT as MXNet JSON"), N_("OUT")},
     {"input", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.inputs,
      N_("Feed variable NAME from a .npy file (repeatable)"), N_("NAME=FILE")},
+    {"backward", 0, 0, G_OPTION_ARG_NONE, &options.backward,
+     N_("Also run the backward pass: the gradient of every input and weight"), NULL},
+    {"head-grad", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &options.head_grads,
+     N_("With --backward: the gradient of output NAME from a .npy file instead of ones "
+        "(repeatable)"),
+     N_("NAME=FILE")},
     {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params,
      N_("Feed weights from an MXNet .params file"), N_("FILE")},
     {"input-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.input_shapes,
@@ -319,6 +325,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   g_free(options.sweep);
   g_free(options.save_path);
   g_strfreev(options.inputs);
+  g_strfreev(options.head_grads);
   g_strfreev(options.input_shapes);
   g_free(options.params);
   g_free(options.save_outputs);

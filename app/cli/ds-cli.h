@@ -18,6 +18,8 @@ typedef struct {
   char *sweep;         /* SYM=START:STOP[:STEP] */
   char *save_path;
   char **inputs;       /* NAME=FILE.npy */
+  gboolean backward;   /* run the backward pass too */
+  char **head_grads;   /* with --backward: OUTPUT=FILE.npy, an output's gradient */
   char **input_shapes; /* NAME=(d0, d1, ...) */
   char *params;
   char *save_outputs;

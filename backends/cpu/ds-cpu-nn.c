@@ -200,10 +200,38 @@ static size_t fully_connected_workspace(const void *param, const DsTensor *input
   return ds_cpu_packed_sgemm_suits(g.m) ? ds_cpu_packed_sgemm_workspace(g.m, g.k) : 0;
 }
 
+/* float64: y = x W^T, then the bias added row by row (gradient checks run in double). */
+static DsStatus fully_connected_f64(const DsKernelCtx *ctx, const DsGeomGemm *g)
+{
+  const DsFullyConnectedParam *p = ctx->param;
+  const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
+  double *y = ctx->outputs[0].data;
+  DsStatus st = ds_cpu_dgemm(false, true, g->m, g->n, g->k, 1.0, x->data, g->lda, w->data, g->ldb,
+                             0.0, y, g->n);
+  if (st != DS_STATUS_OK || p->no_bias)
+    return st;
+  const double *bias = ctx->inputs[2].data;
+  for (int64_t i = 0; i < g->m; i++)
+    for (int64_t j = 0; j < g->n; j++)
+      y[i * g->n + j] += bias[j];
+  return DS_STATUS_OK;
+}
+
 static DsStatus fully_connected_run(const DsKernelCtx *ctx)
 {
   const DsFullyConnectedParam *p = ctx->param;
   int n_in = p->no_bias ? 2 : 3;
+  bool f64 = true;
+  for (int i = 0; i < n_in; i++)
+    f64 = f64 && ctx->inputs[i].dtype == DS_DTYPE_FLOAT64;
+  if (f64 && ctx->outputs[0].dtype == DS_DTYPE_FLOAT64) {
+    DsGeomGemm g;
+    if (!ds_geom_fully_connected(&ctx->inputs[0], &ctx->inputs[1],
+                                 p->no_bias ? NULL : &ctx->inputs[2], &ctx->outputs[0],
+                                 p->num_hidden, p->flatten, &g))
+      return DS_STATUS_INVALID_ARGUMENT;
+    return fully_connected_f64(ctx, &g);
+  }
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0], *w = &ctx->inputs[1];
@@ -428,9 +456,21 @@ static DsMathUnaryFn activation_fn(DsActType type)
   return DS_MATH_UN_COUNT;
 }
 
+/* Both tensors float64: the unary formulas in double, for gradient checks. */
+static bool both_f64(const DsTensor *x, const DsTensor *y)
+{
+  return x->dtype == DS_DTYPE_FLOAT64 && y->dtype == DS_DTYPE_FLOAT64 &&
+         ds_tensor_numel(x) == ds_tensor_numel(y);
+}
+
 static DsStatus activation_run(const DsKernelCtx *ctx)
 {
   const DsActivationParam *p = ctx->param;
+  if (both_f64(&ctx->inputs[0], &ctx->outputs[0]) && activation_fn(p->act_type) != DS_MATH_UN_COUNT) {
+    ds_cpu_unary_f64(activation_fn(p->act_type), ds_tensor_numel(&ctx->inputs[0]),
+                     ctx->inputs[0].data, ctx->outputs[0].data, 0.0, 0.0);
+    return DS_STATUS_OK;
+  }
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(&ctx->inputs[0]);
@@ -484,6 +524,11 @@ static DsStatus leaky_relu_run(const DsKernelCtx *ctx)
   const DsLeakyReLUParam *p = ctx->param;
   int n_in = p->act_type == DS_LEAKY_PRELU ? 2 : 1;
   int n_out = p->act_type == DS_LEAKY_RRELU ? 2 : 1;
+  if (n_in == 1 && n_out == 1 && both_f64(&ctx->inputs[0], &ctx->outputs[0])) {
+    ds_cpu_unary_f64(leaky_fn(p->act_type), ds_tensor_numel(&ctx->inputs[0]), ctx->inputs[0].data,
+                     ctx->outputs[0].data, p->slope, 0.0);
+    return DS_STATUS_OK;
+  }
   if (!all_f32(ctx->inputs, n_in) || !all_f32(ctx->outputs, n_out))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -685,10 +730,37 @@ static void layer_norm_strided(void *data, int64_t begin, int64_t end)
   }
 }
 
+/* float64, one position at a time, two passes (gradient checks run in double). */
+static void layer_norm_f64(const DsKernelCtx *ctx, int64_t outer, int64_t len, int64_t inner,
+                           double eps)
+{
+  const double *x = ctx->inputs[0].data, *gamma = ctx->inputs[1].data, *beta = ctx->inputs[2].data;
+  double *y = ctx->outputs[0].data, *mean_out = ctx->outputs[1].data, *std_out = ctx->outputs[2].data;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      const int64_t base = o * len * inner + i;
+      double mean = 0.0, var = 0.0;
+      for (int64_t k = 0; k < len; k++)
+        mean += x[base + k * inner];
+      mean /= (double)len;
+      for (int64_t k = 0; k < len; k++)
+        var += (x[base + k * inner] - mean) * (x[base + k * inner] - mean);
+      double std = sqrt(var / (double)len + eps);
+      for (int64_t k = 0; k < len; k++)
+        y[base + k * inner] = (x[base + k * inner] - mean) / std * gamma[k] + beta[k];
+      mean_out[o * inner + i] = mean;
+      std_out[o * inner + i] = std;
+    }
+  }
+}
+
 static DsStatus layer_norm_run(const DsKernelCtx *ctx)
 {
   const DsLayerNormParam *p = ctx->param;
-  if (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 3))
+  bool f64 = true;
+  for (int i = 0; i < 3; i++)
+    f64 = f64 && ctx->inputs[i].dtype == DS_DTYPE_FLOAT64 && ctx->outputs[i].dtype == DS_DTYPE_FLOAT64;
+  if (!f64 && (!all_f32(ctx->inputs, 3) || !all_f32(ctx->outputs, 3)))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   DsGeomAxis ax;
@@ -703,6 +775,10 @@ static DsStatus layer_norm_run(const DsKernelCtx *ctx)
       return DS_STATUS_INVALID_ARGUMENT;
   if (len == 0)
     return DS_STATUS_OK;
+  if (f64) {
+    layer_norm_f64(ctx, outer, len, inner, p->eps);
+    return DS_STATUS_OK;
+  }
   LayerNormJob job = {x->data,
                       ctx->inputs[1].data,
                       ctx->inputs[2].data,
@@ -1486,9 +1562,41 @@ static void softmax_dispatch(const DsKernelCtx *ctx, SoftmaxJob *job)
   }
 }
 
+/* float64 without lengths, one position at a time (gradient checks run in double). */
+static void softmax_f64(const DsGeomAxis *ax, const double *x, double *y, double t,
+                        bool take_log, bool negate)
+{
+  const int64_t len = ax->len, inner = ax->inner;
+  if (negate)
+    t = -t;
+  for (int64_t o = 0; o < ax->outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      const double *row = x + o * len * inner + i;
+      double *out = y + o * len * inner + i;
+      double m = row[0];
+      for (int64_t k = 1; k < len; k++)
+        m = negate ? fmin(m, row[k * inner]) : fmax(m, row[k * inner]);
+      double s = 0.0;
+      for (int64_t k = 0; k < len; k++)
+        s += exp((row[k * inner] - m) / t);
+      for (int64_t k = 0; k < len; k++)
+        out[k * inner] =
+            take_log ? (row[k * inner] - m) / t - log(s) : exp((row[k * inner] - m) / t) / s;
+    }
+  }
+}
+
 static DsStatus softmax_common(const DsKernelCtx *ctx, bool log, bool negate)
 {
   const DsSoftmaxParam *p = ctx->param;
+  if (!p->use_length && both_f64(&ctx->inputs[0], &ctx->outputs[0])) {
+    DsGeomAxis ax;
+    if (!ds_geom_axis_split(&ctx->inputs[0], p->axis, p->trailing_axes, &ax))
+      return DS_STATUS_INVALID_ARGUMENT;
+    if (ax.len > 0)
+      softmax_f64(&ax, ctx->inputs[0].data, ctx->outputs[0].data, p->temperature, log, negate);
+    return DS_STATUS_OK;
+  }
   if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
@@ -1748,9 +1856,10 @@ static DsStatus dropout_run(const DsKernelCtx *ctx)
 
 typedef struct {
   const DsTensor *indices;
-  const float *weight;
-  float *out;
+  const char *weight;
+  char *out;
   int64_t input_dim, output_dim;
+  size_t row_bytes;
 } EmbeddingJob;
 
 static void embedding_rows(void *data, int64_t begin, int64_t end)
@@ -1761,8 +1870,7 @@ static void embedding_rows(void *data, int64_t begin, int64_t end)
     read_index(job->indices, i, &v);
     /* MXNet's Embedding truncates the index to an integer and clips it to [0, input_dim). */
     int64_t row = !(v > 0.0) ? 0 : v >= (double)job->input_dim ? job->input_dim - 1 : (int64_t)v;
-    memcpy(job->out + i * job->output_dim, job->weight + row * job->output_dim,
-           (size_t)job->output_dim * sizeof(float));
+    memcpy(job->out + i * job->row_bytes, job->weight + row * job->row_bytes, job->row_bytes);
   }
 }
 
@@ -1771,13 +1879,15 @@ static DsStatus embedding_run(const DsKernelCtx *ctx)
   const DsEmbeddingParam *p = ctx->param;
   const DsTensor *idx = &ctx->inputs[0], *w = &ctx->inputs[1];
   DsTensor *y = &ctx->outputs[0];
-  if (w->dtype != DS_DTYPE_FLOAT32 || y->dtype != DS_DTYPE_FLOAT32 || !index_dtype_ok(idx->dtype))
+  if ((w->dtype != DS_DTYPE_FLOAT32 && w->dtype != DS_DTYPE_FLOAT64) || y->dtype != w->dtype ||
+      !index_dtype_ok(idx->dtype))
     return DS_STATUS_UNSUPPORTED;
   int64_t n = ds_tensor_numel(idx);
   if (ds_tensor_numel(w) != p->input_dim * p->output_dim ||
       ds_tensor_numel(y) != n * p->output_dim || (p->input_dim == 0 && n > 0))
     return DS_STATUS_INVALID_ARGUMENT;
-  EmbeddingJob job = {idx, w->data, y->data, p->input_dim, p->output_dim};
+  EmbeddingJob job = {idx, w->data, y->data, p->input_dim, p->output_dim,
+                      (size_t)p->output_dim * ds_dtype_size(w->dtype)};
   ds_parallel_for(ctx->pool, n, grain_for(p->output_dim), embedding_rows, &job);
   return DS_STATUS_OK;
 }

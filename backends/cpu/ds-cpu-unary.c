@@ -67,7 +67,22 @@ DS_MATH_UNARY(UNARY_LOOP_F32)
 DS_MATH_ACTIVATION(UNARY_LOOP_F32)
 #undef UNARY_LOOP_F32
 
-/* float64: libm throughout (the activation list is float32 only). */
+/* float64: libm throughout, the activations included (gradient checks run in double). */
+static inline double sigmoid_f64(double x)
+{
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+/* log(1 + e^x) without overflow */
+static inline double softrelu_f64(double x)
+{
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+#undef DS_M_SIGMOID
+#undef DS_M_SOFTRELU
+#define DS_M_SIGMOID  sigmoid_f64
+#define DS_M_SOFTRELU softrelu_f64
 #undef DS_M_EXP
 #undef DS_M_EXPM1
 #undef DS_M_LOG
@@ -124,6 +139,7 @@ DS_MATH_ACTIVATION(UNARY_LOOP_F32)
 #define DS_M_ATANH atanh
 #define UNARY_LOOP_F64(ID, COST, COEF, EXPR) UNARY_LOOP(f64, double, ID, EXPR)
 DS_MATH_UNARY(UNARY_LOOP_F64)
+DS_MATH_ACTIVATION(UNARY_LOOP_F64)
 #undef UNARY_LOOP_F64
 #undef UNARY_LOOP
 
@@ -134,7 +150,8 @@ typedef void (*UnLoopF64)(int64_t, const double *restrict, double *restrict, dou
 #define UNARY_ENTRY_F64(ID, COST, COEF, EXPR) [DS_MATH_UN_##ID] = f64_##ID,
 static const UnLoopF32 unary_f32[DS_MATH_UN_COUNT] = {
     DS_MATH_UNARY(UNARY_ENTRY_F32) DS_MATH_ACTIVATION(UNARY_ENTRY_F32)};
-static const UnLoopF64 unary_f64[DS_MATH_UN_COUNT] = {DS_MATH_UNARY(UNARY_ENTRY_F64)};
+static const UnLoopF64 unary_f64[DS_MATH_UN_COUNT] = {
+    DS_MATH_UNARY(UNARY_ENTRY_F64) DS_MATH_ACTIVATION(UNARY_ENTRY_F64)};
 #undef UNARY_ENTRY_F32
 #undef UNARY_ENTRY_F64
 

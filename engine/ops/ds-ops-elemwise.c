@@ -6,6 +6,8 @@
  * ops (src/operator/numpy/). The few ops MXNet lacks (selu and celu with parameters, shrink,
  * the ONNX reductions l1_norm, log_sum_exp...) are named after what they compute.
  */
+#include "ds-grad.h"
+#include "ds-grads.h"
 #include "ds-ops-common.h"
 
 #include "ds-attr.h"
@@ -556,6 +558,7 @@ static gboolean infer_type_int64_out(const DsNode *node, const void *param, DsDT
       .num_visible_outputs = ds_op_count_1,                                                        \
       .input_names = binary_inputs,                                                                \
       .infer_shape = ds_ops_infer_shape_same,                                                      \
+      .grad = ds_grad_binary,                                                                      \
   };
 
 DS_BINARY_SAME_OP(ELEMWISE_ADD, "elemwise_add", "_add", "_plus", "_Plus")
@@ -573,6 +576,7 @@ static const DsOpDef HYPOT_def = {
     .num_visible_outputs = ds_op_count_1,
     .input_names = binary_inputs,
     .infer_shape = ds_ops_infer_shape_same,
+    .grad = ds_grad_binary,
 };
 
 #define DS_BROADCAST_OP_TYPED(ID, NAME, ALIASES, TYPE)                                             \
@@ -587,6 +591,7 @@ static const DsOpDef HYPOT_def = {
       .input_names = binary_inputs,                                                                \
       .infer_shape = ds_ops_infer_shape_broadcast,                                                 \
       .infer_type = TYPE,                                                                          \
+      .grad = ds_grad_binary,                                                                      \
   };
 #define DS_BROADCAST_OP(ID, NAME, ALIASES) DS_BROADCAST_OP_TYPED(ID, NAME, ALIASES, NULL)
 
@@ -668,11 +673,12 @@ DS_BROADCAST_OP(BROADCAST_HYPOT, "broadcast_hypot", NULL)
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = ds_ops_infer_shape_same,                                                      \
       .infer_type = infer_type_scalar,                                                             \
+      .grad = ds_grad_scalar_op,                                                                   \
   };
 
 DS_OPS_SCALAR(DS_SCALAR_OP)
 
-#define DS_UNARY_OP(ID, NAME, ALIASES, TRAITS)                                                     \
+#define DS_UNARY_OP(ID, NAME, ALIASES, TRAITS, GRAD)                                               \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -682,20 +688,24 @@ DS_OPS_SCALAR(DS_SCALAR_OP)
       .num_outputs = ds_op_count_1,                                                                \
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = ds_ops_infer_shape_same,                                                      \
+      .grad = GRAD,                                                                                \
   };
 
 static const char *const copy_aliases[] = {"identity", NULL};
 static const char *const block_grad_aliases[] = {"stop_gradient", NULL};
 
-DS_UNARY_OP(IDENTITY, "_copy", copy_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW)
-DS_UNARY_OP(BLOCK_GRAD, "BlockGrad", block_grad_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW)
-DS_UNARY_OP(ZEROS_LIKE, "zeros_like", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(ONES_LIKE, "ones_like", NULL, DS_OP_TRAIT_ELEMWISE)
-DS_UNARY_OP(DIV_SQRT_DIM, "_contrib_div_sqrt_dim", NULL, DS_OP_TRAIT_ELEMWISE)
+DS_UNARY_OP(IDENTITY, "_copy", copy_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW,
+            ds_grad_identity)
+DS_UNARY_OP(BLOCK_GRAD, "BlockGrad", block_grad_aliases, DS_OP_TRAIT_ELEMWISE | DS_OP_TRAIT_VIEW,
+            ds_grad_zero)
+DS_UNARY_OP(ZEROS_LIKE, "zeros_like", NULL, DS_OP_TRAIT_ELEMWISE, ds_grad_zero)
+DS_UNARY_OP(ONES_LIKE, "ones_like", NULL, DS_OP_TRAIT_ELEMWISE, ds_grad_zero)
+DS_UNARY_OP(DIV_SQRT_DIM, "_contrib_div_sqrt_dim", NULL, DS_OP_TRAIT_ELEMWISE,
+            ds_grad_div_sqrt_dim)
 
 /* The unary math ops (rint rounds half to even, ONNX's Round; MXNet's round goes half away from
  * zero. logical_not gives 0/1 in the input's dtype, as MXNet's). */
-#define DS_UNARY_MATH_OP(ID, NAME) DS_UNARY_OP(ID, NAME, NULL, DS_OP_TRAIT_ELEMWISE)
+#define DS_UNARY_MATH_OP(ID, NAME) DS_UNARY_OP(ID, NAME, NULL, DS_OP_TRAIT_ELEMWISE, ds_grad_unary_math)
 DS_OPS_UNARY_MATH(DS_UNARY_MATH_OP)
 #undef DS_UNARY_MATH_OP
 
@@ -731,6 +741,7 @@ DS_ACT_OP(SHRINK, "shrink", parse_shrink)
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = ds_ops_infer_shape_same,                                                      \
       .infer_type = infer_type_bool_out,                                                           \
+      .grad = ds_grad_zero,                                                                        \
   };
 
 /* NumPy's float predicates, bool results (false for every integer). */
@@ -775,6 +786,7 @@ DS_NP_REDUCE_OP(LOG_SUM_EXP, "log_sum_exp")
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = infer_shape_arg_reduce,                                                       \
       .infer_type = infer_type_int64_out,                                                          \
+      .grad = ds_grad_zero,                                                                        \
   };
 
 DS_ARG_REDUCE_OP(NP_ARGMAX, "_npi_argmax")
@@ -791,6 +803,7 @@ DS_ARG_REDUCE_OP(NP_ARGMIN, "_npi_argmin")
       .num_outputs = ds_op_count_1,                                                                \
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = infer_shape_legacy_arg_reduce,                                                \
+      .grad = ds_grad_zero,                                                                        \
   };
 
 DS_LEGACY_ARG_REDUCE_OP(ARGMAX, "argmax", parse_legacy_arg_reduce)
@@ -807,6 +820,7 @@ static const DsOpDef CLIP_def = {
     .num_outputs = ds_op_count_1,
     .num_visible_outputs = ds_op_count_1,
     .infer_shape = ds_ops_infer_shape_same,
+    .grad = ds_grad_clip,
 };
 
 static const DsOpDef WHERE_def = {
@@ -818,6 +832,7 @@ static const DsOpDef WHERE_def = {
     .input_names = where_inputs,
     .infer_shape = infer_shape_where,
     .infer_type = infer_type_where,
+    .grad = ds_grad_where,
 };
 
 static const char *const np_where_inputs[] = {"condition", "x", "y", NULL};
@@ -894,6 +909,7 @@ static const DsOpDef ADD_N_def = {
     .num_visible_outputs = ds_op_count_1,
     .input_names = add_n_inputs,
     .infer_shape = ds_ops_infer_shape_same,
+    .grad = ds_grad_add_n,
 };
 
 void ds_ops_elemwise_register(const DsOpDef **table)

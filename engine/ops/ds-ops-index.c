@@ -14,6 +14,8 @@
 #include "ds-attr.h"
 #include "ds-error.h"
 #include "ds-expr.h"
+#include "ds-grad.h"
+#include "ds-grads.h"
 #include "ds-ops-common.h"
 
 static const char *const data_inputs[] = {"data", NULL};
@@ -965,7 +967,7 @@ static gboolean infer_shape_pick(DsShapeCtx *ctx, const DsNode *node, const void
   return ds_shape_ctx_assign(ctx, &in[1], &index, "index", error);
 }
 
-#define DS_INDEX_OP(ID, NAME, ALIASES, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE)         \
+#define DS_INDEX_OP(ID, NAME, ALIASES, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE, ...)    \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -979,6 +981,7 @@ static gboolean infer_shape_pick(DsShapeCtx *ctx, const DsNode *node, const void
       .input_names = INPUTS,                                                                       \
       .infer_shape = SHAPE,                                                                        \
       .infer_type = TYPE,                                                                          \
+      __VA_ARGS__                                                                                  \
   };
 
 static const char *const reverse_aliases[] = {"flip", NULL};
@@ -991,11 +994,13 @@ DS_INDEX_OP(TILE, "tile", NULL, sizeof(DsTileParam), parse_tile, ds_op_count_1, 
 DS_INDEX_OP(REVERSE, "reverse", reverse_aliases, sizeof(DsReverseParam), parse_reverse,
             ds_op_count_1, ds_op_count_1, NULL, infer_shape_reverse, NULL)
 DS_INDEX_OP(STACK, "stack", NULL, sizeof(DsStackParam), parse_stack, stack_num_inputs,
-            ds_op_count_1, data_inputs, infer_shape_stack, NULL)
+            ds_op_count_1, data_inputs, infer_shape_stack, NULL,
+             .grad = ds_grad_stack)
 /* Every part is visible; with no output names the outputs are output0, output1... */
 DS_INDEX_OP(SLICE_CHANNEL, "SliceChannel", slice_channel_aliases, sizeof(DsSliceChannelParam),
             parse_slice_channel, ds_op_count_1, slice_channel_num_outputs, NULL,
-            infer_shape_slice_channel, NULL)
+            infer_shape_slice_channel, NULL,
+             .grad = ds_grad_slice_channel)
 DS_INDEX_OP(SLICE_LIKE, "slice_like", NULL, sizeof(DsSliceLikeParam), parse_slice_like,
             ds_op_count_2, ds_op_count_1, slice_like_inputs, infer_shape_slice_like,
             infer_type_data_out)
@@ -1004,7 +1009,8 @@ DS_INDEX_OP(ARGSORT, "argsort", NULL, sizeof(DsArgsortParam), parse_argsort, ds_
 DS_INDEX_OP(GATHER_ND, "gather_nd", NULL, 0, NULL, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
             infer_shape_gather_nd, infer_type_data_out)
 DS_INDEX_OP(SHAPE_ARRAY, "shape_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
-            infer_shape_shape_array, infer_type_int64_out)
+            infer_shape_shape_array, infer_type_int64_out,
+             .grad = ds_grad_zero)
 DS_INDEX_OP(SIZE_ARRAY, "size_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
             infer_shape_size_array, infer_type_int64_out)
 DS_INDEX_OP(TAKE_ALONG_AXIS, "take_along_axis", NULL, sizeof(DsTakeAlongAxisParam),
@@ -1023,7 +1029,8 @@ DS_INDEX_OP(TOPK, "topk", NULL, sizeof(DsTopkParam), parse_topk, ds_op_count_1, 
             NULL, infer_shape_topk, infer_type_topk)
 
 DS_INDEX_OP(ONE_HOT, "one_hot", one_hot_aliases, sizeof(DsOneHotParam), parse_one_hot,
-            ds_op_count_1, ds_op_count_1, one_hot_inputs, infer_shape_one_hot, infer_type_one_hot)
+            ds_op_count_1, ds_op_count_1, one_hot_inputs, infer_shape_one_hot, infer_type_one_hot,
+             .grad = ds_grad_zero)
 /* The output takes the data's dtype; the index may have any. */
 DS_INDEX_OP(PICK, "pick", pick_aliases, sizeof(DsPickParam), parse_pick, ds_op_count_2,
             ds_op_count_1, pick_inputs, infer_shape_pick, infer_type_data_out)

@@ -16,6 +16,8 @@
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-op.h"
+#include "ds-grad.h"
+#include "ds-grads.h"
 #include "ds-ops-common.h"
 
 /* --- Helpers ------------------------------------------------------------------------------ */
@@ -618,6 +620,7 @@ static const DsOpDef FULLY_CONNECTED_def = {
     .input_names = fully_connected_inputs,
     .output_names = names_output,
     .infer_shape = fully_connected_infer_shape,
+    .grad = ds_grad_fully_connected,
 };
 
 /* --- BatchNorm ---------------------------------------------------------------------------- */
@@ -850,6 +853,7 @@ static const DsOpDef LAYER_NORM_def = {
     .input_names = layer_norm_inputs,
     .output_names = layer_norm_outputs,
     .infer_shape = layer_norm_infer_shape,
+    .grad = ds_grad_layer_norm,
 };
 
 /* --- Activation, LeakyReLU ------------------------------------------------------------------ */
@@ -891,6 +895,7 @@ static const DsOpDef ACTIVATION_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output,
     .infer_shape = infer_shape_elementwise,
+    .grad = ds_grad_activation,
 };
 
 static const char *const leaky_types[] = {"leaky", "prelu", "rrelu", "elu", "selu", "gelu", NULL};
@@ -976,6 +981,7 @@ static const DsOpDef LEAKY_RELU_def = {
     .input_names = leaky_relu_inputs,
     .output_names = names_output_mask,
     .infer_shape = leaky_relu_infer_shape,
+    .grad = ds_grad_leaky_relu,
 };
 
 /* --- softmax, log_softmax, SoftmaxOutput ---------------------------------------------------- */
@@ -1069,6 +1075,7 @@ static const DsOpDef SOFTMAX_def = {
     .output_names = names_output,
     .infer_shape = softmax_infer_shape,
     .infer_type = softmax_infer_type,
+    .grad = ds_grad_softmax,
 };
 
 static const DsOpDef LOG_SOFTMAX_def = {
@@ -1084,6 +1091,7 @@ static const DsOpDef LOG_SOFTMAX_def = {
     .output_names = names_output,
     .infer_shape = softmax_infer_shape,
     .infer_type = softmax_infer_type,
+    .grad = ds_grad_log_softmax,
 };
 
 /* softmin: softmax's attributes without the length input. */
@@ -1487,6 +1495,7 @@ static const DsOpDef DROPOUT_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output_mask,
     .infer_shape = dropout_infer_shape,
+    .grad = ds_grad_dropout,
 };
 
 /* --- Embedding ---------------------------------------------------------------------------- */
@@ -1565,6 +1574,7 @@ static const DsOpDef EMBEDDING_def = {
     .output_names = names_output,
     .infer_shape = embedding_infer_shape,
     .infer_type = embedding_infer_type,
+    .grad = ds_grad_embedding,
 };
 
 /* --- dot, batch_dot ----------------------------------------------------------------------- */
@@ -1715,6 +1725,7 @@ static const DsOpDef DOT_def = {
     .input_names = dot_inputs,
     .output_names = names_output,
     .infer_shape = dot_infer_shape,
+    .grad = ds_grad_dot,
 };
 
 static const DsOpDef BATCH_DOT_def = {
@@ -1728,6 +1739,7 @@ static const DsOpDef BATCH_DOT_def = {
     .input_names = dot_inputs,
     .output_names = names_output,
     .infer_shape = batch_dot_infer_shape,
+    .grad = ds_grad_batch_dot,
 };
 
 /* --- RNN ---------------------------------------------------------------------------------- */

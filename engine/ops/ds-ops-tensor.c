@@ -16,6 +16,8 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-grad.h"
+#include "ds-grads.h"
 #include "ds-ops-common.h"
 
 static const char *const data_inputs[] = {"data", NULL};
@@ -2008,7 +2010,7 @@ static gboolean infer_shape_sequence_last(DsShapeCtx *ctx, const DsNode *node, c
 /* ------------------------------------------------------------------------------------------ */
 /* Definitions */
 
-#define DS_TENSOR_OP(ID, NAME, ALIASES, TRAITS, PARAM, PARSE, NUM_IN, INPUTS, SHAPE, TYPE)         \
+#define DS_TENSOR_OP(ID, NAME, ALIASES, TRAITS, PARAM, PARSE, NUM_IN, INPUTS, SHAPE, TYPE, ...)    \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -2022,6 +2024,7 @@ static gboolean infer_shape_sequence_last(DsShapeCtx *ctx, const DsNode *node, c
       .input_names = INPUTS,                                                                       \
       .infer_shape = SHAPE,                                                                        \
       .infer_type = TYPE,                                                                          \
+      __VA_ARGS__                                                                                  \
   };
 
 static const char *const reshape_aliases[] = {"reshape", NULL};
@@ -2038,36 +2041,48 @@ static const char *const np_reshape_aliases[] = {"_npi_reshape", NULL};
 static const char *const pad_aliases[] = {"pad", NULL};
 
 DS_TENSOR_OP(RESHAPE, "Reshape", reshape_aliases, DS_OP_TRAIT_VIEW, sizeof(DsReshapeParam),
-             parse_reshape, ds_op_count_1, NULL, infer_shape_reshape, NULL)
+             parse_reshape, ds_op_count_1, NULL, infer_shape_reshape, NULL,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(FLATTEN, "Flatten", flatten_aliases, DS_OP_TRAIT_VIEW, sizeof(DsFlattenParam),
-             parse_flatten, ds_op_count_1, NULL, infer_shape_flatten, NULL)
+             parse_flatten, ds_op_count_1, NULL, infer_shape_flatten, NULL,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(EXPAND_DIMS, "expand_dims", NULL, DS_OP_TRAIT_VIEW, sizeof(DsExpandDimsParam),
-             parse_expand_dims, ds_op_count_1, NULL, infer_shape_expand_dims, NULL)
+             parse_expand_dims, ds_op_count_1, NULL, infer_shape_expand_dims, NULL,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(SQUEEZE, "squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueezeParam), parse_squeeze,
-             ds_op_count_1, NULL, infer_shape_squeeze, NULL)
+             ds_op_count_1, NULL, infer_shape_squeeze, NULL,
+             .grad = ds_grad_reshape)
 /* Only lhs's bytes reach the output: rhs gives its shape, never its values or dtype. */
 DS_TENSOR_OP(RESHAPE_LIKE, "reshape_like", NULL, DS_OP_TRAIT_VIEW, sizeof(DsReshapeLikeParam),
              parse_reshape_like, ds_op_count_2, broadcast_like_inputs, infer_shape_reshape_like,
-             infer_type_data_out)
+             infer_type_data_out,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(TRANSPOSE, "transpose", NULL, 0, sizeof(DsTransposeParam), parse_transpose,
-             ds_op_count_1, NULL, infer_shape_transpose, NULL)
+             ds_op_count_1, NULL, infer_shape_transpose, NULL,
+             .grad = ds_grad_transpose)
 DS_TENSOR_OP(SWAP_AXIS, "SwapAxis", swap_axis_aliases, 0, sizeof(DsSwapAxisParam), parse_swap_axis,
-             ds_op_count_1, NULL, infer_shape_swap_axis, NULL)
+             ds_op_count_1, NULL, infer_shape_swap_axis, NULL,
+             .grad = ds_grad_swap_axis)
 DS_TENSOR_OP(CONCAT, "Concat", concat_aliases, 0, sizeof(DsConcatParam), parse_concat,
-             concat_num_inputs, data_inputs, infer_shape_concat, NULL)
+             concat_num_inputs, data_inputs, infer_shape_concat, NULL,
+             .grad = ds_grad_concat)
 DS_TENSOR_OP(BROADCAST_AXIS, "broadcast_axis", broadcast_axis_aliases, 0,
              sizeof(DsBroadcastAxisParam), parse_broadcast_axis, ds_op_count_1, NULL,
-             infer_shape_broadcast_axis, NULL)
+             infer_shape_broadcast_axis, NULL,
+             .grad = ds_grad_broadcast)
 DS_TENSOR_OP(BROADCAST_TO, "broadcast_to", NULL, 0, sizeof(DsBroadcastToParam), parse_broadcast_to,
-             ds_op_count_1, NULL, infer_shape_broadcast_to, NULL)
+             ds_op_count_1, NULL, infer_shape_broadcast_to, NULL,
+             .grad = ds_grad_broadcast)
 DS_TENSOR_OP(BROADCAST_LIKE, "broadcast_like", NULL, 0, sizeof(DsBroadcastLikeParam),
              parse_broadcast_like, ds_op_count_2, broadcast_like_inputs, infer_shape_broadcast_like,
-             NULL)
+             NULL,
+             .grad = ds_grad_broadcast)
 DS_TENSOR_OP(ARANGE, "_arange", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsArangeParam), parse_arange,
              count_0, NULL, infer_shape_arange, infer_type_arange)
 DS_TENSOR_OP(ARANGE_LIKE, "_contrib_arange_like", NULL, 0, sizeof(DsArangeLikeParam),
              parse_arange_like, ds_op_count_1, NULL, infer_shape_arange_like,
-             infer_type_arange_like)
+             infer_type_arange_like,
+             .grad = ds_grad_zero)
 DS_TENSOR_OP(ZEROS, "_zeros", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_zeros, count_0,
              NULL, infer_shape_init, infer_type_init)
 DS_TENSOR_OP(ONES, "_ones", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_ones, count_0,
@@ -2076,28 +2091,35 @@ DS_TENSOR_OP(FULL, "_full", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse
              NULL, infer_shape_init, infer_type_init)
 DS_TENSOR_OP(SEQUENCE_MASK, "SequenceMask", NULL, 0, sizeof(DsSequenceMaskParam),
              parse_sequence_mask, sequence_mask_num_inputs, sequence_mask_inputs,
-             infer_shape_sequence_mask, infer_type_data_out)
+             infer_shape_sequence_mask, infer_type_data_out,
+             .grad = ds_grad_sequence_mask)
 DS_TENSOR_OP(SLICE_AXIS, "slice_axis", NULL, 0, sizeof(DsSliceAxisParam), parse_slice_axis,
-             ds_op_count_1, NULL, infer_shape_slice_axis, NULL)
+             ds_op_count_1, NULL, infer_shape_slice_axis, NULL,
+             .grad = ds_grad_slice_axis)
 DS_TENSOR_OP(SLICE, "slice", slice_aliases, 0, sizeof(DsSliceParam), parse_slice, ds_op_count_1,
              NULL, infer_shape_slice, NULL)
 DS_TENSOR_OP(TAKE, "take", NULL, 0, sizeof(DsTakeParam), parse_take, ds_op_count_2, take_inputs,
              infer_shape_take, infer_type_data_out)
 DS_TENSOR_OP(CAST, "Cast", cast_aliases, DS_OP_TRAIT_ELEMWISE, sizeof(DsCastParam), parse_cast,
-             ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_cast)
+             ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_cast,
+             .grad = ds_grad_cast)
 DS_TENSOR_OP(SUM, "sum", sum_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL,
+             .grad = ds_grad_sum)
 DS_TENSOR_OP(MEAN, "mean", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL,
+             .grad = ds_grad_mean)
 DS_TENSOR_OP(MAX, "max", max_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
              infer_shape_reduce, NULL)
 DS_TENSOR_OP(MIN, "min", min_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
              infer_shape_reduce, NULL)
 DS_TENSOR_OP(NP_RESHAPE, "_np_reshape", np_reshape_aliases, DS_OP_TRAIT_VIEW,
              sizeof(DsNpReshapeParam), parse_np_reshape, ds_op_count_1, NULL,
-             infer_shape_np_reshape, NULL)
+             infer_shape_np_reshape, NULL,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(NP_SQUEEZE, "_np_squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueezeParam),
-             parse_np_squeeze, ds_op_count_1, NULL, infer_shape_squeeze, NULL)
+             parse_np_squeeze, ds_op_count_1, NULL, infer_shape_squeeze, NULL,
+             .grad = ds_grad_reshape)
 DS_TENSOR_OP(EXPAND, "_contrib_expand", NULL, 0, sizeof(DsExpandParam), parse_expand,
              ds_op_count_1, NULL, infer_shape_expand, NULL)
 DS_TENSOR_OP(PAD, "_npi_pad", NULL, 0, sizeof(DsPadParam), parse_pad, ds_op_count_1, NULL,

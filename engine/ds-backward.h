@@ -1,0 +1,38 @@
+/* ds-backward.h: the backward pass as a graph.
+ *
+ * From a forward graph and what inference knows of its entries, builds one graph that runs the
+ * forward pass and then the gradients of its heads with respect to every input and weight
+ * (MXNet's Gradient pass over FGradient): each op's gradient function adds engine ops, so the
+ * backward pass runs on any executor and backend, and every step of it is a node a user can
+ * see, step through and time. The seed of each head is ones (the gradient of the sum of its
+ * values), or a variable the caller feeds. */
+#pragma once
+
+#include <glib.h>
+
+#include "ds-graph.h"
+#include "ds-infer.h"
+
+typedef struct {
+  /* forward nodes first, with their ids, then the gradient nodes; heads: the forward heads,
+   * then one gradient per variable in `variables` */
+  DsGraph *graph;
+  guint n_forward_heads;
+  /* names of the variables whose gradients the heads after the forward ones hold, in order */
+  GPtrArray *variables;
+} DsBackward;
+
+/* The name of the variable that feeds head `output_name`'s gradient ("prob_output_head_grad"),
+ * for the heads `head_grad_given` asks for. Caller frees. */
+char *ds_backward_head_grad_name(const char *output_name);
+
+/* Builds the backward graph of `forward`, whose entries `shapes` describes (shapes and
+ * dtypes; symbolic dims where the forward graph has them). `head_grad_given`: per head, TRUE to
+ * read its gradient from a variable (ds_backward_head_grad_name), or NULL for ones everywhere.
+ * Every float variable that is not an auxiliary state gets a gradient (zeros when no head
+ * depends on it); integer values and the ops that are not differentiable pass none. An op on
+ * the way without a gradient yet is an error naming the node. */
+DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
+                              const gboolean *head_grad_given, GError **error);
+void ds_backward_free(DsBackward *backward);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBackward, ds_backward_free)

@@ -1,0 +1,260 @@
+/* ds-grads-nn.c: gradients of the nn family, as engine ops (products, activations,
+ * normalisations). g is the gradient flowing into output 0. */
+#include <math.h>
+
+#include "ds-grad.h"
+#include "ds-grads.h"
+#include "ds-dtype.h"
+
+#define MUL(a, b) ds_grad_op2(ctx, "elemwise_mul", (a), (b), NULL)
+#define ADD(a, b) ds_grad_op2(ctx, "elemwise_add", (a), (b), NULL)
+#define BMUL(a, b) ds_grad_op2(ctx, "broadcast_mul", (a), (b), NULL)
+#define BSUB(a, b) ds_grad_op2(ctx, "broadcast_sub", (a), (b), NULL)
+#define BDIV(a, b) ds_grad_op2(ctx, "broadcast_div", (a), (b), NULL)
+#define UN(op, a) ds_grad_op1(ctx, (op), (a), NULL)
+#define SC(op, a, s) ds_grad_scalar(ctx, (op), (a), (s))
+
+/* dot(a, b) with MXNet's transpose flags. */
+static DsEntry dot(DsGradCtx *ctx, const char *op, DsEntry a, DsEntry b, gboolean ta,
+                   gboolean tb)
+{
+  return ds_grad_op2(ctx, op, a, b, "transpose_a", ta ? "True" : "False", "transpose_b",
+                     tb ? "True" : "False", NULL);
+}
+
+/* `x` as a matrix of rows of `cols` values: Reshape(shape=(-1, cols)). */
+static DsEntry as_rows(DsGradCtx *ctx, DsEntry x, int64_t cols)
+{
+  g_autofree char *shape = g_strdup_printf("(-1, %" G_GINT64_FORMAT ")", cols);
+  return ds_grad_op1(ctx, "Reshape", x, "shape", shape, NULL);
+}
+
+/* The sum of `x` over every axis but the last (a bias's gradient), for an `ndim`-D x. */
+static DsEntry sum_leading(DsGradCtx *ctx, DsEntry x, int ndim)
+{
+  int64_t axes[DS_MAX_NDIM];
+  for (int i = 0; i < ndim - 1; i++)
+    axes[i] = i;
+  g_autofree char *axis = ds_grad_tuple(axes, ndim - 1);
+  return ds_grad_op1(ctx, "sum", x, "axis", axis, NULL);
+}
+
+/* y = x W^T + b, with x flattened to (N, K) unless flatten=False, where it is (..., K). */
+DS_GRAD_FN(ds_grad_fully_connected)
+{
+  const DsFullyConnectedParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0], *ws = &ctx->in_shapes[1];
+  if (xs->ndim < 1 || ws->ndim != 2 || !ds_dim_is_const(ws->dims[1]))
+    return ds_grad_fail(ctx, error, "its data and weight shapes are not known");
+  int64_t k = ws->dims[1].value;
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), w = ds_grad_input(ctx, 1);
+  /* x's rows and g's rows, lined up */
+  DsEntry x2 = xs->ndim != 2 ? as_rows(ctx, x, k) : x;
+  DsEntry g2 = (!p->flatten && xs->ndim != 2) ? as_rows(ctx, g, p->num_hidden) : g;
+  DsEntry dx = dot(ctx, "dot", g, w, FALSE, FALSE);
+  in_grads[0] = (p->flatten && xs->ndim != 2) ? ds_grad_op2(ctx, "reshape_like", dx, x, NULL) : dx;
+  in_grads[1] = dot(ctx, "dot", g2, x2, TRUE, FALSE);
+  if (!p->no_bias)
+    in_grads[2] = p->flatten ? ds_grad_op1(ctx, "sum", g, "axis", "0", NULL)
+                             : sum_leading(ctx, g, xs->ndim);
+  return TRUE;
+}
+
+/* The gradients of y = op(a) op(b) for 2-D operands or batches of them (batch_dot). */
+static void product_grads(DsGradCtx *ctx, const char *op, gboolean ta, gboolean tb, DsEntry g,
+                          DsEntry a, DsEntry b, DsEntry *da, DsEntry *db)
+{
+  if (!ta && !tb) {
+    *da = dot(ctx, op, g, b, FALSE, TRUE);
+    *db = dot(ctx, op, a, g, TRUE, FALSE);
+  } else if (!ta && tb) {
+    *da = dot(ctx, op, g, b, FALSE, FALSE);
+    *db = dot(ctx, op, g, a, TRUE, FALSE);
+  } else if (ta && !tb) {
+    *da = dot(ctx, op, b, g, FALSE, TRUE);
+    *db = dot(ctx, op, a, g, FALSE, FALSE);
+  } else {
+    *da = dot(ctx, op, b, g, TRUE, TRUE);
+    *db = dot(ctx, op, g, a, TRUE, TRUE);
+  }
+}
+
+DS_GRAD_FN(ds_grad_dot)
+{
+  const DsDotParam *p = ctx->node->param;
+  const DsShape *as = &ctx->in_shapes[0], *bs = &ctx->in_shapes[1];
+  DsEntry g = out_grads[0], a = ds_grad_input(ctx, 0), b = ds_grad_input(ctx, 1);
+  if (as->ndim == 2 && bs->ndim == 2) {
+    product_grads(ctx, "dot", p->transpose_a, p->transpose_b, g, a, b, &in_grads[0],
+                  &in_grads[1]);
+    return TRUE;
+  }
+  /* (..., K) . (K, N): a's leading axes are rows */
+  if (as->ndim > 2 && bs->ndim == 2 && !p->transpose_a && !p->transpose_b &&
+      ds_dim_is_const(bs->dims[0]) && ds_dim_is_const(bs->dims[1])) {
+    in_grads[0] = dot(ctx, "dot", g, b, FALSE, TRUE);
+    in_grads[1] = dot(ctx, "dot", as_rows(ctx, a, bs->dims[0].value),
+                      as_rows(ctx, g, bs->dims[1].value), TRUE, FALSE);
+    return TRUE;
+  }
+  return ds_grad_fail(ctx, error, "only 2-D operands, or (..., K) . (K, N), are done");
+}
+
+DS_GRAD_FN(ds_grad_batch_dot)
+{
+  (void)error;
+  const DsDotParam *p = ctx->node->param;
+  product_grads(ctx, "batch_dot", p->transpose_a, p->transpose_b, out_grads[0],
+                ds_grad_input(ctx, 0), ds_grad_input(ctx, 1), &in_grads[0], &in_grads[1]);
+  return TRUE;
+}
+
+DS_GRAD_FN(ds_grad_activation)
+{
+  const DsActivationParam *p = ctx->node->param;
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), y = ds_grad_output(ctx, 0);
+  switch (p->act_type) {
+  case DS_ACT_RELU:
+    return ds_grad_unary_formula(ctx, DS_OP_RELU, g, x, y, &in_grads[0]);
+  case DS_ACT_SIGMOID:
+    return ds_grad_unary_formula(ctx, DS_OP_SIGMOID, g, x, y, &in_grads[0]);
+  case DS_ACT_TANH:
+    return ds_grad_unary_formula(ctx, DS_OP_TANH, g, x, y, &in_grads[0]);
+  case DS_ACT_SOFTSIGN:
+    return ds_grad_unary_formula(ctx, DS_OP_SOFTSIGN, g, x, y, &in_grads[0]);
+  case DS_ACT_SOFTRELU: /* log(1 + e^x): sigmoid(x) */
+    in_grads[0] = MUL(g, UN("sigmoid", x));
+    return TRUE;
+  case DS_ACT_LOG_SIGMOID: /* log sigmoid(x): sigmoid(-x) */
+    in_grads[0] = MUL(g, UN("sigmoid", UN("negative", x)));
+    return TRUE;
+  case DS_ACT_MISH: { /* x tanh(softplus(x)): t + x sigmoid(x) (1 - t^2) */
+    DsEntry t = UN("tanh", ds_grad_op1(ctx, "Activation", x, "act_type", "softrelu", NULL));
+    DsEntry rest = MUL(MUL(x, UN("sigmoid", x)), SC("_rminus_scalar", UN("square", t), 1));
+    in_grads[0] = MUL(g, ADD(t, rest));
+    return TRUE;
+  }
+  }
+  return ds_grad_fail(ctx, error, "unknown act_type");
+}
+
+DS_GRAD_FN(ds_grad_leaky_relu)
+{
+  const DsLeakyReLUParam *p = ctx->node->param;
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), y = ds_grad_output(ctx, 0);
+  DsEntry positive = SC("_greater_scalar", x, 0);
+  DsEntry slope;
+  switch (p->act_type) {
+  case DS_LEAKY_LEAKY:
+  case DS_LEAKY_RRELU: { /* 1 above 0, the slope below (rrelu's mean slope at inference) */
+    double a = p->act_type == DS_LEAKY_LEAKY ? p->slope : (p->lower_bound + p->upper_bound) / 2;
+    slope = SC("_plus_scalar", SC("_mul_scalar", positive, 1 - a), a);
+    break;
+  }
+  case DS_LEAKY_ELU: /* below 0: y + a */
+    slope = ADD(positive, MUL(SC("_rminus_scalar", positive, 1), SC("_plus_scalar", y, p->slope)));
+    break;
+  case DS_LEAKY_SELU: { /* lambda above 0, y + lambda alpha below */
+    const double lambda = 1.0507009873554804934193349852946, alpha = 1.6732632423543772848170429916717;
+    slope = ADD(SC("_mul_scalar", positive, lambda),
+                MUL(SC("_rminus_scalar", positive, 1), SC("_plus_scalar", y, lambda * alpha)));
+    break;
+  }
+  case DS_LEAKY_GELU: { /* Phi(x) + x phi(x) */
+    DsEntry cdf = SC("_mul_scalar", SC("_plus_scalar", UN("erf", SC("_mul_scalar", x, M_SQRT1_2)), 1), 0.5);
+    DsEntry pdf = SC("_mul_scalar", UN("exp", SC("_mul_scalar", UN("square", x), -0.5)),
+                     M_2_SQRTPI * M_SQRT1_2 * 0.5);
+    slope = ADD(cdf, MUL(x, pdf));
+    break;
+  }
+  default:
+    return ds_grad_fail(ctx, error, "act_type prelu is not done yet");
+  }
+  in_grads[0] = MUL(g, slope);
+  return TRUE;
+}
+
+/* softmax and log_softmax's axis, checked against what their gradients handle. */
+static gboolean softmax_axis(DsGradCtx *ctx, char buf[16], GError **error)
+{
+  const DsSoftmaxParam *p = ctx->node->param;
+  if (p->use_length || p->trailing_axes)
+    return ds_grad_fail(ctx, error, "use_length and trailing axes are not done yet");
+  g_snprintf(buf, 16, "%d", p->axis);
+  return TRUE;
+}
+
+/* y (g - sum(g y)) / T */
+DS_GRAD_FN(ds_grad_softmax)
+{
+  const DsSoftmaxParam *p = ctx->node->param;
+  char axis[16];
+  if (!softmax_axis(ctx, axis, error))
+    return FALSE;
+  DsEntry g = out_grads[0], y = ds_grad_output(ctx, 0);
+  DsEntry dot = ds_grad_op1(ctx, "sum", MUL(g, y), "axis", axis, "keepdims", "True", NULL);
+  DsEntry dx = MUL(y, BSUB(g, dot));
+  in_grads[0] = p->temperature != 1.0 ? SC("_div_scalar", dx, p->temperature) : dx;
+  return TRUE;
+}
+
+/* (g - exp(y) sum(g)) / T */
+DS_GRAD_FN(ds_grad_log_softmax)
+{
+  const DsSoftmaxParam *p = ctx->node->param;
+  char axis[16];
+  if (!softmax_axis(ctx, axis, error))
+    return FALSE;
+  DsEntry g = out_grads[0], y = ds_grad_output(ctx, 0);
+  DsEntry total = ds_grad_op1(ctx, "sum", g, "axis", axis, "keepdims", "True", NULL);
+  DsEntry dx = BSUB(g, BMUL(UN("exp", y), total));
+  in_grads[0] = p->temperature != 1.0 ? SC("_div_scalar", dx, p->temperature) : dx;
+  return TRUE;
+}
+
+/* y = x̂ γ + β with x̂ = (x - mean) / std over the last axis, from the op's own mean and std
+ * outputs: dx = (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) / std with dx̂ = g γ. */
+DS_GRAD_FN(ds_grad_layer_norm)
+{
+  const DsLayerNormParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0];
+  if (xs->ndim < 1 || (p->axis != -1 && p->axis != xs->ndim - 1) || p->trailing_axes)
+    return ds_grad_fail(ctx, error, "only a normalisation over the last axis is done");
+  if (!ds_grad_is_none(out_grads[1]) || !ds_grad_is_none(out_grads[2]))
+    return ds_grad_fail(ctx, error, "gradients into its mean and std outputs are not done");
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), gamma = ds_grad_input(ctx, 1);
+  DsEntry mean = ds_grad_output(ctx, 1), std = ds_grad_output(ctx, 2);
+  DsEntry xhat = BDIV(BSUB(x, mean), std);
+  DsEntry dxhat = BMUL(g, gamma);
+  DsEntry m1 = ds_grad_op1(ctx, "mean", dxhat, "axis", "-1", "keepdims", "True", NULL);
+  DsEntry m2 = ds_grad_op1(ctx, "mean", MUL(dxhat, xhat), "axis", "-1", "keepdims", "True", NULL);
+  in_grads[0] = BDIV(BSUB(BSUB(dxhat, m1), BMUL(xhat, m2)), std);
+  in_grads[1] = sum_leading(ctx, MUL(g, xhat), xs->ndim);
+  in_grads[2] = sum_leading(ctx, g, xs->ndim);
+  return TRUE;
+}
+
+/* A model runs for inference, where Dropout passes its input through; with mode=always it
+ * drops at random, and the mask it drew is not kept. */
+DS_GRAD_FN(ds_grad_dropout)
+{
+  const DsDropoutParam *p = ctx->node->param;
+  if (p->mode == DS_DROPOUT_ALWAYS && p->p > 0.0)
+    return ds_grad_fail(ctx, error, "mode=always drops at random; its mask is not kept");
+  in_grads[0] = out_grads[0];
+  return TRUE;
+}
+
+/* The weight's gradient adds each row of g into the row its index picked:
+ * one_hot(indices)^T . g, over all indices as rows. */
+DS_GRAD_FN(ds_grad_embedding)
+{
+  const DsEmbeddingParam *p = ctx->node->param;
+  g_autofree char *depth = g_strdup_printf("%" G_GINT64_FORMAT, p->input_dim);
+  DsEntry hot = ds_grad_op1(ctx, "one_hot", ds_grad_input(ctx, 0), "depth", depth, "dtype",
+                            ds_dtype_name(ctx->in_dtypes[1]), NULL);
+  in_grads[1] = dot(ctx, "dot", as_rows(ctx, hot, p->input_dim),
+                    as_rows(ctx, out_grads[0], p->output_dim), TRUE, FALSE);
+  (void)error;
+  return TRUE;
+}

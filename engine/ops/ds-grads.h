@@ -1,0 +1,51 @@
+/* ds-grads.h: the ops' gradient functions (DsOpDef.grad), one file per family
+ * (ds-grads-{elemwise,nn,tensor}.c). Each builds an op's gradient from engine ops through
+ * ds-grad.h; the formulas are MXNet's FGradient ones. */
+#pragma once
+
+#include "ds-op.h"
+
+#define DS_GRAD_FN(name)                                                                      \
+  gboolean name(DsGradCtx *ctx, const DsEntry *out_grads, DsEntry *in_grads, GError **error)
+
+/* elementwise: the unary math ops, the binary ops (element-wise and broadcasting), the scalar
+ * ops, and the rest of the family */
+DS_GRAD_FN(ds_grad_unary_math);
+/* g times the derivative of unary math op `id` at x (y its output), into `dx`; FALSE for an op
+ * that is flat almost everywhere (floor, sign...). For the nn ops that apply the same
+ * functions (Activation). */
+gboolean ds_grad_unary_formula(DsGradCtx *ctx, DsOpId id, DsEntry g, DsEntry x, DsEntry y,
+                               DsEntry *dx);
+DS_GRAD_FN(ds_grad_binary);
+DS_GRAD_FN(ds_grad_scalar_op);
+DS_GRAD_FN(ds_grad_identity);
+DS_GRAD_FN(ds_grad_clip);
+DS_GRAD_FN(ds_grad_where);
+DS_GRAD_FN(ds_grad_add_n);
+DS_GRAD_FN(ds_grad_div_sqrt_dim);
+
+/* nn */
+DS_GRAD_FN(ds_grad_fully_connected);
+DS_GRAD_FN(ds_grad_dot);
+DS_GRAD_FN(ds_grad_batch_dot);
+DS_GRAD_FN(ds_grad_activation);
+DS_GRAD_FN(ds_grad_leaky_relu);
+DS_GRAD_FN(ds_grad_softmax);
+DS_GRAD_FN(ds_grad_log_softmax);
+DS_GRAD_FN(ds_grad_layer_norm);
+DS_GRAD_FN(ds_grad_dropout);
+DS_GRAD_FN(ds_grad_embedding);
+
+/* tensor */
+DS_GRAD_FN(ds_grad_reshape);
+DS_GRAD_FN(ds_grad_transpose);
+DS_GRAD_FN(ds_grad_swap_axis);
+DS_GRAD_FN(ds_grad_concat);
+DS_GRAD_FN(ds_grad_slice_channel);
+DS_GRAD_FN(ds_grad_stack);
+DS_GRAD_FN(ds_grad_slice_axis);
+DS_GRAD_FN(ds_grad_broadcast);
+DS_GRAD_FN(ds_grad_sum);
+DS_GRAD_FN(ds_grad_mean);
+DS_GRAD_FN(ds_grad_cast);
+DS_GRAD_FN(ds_grad_sequence_mask);

