@@ -6,6 +6,7 @@
 
 #include "ds-error.h"
 #include "ds-op.h"
+#include "ops/ds-grads.h"
 
 typedef struct {
   const DsGraph *forward;
@@ -57,22 +58,18 @@ static DsEntry add_node(Builder *b, const char *base, const char *op_name, guint
   return (DsEntry){node->id, 0, 0};
 }
 
-/* The forward nodes, copied with their ids and parsed params. */
+/* The forward nodes, copied with their ids and parsed params; heads come later. */
 static gboolean copy_forward(Builder *b, GError **error)
 {
-  const DsGraph *f = b->forward;
-  for (guint i = 0; i < f->n_nodes; i++) {
-    DsNode *copy = ds_node_copy(f->nodes[i]);
-    copy->op = f->nodes[i]->op;
-    ds_graph_append_node(b->graph, copy);
-    g_hash_table_add(b->names, g_strdup(copy->name));
-  }
-  b->graph->arg_nodes = g_memdup2(f->arg_nodes, f->n_arg_nodes * sizeof(guint));
-  b->graph->n_arg_nodes = f->n_arg_nodes;
-  b->graph->attrs = f->attrs != NULL ? cJSON_Duplicate(f->attrs, TRUE) : NULL;
-  b->graph->mxnet_version = f->mxnet_version;
-  ds_graph_update_row_ptr(b->graph);
-  return ds_graph_parse_params(b->graph, error);
+  b->graph = ds_graph_copy(b->forward, error);
+  if (b->graph == NULL)
+    return FALSE;
+  g_clear_pointer(&b->graph->heads, g_free);
+  g_clear_pointer(&b->graph->head_names, g_strfreev);
+  b->graph->n_heads = 0;
+  for (guint i = 0; i < b->graph->n_nodes; i++)
+    g_hash_table_add(b->names, g_strdup(b->graph->nodes[i]->name));
+  return TRUE;
 }
 
 /* Which forward entries a gradient flows into: the float variables that are not auxiliary
@@ -127,6 +124,10 @@ static DsEntry total_grad(Builder *b, guint e, const char *node_name)
   return sum;
 }
 
+static DsBackward *backward_subgraph(const DsGradCtx *ctx, const DsGraph *body,
+                                     const DsShape *in_shapes, const DsDType *in_dtypes,
+                                     const DsHeadGrad *heads, GError **error);
+
 /* The forward node's gradient, from the gradients of its outputs to those of its inputs. */
 static gboolean node_backward(Builder *b, guint id, GError **error)
 {
@@ -166,7 +167,9 @@ static gboolean node_backward(Builder *b, guint id, GError **error)
                    .out_shapes = in_shapes + node->n_inputs,
                    .in_dtypes = in_dtypes,
                    .out_dtypes = in_dtypes + node->n_inputs,
-                   .names = b->names};
+                   .names = b->names,
+                   .backward_subgraph = backward_subgraph,
+                   .backward_free = ds_backward_free};
   g_autofree DsEntry *in_grads = g_new(DsEntry, MAX(node->n_inputs, 1u));
   for (guint k = 0; k < node->n_inputs; k++)
     in_grads[k] = DS_GRAD_NONE;
@@ -180,23 +183,27 @@ static gboolean node_backward(Builder *b, guint id, GError **error)
   return TRUE;
 }
 
-/* Op definitions, parsed params and output counts for the nodes the gradients added. */
-static gboolean resolve_new_nodes(Builder *b, GError **error)
+/* Op definitions, parsed params and output counts for the nodes added to `g` from `first` on
+ * (and to the subgraphs they own: a backward loop's body). */
+static gboolean resolve_nodes(DsGraph *g, guint first, GError **error)
 {
-  DsGraph *g = b->graph;
-  for (guint i = b->forward->n_nodes; i < g->n_nodes; i++) {
+  for (guint i = first; i < g->n_nodes; i++) {
     DsNode *node = g->nodes[i];
-    if (ds_node_is_variable(node))
+    if (ds_node_is_variable(node) || node->op != NULL)
       continue;
     node->op = ds_op_lookup(node->op_name);
     g_assert(node->op != NULL);
   }
   if (!ds_graph_parse_params(g, error))
     return FALSE;
-  for (guint i = b->forward->n_nodes; i < g->n_nodes; i++) {
+  for (guint i = first; i < g->n_nodes; i++) {
     DsNode *node = g->nodes[i];
-    if (!ds_node_is_variable(node))
-      node->n_outputs = (guint)node->op->num_outputs(node->param);
+    if (ds_node_is_variable(node))
+      continue;
+    node->n_outputs = (guint)node->op->num_outputs(node->param);
+    for (guint s = 0; s < node->n_subgraphs; s++)
+      if (!resolve_nodes(node->subgraphs[s], 0, error))
+        return FALSE;
   }
   ds_graph_update_row_ptr(g);
   return TRUE;
@@ -237,41 +244,51 @@ static void prune(Builder *b)
   ds_graph_update_row_ptr(g);
 }
 
-static void add_variable(Builder *b, const char *name)
+/* A new variable; returns its position in arg_nodes. */
+static guint add_variable(Builder *b, const char *base)
 {
+  g_autofree char *name = fresh_name(b, base);
   DsNode *node = ds_graph_add_node(b->graph, name, "null");
-  g_hash_table_add(b->names, g_strdup(name));
   b->graph->arg_nodes = g_renew(guint, b->graph->arg_nodes, b->graph->n_arg_nodes + 1);
-  b->graph->arg_nodes[b->graph->n_arg_nodes++] = node->id;
+  b->graph->arg_nodes[b->graph->n_arg_nodes] = node->id;
+  return b->graph->n_arg_nodes++;
 }
 
-DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
-                              const gboolean *head_grad_given, GError **error)
+static DsBackward *build(const DsGraph *forward, const DsGraphShapes *shapes,
+                         const DsHeadGrad *heads, GError **error)
 {
   guint n_entries = ds_graph_n_entries(forward);
   Builder b = {.forward = forward,
                .shapes = shapes,
-               .graph = ds_graph_new(),
                .names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
                .needs = g_new0(gboolean, n_entries),
                .grads = g_new0(GArray *, n_entries)};
   g_autofree gboolean *aux = g_new0(gboolean, forward->n_nodes);
   g_autoptr(GPtrArray) head_names = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(GPtrArray) variables = g_ptr_array_new_with_free_func(g_free);
-  gboolean ok = copy_forward(&b, error);
+  if (!copy_forward(&b, error)) {
+    g_free(b.grads);
+    g_free(b.needs);
+    g_hash_table_unref(b.names);
+    return NULL;
+  }
+  gboolean ok = TRUE;
   mark_needs(&b, aux);
 
   /* Seeds: ones like each head, or the variable the caller feeds. */
-  for (guint h = 0; h < forward->n_heads; h++) {
+  g_autofree int *head_grad_args = g_new(int, MAX(forward->n_heads, 1u));
+  for (guint h = 0; ok && h < forward->n_heads; h++) {
     g_ptr_array_add(head_names, ds_graph_dup_output_name(forward, h));
+    head_grad_args[h] = -1;
     DsEntry head = forward->heads[h];
     guint e = ds_graph_entry_id(forward, head);
-    if (!b.needs[e])
+    DsHeadGrad seed = heads != NULL ? heads[h] : DS_HEAD_GRAD_ONES;
+    if (!b.needs[e] || seed == DS_HEAD_GRAD_NONE)
       continue;
-    if (head_grad_given != NULL && head_grad_given[h]) {
+    if (seed == DS_HEAD_GRAD_GIVEN) {
       g_autofree char *name = ds_backward_head_grad_name(g_ptr_array_index(head_names, h));
-      add_variable(&b, name);
-      add_grad(&b, e, (DsEntry){b.graph->n_nodes - 1, 0, 0});
+      head_grad_args[h] = (int)add_variable(&b, name);
+      add_grad(&b, e, (DsEntry){b.graph->arg_nodes[head_grad_args[h]], 0, 0});
     } else {
       g_autofree char *base = g_strdup_printf("%s_head_grad", forward->nodes[head.node_id]->name);
       add_grad(&b, e, add_node(&b, base, "ones_like", 1, &head, NULL, NULL));
@@ -282,8 +299,8 @@ DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shape
       ok = node_backward(&b, i, error);
 
   /* Heads: the forward ones, then each variable's gradient (zeros when nothing reached it). */
-  GArray *heads = g_array_new(FALSE, FALSE, sizeof(DsEntry));
-  g_array_append_vals(heads, forward->heads, forward->n_heads);
+  GArray *outputs = g_array_new(FALSE, FALSE, sizeof(DsEntry));
+  g_array_append_vals(outputs, forward->heads, forward->n_heads);
   for (guint a = 0; ok && a < forward->n_arg_nodes; a++) {
     guint id = forward->arg_nodes[a];
     guint e = forward->node_row_ptr[id];
@@ -295,16 +312,16 @@ DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shape
       g_autofree char *base = g_strdup_printf("%s_grad_zeros", name);
       grad = add_node(&b, base, "zeros_like", 1, &(DsEntry){id, 0, 0}, NULL, NULL);
     }
-    g_array_append_val(heads, grad);
+    g_array_append_val(outputs, grad);
     g_ptr_array_add(variables, g_strdup(name));
     g_ptr_array_add(head_names, g_strconcat("grad_", name, NULL));
   }
-  b.graph->n_heads = heads->len;
-  b.graph->heads = (DsEntry *)g_array_free(heads, FALSE);
+  b.graph->n_heads = outputs->len;
+  b.graph->heads = (DsEntry *)g_array_free(outputs, FALSE);
   g_ptr_array_add(head_names, NULL);
   b.graph->head_names = (char **)g_ptr_array_steal(head_names, NULL);
 
-  ok = ok && resolve_new_nodes(&b, error);
+  ok = ok && resolve_nodes(b.graph, forward->n_nodes, error);
   if (ok) {
     prune(&b);
     ok = ds_graph_validate(b.graph, NULL, error);
@@ -323,6 +340,7 @@ DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shape
   backward->graph = b.graph;
   backward->n_forward_heads = forward->n_heads;
   backward->variables = g_steal_pointer(&variables);
+  backward->head_grad_args = g_steal_pointer(&head_grad_args);
   return backward;
 }
 
@@ -332,5 +350,113 @@ void ds_backward_free(DsBackward *backward)
     return;
   g_clear_pointer(&backward->graph, ds_graph_unref);
   g_clear_pointer(&backward->variables, g_ptr_array_unref);
+  g_free(backward->head_grad_args);
   g_free(backward);
+}
+
+/* Shapes for `graph` inferred again from its variables' shapes and dtypes in `from` (the
+ * shapes of `from_graph`, whose variables have the same ids). */
+static DsGraphShapes *infer_again(const DsGraph *graph, const DsGraph *from_graph,
+                                  const DsGraphShapes *from, GError **error)
+{
+  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(graph, error);
+  if (shapes == NULL)
+    return NULL;
+  for (guint a = 0; a < graph->n_arg_nodes; a++) {
+    guint id = graph->arg_nodes[a];
+    shapes->shapes[graph->node_row_ptr[id]] = from->shapes[from_graph->node_row_ptr[id]];
+    shapes->dtypes[graph->node_row_ptr[id]] = from->dtypes[from_graph->node_row_ptr[id]];
+  }
+  DsShapeCtx *ctx = ds_shape_ctx_new();
+  gboolean ok = ds_infer_graph(graph, shapes, ctx, FALSE, error);
+  ds_shape_ctx_free(ctx);
+  return ok ? g_steal_pointer(&shapes) : NULL;
+}
+
+/* `forward` with every _foreach a gradient flows through changed to keep the state each of
+ * its iterations starts from (ds_grad_foreach_prepare: extra step outputs, which move the
+ * loop's final states up, so their readers are renumbered), and its shapes inferred again.
+ * NULL without an error when no loop needs it. */
+static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shapes,
+                              DsGraphShapes **prepared_shapes, GError **error)
+{
+  Builder b = {.forward = forward,
+               .shapes = shapes,
+               .needs = g_new0(gboolean, ds_graph_n_entries(forward))};
+  g_autofree gboolean *aux = g_new0(gboolean, forward->n_nodes);
+  mark_needs(&b, aux);
+  g_autoptr(DsGraph) graph = NULL;
+  for (guint i = 0; i < forward->n_nodes; i++) {
+    const DsNode *node = forward->nodes[i];
+    if (node->op == NULL || node->op->grad != ds_grad_foreach)
+      continue;
+    gboolean any = FALSE;
+    for (guint k = 0; k < node->n_inputs; k++)
+      any = any || b.needs[ds_graph_entry_id(forward, node->inputs[k])];
+    if (!any)
+      continue;
+    if (graph == NULL && (graph = ds_graph_copy(forward, error)) == NULL)
+      break;
+    guint moved_from = (guint)((const DsForeachParam *)node->param)->num_out_data;
+    int n = ds_grad_foreach_prepare(graph->nodes[i], error);
+    if (n < 0) {
+      g_clear_pointer(&graph, ds_graph_unref);
+      break;
+    }
+    for (guint j = i + 1; j < graph->n_nodes; j++)
+      for (guint k = 0; k < graph->nodes[j]->n_inputs; k++)
+        if (graph->nodes[j]->inputs[k].node_id == i && graph->nodes[j]->inputs[k].index >= moved_from)
+          graph->nodes[j]->inputs[k].index += (guint)n;
+    for (guint h = 0; h < graph->n_heads; h++)
+      if (graph->heads[h].node_id == i && graph->heads[h].index >= moved_from)
+        graph->heads[h].index += (guint)n;
+  }
+  g_free(b.needs);
+  if (graph == NULL)
+    return NULL;
+  ds_graph_update_row_ptr(graph);
+  *prepared_shapes = infer_again(graph, forward, shapes, error);
+  return *prepared_shapes != NULL ? g_steal_pointer(&graph) : NULL;
+}
+
+DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
+                              const DsHeadGrad *heads, GError **error)
+{
+  GError *local = NULL;
+  DsGraphShapes *prepared_shapes = NULL;
+  g_autoptr(DsGraph) prepared = prepare_loops(forward, shapes, &prepared_shapes, &local);
+  if (local != NULL) {
+    g_propagate_error(error, local);
+    return NULL;
+  }
+  if (prepared == NULL)
+    return build(forward, shapes, heads, error);
+  /* the outputs keep the names the model gives them, whatever the loops now output */
+  g_strfreev(prepared->head_names);
+  prepared->head_names = g_new0(char *, forward->n_heads + 1);
+  for (guint h = 0; h < forward->n_heads; h++)
+    prepared->head_names[h] = ds_graph_dup_output_name(forward, h);
+  DsBackward *backward = build(prepared, prepared_shapes, heads, error);
+  ds_graph_shapes_free(prepared_shapes);
+  return backward;
+}
+
+/* A loop body's backward graph: its shapes inferred from its inputs', then built like any. */
+static DsBackward *backward_subgraph(const DsGradCtx *ctx, const DsGraph *body,
+                                     const DsShape *in_shapes, const DsDType *in_dtypes,
+                                     const DsHeadGrad *heads, GError **error)
+{
+  (void)ctx;
+  g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(body, error);
+  if (shapes == NULL)
+    return NULL;
+  for (guint a = 0; a < body->n_arg_nodes; a++) {
+    guint e = body->node_row_ptr[body->arg_nodes[a]];
+    shapes->shapes[e] = in_shapes[a];
+    shapes->dtypes[e] = in_dtypes[a];
+  }
+  DsShapeCtx *sctx = ds_shape_ctx_new();
+  gboolean ok = ds_infer_graph(body, shapes, sctx, FALSE, error);
+  ds_shape_ctx_free(sctx);
+  return ok ? ds_backward_build(body, shapes, heads, error) : NULL;
 }

@@ -12,27 +12,31 @@
 
 #include "ds-graph.h"
 #include "ds-infer.h"
+#include "ds-op.h"
 
-typedef struct {
+struct _DsBackward {
   /* forward nodes first, with their ids, then the gradient nodes; heads: the forward heads,
    * then one gradient per variable in `variables` */
   DsGraph *graph;
   guint n_forward_heads;
   /* names of the variables whose gradients the heads after the forward ones hold, in order */
   GPtrArray *variables;
-} DsBackward;
+  /* per forward head: the position in graph->arg_nodes of the variable its given gradient is
+   * fed through, or -1 */
+  int *head_grad_args;
+};
 
 /* The name of the variable that feeds head `output_name`'s gradient ("prob_output_head_grad"),
- * for the heads `head_grad_given` asks for. Caller frees. */
+ * for the heads given as DS_HEAD_GRAD_GIVEN. Caller frees. */
 char *ds_backward_head_grad_name(const char *output_name);
 
 /* Builds the backward graph of `forward`, whose entries `shapes` describes (shapes and
- * dtypes; symbolic dims where the forward graph has them). `head_grad_given`: per head, TRUE to
- * read its gradient from a variable (ds_backward_head_grad_name), or NULL for ones everywhere.
- * Every float variable that is not an auxiliary state gets a gradient (zeros when no head
- * depends on it); integer values and the ops that are not differentiable pass none. An op on
- * the way without a gradient yet is an error naming the node. */
+ * dtypes). `heads`: per head, what seeds its gradient (NULL: ones everywhere). Every float
+ * variable that is not an auxiliary state gets a gradient (zeros when no head depends on it);
+ * integer values and the ops that are not differentiable pass none. An op on the way without
+ * a gradient yet is an error naming the node. A `_foreach` on the way is changed to keep the
+ * state each iteration starts from, for its backward loop (ds-grads-control.c). */
 DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
-                              const gboolean *head_grad_given, GError **error);
+                              const DsHeadGrad *heads, GError **error);
 void ds_backward_free(DsBackward *backward);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBackward, ds_backward_free)

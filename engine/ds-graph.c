@@ -93,6 +93,26 @@ DsNode *ds_node_copy(const DsNode *node)
   return copy;
 }
 
+DsGraph *ds_graph_copy(const DsGraph *graph, GError **error)
+{
+  DsGraph *copy = ds_graph_new();
+  for (guint i = 0; i < graph->n_nodes; i++)
+    ds_graph_append_node(copy, ds_node_copy(graph->nodes[i]));
+  copy->arg_nodes = g_memdup2(graph->arg_nodes, graph->n_arg_nodes * sizeof(guint));
+  copy->n_arg_nodes = graph->n_arg_nodes;
+  copy->heads = g_memdup2(graph->heads, graph->n_heads * sizeof(DsEntry));
+  copy->n_heads = graph->n_heads;
+  copy->head_names = g_strdupv(graph->head_names);
+  copy->attrs = graph->attrs != NULL ? cJSON_Duplicate(graph->attrs, TRUE) : NULL;
+  copy->mxnet_version = graph->mxnet_version;
+  ds_graph_update_row_ptr(copy);
+  if (!ds_graph_parse_params(copy, error)) {
+    ds_graph_unref(copy);
+    return NULL;
+  }
+  return copy;
+}
+
 void ds_graph_append_node(DsGraph *graph, DsNode *node)
 {
   /* Capacity is implicit: 8, then doubling whenever the count reaches a power of two. */

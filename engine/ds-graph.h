@@ -87,6 +87,10 @@ DsNode *ds_node_new(const char *name, const char *op_name);
  * ds_graph_parse_params() to fill in the copy's graph. */
 DsNode *ds_node_copy(const DsNode *node);
 void ds_node_free(DsNode *node);
+/* A copy of `graph` that a pass may change: every node copied (ds_node_copy, with its op and
+ * a reference on each subgraph), the variables, heads, head names and graph attributes, and
+ * the params parsed again. NULL with `error` set when a param does not parse. */
+DsGraph *ds_graph_copy(const DsGraph *graph, GError **error);
 /* Appends `node` (in no graph) to `graph`, which takes ownership and sets its id. */
 void ds_graph_append_node(DsGraph *graph, DsNode *node);
 

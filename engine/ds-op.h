@@ -63,7 +63,15 @@ typedef gboolean (*DsInferTypeFn)(const DsNode *node, const void *param, DsDType
  * and what inference knew of its inputs and outputs: shapes (ranks, dims constant or symbolic)
  * and dtypes, indexed like the node's inputs and outputs. Gradient nodes are added through
  * engine/ops/ds-grad.h, which names them after the forward node. */
-typedef struct {
+/* What seeds the gradient of each head of a graph whose backward pass is built: ones (the
+ * gradient of the sum of its values), a variable the caller feeds, or nothing (an output only
+ * kept for the backward pass, such as a loop's saved states). */
+typedef enum { DS_HEAD_GRAD_ONES, DS_HEAD_GRAD_GIVEN, DS_HEAD_GRAD_NONE } DsHeadGrad;
+
+typedef struct _DsBackward DsBackward;
+typedef struct _DsGradCtx DsGradCtx;
+
+struct _DsGradCtx {
   DsGraph *graph;
   const DsNode *node;
   const DsShape *in_shapes;
@@ -71,7 +79,15 @@ typedef struct {
   const DsDType *in_dtypes;
   const DsDType *out_dtypes;
   GHashTable *names; /* every node name in `graph`, so new names stay unique */
-} DsGradCtx;
+  /* For control-flow ops: the backward graph of subgraph `body` (ds-backward.h), given the
+   * shapes and dtypes of its inputs (in arg_nodes order) and a seed per head. NULL with
+   * `error` set on failure; the caller frees it with backward_free. Given by the backward
+   * pass, which owns the recursion. */
+  DsBackward *(*backward_subgraph)(const DsGradCtx *ctx, const DsGraph *body,
+                                   const DsShape *in_shapes, const DsDType *in_dtypes,
+                                   const DsHeadGrad *heads, GError **error);
+  void (*backward_free)(DsBackward *backward);
+};
 
 /* "No gradient flows here": an input that gets none (an index, a mask), an output nothing
  * reads. */

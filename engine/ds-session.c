@@ -217,8 +217,10 @@ gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_g
   const DsGraphShapes *shapes = ds_session_infer_partial(session, error);
   if (shapes == NULL)
     return FALSE;
-  g_autoptr(DsBackward) backward =
-      ds_backward_build(session->graph, shapes, head_grad_given, error);
+  g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, MAX(session->graph->n_heads, 1u));
+  for (guint h = 0; h < session->graph->n_heads; h++)
+    seeds[h] = head_grad_given != NULL && head_grad_given[h] ? DS_HEAD_GRAD_GIVEN : DS_HEAD_GRAD_ONES;
+  g_autoptr(DsBackward) backward = ds_backward_build(session->graph, shapes, seeds, error);
   if (backward == NULL)
     return FALSE;
   invalidate(session);

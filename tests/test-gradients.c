@@ -19,9 +19,10 @@
 #include "ops/ds-grad.h"
 
 typedef struct {
-  const char *op;
+  const char *op;        /* the op, or a model's label */
+  const char *model;     /* a model file under the source tree instead of one op, or NULL */
   const char *attrs;     /* JSON members ("\"num_hidden\": \"4\""), or NULL */
-  const char *shapes[4]; /* per input, "(2, 3)" */
+  const char *shapes[8]; /* per input (the graph's variables in order), "(2, 3)" */
   double lo, hi;         /* inputs drawn uniformly from [lo, hi) */
   guint index_inputs;    /* bit i: input i holds integers in [0, index_hi), fed, not checked */
   int index_hi;
@@ -76,15 +77,18 @@ static DsNDArray *array_copy(const DsTensor *t)
   return a;
 }
 
+/* The case's graph with its variables fed, in the order the graph lists them. */
 static DsSession *open_case(const char *path, int n_inputs, DsNDArray **inputs)
 {
   g_autoptr(GError) error = NULL;
   DsSession *session = ds_session_new(path, &error);
   g_assert_no_error(error);
+  const DsGraph *graph = ds_session_get_graph(session);
+  g_assert_cmpuint(graph->n_arg_nodes, ==, (guint)n_inputs);
   for (int i = 0; i < n_inputs; i++) {
-    char name[8];
-    g_snprintf(name, sizeof name, "x%d", i);
-    g_assert_true(ds_session_feed(session, name, array_copy(&inputs[i]->view), &error));
+    const char *name = graph->nodes[graph->arg_nodes[i]]->name;
+    if (!ds_session_feed(session, name, array_copy(&inputs[i]->view), &error))
+      g_error("%s: %s", path, error->message);
   }
   return session;
 }
@@ -107,15 +111,28 @@ static void run_case(gconstpointer data)
 {
   const GradCase *c = data;
   int n_inputs = 0;
-  while (n_inputs < 4 && c->shapes[n_inputs] != NULL)
+  while (n_inputs < 8 && c->shapes[n_inputs] != NULL)
     n_inputs++;
   int n_heads = MAX(c->n_heads, 1);
   g_autoptr(GError) error = NULL;
-  g_autofree char *json = case_json(c, n_inputs);
-  g_autofree char *path = g_build_filename(tmpdir, "case-symbol.json", NULL);
-  g_assert_true(g_file_set_contents(path, json, -1, NULL));
+  g_autofree char *path = NULL;
+  if (c->model != NULL) {
+    /* the model's float32 variables declared float64 (MXNet's dtype 1) */
+    const char *src = g_getenv("DS_SOURCE_DIR");
+    g_autofree char *model = g_build_filename(src != NULL ? src : ".", c->model, NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(model, &text, NULL, NULL));
+    g_autoptr(GRegex) dtype = g_regex_new("\"__dtype__\": *\"0\"", 0, 0, NULL);
+    g_autofree char *f64 = g_regex_replace_literal(dtype, text, -1, 0, "\"__dtype__\": \"1\"", 0, NULL);
+    path = g_build_filename(tmpdir, "case-symbol.json", NULL);
+    g_assert_true(g_file_set_contents(path, f64, -1, NULL));
+  } else {
+    g_autofree char *json = case_json(c, n_inputs);
+    path = g_build_filename(tmpdir, "case-symbol.json", NULL);
+    g_assert_true(g_file_set_contents(path, json, -1, NULL));
+  }
   g_autoptr(GRand) rand = g_rand_new_with_seed(g_str_hash(c->op) ^ g_str_hash(c->attrs ? c->attrs : ""));
-  DsNDArray *inputs[4];
+  DsNDArray *inputs[8];
   for (int i = 0; i < n_inputs; i++) {
     gboolean index = (c->index_inputs >> i) & 1;
     inputs[i] = array_from(c->shapes[i], rand, index ? 0 : c->lo, index ? c->index_hi : c->hi, index);
@@ -162,8 +179,9 @@ static void run_case(gconstpointer data)
     if ((c->index_inputs >> i) & 1)
       continue;
     const DsTensor *grad = ds_session_get_output(both, n_model + (guint)i);
-    const DsTensor *x = ds_session_get_entry(forward, ds_graph_entry_id(ds_session_get_graph(forward),
-                                                                          (DsEntry){(guint)i, 0, 0}));
+    const DsGraph *fg = ds_session_get_graph(forward);
+    const DsTensor *x =
+        ds_session_get_entry(forward, ds_graph_entry_id(fg, (DsEntry){fg->arg_nodes[i], 0, 0}));
     g_assert_cmpint(grad->dtype, ==, DS_DTYPE_FLOAT64);
     g_assert_cmpint(ds_tensor_numel(grad), ==, ds_tensor_numel(x));
     double *xd = x->data;
@@ -324,6 +342,13 @@ static void add_cases(void)
           "(2,)", NULL, -1, 1);
   c->index_inputs = 2, c->index_hi = 4;
   add("_contrib_arange_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  /* a loop: the LSTM cell run by _foreach, backwards through 3 steps (data, the weights and
+   * biases, the initial h and c) */
+  c = add("_foreach", NULL, "(3, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
+  c->model = "data/control/lstm-foreach-symbol.json";
+  c->shapes[3] = "(128, 16)", c->shapes[4] = "(128,)", c->shapes[5] = "(128, 32)";
+  c->shapes[6] = "(128,)";
+  c->n_heads = 3;
   add("shape_array", NULL, "(2, 3)", NULL, NULL, -1, 1);
   c = add("one_hot", "\"depth\": \"4\", \"dtype\": \"float64\"", "(2, 3)", NULL, NULL, 0, 1);
   c->index_inputs = 1, c->index_hi = 4;

@@ -99,6 +99,69 @@ def test_mlp_float64(tmp):
     return f"worst relative error {worst:.2g}"
 
 
+def test_transformer_directional(tmp):
+    """The transformer's gradient along random directions of all its weights at once equals
+    the central difference of the loss along them (float32, so within 1%)."""
+    model = os.path.join(SRC, "data", "transformer", "transformer-symbol.json")
+    rng = np.random.default_rng(11)
+    data = {"data0": rng.integers(0, 1000, (2, 16)).astype("float32"),
+            "data1": rng.integers(0, 2, (2, 16)).astype("float32"),
+            "data2": np.array([16, 9], "float32")}
+
+    def run(values, extra, name):
+        out = os.path.join(tmp, name)
+        args = ["--run", model, "--save-outputs", out] + extra
+        for n, v in values.items():
+            path = os.path.join(tmp, f"in_{n}.npy")
+            np.save(path, v)
+            args += ["--input", f"{n}={path}"]
+        r = run_cli(args)
+        if r.returncode != 0:
+            raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+        with open(os.path.join(out, "outputs.json")) as f:
+            return out, json.load(f)
+
+    _, listing = run(data, ["--random-inputs", "--backward"], "shapes")
+    values = dict(data)
+    for g in listing["gradients"]:
+        if g["name"].startswith("data"):
+            continue
+        shape = g["shape"]
+        scale = 1 / np.sqrt(shape[-1]) if len(shape) > 1 else 0.1
+        base = 1.0 if g["name"].endswith("gamma") else 0.0
+        values[g["name"]] = (base + scale * rng.standard_normal(shape)).astype("float32")
+    head = listing["outputs"][0]
+    hg = rng.standard_normal(head["shape"])
+    np.save(os.path.join(tmp, "hg.npy"), hg.astype("float32"))
+    out, listing = run(values, ["--backward", "--head-grad",
+                                f"{head['name']}={os.path.join(tmp, 'hg.npy')}"], "grads")
+    grads = {g["name"]: np.load(os.path.join(out, g["file"])).astype(np.float64)
+             for g in listing["gradients"]}
+    weights = [n for n in values if not n.startswith("data")]
+    zero = [n for n in weights if not np.any(grads[n])]
+    if zero:
+        raise Failure(f"zero gradients: {zero}")
+    eps, worst = 0.05, 0.0
+    for _ in range(3):
+        v = {n: rng.standard_normal(values[n].shape) for n in weights}
+        norm = np.sqrt(sum(float((x * x).sum()) for x in v.values()))
+        predicted = sum(float((grads[n] * v[n]).sum()) for n in weights) / norm
+        loss = []
+        for sign in (1, -1):
+            moved = dict(values)
+            for n in weights:
+                moved[n] = (values[n] + sign * eps * v[n] / norm).astype("float32")
+            o, lst = run(moved, [], "moved")
+            y = np.load(os.path.join(o, lst["outputs"][0]["file"])).astype(np.float64)
+            loss.append(float((y * hg).sum()))
+        fd = (loss[0] - loss[1]) / (2 * eps)
+        err = abs(predicted - fd) / max(abs(fd), 1e-3)
+        worst = max(worst, err)
+        if err > 1e-2:
+            raise Failure(f"along a direction: backward {predicted:.6g}, differences {fd:.6g}")
+    return f"{len(weights)} weights, worst relative difference {worst:.2g}"
+
+
 def expect_fail(args, status, needles):
     r = run_cli(args)
     if r.returncode != status:
@@ -130,6 +193,8 @@ def test_op_without_gradient(tmp):
 
 TESTS = [
     ("--backward on an MLP in float64 equals NumPy's backpropagation", test_mlp_float64),
+    ("--backward on the transformer sample agrees with differences along random directions",
+     test_transformer_directional),
     ("--head-grad without --backward exits 2", test_head_grad_without_backward),
     ("--head-grad naming no output exits 2, listing the outputs", test_head_grad_unknown_output),
     ("--backward through an op without a gradient names the node", test_op_without_gradient),

@@ -15,6 +15,7 @@
 #include "ds-attr.h"
 #include "ds-error.h"
 #include "ds-expr.h"
+#include "ds-grads.h"
 #include "ds-infer.h"
 #include "ds-ops-common.h"
 
@@ -1333,7 +1334,7 @@ static void free_cond_param(void *param)
 /* Owning the subgraphs they run is what DS_OP_TRAIT_CONTROL_FLOW says; a while loop's stacked
  * outputs also have a length only running it tells. The inputs are named arg0, arg1... (MXNet
  * calls them data0, data1...; the names here are one static list per op). */
-#define DS_CONTROL_OP(ID, NAME, TRAITS, PARAM, PARSE, FREE, NUM_IN, NUM_OUT, SHAPE, TYPE)          \
+#define DS_CONTROL_OP(ID, NAME, TRAITS, PARAM, PARSE, FREE, NUM_IN, NUM_OUT, SHAPE, TYPE, ...)     \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -1348,11 +1349,12 @@ static void free_cond_param(void *param)
       .input_names = NULL,                                                                         \
       .infer_shape = SHAPE,                                                                        \
       .infer_type = TYPE,                                                                          \
+      __VA_ARGS__                                                                                  \
   };
 
 DS_CONTROL_OP(FOREACH, "_foreach", DS_OP_TRAIT_CONTROL_FLOW, DsForeachParam, parse_foreach,
               free_foreach_param, foreach_num_inputs, foreach_num_outputs, infer_shape_foreach,
-              infer_type_foreach)
+              infer_type_foreach, .grad = ds_grad_foreach)
 DS_CONTROL_OP(WHILE_LOOP, "_while_loop", DS_OP_TRAIT_CONTROL_FLOW | DS_OP_TRAIT_DYNAMIC_SHAPE,
               DsWhileLoopParam, parse_while_loop, free_while_loop_param, while_loop_num_inputs,
               while_loop_num_outputs, infer_shape_while_loop, infer_type_while_loop)
