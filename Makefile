@@ -34,6 +34,9 @@ test: build
 bench: build
 	/usr/bin/python3 tools/make_bench_models.py $(BUILD)/bench-models
 	DS_BENCH_MODELS=$(BUILD)/bench-models $(BUILD)/bench/ds-bench
+	@echo "== training through a loop: the _foreach LSTM (batch 16, input 128, hidden 256), 512 steps, forward + backward, per --recompute policy =="
+	$(DYNSCOPE) --run $(BUILD)/bench-models/lstm-foreach-symbol.json --input-shape 'data=(512,16,128)' \
+	  --random-inputs --what-if-recompute --repeat 3 --threads 1
 	/usr/bin/python3 bench/onnx_peer.py $(BUILD)
 	/usr/bin/python3 bench/realmodels_peer.py $(BUILD)
 

@@ -7,6 +7,7 @@
 
 static atomic_size_t limit_bytes;
 static atomic_size_t used_bytes;
+static atomic_size_t peak_bytes; /* the most used at once since the last reset */
 
 size_t ds_memory_get_limit_bytes(void)
 {
@@ -30,9 +31,16 @@ bool ds_memory_try_reserve(size_t bytes)
     if (bytes > limit || used > limit - bytes)
       return false;
   } while (!atomic_compare_exchange_weak(&used_bytes, &used, used + bytes));
+  size_t peak = atomic_load(&peak_bytes);
+  while (used + bytes > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, used + bytes))
+    ;
   return true;
 }
 
 void ds_memory_release(size_t bytes) { atomic_fetch_sub(&used_bytes, bytes); }
 
 size_t ds_memory_get_used_bytes(void) { return atomic_load(&used_bytes); }
+
+size_t ds_memory_get_peak_bytes(void) { return atomic_load(&peak_bytes); }
+
+void ds_memory_reset_peak(void) { atomic_store(&peak_bytes, atomic_load(&used_bytes)); }

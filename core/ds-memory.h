@@ -20,3 +20,7 @@ void ds_memory_set_limit_bytes(size_t bytes);
 bool ds_memory_try_reserve(size_t bytes);
 void ds_memory_release(size_t bytes);
 size_t ds_memory_get_used_bytes(void);
+/* The most bytes held at once since the last ds_memory_reset_peak() (which starts it at what
+ * is held now): a run's peak, forward and backward together, whatever executor ran it. */
+size_t ds_memory_get_peak_bytes(void);
+void ds_memory_reset_peak(void);

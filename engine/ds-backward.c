@@ -15,6 +15,7 @@ typedef struct {
   GHashTable *names;   /* node names taken */
   gboolean *needs;     /* per forward entry: a gradient flows into it */
   GArray **grads;      /* per forward entry: the gradients flowing into it, or NULL */
+  DsLoopPolicy loop_policy;
 } Builder;
 
 char *ds_backward_head_grad_name(const char *output_name)
@@ -168,6 +169,7 @@ static gboolean node_backward(Builder *b, guint id, GError **error)
                    .in_dtypes = in_dtypes,
                    .out_dtypes = in_dtypes + node->n_inputs,
                    .names = b->names,
+                   .loop_policy = b->loop_policy,
                    .backward_subgraph = backward_subgraph,
                    .backward_free = ds_backward_free};
   g_autofree DsEntry *in_grads = g_new(DsEntry, MAX(node->n_inputs, 1u));
@@ -255,14 +257,15 @@ static guint add_variable(Builder *b, const char *base)
 }
 
 static DsBackward *build(const DsGraph *forward, const DsGraphShapes *shapes,
-                         const DsHeadGrad *heads, GError **error)
+                         const DsHeadGrad *heads, DsLoopPolicy loop_policy, GError **error)
 {
   guint n_entries = ds_graph_n_entries(forward);
   Builder b = {.forward = forward,
                .shapes = shapes,
                .names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
                .needs = g_new0(gboolean, n_entries),
-               .grads = g_new0(GArray *, n_entries)};
+               .grads = g_new0(GArray *, n_entries),
+               .loop_policy = loop_policy};
   g_autofree gboolean *aux = g_new0(gboolean, forward->n_nodes);
   g_autoptr(GPtrArray) head_names = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(GPtrArray) variables = g_ptr_array_new_with_free_func(g_free);
@@ -378,7 +381,8 @@ static DsGraphShapes *infer_again(const DsGraph *graph, const DsGraph *from_grap
  * loop's final states up, so their readers are renumbered), and its shapes inferred again.
  * NULL without an error when no loop needs it. */
 static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shapes,
-                              DsGraphShapes **prepared_shapes, GError **error)
+                              DsLoopPolicy loop_policy, DsGraphShapes **prepared_shapes,
+                              GError **error)
 {
   Builder b = {.forward = forward,
                .shapes = shapes,
@@ -386,6 +390,7 @@ static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shape
   g_autofree gboolean *aux = g_new0(gboolean, forward->n_nodes);
   mark_needs(&b, aux);
   g_autoptr(DsGraph) graph = NULL;
+  g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < forward->n_nodes; i++) {
     const DsNode *node = forward->nodes[i];
     if (node->op == NULL || node->op->grad != ds_grad_foreach)
@@ -397,8 +402,22 @@ static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shape
       continue;
     if (graph == NULL && (graph = ds_graph_copy(forward, error)) == NULL)
       break;
+    g_autofree DsShape *in_shapes = g_new(DsShape, MAX(node->n_inputs, 1u));
+    g_autofree DsDType *in_dtypes = g_new(DsDType, MAX(node->n_inputs, 1u));
+    for (guint k = 0; k < node->n_inputs; k++) {
+      guint e = ds_graph_entry_id(forward, node->inputs[k]);
+      in_shapes[k] = shapes->shapes[e];
+      in_dtypes[k] = shapes->dtypes[e];
+    }
+    DsGradCtx ctx = {.graph = graph,
+                     .in_shapes = in_shapes,
+                     .in_dtypes = in_dtypes,
+                     .names = names,
+                     .loop_policy = loop_policy,
+                     .backward_subgraph = backward_subgraph,
+                     .backward_free = ds_backward_free};
     guint moved_from = (guint)((const DsForeachParam *)node->param)->num_out_data;
-    int n = ds_grad_foreach_prepare(graph->nodes[i], error);
+    int n = ds_grad_foreach_prepare(&ctx, graph->nodes[i], error);
     if (n < 0) {
       g_clear_pointer(&graph, ds_graph_unref);
       break;
@@ -420,23 +439,24 @@ static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shape
 }
 
 DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
-                              const DsHeadGrad *heads, GError **error)
+                              const DsHeadGrad *heads, DsLoopPolicy loop_policy, GError **error)
 {
   GError *local = NULL;
   DsGraphShapes *prepared_shapes = NULL;
-  g_autoptr(DsGraph) prepared = prepare_loops(forward, shapes, &prepared_shapes, &local);
+  g_autoptr(DsGraph) prepared =
+      prepare_loops(forward, shapes, loop_policy, &prepared_shapes, &local);
   if (local != NULL) {
     g_propagate_error(error, local);
     return NULL;
   }
   if (prepared == NULL)
-    return build(forward, shapes, heads, error);
+    return build(forward, shapes, heads, loop_policy, error);
   /* the outputs keep the names the model gives them, whatever the loops now output */
   g_strfreev(prepared->head_names);
   prepared->head_names = g_new0(char *, forward->n_heads + 1);
   for (guint h = 0; h < forward->n_heads; h++)
     prepared->head_names[h] = ds_graph_dup_output_name(forward, h);
-  DsBackward *backward = build(prepared, prepared_shapes, heads, error);
+  DsBackward *backward = build(prepared, prepared_shapes, heads, loop_policy, error);
   ds_graph_shapes_free(prepared_shapes);
   return backward;
 }
@@ -458,5 +478,5 @@ static DsBackward *backward_subgraph(const DsGradCtx *ctx, const DsGraph *body,
   DsShapeCtx *sctx = ds_shape_ctx_new();
   gboolean ok = ds_infer_graph(body, shapes, sctx, FALSE, error);
   ds_shape_ctx_free(sctx);
-  return ok ? ds_backward_build(body, shapes, heads, error) : NULL;
+  return ok ? ds_backward_build(body, shapes, heads, ctx->loop_policy, error) : NULL;
 }

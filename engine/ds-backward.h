@@ -37,6 +37,7 @@ char *ds_backward_head_grad_name(const char *output_name);
  * a gradient yet is an error naming the node. A `_foreach` on the way is changed to keep the
  * state each iteration starts from, for its backward loop (ds-grads-control.c). */
 DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shapes,
-                              const DsHeadGrad *heads, GError **error);
+                              const DsHeadGrad *heads, DsLoopPolicy loop_policy,
+                              GError **error);
 void ds_backward_free(DsBackward *backward);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBackward, ds_backward_free)

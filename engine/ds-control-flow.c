@@ -366,8 +366,9 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
 
   gboolean ok = TRUE;
   for (int64_t i = 0; ok && i < trips; i++) {
+    int64_t row = p->reverse ? trips - 1 - i : i;
     for (int j = 0; j < p->n_data; j++)
-      in[p->data_locs[j]] = slice_view(&inputs[j], i);
+      in[p->data_locs[j]] = slice_view(&inputs[j], row);
     for (int k = 0; k < p->n_states; k++)
       in[p->state_locs[k]] = states[k].value;
     ok = sub_run(cf, body, in, i, error);
@@ -378,13 +379,13 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
       const DsTensor *step = sub_output(cf, body, (guint)o);
       if (i == 0)
         ok = alloc_like(cf, &outputs[o], o, step, trips, alloc, alloc_data, error);
-      DsTensor row = outputs[o];
+      DsTensor out_row = outputs[o];
       if (ok) {
-        row = slice_view(&outputs[o], i);
-        ok = check_like(cf, step, &row, "step output", (guint)o, error);
+        out_row = slice_view(&outputs[o], row);
+        ok = check_like(cf, step, &out_row, "step output", (guint)o, error);
       }
       if (ok)
-        memcpy(row.data, step->data, ds_tensor_nbytes(step));
+        memcpy(out_row.data, step->data, ds_tensor_nbytes(step));
     }
     for (int k = 0; ok && k < p->n_states; k++) {
       const DsTensor *next = sub_output(cf, body, (guint)(p->num_out_data + k));

@@ -68,6 +68,12 @@ typedef gboolean (*DsInferTypeFn)(const DsNode *node, const void *param, DsDType
  * kept for the backward pass, such as a loop's saved states). */
 typedef enum { DS_HEAD_GRAD_ONES, DS_HEAD_GRAD_GIVEN, DS_HEAD_GRAD_NONE } DsHeadGrad;
 
+/* What a loop's backward pass keeps of its forward pass (seed 002): `save` keeps every
+ * intermediate value of every iteration the body's backward graph reads; `recompute` keeps only
+ * the state each iteration starts from and computes the iteration's forward values again in
+ * the backward loop, trading a second forward pass for memory. */
+typedef enum { DS_LOOP_RECOMPUTE, DS_LOOP_SAVE } DsLoopPolicy;
+
 typedef struct _DsBackward DsBackward;
 typedef struct _DsGradCtx DsGradCtx;
 
@@ -79,6 +85,7 @@ struct _DsGradCtx {
   const DsDType *in_dtypes;
   const DsDType *out_dtypes;
   GHashTable *names; /* every node name in `graph`, so new names stay unique */
+  DsLoopPolicy loop_policy;
   /* For control-flow ops: the backward graph of subgraph `body` (ds-backward.h), given the
    * shapes and dtypes of its inputs (in arg_nodes order) and a seed per head. NULL with
    * `error` set on failure; the caller frees it with backward_free. Given by the backward

@@ -211,7 +211,7 @@ DsGraph *ds_session_get_graph(DsSession *session)
   return session->graph;
 }
 gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_given,
-                                 GError **error)
+                                 DsLoopPolicy loop_policy, GError **error)
 {
   g_return_val_if_fail(session->gradients == NULL, FALSE);
   const DsGraphShapes *shapes = ds_session_infer_partial(session, error);
@@ -220,7 +220,8 @@ gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_g
   g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, MAX(session->graph->n_heads, 1u));
   for (guint h = 0; h < session->graph->n_heads; h++)
     seeds[h] = head_grad_given != NULL && head_grad_given[h] ? DS_HEAD_GRAD_GIVEN : DS_HEAD_GRAD_ONES;
-  g_autoptr(DsBackward) backward = ds_backward_build(session->graph, shapes, seeds, error);
+  g_autoptr(DsBackward) backward =
+      ds_backward_build(session->graph, shapes, seeds, loop_policy, error);
   if (backward == NULL)
     return FALSE;
   invalidate(session);

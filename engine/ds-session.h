@@ -48,10 +48,10 @@ DsGraph *ds_session_get_graph(DsSession *session);
  * the graph becomes the forward nodes, then the gradient nodes, and its outputs the model's
  * outputs followed by the gradient of every input and weight. Shapes are inferred from what
  * is fed and declared so far. `head_grad_given`: per model output, TRUE to feed its gradient
- * as the variable ds_backward_head_grad_name() names, or NULL for ones. Call once, before
- * preparing. */
+ * as the variable ds_backward_head_grad_name() names, or NULL for ones. `loop_policy`: what
+ * loops keep of their forward pass for their backward pass. Call once, before preparing. */
 gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_given,
-                                 GError **error);
+                                 DsLoopPolicy loop_policy, GError **error);
 /* The model's own outputs: all of them, or those before the gradients. */
 guint ds_session_get_n_model_outputs(DsSession *session);
 /* How many gradients the outputs hold after the model's own (0 without a backward pass), and

@@ -336,6 +336,30 @@ static void test_tensors_lstm(void)
   check_stops_match_run(session, "lstm_h2h if iter==3");
 }
 
+/* A backward pass steps like a forward one: its nodes stop with what the plain run computed,
+ * into the backward loop's iterations, under either loop policy. */
+static void test_backward_lstm(void)
+{
+  g_autofree char *path = source_path("control", "lstm-foreach-symbol.json");
+  for (int policy = DS_LOOP_RECOMPUTE; policy <= DS_LOOP_SAVE; policy++) {
+    GError *error = NULL;
+    g_autoptr(DsSession) session = ds_session_new(path, &error);
+    g_assert_no_error(error);
+    DsShape shape;
+    g_assert_true(ds_session_parse_shape(session, "(5, 4, 16)", &shape, &error));
+    g_assert_true(ds_session_declare_shape(session, "data", &shape, &error));
+    g_assert_true(ds_session_add_backward(session, NULL, (DsLoopPolicy)policy, &error));
+    g_assert_true(ds_session_prepare(session, TRUE, 1, ds_backend_find("cpu"), 1, &error));
+    g_assert_no_error(error);
+    check_stops_match_run(session, "lstm_i2h_backward_dot if iter==3");
+
+    g_autoptr(DsCursor) cursor = ds_cursor_new(session);
+    assert_stop(cursor, ds_cursor_run_to(cursor, "lstm_i2h_backward_dot if iter==1", &error),
+                DS_CURSOR_BREAKPOINT, "lstm_foreach0_backward_foreach/iter1/lstm_i2h_backward_dot");
+    g_assert_no_error(error);
+  }
+}
+
 static void test_tensors_decoder(void)
 {
   g_autofree char *path = source_path("control", "greedy-decoder-symbol.json");
@@ -457,6 +481,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cursor/breakpoint-errors", test_breakpoint_errors);
   g_test_add_func("/cursor/tensors-lstm", test_tensors_lstm);
   g_test_add_func("/cursor/tensors-decoder", test_tensors_decoder);
+  g_test_add_func("/cursor/backward-lstm", test_backward_lstm);
   g_test_add_func("/cursor/tensors-static", test_tensors_static);
   g_test_add_func("/cursor/region-frames", test_region_frames);
   g_test_add_func("/cursor/nan-breakpoint", test_nan_breakpoint);

@@ -28,6 +28,7 @@ typedef struct {
   int index_hi;
   int n_heads;           /* visible outputs; 0 means 1 */
   gboolean stops;        /* the gradient is zero by definition (BlockGrad), not the slope */
+  DsLoopPolicy policy;   /* what loops keep for their backward pass */
 } GradCase;
 
 static char *tmpdir;
@@ -160,7 +161,7 @@ static void run_case(gconstpointer data)
   gboolean given[8] = {FALSE};
   for (int h = 0; h < n_heads; h++)
     given[h] = ds_session_get_output(forward, (guint)h)->dtype == DS_DTYPE_FLOAT64;
-  if (!ds_session_add_backward(both, given, &error))
+  if (!ds_session_add_backward(both, given, c->policy, &error))
     g_error("%s: %s", c->op, error->message);
   for (int h = 0; h < n_heads; h++) {
     if (!given[h])
@@ -344,11 +345,14 @@ static void add_cases(void)
   add("_contrib_arange_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
   /* a loop: the LSTM cell run by _foreach, backwards through 3 steps (data, the weights and
    * biases, the initial h and c) */
-  c = add("_foreach", NULL, "(3, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
-  c->model = "data/control/lstm-foreach-symbol.json";
-  c->shapes[3] = "(128, 16)", c->shapes[4] = "(128,)", c->shapes[5] = "(128, 32)";
-  c->shapes[6] = "(128,)";
-  c->n_heads = 3;
+  for (int policy = DS_LOOP_RECOMPUTE; policy <= DS_LOOP_SAVE; policy++) {
+    c = add("_foreach", NULL, "(3, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
+    c->model = "data/control/lstm-foreach-symbol.json";
+    c->shapes[3] = "(128, 16)", c->shapes[4] = "(128,)", c->shapes[5] = "(128, 32)";
+    c->shapes[6] = "(128,)";
+    c->n_heads = 3;
+    c->policy = (DsLoopPolicy)policy;
+  }
   add("shape_array", NULL, "(2, 3)", NULL, NULL, -1, 1);
   c = add("one_hot", "\"depth\": \"4\", \"dtype\": \"float64\"", "(2, 3)", NULL, NULL, 0, 1);
   c->index_inputs = 1, c->index_hi = 4;

@@ -162,6 +162,53 @@ def test_transformer_directional(tmp):
     return f"{len(weights)} weights, worst relative difference {worst:.2g}"
 
 
+def test_what_if_recompute(tmp):
+    """Both loop policies on the LSTM _foreach sample: the same gradients, and recompute holds
+    less at its peak than save."""
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    r = run_cli(["--run", model, "--input-shape", "data=(24,4,16)", "--random-inputs",
+                 "--what-if-recompute", "--threads", "1"])
+    if r.returncode != 0:
+        raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+    rows = {}
+    for line in r.stdout.splitlines()[1:]:
+        cols = line.split()
+        rows[cols[0]] = line
+    if set(rows) != {"save", "recompute"}:
+        raise Failure(f"rows {list(rows)}:\n{r.stdout}")
+    if "identical to save" not in rows["recompute"]:
+        raise Failure(f"gradients differ:\n{r.stdout}")
+    ratio = float(rows["recompute"].split()[3].rstrip("x"))
+    kept = float(rows["recompute"].split()[6].rstrip("x"))
+    if not kept < 0.5:
+        raise Failure(f"recompute keeps {kept}x what save keeps:\n{r.stdout}")
+    if not ratio < 1.0:
+        raise Failure(f"recompute's peak is {ratio}x save's:\n{r.stdout}")
+    return f"recompute peak {ratio}x save's"
+
+
+def test_policies_agree_on_files(tmp):
+    """--recompute save and recompute write the same gradient files, byte for byte."""
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    outs = {}
+    for policy in ("save", "recompute"):
+        out = os.path.join(tmp, policy)
+        r = run_cli(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
+                     "--backward", "--recompute", policy, "--save-outputs", out])
+        if r.returncode != 0:
+            raise Failure(f"{policy}: exit {r.returncode}: {r.stderr.strip()}")
+        with open(os.path.join(out, "outputs.json")) as f:
+            outs[policy] = (out, json.load(f)["gradients"])
+    names = [g["name"] for g in outs["save"][1]]
+    if names != ["data", "h0", "c0", "i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"]:
+        raise Failure(f"gradients {names}")
+    for g in outs["save"][1]:
+        a = np.load(os.path.join(outs["save"][0], g["file"]))
+        b = np.load(os.path.join(outs["recompute"][0], g["file"]))
+        if not np.array_equal(a, b) or not np.any(a):
+            raise Failure(f"grad of {g['name']} differs between policies or is zero")
+
+
 def expect_fail(args, status, needles):
     r = run_cli(args)
     if r.returncode != status:
@@ -185,6 +232,18 @@ def test_head_grad_unknown_output(tmp):
                  "--head-grad", "nope=x.npy"], 2, ["--head-grad nope", "prob_output"])
 
 
+def test_recompute_unknown(tmp):
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    expect_fail(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
+                 "--backward", "--recompute", "sometimes"], 2, ["--recompute sometimes", "save"])
+
+
+def test_recompute_without_backward(tmp):
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    expect_fail(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
+                 "--recompute", "save"], 2, ["--recompute", "--backward"])
+
+
 def test_op_without_gradient(tmp):
     model = os.path.join(SRC, "data", "sample", "sample-symbol.json")
     expect_fail(["--run", model, "--random-inputs", "--backward"], 2,
@@ -198,6 +257,11 @@ TESTS = [
     ("--head-grad without --backward exits 2", test_head_grad_without_backward),
     ("--head-grad naming no output exits 2, listing the outputs", test_head_grad_unknown_output),
     ("--backward through an op without a gradient names the node", test_op_without_gradient),
+    ("--what-if-recompute on the LSTM _foreach: same gradients, recompute's peak lower",
+     test_what_if_recompute),
+    ("--recompute save and recompute write identical gradients", test_policies_agree_on_files),
+    ("--recompute with an unknown policy exits 2", test_recompute_unknown),
+    ("--recompute without --backward exits 2", test_recompute_without_backward),
 ]
 
 if __name__ == "__main__":

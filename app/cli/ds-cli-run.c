@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "ds-partition.h"
 #include "ds-error.h"
 #include "ds-expr.h"
+#include "ds-memory.h"
 #include "ds-node-timer.h"
 #include "ds-npy.h"
 
@@ -367,6 +369,133 @@ static int run_sweep(const DsCliOptions *options, int threads)
   return 0;
 }
 
+/* The bytes of the step outputs the backward pass added to loops (the states each iteration
+ * started from, and with the save policy its forward values), after a run: the memory a
+ * policy trades. */
+static gsize loop_kept_bytes(DsSession *session)
+{
+  const DsGraph *graph = ds_session_get_graph(session);
+  const DsGraphShapes *shapes = ds_session_get_run_shapes(session);
+  gsize bytes = 0;
+  for (guint i = 0; shapes != NULL && i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    const char *states = ds_node_get_attr(node, "__backward_saved_states__");
+    const char *values = ds_node_get_attr(node, "__backward_saved_values__");
+    const char *n_states = ds_node_get_attr(node, "num_outputs");
+    const char *n_out = ds_node_get_attr(node, "num_out_data");
+    if (states == NULL || values == NULL || n_states == NULL || n_out == NULL)
+      continue;
+    /* the kept outputs: from the model's own step outputs to the end of the step outputs */
+    guint from = (guint)g_ascii_strtoull(states, NULL, 10);
+    guint to = (guint)g_ascii_strtoull(n_out, NULL, 10);
+    for (guint o = from; o < to && o < node->n_outputs; o++) {
+      guint e = graph->node_row_ptr[i] + o;
+      int64_t n = 1;
+      for (int d = 0; d < shapes->shapes[e].ndim; d++)
+        n *= shapes->shapes[e].dims[d].value;
+      bytes += (gsize)n * ds_dtype_size(shapes->dtypes[e]);
+    }
+  }
+  return bytes;
+}
+
+/* One policy's run for --what-if-recompute: its peak tensor memory (from opening the
+ * session: inputs, weights, forward and backward), the median of `repeat` runs, and a copy of
+ * every gradient. */
+typedef struct {
+  gsize peak_bytes;
+  gsize kept_bytes; /* what the loops keep of their forward pass for the backward one */
+  guint64 median_ns;
+  GPtrArray *gradients; /* DsNDArray* */
+} PolicyRun;
+
+static gboolean run_policy(const DsCliOptions *options, const char *policy, int threads,
+                           PolicyRun *out, GError **error)
+{
+  DsCliOptions o = *options;
+  o.backward = TRUE;
+  o.recompute = (char *)policy;
+  ds_memory_reset_peak();
+  gsize before = ds_memory_get_used_bytes();
+  g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, &o, error);
+  if (session == NULL || !ds_session_prepare(session, options->random_inputs,
+                                             (guint64)options->seed, ds_backend_find("cpu"),
+                                             threads, error))
+    return FALSE;
+  g_autofree guint64 *ns = g_new(guint64, options->repeat);
+  for (int r = 0; r < options->repeat; r++) {
+    guint64 start = ds_monotonic_ns();
+    if (!ds_session_run(session, error))
+      return FALSE;
+    ns[r] = ds_monotonic_ns() - start;
+  }
+  qsort(ns, (size_t)options->repeat, sizeof(guint64), compare_u64);
+  out->median_ns = ns[options->repeat / 2];
+  out->peak_bytes = ds_memory_get_peak_bytes() - before;
+  out->kept_bytes = loop_kept_bytes(session);
+  out->gradients = g_ptr_array_new_with_free_func((GDestroyNotify)ds_ndarray_free);
+  guint n_model = ds_session_get_n_model_outputs(session);
+  for (guint i = 0; i < ds_session_get_n_gradients(session); i++) {
+    const DsTensor *t = ds_session_get_output(session, n_model + i);
+    DsNDArray *copy = ds_ndarray_new(t->dtype, t->ndim, t->shape, "a gradient", error);
+    if (copy == NULL)
+      return FALSE;
+    memcpy(copy->view.data, t->data, copy->nbytes);
+    g_ptr_array_add(out->gradients, copy);
+  }
+  return TRUE;
+}
+
+/* The largest difference between two runs' gradients, bit for bit: 0 when identical. */
+static double largest_difference(const GPtrArray *a, const GPtrArray *b)
+{
+  double worst = 0.0;
+  for (guint i = 0; i < a->len && i < b->len; i++) {
+    const DsTensor *x = &((DsNDArray *)g_ptr_array_index(a, i))->view;
+    const DsTensor *y = &((DsNDArray *)g_ptr_array_index(b, i))->view;
+    for (int64_t k = 0; k < ds_tensor_numel(x); k++)
+      worst = MAX(worst, fabs(ds_tensor_load_f64(x->dtype, x->data, k) -
+                              ds_tensor_load_f64(y->dtype, y->data, k)));
+  }
+  return worst;
+}
+
+/* --what-if-recompute: the forward and backward pass under each loop policy, from real runs
+ * one after the other in this process: peak memory (everything held, inputs and weights
+ * included), what the loops keep for the backward pass, median time, and whether the
+ * gradients agree. */
+static int run_what_if_recompute(const DsCliOptions *options, int threads)
+{
+  static const char *const policies[] = {"save", "recompute"};
+  PolicyRun runs[G_N_ELEMENTS(policies)] = {{0}};
+  GError *error = NULL;
+  int status = 0;
+  for (guint i = 0; i < G_N_ELEMENTS(policies) && status == 0; i++)
+    if (!run_policy(options, policies[i], threads, &runs[i], &error))
+      status = ds_cli_fail(error);
+  if (status == 0) {
+    printf("%-10s  %12s  %8s  %12s  %8s  %10s  %8s  %s\n", "policy", "peak memory", "vs save",
+           "loops keep", "vs save", "run ms", "vs save", "gradients");
+    for (guint i = 0; i < G_N_ELEMENTS(policies); i++) {
+      g_autofree char *peak = format_bytes(runs[i].peak_bytes);
+      g_autofree char *kept = format_bytes(runs[i].kept_bytes);
+      double diff = largest_difference(runs[0].gradients, runs[i].gradients);
+      g_autofree char *same = i == 0 ? g_strdup("")
+                              : diff == 0.0 ? g_strdup("identical to save")
+                                            : g_strdup_printf("differ from save by up to %.3g", diff);
+      printf("%-10s  %12s  %7.2fx  %12s  %7.2fx  %10.3f  %7.2fx  %s\n", policies[i], peak,
+             (double)runs[i].peak_bytes / (double)MAX(runs[0].peak_bytes, 1u), kept,
+             (double)runs[i].kept_bytes / (double)MAX(runs[0].kept_bytes, 1u),
+             (double)runs[i].median_ns / 1e6,
+             (double)runs[i].median_ns / (double)MAX(runs[0].median_ns, 1u), same);
+    }
+  }
+  for (guint i = 0; i < G_N_ELEMENTS(policies); i++)
+    if (runs[i].gradients != NULL)
+      g_ptr_array_unref(runs[i].gradients);
+  return status;
+}
+
 int ds_cli_run(const DsCliOptions *options)
 {
   GError *error = NULL;
@@ -379,6 +508,8 @@ int ds_cli_run(const DsCliOptions *options)
   }
   if (options->sweep != NULL)
     return run_sweep(options, threads);
+  if (options->what_if_recompute)
+    return run_what_if_recompute(options, threads);
   g_autoptr(DsSession) session = ds_cli_open_session(options->run_model, options, &error);
   if (session == NULL ||
       (options->save_outputs != NULL &&

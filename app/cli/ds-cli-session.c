@@ -37,7 +37,8 @@ static gboolean split_assignment(const char *arg, const char *option, char **nam
 static gboolean add_backward(DsSession *session, const DsCliOptions *options, GError **error)
 {
   if (!options->backward) {
-    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--head-grad needs --backward");
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--%s needs --backward",
+                options->head_grads != NULL ? "head-grad" : "recompute");
     return FALSE;
   }
   const DsGraph *graph = ds_session_get_graph(session);
@@ -61,7 +62,17 @@ static gboolean add_backward(DsSession *session, const DsCliOptions *options, GE
     }
     given[h] = TRUE;
   }
-  if (!ds_session_add_backward(session, given, error))
+  DsLoopPolicy policy = DS_LOOP_SAVE;
+  if (options->recompute != NULL) {
+    if (g_str_equal(options->recompute, "recompute")) {
+      policy = DS_LOOP_RECOMPUTE;
+    } else if (!g_str_equal(options->recompute, "save")) {
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--recompute %s: expected save or recompute",
+                  options->recompute);
+      return FALSE;
+    }
+  }
+  if (!ds_session_add_backward(session, given, policy, error))
     return FALSE;
   for (char **s = options->head_grads; s != NULL && *s != NULL; s++) {
     g_autofree char *name = NULL, *path = NULL;
@@ -129,7 +140,8 @@ DsSession *ds_cli_open_session(const char *model, const DsCliOptions *options, G
         !ds_session_feed_npy(session, name, path, error))
       return NULL;
   }
-  if ((options->backward || options->head_grads != NULL) && !add_backward(session, options, error))
+  if ((options->backward || options->head_grads != NULL || options->recompute != NULL) &&
+      !add_backward(session, options, error))
     return NULL;
   return g_steal_pointer(&session);
 }

@@ -161,6 +161,15 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
      N_("With --backward: the gradient of output NAME from a .npy file instead of ones "
         "(repeatable)"),
      N_("NAME=FILE")},
+    {"recompute", 0, 0, G_OPTION_ARG_STRING, &options.recompute,
+     N_("With --backward: what loops keep of their forward pass, every value their backward "
+        "pass reads (save, the default) or only the state each iteration starts from "
+        "(recompute)"),
+     N_("POLICY")},
+    {"what-if-recompute", 0, 0, G_OPTION_ARG_NONE, &options.what_if_recompute,
+     N_("With --run: run the backward pass once per --recompute policy and compare peak "
+        "memory, time and gradients"),
+     NULL},
     {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params,
      N_("Feed weights from an MXNet .params file"), N_("FILE")},
     {"input-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options.input_shapes,
@@ -326,6 +335,7 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
   g_free(options.save_path);
   g_strfreev(options.inputs);
   g_strfreev(options.head_grads);
+  g_free(options.recompute);
   g_strfreev(options.input_shapes);
   g_free(options.params);
   g_free(options.save_outputs);

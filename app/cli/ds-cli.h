@@ -20,6 +20,8 @@ typedef struct {
   char **inputs;       /* NAME=FILE.npy */
   gboolean backward;   /* run the backward pass too */
   char **head_grads;   /* with --backward: OUTPUT=FILE.npy, an output's gradient */
+  char *recompute;     /* with --backward: what loops keep for it, save or recompute */
+  gboolean what_if_recompute; /* --run: the backward pass under each loop policy, compared */
   char **input_shapes; /* NAME=(d0, d1, ...) */
   char *params;
   char *save_outputs;

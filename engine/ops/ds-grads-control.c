@@ -1,16 +1,16 @@
 /* ds-grads-control.c: the gradient of `_foreach`, a loop run backwards.
  *
- * The backward pass of `_foreach` is another `_foreach` over the same rows in reverse order
- * (MXNet's foreach backward): its body is the forward body's backward graph, which takes an
- * iteration's inputs and the gradients flowing into its outputs and new states, and gives the
- * gradients of its data rows (stacked), of its states (carried back to the iteration before)
- * and of the free variables (summed over the iterations in carried accumulators).
+ * The backward pass of `_foreach` is another `_foreach` over the same rows, last to first
+ * (MXNet's foreach backward; reverse=True, so no row is copied to reverse it): its body is built from the forward body's backward graph, which
+ * takes an iteration's inputs and the gradients flowing into its outputs and new states, and
+ * gives the gradients of its data rows (stacked), of its states (carried back to the iteration
+ * before) and of the free variables (summed over the iterations in carried accumulators).
  *
- * The body's backward graph starts with the forward body itself, so each iteration's forward
- * values are computed again from its inputs: the forward loop keeps only the state each
- * iteration started from, stacked as extra step outputs (ds_grad_foreach_prepare), so the
- * memory kept for the backward pass grows with the states, not with every intermediate of
- * every iteration. */
+ * What the forward loop keeps for it is the policy (seed 002's trade): with `recompute` it
+ * keeps the state each iteration starts from (extra step outputs, ds_grad_foreach_prepare), and
+ * the backward body computes the iteration's forward values again from them before
+ * differentiating; with `save` it also keeps, as step outputs, every forward value the body's
+ * backward graph reads, and the backward body reads them instead of recomputing. */
 #include "ds-backward.h"
 #include "ds-error.h"
 #include "ds-grad.h"
@@ -19,6 +19,8 @@
 /* The attribute that marks a _foreach rewritten for its backward pass, and how many step
  * outputs it had before. */
 #define SAVED_STATES_ATTR "__backward_saved_states__"
+/* ... and how many forward values it keeps after the states (save policy; 0 to recompute) */
+#define SAVED_VALUES_ATTR "__backward_saved_values__"
 
 static void set_attr(DsNode *node, const char *key, const char *value)
 {
@@ -49,7 +51,24 @@ static char *locs_text(const int *locs, int n)
   return g_string_free(s, FALSE);
 }
 
-int ds_grad_foreach_prepare(DsNode *node, GError **error)
+/* `body` given `n` more heads at position `at`. */
+static void insert_heads(DsGraph *body, guint at, const DsEntry *entries, guint n)
+{
+  DsEntry *heads = g_new(DsEntry, body->n_heads + n);
+  memcpy(heads, body->heads, at * sizeof(DsEntry));
+  memcpy(heads + at, entries, n * sizeof(DsEntry));
+  memcpy(heads + at + n, body->heads + at, (body->n_heads - at) * sizeof(DsEntry));
+  g_free(body->heads);
+  body->heads = heads;
+  body->n_heads += n;
+  g_clear_pointer(&body->head_names, g_strfreev);
+}
+
+static DsBackward *body_backward(DsGradCtx *ctx, const DsNode *node, const DsGraph *body,
+                                 int n_out, int n_kept, GError **error);
+static GArray *read_forward_values(const DsGraph *backward, guint n_forward_nodes);
+
+int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error)
 {
   DsForeachParam *p = node->param;
   if (ds_node_get_attr(node, SAVED_STATES_ATTR) != NULL)
@@ -57,30 +76,38 @@ int ds_grad_foreach_prepare(DsNode *node, GError **error)
   g_autoptr(DsGraph) body = ds_graph_copy(node->subgraphs[0], error);
   if (body == NULL)
     return -1;
-  /* body heads: step outputs, then the state each iteration starts from, then new states */
+  /* body heads: step outputs, the state each iteration starts from, [the forward values its
+   * backward graph reads], new states */
   guint n_out = (guint)p->num_out_data, n_states = (guint)p->n_states;
-  DsEntry *heads = g_new(DsEntry, body->n_heads + n_states);
-  memcpy(heads, body->heads, n_out * sizeof(DsEntry));
+  g_autofree DsEntry *starts = g_new(DsEntry, MAX(n_states, 1u));
   for (guint k = 0; k < n_states; k++)
-    heads[n_out + k] = (DsEntry){body->arg_nodes[p->state_locs[k]], 0, 0};
-  memcpy(heads + n_out + n_states, body->heads + n_out, n_states * sizeof(DsEntry));
-  g_free(body->heads);
-  body->heads = heads;
-  body->n_heads += n_states;
-  g_clear_pointer(&body->head_names, g_strfreev);
+    starts[k] = (DsEntry){body->arg_nodes[p->state_locs[k]], 0, 0};
+  insert_heads(body, n_out, starts, n_states);
+  guint n_values = 0;
+  if (ctx->loop_policy == DS_LOOP_SAVE) {
+    ctx->node = node;
+    DsBackward *backward = body_backward(ctx, node, body, (int)n_out, (int)n_states, error);
+    if (backward == NULL)
+      return -1;
+    g_autoptr(GArray) values = read_forward_values(backward->graph, body->n_nodes);
+    ctx->backward_free(backward);
+    n_values = values->len;
+    insert_heads(body, n_out + n_states, (const DsEntry *)values->data, n_values);
+  }
   ds_graph_unref(node->subgraphs[0]);
   node->subgraphs[0] = g_steal_pointer(&body);
 
   set_int_attr(node, SAVED_STATES_ATTR, p->num_out_data);
-  set_int_attr(node, "num_out_data", p->num_out_data + p->n_states);
-  set_int_attr(node, "num_outputs", p->num_outputs + p->n_states);
-  node->n_outputs += n_states;
+  set_int_attr(node, SAVED_VALUES_ATTR, (int)n_values);
+  set_int_attr(node, "num_out_data", p->num_out_data + p->n_states + (int)n_values);
+  set_int_attr(node, "num_outputs", p->num_outputs + p->n_states + (int)n_values);
+  node->n_outputs += n_states + n_values;
   if (node->op->free_param != NULL)
     node->op->free_param(node->param);
   memset(node->param, 0, node->op->param_size);
   if (!node->op->parse(node, node->param, error))
     return -1;
-  return (int)n_states;
+  return (int)(n_states + n_values);
 }
 
 /* The shape of one row of `data` (a 1-D array's rows are (1,), as MXNet has it). */
@@ -123,18 +150,14 @@ static guint add_body_variable(DsGraph *graph, const char *name)
   return graph->n_arg_nodes++;
 }
 
-DS_GRAD_FN(ds_grad_foreach)
+/* The backward graph of a loop body whose heads are `n_out` step outputs with gradients, then
+ * `n_kept` values kept for the backward pass only (no gradient), then the new states (with
+ * gradients), for one iteration of `node`'s inputs. */
+static DsBackward *body_backward(DsGradCtx *ctx, const DsNode *node, const DsGraph *body,
+                                 int n_out, int n_kept, GError **error)
 {
-  const DsNode *node = ctx->node;
   const DsForeachParam *p = node->param;
-  const char *saved = ds_node_get_attr(node, SAVED_STATES_ATTR);
-  if (saved == NULL || ctx->backward_subgraph == NULL)
-    return ds_grad_fail(ctx, error, "the loop was not prepared for its backward pass");
-  const int n_data = p->n_data, n_states = p->n_states, n_remain = p->n_remain;
-  const int n_out = (int)g_ascii_strtoll(saved, NULL, 10); /* the model's own step outputs */
-  const DsGraph *body = node->subgraphs[0];
-
-  /* the body's inputs as one iteration sees them, and what seeds each of its heads */
+  const int n_data = p->n_data, n_states = p->n_states;
   guint n_args = body->n_arg_nodes;
   g_autofree DsShape *shapes = g_new(DsShape, n_args);
   g_autofree DsDType *dtypes = g_new(DsDType, n_args);
@@ -146,17 +169,127 @@ DS_GRAD_FN(ds_grad_foreach)
     shapes[p->state_locs[k]] = ctx->in_shapes[n_data + k];
     dtypes[p->state_locs[k]] = ctx->in_dtypes[n_data + k];
   }
-  for (int r = 0; r < n_remain; r++) {
+  for (int r = 0; r < p->n_remain; r++) {
     shapes[p->remain_locs[r]] = ctx->in_shapes[n_data + n_states + r];
     dtypes[p->remain_locs[r]] = ctx->in_dtypes[n_data + n_states + r];
   }
   g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, body->n_heads);
   for (guint h = 0; h < body->n_heads; h++)
-    seeds[h] = (int)h >= n_out && (int)h < n_out + n_states ? DS_HEAD_GRAD_NONE : DS_HEAD_GRAD_GIVEN;
+    seeds[h] = (int)h >= n_out && (int)h < n_out + n_kept ? DS_HEAD_GRAD_NONE : DS_HEAD_GRAD_GIVEN;
   DsBackward *backward = ctx->backward_subgraph(ctx, body, shapes, dtypes, seeds, error);
-  if (backward == NULL) {
+  if (backward == NULL)
     g_prefix_error(error, "the body of node '%s' (_foreach): ", node->name);
+  return backward;
+}
+
+/* The forward values (outputs of the first `n_forward_nodes` nodes, not variables) that the
+ * gradient nodes after them read, each once, in the order first read. */
+static GArray *read_forward_values(const DsGraph *backward, guint n_forward_nodes)
+{
+  GArray *values = g_array_new(FALSE, FALSE, sizeof(DsEntry));
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint i = n_forward_nodes; i < backward->n_nodes; i++) {
+    const DsNode *node = backward->nodes[i];
+    for (guint k = 0; k < node->n_inputs; k++) {
+      DsEntry e = node->inputs[k];
+      if (e.node_id >= n_forward_nodes || ds_node_is_variable(backward->nodes[e.node_id]))
+        continue;
+      gpointer key = GUINT_TO_POINTER(ds_graph_entry_id(backward, e) + 1);
+      if (g_hash_table_add(seen, key))
+        g_array_append_val(values, e);
+    }
+  }
+  return values;
+}
+
+/* The backward graph `g` without its forward op nodes (of the first `n_forward_nodes`): what
+ * its gradient nodes read of them, `values`, comes in through new variables instead, listed
+ * after the others (the first of them at position `*first_value`). Variables keep their
+ * positions. Nodes keep their ops; params are parsed again by the backward pass. */
+static DsGraph *strip_forward(const DsGraph *g, guint n_forward_nodes, const GArray *values,
+                              guint *first_value)
+{
+  DsGraph *h = ds_graph_new();
+  guint n_entries = ds_graph_n_entries(g);
+  g_autofree DsEntry *mapped = g_new(DsEntry, n_entries);
+  for (guint e = 0; e < n_entries; e++)
+    mapped[e] = DS_GRAD_NONE;
+  /* The new variables go after the others in node order too: a body's inputs are its
+   * variables in the order they appear. */
+  g_autofree guint *value_ids = g_new(guint, MAX(values->len, 1u));
+  g_autofree guint *new_id = g_new(guint, g->n_nodes);
+  gboolean values_added = FALSE;
+  for (guint i = 0; i <= g->n_nodes; i++) {
+    const DsNode *node = i < g->n_nodes ? g->nodes[i] : NULL;
+    if (!values_added && (node == NULL || (i >= n_forward_nodes && !ds_node_is_variable(node)))) {
+      for (guint v = 0; v < values->len; v++) {
+        DsEntry e = g_array_index(values, DsEntry, v);
+        const DsNode *from = g->nodes[e.node_id];
+        g_autofree char *name = e.index == 0 ? g_strdup_printf("%s_saved", from->name)
+                                             : g_strdup_printf("%s_saved%u", from->name, e.index);
+        DsNode *var = ds_graph_add_node(h, name, "null");
+        value_ids[v] = var->id;
+        mapped[ds_graph_entry_id(g, e)] = (DsEntry){var->id, 0, 0};
+      }
+      values_added = TRUE;
+    }
+    if (node == NULL || (i < n_forward_nodes && !ds_node_is_variable(node)))
+      continue;
+    DsNode *copy = ds_node_copy(node);
+    g_clear_pointer(&copy->param, g_free);
+    for (guint k = 0; k < copy->n_inputs; k++) {
+      copy->inputs[k] = mapped[ds_graph_entry_id(g, node->inputs[k])];
+      g_assert(!ds_grad_is_none(copy->inputs[k]));
+    }
+    ds_graph_append_node(h, copy);
+    new_id[i] = copy->id;
+    for (guint o = 0; o < node->n_outputs; o++)
+      mapped[g->node_row_ptr[i] + o] = (DsEntry){copy->id, o, 0};
+  }
+  h->n_arg_nodes = g->n_arg_nodes + values->len;
+  h->arg_nodes = g_new(guint, h->n_arg_nodes);
+  for (guint a = 0; a < g->n_arg_nodes; a++)
+    h->arg_nodes[a] = new_id[g->arg_nodes[a]];
+  for (guint v = 0; v < values->len; v++)
+    h->arg_nodes[g->n_arg_nodes + v] = value_ids[v];
+  *first_value = g->n_arg_nodes;
+  h->n_heads = g->n_heads;
+  h->heads = g_new(DsEntry, MAX(g->n_heads, 1u));
+  for (guint k = 0; k < g->n_heads; k++)
+    h->heads[k] = mapped[ds_graph_entry_id(g, g->heads[k])];
+  ds_graph_update_row_ptr(h);
+  return h;
+}
+
+DS_GRAD_FN(ds_grad_foreach)
+{
+  const DsNode *node = ctx->node;
+  const DsForeachParam *p = node->param;
+  const char *saved = ds_node_get_attr(node, SAVED_STATES_ATTR);
+  const char *kept_values = ds_node_get_attr(node, SAVED_VALUES_ATTR);
+  if (saved == NULL || kept_values == NULL || ctx->backward_subgraph == NULL)
+    return ds_grad_fail(ctx, error, "the loop was not prepared for its backward pass");
+  const int n_data = p->n_data, n_states = p->n_states, n_remain = p->n_remain;
+  const int n_out = (int)g_ascii_strtoll(saved, NULL, 10); /* the model's own step outputs */
+  const int n_values = (int)g_ascii_strtoll(kept_values, NULL, 10);
+  const DsGraph *body = node->subgraphs[0];
+  guint n_args = body->n_arg_nodes;
+
+  DsBackward *backward = body_backward(ctx, node, body, n_out, n_states + n_values, error);
+  if (backward == NULL)
     return FALSE;
+  /* With saved values the backward body reads them in place of its forward nodes. */
+  guint first_value = 0;
+  if (n_values > 0) {
+    g_autoptr(GArray) values = read_forward_values(backward->graph, body->n_nodes);
+    if ((int)values->len != n_values) {
+      ctx->backward_free(backward);
+      return ds_grad_fail(ctx, error, "the body's backward graph reads %u forward values, %d "
+                                      "were kept", values->len, n_values);
+    }
+    DsGraph *stripped = strip_forward(backward->graph, body->n_nodes, values, &first_value);
+    ds_graph_unref(backward->graph);
+    backward->graph = stripped;
   }
 
   /* The backward body: the body's backward graph, with the free variables' gradients added
@@ -201,36 +334,40 @@ DS_GRAD_FN(ds_grad_foreach)
   bb->n_heads = heads->len;
   bb->heads = (DsEntry *)g_array_free(heads, FALSE);
 
-  /* The backward loop's inputs: rows in reverse (the data, the states each iteration started
-   * from, the step outputs' gradients), the carried gradients, the free variables. */
-  int n_bdata = n_data + n_states + n_out, n_bstates = n_states + n_remain;
+  /* The backward loop runs its rows last to first (reverse=True): its inputs are the rows (the
+   * data, the states each iteration started from, the step outputs' gradients, the saved
+   * values), the carried gradients, the free variables. */
+  int n_bdata = n_data + n_states + n_out + n_values, n_bstates = n_states + n_remain;
   int n_inputs = n_bdata + n_bstates + n_remain;
   g_autofree DsEntry *inputs = g_new(DsEntry, n_inputs);
   g_autofree int *data_locs = g_new(int, n_bdata);
   g_autofree int *state_locs = g_new(int, n_bstates);
   int i = 0;
   for (int j = 0; j < n_data; j++, i++) {
-    inputs[i] = ds_grad_op1(ctx, "reverse", ds_grad_input(ctx, (guint)j), "axis", "0", NULL);
+    inputs[i] = ds_grad_input(ctx, (guint)j);
     data_locs[i] = p->data_locs[j];
   }
   for (int k = 0; k < n_states; k++, i++) {
-    inputs[i] = ds_grad_op1(ctx, "reverse", ds_grad_output(ctx, (guint)(n_out + k)), "axis", "0",
-                            NULL);
+    inputs[i] = ds_grad_output(ctx, (guint)(n_out + k));
     data_locs[i] = p->state_locs[k];
   }
   for (int o = 0; o < n_out; o++, i++) {
     DsEntry g = ds_grad_is_none(out_grads[o])
                     ? ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, (guint)o), NULL)
                     : out_grads[o];
-    inputs[i] = ds_grad_op1(ctx, "reverse", g, "axis", "0", NULL);
+    inputs[i] = g;
     data_locs[i] = seed_pos[o];
+  }
+  for (int v = 0; v < n_values; v++, i++) {
+    inputs[i] = ds_grad_output(ctx, (guint)(n_out + n_states + v));
+    data_locs[i] = (int)first_value + v;
   }
   for (int k = 0; k < n_states; k++, i++) {
     guint out = (guint)(p->num_out_data + k);
     inputs[i] = ds_grad_is_none(out_grads[out])
                     ? ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, out), NULL)
                     : out_grads[out];
-    state_locs[k] = seed_pos[n_out + n_states + k];
+    state_locs[k] = seed_pos[n_out + n_states + n_values + k];
   }
   for (int r = 0; r < n_remain; r++, i++) {
     inputs[i] = ds_grad_op1(ctx, "zeros_like", ds_grad_input(ctx, (guint)(n_data + n_states + r)),
@@ -254,15 +391,14 @@ DS_GRAD_FN(ds_grad_foreach)
   DsEntry loop = ds_grad_op(ctx, "_foreach", (guint)n_inputs, inputs, "num_args", num_args,
                             "num_outputs", num_outputs, "num_out_data", num_out_data,
                             "in_data_locs", in_data_locs, "in_state_locs", in_state_locs,
-                            "remain_locs", remain_locs, NULL);
+                            "remain_locs", remain_locs, "reverse", "True", NULL);
   DsNode *loop_node = ctx->graph->nodes[loop.node_id];
   loop_node->subgraphs = g_new(DsGraph *, 1);
   loop_node->subgraphs[0] = bb;
   loop_node->n_subgraphs = 1;
 
   for (int j = 0; j < n_data; j++)
-    in_grads[j] = ds_grad_op1(ctx, "reverse", (DsEntry){loop.node_id, (guint)j, 0}, "axis", "0",
-                              NULL);
+    in_grads[j] = (DsEntry){loop.node_id, (guint)j, 0};
   for (int k = 0; k < n_states; k++)
     in_grads[n_data + k] = (DsEntry){loop.node_id, (guint)(n_data + k), 0};
   for (int r = 0; r < n_remain; r++)

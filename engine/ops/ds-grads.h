@@ -37,10 +37,12 @@ DS_GRAD_FN(ds_grad_dropout);
 DS_GRAD_FN(ds_grad_embedding);
 
 /* control flow: a _foreach's backward loop, once ds_grad_foreach_prepare has made the forward
- * loop keep the state each iteration starts from (as extra step outputs after its own; the
- * node's later outputs move up by the count it returns, -1 with `error` set on failure) */
+ * loop keep what its backward loop reads (the state each iteration starts from, and with the
+ * save policy the forward values of each iteration), as extra step outputs after its own: the
+ * node's later outputs move up by the count it returns, -1 with `error` set on failure. `ctx`
+ * gives the node's input shapes and dtypes, the policy and the subgraph builder. */
 DS_GRAD_FN(ds_grad_foreach);
-int ds_grad_foreach_prepare(DsNode *node, GError **error);
+int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error);
 
 /* tensor */
 DS_GRAD_FN(ds_grad_reshape);

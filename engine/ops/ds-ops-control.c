@@ -440,6 +440,10 @@ static gboolean parse_foreach(const DsNode *node, void *param, GError **error)
       !attr_locs(node, "in_state_locs", n_body, among, &p->state_locs, &p->n_states, error) ||
       !attr_locs(node, "remain_locs", n_body, among, &p->remain_locs, &p->n_remain, error))
     return FALSE;
+  gboolean reverse = FALSE;
+  if (!ds_node_attr_bool(node, "reverse", FALSE, &reverse, error))
+    return FALSE;
+  p->reverse = reverse;
   if (p->n_data == 0)
     return ds_ops_attr_invalid(node, "in_data_locs",
                                "foreach needs at least one data array to iterate over", error);

@@ -50,6 +50,9 @@
  * T rows, row i being body output o of iteration i) and then the final states (the initial
  * ones when T = 0).
  *
+ * With the attribute reverse=True (not MXNet's) the rows are taken last to first: iteration i
+ * reads row T - 1 - i of each data array and writes row T - 1 - i of each stacked output.
+ *
  * Shapes: T is the size of axis 0, which every data array must share. A row of data array j
  * has its shape without axis 0, except that a 1-D array's rows have shape (1,), as in MXNet
  * (whose legacy shapes have no 0-dim arrays). Stacked output o has shape (T,) + the body's
@@ -65,6 +68,8 @@ typedef struct {
   int *data_locs;   /* body input fed by data array j (in_data_locs) */
   int *state_locs;  /* body input fed by state k (in_state_locs) */
   int *remain_locs; /* body input fed by free variable r (remain_locs) */
+  bool reverse;     /* iteration i reads and writes row T - 1 - i (an extension, "reverse":
+                     * the backward loop, ONNX's reversed Scan) */
 } DsForeachParam;
 
 /* _while_loop: `while cond(vars): outputs, vars = func(vars)` (MXNet's contrib.while_loop).
