@@ -29,6 +29,8 @@ typedef struct {
   int n_heads;           /* visible outputs; 0 means 1 */
   gboolean stops;        /* the gradient is zero by definition (BlockGrad), not the slope */
   DsLoopPolicy policy;   /* what loops keep for their backward pass */
+  gboolean f32;          /* float32 (ops without float64 kernels): a wider step and tolerance */
+  guint positive_inputs; /* bit i: input i is drawn from [0.5, 1.5) (a variance) */
 } GradCase;
 
 static char *tmpdir;
@@ -56,7 +58,7 @@ static char *case_json(const GradCase *c, int n_inputs)
 }
 
 static DsNDArray *array_from(const char *shape_text, GRand *rand, double lo, double hi,
-                             gboolean integers)
+                             gboolean integers, DsDType dtype)
 {
   int64_t dims[DS_MAX_NDIM];
   int ndim = 0;
@@ -64,10 +66,14 @@ static DsNDArray *array_from(const char *shape_text, GRand *rand, double lo, dou
   for (char **p = parts; *p != NULL; p++)
     if (**p != '\0')
       dims[ndim++] = g_ascii_strtoll(*p, NULL, 10);
-  DsNDArray *a = ds_ndarray_new(DS_DTYPE_FLOAT64, ndim, dims, "x", NULL);
-  double *d = a->view.data;
-  for (int64_t i = 0; i < ds_tensor_numel(&a->view); i++)
-    d[i] = integers ? floor(g_rand_double_range(rand, lo, hi)) : g_rand_double_range(rand, lo, hi);
+  DsNDArray *a = ds_ndarray_new(dtype, ndim, dims, "x", NULL);
+  for (int64_t i = 0; i < ds_tensor_numel(&a->view); i++) {
+    double v = integers ? floor(g_rand_double_range(rand, lo, hi)) : g_rand_double_range(rand, lo, hi);
+    if (dtype == DS_DTYPE_FLOAT64)
+      ((double *)a->view.data)[i] = v;
+    else
+      ((float *)a->view.data)[i] = (float)v;
+  }
   return a;
 }
 
@@ -94,16 +100,25 @@ static DsSession *open_case(const char *path, int n_inputs, DsNDArray **inputs)
   return session;
 }
 
+static void set_element(const DsTensor *t, int64_t i, double v)
+{
+  if (t->dtype == DS_DTYPE_FLOAT64)
+    ((double *)t->data)[i] = v;
+  else
+    ((float *)t->data)[i] = (float)v;
+}
+
 /* L = sum over heads of sum(w * y). */
 static double loss(DsSession *session, int n_heads, DsNDArray **w)
 {
   double l = 0.0;
   for (int h = 0; h < n_heads; h++) {
     const DsTensor *y = ds_session_get_output(session, (guint)h);
-    if (y->dtype != DS_DTYPE_FLOAT64) /* an index or a shape: no gradient flows from it */
+    if (!ds_dtype_is_float(y->dtype)) /* an index or a shape: no gradient flows from it */
       continue;
     for (int64_t i = 0; i < ds_tensor_numel(y); i++)
-      l += ((const double *)y->data)[i] * ((const double *)w[h]->view.data)[i];
+      l += ds_tensor_load_f64(y->dtype, y->data, i) *
+           ds_tensor_load_f64(w[h]->view.dtype, w[h]->view.data, i);
   }
   return l;
 }
@@ -136,7 +151,13 @@ static void run_case(gconstpointer data)
   DsNDArray *inputs[8];
   for (int i = 0; i < n_inputs; i++) {
     gboolean index = (c->index_inputs >> i) & 1;
-    inputs[i] = array_from(c->shapes[i], rand, index ? 0 : c->lo, index ? c->index_hi : c->hi, index);
+    if ((c->positive_inputs >> i) & 1) {
+      inputs[i] = array_from(c->shapes[i], rand, 0.5, 1.5, FALSE,
+                             c->f32 ? DS_DTYPE_FLOAT32 : DS_DTYPE_FLOAT64);
+      continue;
+    }
+    inputs[i] = array_from(c->shapes[i], rand, index ? 0 : c->lo, index ? c->index_hi : c->hi, index,
+                           c->f32 ? DS_DTYPE_FLOAT32 : DS_DTYPE_FLOAT64);
   }
 
   /* forward alone: the outputs' shapes, for the head gradients, and the session perturbed */
@@ -149,9 +170,15 @@ static void run_case(gconstpointer data)
   g_autofree char **head_names = g_new0(char *, n_heads + 1);
   for (int h = 0; h < n_heads; h++) {
     const DsTensor *y = ds_session_get_output(forward, (guint)h);
-    w[h] = ds_ndarray_new(DS_DTYPE_FLOAT64, y->ndim, y->shape, "w", NULL);
-    for (int64_t i = 0; i < ds_tensor_numel(y); i++)
-      ((double *)w[h]->view.data)[i] = g_rand_double_range(rand, -1, 1);
+    w[h] = ds_ndarray_new(y->dtype == DS_DTYPE_FLOAT32 ? y->dtype : DS_DTYPE_FLOAT64, y->ndim,
+                          y->shape, "w", NULL);
+    for (int64_t i = 0; i < ds_tensor_numel(y); i++) {
+      double v = g_rand_double_range(rand, -1, 1);
+      if (w[h]->view.dtype == DS_DTYPE_FLOAT64)
+        ((double *)w[h]->view.data)[i] = v;
+      else
+        ((float *)w[h]->view.data)[i] = (float)v;
+    }
     head_names[h] = ds_graph_dup_output_name(ds_session_get_graph(forward), (guint)h);
   }
 
@@ -160,7 +187,7 @@ static void run_case(gconstpointer data)
   /* head gradients for the float outputs; an index or a shape passes none */
   gboolean given[8] = {FALSE};
   for (int h = 0; h < n_heads; h++)
-    given[h] = ds_session_get_output(forward, (guint)h)->dtype == DS_DTYPE_FLOAT64;
+    given[h] = ds_dtype_is_float(ds_session_get_output(forward, (guint)h)->dtype);
   if (!ds_session_add_backward(both, given, c->policy, &error))
     g_error("%s: %s", c->op, error->message);
   for (int h = 0; h < n_heads; h++) {
@@ -173,30 +200,42 @@ static void run_case(gconstpointer data)
       !ds_session_run(both, &error))
     g_error("%s: %s", c->op, error->message);
   guint n_model = ds_session_get_n_model_outputs(both);
-  g_assert_cmpuint(ds_session_get_n_gradients(both), ==, (guint)n_inputs);
+  /* each variable's gradient head, by name (auxiliary states have none) */
+  int grad_head[8];
+  const DsGraph *fg = ds_session_get_graph(forward);
+  for (int i = 0; i < n_inputs; i++) {
+    grad_head[i] = -1;
+    for (guint j = 0; j < ds_session_get_n_gradients(both); j++)
+      if (g_str_equal(ds_session_get_gradient_variable(both, j), fg->nodes[fg->arg_nodes[i]]->name))
+        grad_head[i] = (int)j;
+  }
 
-  const double h = 1e-6;
+  /* float32 rounds at 1e-7: a step of 1e-2 keeps the difference's rounding near 1e-5 */
+  const double h = c->f32 ? 1e-2 : 1e-6, tolerance = c->f32 ? 2e-3 : 1e-6;
   for (int i = 0; i < n_inputs; i++) {
     if ((c->index_inputs >> i) & 1)
       continue;
-    const DsTensor *grad = ds_session_get_output(both, n_model + (guint)i);
-    const DsGraph *fg = ds_session_get_graph(forward);
+    if (grad_head[i] < 0) {
+      g_assert_true(g_str_equal(c->op, "BatchNorm") && i >= 3); /* the moving statistics */
+      continue;
+    }
+    const DsTensor *grad = ds_session_get_output(both, n_model + (guint)grad_head[i]);
     const DsTensor *x =
         ds_session_get_entry(forward, ds_graph_entry_id(fg, (DsEntry){fg->arg_nodes[i], 0, 0}));
-    g_assert_cmpint(grad->dtype, ==, DS_DTYPE_FLOAT64);
+    g_assert_cmpint(grad->dtype, ==, c->f32 ? DS_DTYPE_FLOAT32 : DS_DTYPE_FLOAT64);
     g_assert_cmpint(ds_tensor_numel(grad), ==, ds_tensor_numel(x));
-    double *xd = x->data;
     for (int64_t k = 0; k < ds_tensor_numel(x); k++) {
-      double saved = xd[k];
-      xd[k] = saved + h;
+      double saved = ds_tensor_load_f64(x->dtype, x->data, k);
+      set_element(x, k, saved + h);
       g_assert_true(ds_session_run(forward, NULL));
       double up = loss(forward, n_heads, w);
-      xd[k] = saved - h;
+      set_element(x, k, saved - h);
       g_assert_true(ds_session_run(forward, NULL));
       double down = loss(forward, n_heads, w);
-      xd[k] = saved;
-      double fd = c->stops ? 0.0 : (up - down) / (2 * h), got = ((const double *)grad->data)[k];
-      if (!(fabs(got - fd) <= 1e-6 * MAX(1.0, fabs(fd))))
+      set_element(x, k, saved);
+      double fd = c->stops ? 0.0 : (up - down) / (2 * h);
+      double got = ds_tensor_load_f64(grad->dtype, grad->data, k);
+      if (!(fabs(got - fd) <= tolerance * MAX(1.0, fabs(fd))))
         g_error("%s %s: d/dx%d[%" G_GINT64_FORMAT "] is %.9g, finite differences give %.9g",
                 c->op, c->attrs ? c->attrs : "", i, k, got, fd);
     }
@@ -343,6 +382,34 @@ static void add_cases(void)
           "(2,)", NULL, -1, 1);
   c->index_inputs = 2, c->index_hi = 4;
   add("_contrib_arange_like", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  /* max windows overlap and one pad; average and sum; global average; in float64 */
+  add("Pooling", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "
+      "\"pool_type\": \"max\"", "(1, 2, 5, 5)", NULL, NULL, -1, 1);
+  add("Pooling", "\"kernel\": \"(2, 3)\", \"stride\": \"(1, 2)\", \"pad\": \"(1, 1)\", "
+      "\"pool_type\": \"avg\", \"count_include_pad\": \"False\"", "(2, 1, 4, 5)", NULL, NULL, -1, 1);
+  add("Pooling", "\"kernel\": \"(2,)\", \"stride\": \"(2,)\", \"pool_type\": \"sum\"", "(1, 2, 6)",
+      NULL, NULL, -1, 1);
+  add("Pooling", "\"kernel\": \"(1, 1)\", \"global_pool\": \"True\", \"pool_type\": \"avg\"",
+      "(1, 3, 3, 4)", NULL, NULL, -1, 1);
+  /* float32 only so far: convolution (strided, padded, dilated, 1-D) and BatchNorm */
+  c = add("Convolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "
+          "\"num_filter\": \"3\"", "(1, 2, 6, 5)", "(3, 2, 3, 3)", "(3,)", -1, 1);
+  c->f32 = TRUE;
+  c = add("Convolution", "\"kernel\": \"(2, 2)\", \"dilate\": \"(2, 2)\", \"num_filter\": \"2\", "
+          "\"no_bias\": \"True\"", "(2, 2, 5, 5)", "(2, 2, 2, 2)", NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("Convolution", "\"kernel\": \"(3,)\", \"stride\": \"(2,)\", \"num_filter\": \"2\"",
+          "(1, 2, 8)", "(2, 2, 3)", "(2,)", -1, 1);
+  c->f32 = TRUE;
+  c = add("BatchNorm", "\"fix_gamma\": \"False\", \"eps\": \"0.001\"", "(2, 3, 2, 2)", "(3,)", "(3,)",
+          -1, 1);
+  c->shapes[3] = "(3,)", c->shapes[4] = "(3,)";
+  c->f32 = TRUE;
+  c->positive_inputs = 1u << 4;
+  c = add("BatchNorm", NULL, "(2, 3)", "(3,)", "(3,)", -1, 1);
+  c->shapes[3] = "(3,)", c->shapes[4] = "(3,)";
+  c->f32 = TRUE;
+  c->positive_inputs = 1u << 4;
   /* a loop: the LSTM cell run by _foreach, backwards through 3 steps (data, the weights and
    * biases, the initial h and c) */
   for (int policy = DS_LOOP_RECOMPUTE; policy <= DS_LOOP_SAVE; policy++) {

@@ -721,6 +721,52 @@ static void check_pooling(const char *data, ...)
   g_free(y.data);
 }
 
+/* _backward_Pooling: the gradient goes to each max window's first largest element, or spread
+ * over an average window; its shape is the data's. */
+static void test_backward_pooling(void)
+{
+  g_autoptr(DsGraph) g = ds_graph_new();
+  DsShape in[3], out[1];
+  DsNode *n = node_new(g, "_backward_Pooling", "kernel", "(2, 2)", "stride", "(2, 2)", NULL);
+  infer_ok(n, (const char *[]){"(1, 2, 2, 3)", "(1, 2, 4, 6)", "(1, 2, 2, 3)"}, in, out);
+  assert_shape(&out[0], "(1, 2, 4, 6)");
+  parse_fails(DS_ERROR_UNSUPPORTED, "gradient", "_backward_Pooling", "kernel", "(2, 2)",
+              "pool_type", "lp", "p_value", "2", NULL);
+
+  /* max, 2x2 windows of a 4x4 plane: 1 at each window's largest (the first of a tie) */
+  DsTensor x = ftensor("(1, 1, 4, 4)"), y = ftensor("(1, 1, 2, 2)"), gy = ftensor("(1, 1, 2, 2)");
+  DsTensor dx = ftensor("(1, 1, 4, 4)");
+  static const float xs[16] = {1, 5, 2, 2, 3, 0, 2, 1, 0, 0, 9, 8, 7, 0, 1, 1};
+  for (int i = 0; i < 16; i++)
+    set(&x, i, xs[i]);
+  for (int i = 0; i < 4; i++)
+    set(&gy, i, i + 1);
+  run_ok(DS_OP_POOLING, n->param, &x, 1, &y, 1);
+  DsTensor ins[3] = {gy, x, y};
+  run_ok(DS_OP_BACKWARD_POOLING, n->param, ins, 3, &dx, 1);
+  static const float want_max[16] = {0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 3, 0, 0, 0};
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpfloat(get(&dx, i), ==, want_max[i]);
+
+  /* avg over 3x3 windows, stride 1, padding 1 not counted: each output's gradient divided by
+   * the elements its window covers */
+  DsNode *na = node_new(g, "_backward_Pooling", "kernel", "(3, 3)", "pad", "(1, 1)", "pool_type",
+                        "avg", "count_include_pad", "False", NULL);
+  DsTensor ya = ftensor("(1, 1, 4, 4)"), ga = ftensor("(1, 1, 4, 4)");
+  for (int i = 0; i < 16; i++)
+    set(&ga, i, 1.0);
+  DsTensor ains[3] = {ga, x, ya};
+  run_ok(DS_OP_BACKWARD_POOLING, na->param, ains, 3, &dx, 1);
+  /* corner (0, 0) lies in 4 windows covering 4, 6, 6 and 9 elements */
+  g_assert_cmpfloat_with_epsilon(get(&dx, 0), 1.0 / 4 + 2.0 / 6 + 1.0 / 9, 1e-6);
+  /* the sum of the gradient is the number of windows */
+  double total = 0;
+  for (int i = 0; i < 16; i++)
+    total += get(&dx, i);
+  g_assert_cmpfloat_with_epsilon(total, 16.0, 1e-5);
+  tensors_free((DsTensor[]){x, y, gy, dx, ya, ga}, 6);
+}
+
 static void test_pooling_kernel(void)
 {
   check_pooling("(2, 3, 11, 12)", "kernel", "(3, 3)", "stride", "(2, 2)", NULL);
@@ -2791,6 +2837,7 @@ int main(int argc, char **argv)
   g_test_add_func("/ops/nn/convolution/batched", test_convolution_batched);
   g_test_add_func("/ops/nn/pooling/shape", test_pooling_shape);
   g_test_add_func("/ops/nn/pooling/kernel", test_pooling_kernel);
+  g_test_add_func("/ops/nn/pooling/backward", test_backward_pooling);
   g_test_add_func("/ops/nn/fully-connected/shape", test_fully_connected_shape);
   g_test_add_func("/ops/nn/fully-connected/kernel", test_fully_connected_kernel);
   g_test_add_func("/ops/nn/dot/shape", test_dot_shape);

@@ -54,10 +54,12 @@ static gboolean add_backward(DsSession *session, const DsCliOptions *options, GE
     while (h < names->len && strcmp(g_ptr_array_index(names, h), name) != 0)
       h++;
     if (h == names->len) {
-      g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
+      g_autoptr(GString) list = g_string_new(NULL);
+      for (guint k = 0; k < names->len; k++)
+        g_string_append_printf(list, "%s%s", k ? ", " : "", (const char *)names->pdata[k]);
       g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
                   "--head-grad %s: the model has no output called '%s' (its outputs: %s)", name,
-                  name, names->len > 0 ? list : "none");
+                  name, names->len > 0 ? list->str : "none");
       return FALSE;
     }
     given[h] = TRUE;

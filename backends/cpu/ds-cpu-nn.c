@@ -1433,6 +1433,111 @@ static DsStatus pooling_run(const DsKernelCtx *ctx)
   return DS_STATUS_OK;
 }
 
+/* --- _backward_Pooling --------------------------------------------------------------------- */
+
+/* The gradient of one (image, channel) plane of a pooling: each output's gradient goes back to
+ * the element a max window picked (the first largest, as the forward pass keeps), or spread
+ * over an average's or a sum's window; float32 or float64, accumulated in double. */
+typedef struct {
+  DsGeomWindow w;
+  DsPoolType type;
+  bool count_include_pad;
+  DsDType dtype;
+  const void *g, *x;
+  void *dx;
+} PoolBackJob;
+
+static void pool_backward_planes(void *data, int64_t begin, int64_t end)
+{
+  const PoolBackJob *job = data;
+  const DsGeomWindow *w = &job->w;
+  double acc[POOL_SCRATCH];
+  for (int64_t pl = begin; pl < end; pl++) {
+    /* a plane of dx in double: on the stack when it fits, else written through */
+    bool on_stack = w->in_plane <= POOL_SCRATCH;
+    double *dx = on_stack ? acc : g_new0(double, w->in_plane);
+    if (on_stack)
+      memset(dx, 0, sizeof(double) * (size_t)w->in_plane);
+    const int64_t in0 = pl * w->in_plane, out0 = pl * w->out_plane;
+    int64_t o[3];
+    for (o[0] = 0; o[0] < w->out[0]; o[0]++)
+      for (o[1] = 0; o[1] < w->out[1]; o[1]++)
+        for (o[2] = 0; o[2] < w->out[2]; o[2]++) {
+          int64_t opos = (o[0] * w->out[1] + o[1]) * w->out[2] + o[2];
+          double g = ds_tensor_load_f64(job->dtype, job->g, out0 + opos);
+          bool max = job->type == DS_POOL_MAX;
+          int64_t best_at = -1;
+          double best = -INFINITY;
+          double div = 1.0;
+          if (job->type == DS_POOL_AVG)
+            for (int i = 0; i < 3; i++)
+              div *= (double)pool_extent(o[i] * w->stride[i] - w->pad[i], w->kernel[i], w->in[i],
+                                         w->pad_end[i], job->count_include_pad);
+          for (int64_t kd = 0; kd < w->kernel[0]; kd++)
+            for (int64_t kh = 0; kh < w->kernel[1]; kh++)
+              for (int64_t kw = 0; kw < w->kernel[2]; kw++) {
+                int64_t step[3] = {kd, kh, kw}, at[3];
+                bool inside = true;
+                for (int i = 0; i < 3; i++) {
+                  at[i] = o[i] * w->stride[i] - w->pad[i] + step[i] * (max ? w->dilate[i] : 1);
+                  inside = inside && at[i] >= 0 && at[i] < w->in[i];
+                }
+                if (!inside)
+                  continue;
+                int64_t ipos = (at[0] * w->in[1] + at[1]) * w->in[2] + at[2];
+                if (max) {
+                  double v = ds_tensor_load_f64(job->dtype, job->x, in0 + ipos);
+                  if (best_at < 0 || v > best) {
+                    best = v;
+                    best_at = ipos;
+                  }
+                } else {
+                  dx[ipos] += g / div;
+                }
+              }
+          if (max && best_at >= 0)
+            dx[best_at] += g;
+        }
+    for (int64_t i = 0; i < w->in_plane; i++) {
+      if (job->dtype == DS_DTYPE_FLOAT64)
+        ((double *)job->dx)[in0 + i] = dx[i];
+      else
+        ((float *)job->dx)[in0 + i] = (float)dx[i];
+    }
+    if (!on_stack)
+      g_free(dx);
+  }
+}
+
+static DsStatus backward_pooling_run(const DsKernelCtx *ctx)
+{
+  const DsPoolingParam *p = ctx->param;
+  const DsTensor *g = &ctx->inputs[0], *x = &ctx->inputs[1], *y = &ctx->inputs[2];
+  DsTensor *dx = &ctx->outputs[0];
+  DsDType t = x->dtype;
+  if ((t != DS_DTYPE_FLOAT32 && t != DS_DTYPE_FLOAT64) || g->dtype != t || dx->dtype != t ||
+      p->pool_type == DS_POOL_LP)
+    return DS_STATUS_UNSUPPORTED;
+  DsGeomWindowAttrs attrs = {
+      .n_spatial = p->n_spatial, .kernel = p->kernel, .stride = p->stride, .dilate = p->dilate};
+  for (int s = 0; s < MIN(p->n_spatial, x->ndim - 2); s++)
+    ds_pool_axis_pads(p, s, x->shape[2 + s], &attrs.pad[s], &attrs.pad_end[s]);
+  PoolBackJob job = {.type = p->pool_type,
+                     .count_include_pad = p->count_include_pad,
+                     .dtype = t,
+                     .g = g->data,
+                     .x = x->data,
+                     .dx = dx->data};
+  if (!ds_geom_pool(x, y, &attrs, p->global_pool, &job.w) || !ds_geom_same_shape(x, dx) ||
+      ds_tensor_numel(g) != ds_tensor_numel(y))
+    return DS_STATUS_INVALID_ARGUMENT;
+  int64_t planes = x->shape[0] * x->shape[1];
+  int64_t cost = job.w.out_plane * job.w.kernel[0] * job.w.kernel[1] * job.w.kernel[2];
+  ds_parallel_for(ctx->pool, planes, grain_for(MAX(cost, job.w.in_plane)), pool_backward_planes,
+                  &job);
+  return DS_STATUS_OK;
+}
+
 /* --- softmax, log_softmax, SoftmaxOutput ------------------------------------------------- */
 
 typedef struct {
@@ -2194,6 +2299,7 @@ void ds_cpu_nn_register(DsKernel *table)
 {
   table[DS_OP_CONVOLUTION] = ds_cpu_convolution_kernel;
   table[DS_OP_POOLING] = (DsKernel){pooling_run, NULL};
+  table[DS_OP_BACKWARD_POOLING] = (DsKernel){backward_pooling_run, NULL};
   table[DS_OP_FULLY_CONNECTED] = (DsKernel){fully_connected_run, fully_connected_workspace};
   table[DS_OP_BATCH_NORM] = (DsKernel){batch_norm_run, batch_norm_workspace};
   table[DS_OP_LAYER_NORM] = (DsKernel){layer_norm_run, NULL};

@@ -258,3 +258,143 @@ DS_GRAD_FN(ds_grad_embedding)
   (void)error;
   return TRUE;
 }
+
+/* The forward node's attributes copied onto gradient node `e` (the window ops' gradients run
+ * under the same kernel, stride and padding). */
+static void copy_attrs(DsGradCtx *ctx, DsEntry e)
+{
+  DsNode *to = ctx->graph->nodes[e.node_id];
+  for (guint i = 0; i < ctx->node->n_attrs; i++)
+    if (!g_str_has_prefix(ctx->node->attrs[i].key, "__"))
+      ds_node_add_attr(to, ctx->node->attrs[i].key, ctx->node->attrs[i].value);
+}
+
+/* _backward_Pooling under the forward attributes; lp pooling and an argmax output have none. */
+DS_GRAD_FN(ds_grad_pooling)
+{
+  const DsPoolingParam *p = ctx->node->param;
+  if (p->pool_type == DS_POOL_LP || p->indices != DS_POOL_INDICES_NONE)
+    return ds_grad_fail(ctx, error, "lp pooling and pooling with indices have no gradient yet");
+  DsEntry in[3] = {out_grads[0], ds_grad_input(ctx, 0), ds_grad_output(ctx, 0)};
+  DsEntry dx = ds_grad_op(ctx, "_backward_Pooling", 3, in, NULL);
+  copy_attrs(ctx, dx);
+  in_grads[0] = dx;
+  return TRUE;
+}
+
+/* `v`, one value per channel, shaped to broadcast along axis `axis` of a rank-`ndim` tensor. */
+static DsEntry per_channel(DsGradCtx *ctx, DsEntry v, int axis, int ndim)
+{
+  int64_t dims[DS_MAX_NDIM];
+  for (int d = 0; d < ndim; d++)
+    dims[d] = d == axis ? -1 : 1;
+  g_autofree char *shape = ds_grad_tuple(dims, ndim);
+  return ds_grad_op1(ctx, "Reshape", v, "shape", shape, NULL);
+}
+
+/* The sum of `x` over every axis but `axis` (a per-channel parameter's gradient). */
+static DsEntry sum_but(DsGradCtx *ctx, DsEntry x, int axis)
+{
+  g_autofree char *a = g_strdup_printf("%d", axis);
+  return ds_grad_op1(ctx, "sum", x, "axis", a, "exclude", "True", NULL);
+}
+
+/* At inference BatchNorm is per-channel affine: y = (x - mean) / sqrt(var + eps) * gamma +
+ * beta with the moving statistics, so dx = g gamma / sqrt(var + eps); gamma's gradient is the
+ * sum of g times the normalised x (none with fix_gamma, where gamma is 1), beta's the sum of g.
+ * The moving statistics are auxiliary states: no gradient. */
+DS_GRAD_FN(ds_grad_batch_norm)
+{
+  const DsBatchNormParam *p = ctx->node->param;
+  int ndim = ctx->in_shapes[0].ndim;
+  if (ndim < 1)
+    return ds_grad_fail(ctx, error, "its input shape is not known");
+  if (!ds_grad_is_none(out_grads[1]) || !ds_grad_is_none(out_grads[2]))
+    return ds_grad_fail(ctx, error, "gradients into its mean and var outputs are not done");
+  int axis = p->axis < 0 ? p->axis + ndim : p->axis;
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), gamma = ds_grad_input(ctx, 1);
+  DsEntry mean = ds_grad_input(ctx, 3), var = ds_grad_input(ctx, 4);
+  DsEntry rstd = UN("rsqrt", SC("_plus_scalar", var, p->eps));
+  DsEntry scale = p->fix_gamma ? rstd : MUL(gamma, rstd);
+  in_grads[0] = BMUL(g, per_channel(ctx, scale, axis, ndim));
+  if (!p->fix_gamma) {
+    DsEntry xhat = BMUL(BSUB(x, per_channel(ctx, mean, axis, ndim)), per_channel(ctx, rstd, axis, ndim));
+    in_grads[1] = sum_but(ctx, MUL(g, xhat), axis);
+  }
+  in_grads[2] = sum_but(ctx, g, axis);
+  return TRUE;
+}
+
+/* A tuple attribute of `n` values. */
+static char *tuple_of(const int64_t *v, int n)
+{
+  return ds_grad_tuple(v, n);
+}
+
+/* Convolution (one group): the data's gradient is the transposed convolution of g with the
+ * same weights (Deconvolution, with adj giving back the data's size); the weight's is a
+ * convolution of the data with g, batch and channels swapped, where the forward stride
+ * becomes the dilation and the dilation the stride, cut to the kernel's size; the bias's the
+ * sum of g over all but the channels. */
+DS_GRAD_FN(ds_grad_convolution)
+{
+  const DsConvolutionParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0], *gs = &ctx->out_shapes[0];
+  int n = p->n_spatial;
+  if (p->num_group != 1 || p->auto_pad != DS_AUTO_PAD_NONE)
+    return ds_grad_fail(ctx, error, "only one group and explicit padding are done");
+  if (xs->ndim != n + 2 || gs->ndim != n + 2)
+    return ds_grad_fail(ctx, error, "its data and output shapes are not known");
+  for (int d = 2; d < n + 2; d++)
+    if (!ds_dim_is_const(xs->dims[d]) || !ds_dim_is_const(gs->dims[d]))
+      return ds_grad_fail(ctx, error, "its spatial sizes are not known numbers");
+  for (int i = 0; i < n; i++)
+    if (p->pad_end[i] != p->pad[i])
+      return ds_grad_fail(ctx, error, "different padding at the ends of an axis is not done");
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), w = ds_grad_input(ctx, 1);
+  int64_t adj[DS_NN_MAX_SPATIAL], kernel_g[DS_NN_MAX_SPATIAL], perm[DS_MAX_NDIM];
+  for (int i = 0; i < n; i++) {
+    int64_t in = xs->dims[2 + i].value, out = gs->dims[2 + i].value;
+    int64_t base = (out - 1) * p->stride[i] - 2 * p->pad[i] + p->dilate[i] * (p->kernel[i] - 1) + 1;
+    adj[i] = in - base;
+    kernel_g[i] = out;
+    if (adj[i] < 0 || adj[i] >= p->stride[i])
+      return ds_grad_fail(ctx, error, "its output does not cover its input along axis %d", i + 2);
+  }
+  const DsShape *ws = &ctx->in_shapes[1];
+  if (ws->ndim != n + 2 || !ds_dim_is_const(ws->dims[1]) || !ds_dim_is_const(ws->dims[0]))
+    return ds_grad_fail(ctx, error, "its weight shape is not known");
+  g_autofree char *kernel = tuple_of(p->kernel, n), *stride = tuple_of(p->stride, n);
+  g_autofree char *dilate = tuple_of(p->dilate, n), *pad = tuple_of(p->pad, n);
+  g_autofree char *adj_text = tuple_of(adj, n);
+  g_autofree char *channels = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[1].value);
+  g_autofree char *filters = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[0].value);
+  in_grads[0] = ds_grad_op2(ctx, "Deconvolution", g, w, "kernel", kernel, "stride", stride,
+                            "dilate", dilate, "pad", pad, "adj", adj_text, "num_filter", channels,
+                            "no_bias", "True", NULL);
+
+  for (int d = 0; d < n + 2; d++)
+    perm[d] = d < 2 ? 1 - d : d;
+  g_autofree char *axes = tuple_of(perm, n + 2);
+  g_autofree char *kg = tuple_of(kernel_g, n);
+  DsEntry xt = ds_grad_op1(ctx, "transpose", x, "axes", axes, NULL);
+  DsEntry gt = ds_grad_op1(ctx, "transpose", g, "axes", axes, NULL);
+  DsEntry dw = ds_grad_op2(ctx, "Convolution", xt, gt, "kernel", kg, "stride", dilate, "dilate",
+                           stride, "pad", pad, "num_filter", filters, "no_bias", "True", NULL);
+  dw = ds_grad_op1(ctx, "transpose", dw, "axes", axes, NULL);
+  /* the swapped convolution may reach past the kernel where the strides do not divide */
+  for (int i = 0; i < n; i++) {
+    int64_t in = xs->dims[2 + i].value;
+    int64_t reach = (in + 2 * p->pad[i] - ((kernel_g[i] - 1) * p->stride[i] + 1)) / p->dilate[i] + 1;
+    if (reach > p->kernel[i]) {
+      char axis[16], end[32];
+      g_snprintf(axis, sizeof axis, "%d", i + 2);
+      g_snprintf(end, sizeof end, "%" G_GINT64_FORMAT, p->kernel[i]);
+      dw = ds_grad_op1(ctx, "slice_axis", dw, "axis", axis, "begin", "0", "end", end, NULL);
+    }
+  }
+  in_grads[1] = dw;
+  if (!p->no_bias)
+    in_grads[2] = sum_but(ctx, g, 1);
+  return TRUE;
+}

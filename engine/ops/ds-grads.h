@@ -35,6 +35,9 @@ DS_GRAD_FN(ds_grad_log_softmax);
 DS_GRAD_FN(ds_grad_layer_norm);
 DS_GRAD_FN(ds_grad_dropout);
 DS_GRAD_FN(ds_grad_embedding);
+DS_GRAD_FN(ds_grad_pooling);
+DS_GRAD_FN(ds_grad_batch_norm);
+DS_GRAD_FN(ds_grad_convolution);
 
 /* control flow: a _foreach's backward loop, once ds_grad_foreach_prepare has made the forward
  * loop keep what its backward loop reads (the state each iteration starts from, and with the

@@ -342,6 +342,7 @@ static const DsOpDef CONVOLUTION_def = {
     .input_names = convolution_inputs,
     .output_names = names_output,
     .infer_shape = convolution_infer_shape,
+    .grad = ds_grad_convolution,
 };
 
 /* --- Pooling ------------------------------------------------------------------------------ */
@@ -535,6 +536,49 @@ static const DsOpDef POOLING_def = {
     .output_names = pooling_outputs,
     .infer_shape = pooling_infer_shape,
     .infer_type = pooling_infer_type,
+    .grad = ds_grad_pooling,
+};
+
+/* _backward_Pooling (MXNet's name): the gradient of a max, average or sum pooling, (ograd,
+ * data, output) -> the gradient of data, under the forward node's attributes. A max window's
+ * gradient goes to its first largest element, as the forward pass picks it. */
+static gboolean backward_pooling_parse(const DsNode *node, void *param, GError **error)
+{
+  if (!pooling_parse(node, param, error))
+    return FALSE;
+  const DsPoolingParam *p = param;
+  if (p->pool_type == DS_POOL_LP || p->indices != DS_POOL_INDICES_NONE)
+    return ds_ops_node_error(node, error, DS_ERROR_UNSUPPORTED,
+                             "only max, avg and sum pooling without indices have a gradient");
+  return TRUE;
+}
+
+static gboolean backward_pooling_infer_shape(DsShapeCtx *ctx, const DsNode *node,
+                                             const void *param, DsShape *in, DsShape *out,
+                                             GError **error)
+{
+  (void)param;
+  DsShape grads[2] = {in[0], in[2]};
+  if (!ds_ops_unify_shapes(ctx, node, grads, 2, NULL, 0, error) ||
+      !ds_ops_unify_shapes(ctx, node, &in[1], 1, out, 1, error))
+    return FALSE;
+  in[0] = grads[0];
+  in[2] = grads[1];
+  return TRUE;
+}
+
+static const char *const backward_pooling_inputs[] = {"ograd", "data", "output", NULL};
+
+static const DsOpDef BACKWARD_POOLING_def = {
+    .id = DS_OP_BACKWARD_POOLING,
+    .name = "_backward_Pooling",
+    .param_size = sizeof(DsPoolingParam),
+    .parse = backward_pooling_parse,
+    .num_inputs = ds_op_count_3,
+    .num_outputs = ds_op_count_1,
+    .num_visible_outputs = ds_op_count_1,
+    .input_names = backward_pooling_inputs,
+    .infer_shape = backward_pooling_infer_shape,
 };
 
 /* --- FullyConnected ----------------------------------------------------------------------- */
@@ -735,6 +779,7 @@ static const DsOpDef BATCH_NORM_def = {
     .infer_shape = batch_norm_infer_shape,
     .infer_type = batch_norm_infer_type,
     .aux_input_mask = (1u << 3) | (1u << 4),
+    .grad = ds_grad_batch_norm,
 };
 
 /* --- LayerNorm ---------------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #define DS_OPS_NN(X)                                                                               \
   X(CONVOLUTION, "Convolution")                                                                    \
   X(POOLING, "Pooling")                                                                            \
+  X(BACKWARD_POOLING, "_backward_Pooling")                                                         \
   X(FULLY_CONNECTED, "FullyConnected")                                                             \
   X(BATCH_NORM, "BatchNorm")                                                                       \
   X(LAYER_NORM, "LayerNorm")                                                                       \
