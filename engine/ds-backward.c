@@ -466,7 +466,17 @@ static DsBackward *backward_subgraph(const DsGradCtx *ctx, const DsGraph *body,
                                      const DsShape *in_shapes, const DsDType *in_dtypes,
                                      const DsHeadGrad *heads, GError **error)
 {
-  (void)ctx;
+  /* a graph a gradient function put together (a checkpointed loop's segment) has its ops
+   * resolved here, where the registry may be called */
+  g_autoptr(DsGraph) resolved = NULL;
+  for (guint i = 0; i < body->n_nodes && resolved == NULL; i++) {
+    if (body->nodes[i]->op == NULL && !ds_node_is_variable(body->nodes[i])) {
+      resolved = ds_graph_copy(body, error);
+      if (resolved == NULL || !resolve_nodes(resolved, 0, error))
+        return NULL;
+      body = resolved;
+    }
+  }
   g_autoptr(DsGraphShapes) shapes = ds_graph_shapes_new(body, error);
   if (shapes == NULL)
     return NULL;

@@ -377,11 +377,17 @@ static gboolean run_foreach(DsControlFlow *cf, const DsTensor *inputs, DsTensor 
     /* Per-iteration outputs go into their row of the stacked outputs. */
     for (int o = 0; ok && o < p->num_out_data; o++) {
       const DsTensor *step = sub_output(cf, body, (guint)o);
+      /* a kept-every-K output has ceil(T / K) rows and takes iterations 0, K, 2K... */
+      gboolean thinned = o >= p->keep_from && p->keep_every > 1;
       if (i == 0)
-        ok = alloc_like(cf, &outputs[o], o, step, trips, alloc, alloc_data, error);
+        ok = alloc_like(cf, &outputs[o], o, step,
+                        thinned ? (trips + p->keep_every - 1) / p->keep_every : trips, alloc,
+                        alloc_data, error);
+      if (thinned && i % p->keep_every != 0)
+        continue;
       DsTensor out_row = outputs[o];
       if (ok) {
-        out_row = slice_view(&outputs[o], row);
+        out_row = slice_view(&outputs[o], thinned ? i / p->keep_every : row);
         ok = check_like(cf, step, &out_row, "step output", (guint)o, error);
       }
       if (ok)

@@ -71,8 +71,14 @@ typedef enum { DS_HEAD_GRAD_ONES, DS_HEAD_GRAD_GIVEN, DS_HEAD_GRAD_NONE } DsHead
 /* What a loop's backward pass keeps of its forward pass (seed 002): `save` keeps every
  * intermediate value of every iteration the body's backward graph reads; `recompute` keeps only
  * the state each iteration starts from and computes the iteration's forward values again in
- * the backward loop, trading a second forward pass for memory. */
-typedef enum { DS_LOOP_RECOMPUTE, DS_LOOP_SAVE } DsLoopPolicy;
+ * the backward loop, trading a second forward pass for memory; `checkpoint` keeps only every
+ * `every`-th state and, segment by segment backwards, runs the forward loop again from it to
+ * recompute the states in between. */
+typedef enum { DS_LOOP_RECOMPUTE, DS_LOOP_SAVE, DS_LOOP_CHECKPOINT } DsLoopKeep;
+typedef struct {
+  DsLoopKeep keep;
+  int every; /* checkpoint: the segment length */
+} DsLoopPolicy;
 
 typedef struct _DsBackward DsBackward;
 typedef struct _DsGradCtx DsGradCtx;

@@ -412,13 +412,22 @@ static void add_cases(void)
   c->positive_inputs = 1u << 4;
   /* a loop: the LSTM cell run by _foreach, backwards through 3 steps (data, the weights and
    * biases, the initial h and c) */
-  for (int policy = DS_LOOP_RECOMPUTE; policy <= DS_LOOP_SAVE; policy++) {
-    c = add("_foreach", NULL, "(3, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
+  /* a branch inside a loop: _cond's backward is a _cond on the same condition */
+  static const DsLoopPolicy policies[] = {
+      {DS_LOOP_RECOMPUTE, 0}, {DS_LOOP_SAVE, 0}, {DS_LOOP_CHECKPOINT, 2}, {DS_LOOP_CHECKPOINT, 3}};
+  for (guint policy = 0; policy < G_N_ELEMENTS(policies); policy++) {
+    c = add("_cond", NULL, "(6, 3)", "(3,)", NULL, -1, 1);
+    c->model = "data/control/cond-in-loop-symbol.json";
+    c->n_heads = 2;
+    c->policy = policies[policy];
+  }
+  for (guint policy = 0; policy < G_N_ELEMENTS(policies); policy++) {
+    c = add("_foreach", NULL, "(6, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
     c->model = "data/control/lstm-foreach-symbol.json";
     c->shapes[3] = "(128, 16)", c->shapes[4] = "(128,)", c->shapes[5] = "(128, 32)";
     c->shapes[6] = "(128,)";
     c->n_heads = 3;
-    c->policy = (DsLoopPolicy)policy;
+    c->policy = policies[policy];
   }
   add("shape_array", NULL, "(2, 3)", NULL, NULL, -1, 1);
   c = add("one_hot", "\"depth\": \"4\", \"dtype\": \"float64\"", "(2, 3)", NULL, NULL, 0, 1);

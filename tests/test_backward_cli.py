@@ -202,25 +202,28 @@ def test_resnet18_directional(tmp):
 
 
 def test_what_if_recompute(tmp):
-    """Both loop policies on the LSTM _foreach sample: the same gradients, and recompute holds
-    less at its peak than save."""
+    """The loop policies on the LSTM _foreach sample: the same gradients, recompute holding less
+    at its peak than save, and checkpointing keeping less than recompute."""
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
     r = run_cli(["--run", model, "--input-shape", "data=(24,4,16)", "--random-inputs",
-                 "--what-if-recompute", "--threads", "1"])
+                 "--what-if-recompute", "--recompute", "checkpoint:6", "--threads", "1"])
     if r.returncode != 0:
         raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
     rows = {}
     for line in r.stdout.splitlines()[1:]:
         cols = line.split()
         rows[cols[0]] = line
-    if set(rows) != {"save", "recompute"}:
+    if set(rows) != {"save", "recompute", "checkpoint:6"}:
         raise Failure(f"rows {list(rows)}:\n{r.stdout}")
-    if "identical to save" not in rows["recompute"]:
+    if "identical to save" not in rows["recompute"] or "identical to save" not in rows["checkpoint:6"]:
         raise Failure(f"gradients differ:\n{r.stdout}")
     ratio = float(rows["recompute"].split()[3].rstrip("x"))
     kept = float(rows["recompute"].split()[6].rstrip("x"))
     if not kept < 0.5:
         raise Failure(f"recompute keeps {kept}x what save keeps:\n{r.stdout}")
+    kept_cp = float(rows["checkpoint:6"].split()[6].rstrip("x"))
+    if not kept_cp < kept:
+        raise Failure(f"checkpoint:6 keeps {kept_cp}x, recompute {kept}x:\n{r.stdout}")
     if not ratio < 1.0:
         raise Failure(f"recompute's peak is {ratio}x save's:\n{r.stdout}")
     return f"recompute peak {ratio}x save's"
@@ -230,7 +233,7 @@ def test_policies_agree_on_files(tmp):
     """--recompute save and recompute write the same gradient files, byte for byte."""
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
     outs = {}
-    for policy in ("save", "recompute"):
+    for policy in ("save", "recompute", "checkpoint:5"):
         out = os.path.join(tmp, policy)
         r = run_cli(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
                      "--backward", "--recompute", policy, "--save-outputs", out])
@@ -243,9 +246,10 @@ def test_policies_agree_on_files(tmp):
         raise Failure(f"gradients {names}")
     for g in outs["save"][1]:
         a = np.load(os.path.join(outs["save"][0], g["file"]))
-        b = np.load(os.path.join(outs["recompute"][0], g["file"]))
-        if not np.array_equal(a, b) or not np.any(a):
-            raise Failure(f"grad of {g['name']} differs between policies or is zero")
+        for other in ("recompute", "checkpoint:5"):
+            b = np.load(os.path.join(outs[other][0], g["file"]))
+            if not np.array_equal(a, b) or not np.any(a):
+                raise Failure(f"grad of {g['name']} differs under {other} or is zero")
 
 
 def expect_fail(args, status, needles):
@@ -271,10 +275,17 @@ def test_head_grad_unknown_output(tmp):
                  "--head-grad", "nope=x.npy"], 2, ["--head-grad nope", "prob_output"])
 
 
+def test_checkpoint_not_multiple(tmp):
+    model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
+    expect_fail(["--run", model, "--input-shape", "data=(7,4,16)", "--random-inputs",
+                 "--backward", "--recompute", "checkpoint:3"], 2,
+                ["lstm_foreach0", "multiple of 3"])
+
+
 def test_recompute_unknown(tmp):
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
     expect_fail(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
-                 "--backward", "--recompute", "sometimes"], 2, ["--recompute sometimes", "save"])
+                 "--backward", "--recompute", "sometimes"], 2, ["--recompute sometimes", "checkpoint:K"])
 
 
 def test_recompute_without_backward(tmp):
@@ -298,9 +309,12 @@ TESTS = [
     ("--head-grad without --backward exits 2", test_head_grad_without_backward),
     ("--head-grad naming no output exits 2, listing the outputs", test_head_grad_unknown_output),
     ("--backward through an op without a gradient names the node", test_op_without_gradient),
-    ("--what-if-recompute on the LSTM _foreach: same gradients, recompute's peak lower",
+    ("--what-if-recompute on the LSTM _foreach: same gradients, less kept by each policy",
      test_what_if_recompute),
-    ("--recompute save and recompute write identical gradients", test_policies_agree_on_files),
+    ("--recompute save, recompute and checkpoint:5 write identical gradients",
+     test_policies_agree_on_files),
+    ("--recompute checkpoint:K with rows not a multiple of K exits 2 naming the loop",
+     test_checkpoint_not_multiple),
     ("--recompute with an unknown policy exits 2", test_recompute_unknown),
     ("--recompute without --backward exits 2", test_recompute_without_backward),
 ]

@@ -466,7 +466,12 @@ static double largest_difference(const GPtrArray *a, const GPtrArray *b)
  * gradients agree. */
 static int run_what_if_recompute(const DsCliOptions *options, int threads)
 {
-  static const char *const policies[] = {"save", "recompute"};
+  /* checkpointing every 16 rows, or as often as --recompute checkpoint:K says */
+  const char *checkpoint = options->recompute != NULL &&
+                                   g_str_has_prefix(options->recompute, "checkpoint:")
+                               ? options->recompute
+                               : "checkpoint:16";
+  const char *const policies[] = {"save", "recompute", checkpoint};
   PolicyRun runs[G_N_ELEMENTS(policies)] = {{0}};
   GError *error = NULL;
   int status = 0;
@@ -474,7 +479,7 @@ static int run_what_if_recompute(const DsCliOptions *options, int threads)
     if (!run_policy(options, policies[i], threads, &runs[i], &error))
       status = ds_cli_fail(error);
   if (status == 0) {
-    printf("%-10s  %12s  %8s  %12s  %8s  %10s  %8s  %s\n", "policy", "peak memory", "vs save",
+    printf("%-14s  %12s  %8s  %12s  %8s  %10s  %8s  %s\n", "policy", "peak memory", "vs save",
            "loops keep", "vs save", "run ms", "vs save", "gradients");
     for (guint i = 0; i < G_N_ELEMENTS(policies); i++) {
       g_autofree char *peak = format_bytes(runs[i].peak_bytes);
@@ -483,7 +488,7 @@ static int run_what_if_recompute(const DsCliOptions *options, int threads)
       g_autofree char *same = i == 0 ? g_strdup("")
                               : diff == 0.0 ? g_strdup("identical to save")
                                             : g_strdup_printf("differ from save by up to %.3g", diff);
-      printf("%-10s  %12s  %7.2fx  %12s  %7.2fx  %10.3f  %7.2fx  %s\n", policies[i], peak,
+      printf("%-14s  %12s  %7.2fx  %12s  %7.2fx  %10.3f  %7.2fx  %s\n", policies[i], peak,
              (double)runs[i].peak_bytes / (double)MAX(runs[0].peak_bytes, 1u), kept,
              (double)runs[i].kept_bytes / (double)MAX(runs[0].kept_bytes, 1u),
              (double)runs[i].median_ns / 1e6,

@@ -64,12 +64,18 @@ static gboolean add_backward(DsSession *session, const DsCliOptions *options, GE
     }
     given[h] = TRUE;
   }
-  DsLoopPolicy policy = DS_LOOP_SAVE;
+  DsLoopPolicy policy = {DS_LOOP_SAVE, 0};
   if (options->recompute != NULL) {
+    int64_t every = 0;
     if (g_str_equal(options->recompute, "recompute")) {
-      policy = DS_LOOP_RECOMPUTE;
+      policy.keep = DS_LOOP_RECOMPUTE;
+    } else if (g_str_has_prefix(options->recompute, "checkpoint:") &&
+               ds_attr_parse_int(options->recompute + strlen("checkpoint:"), &every) &&
+               every >= 2 && every <= G_MAXINT32) {
+      policy = (DsLoopPolicy){DS_LOOP_CHECKPOINT, (int)every};
     } else if (!g_str_equal(options->recompute, "save")) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT, "--recompute %s: expected save or recompute",
+      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                  "--recompute %s: expected save, recompute or checkpoint:K with K >= 2",
                   options->recompute);
       return FALSE;
     }

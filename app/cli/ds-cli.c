@@ -163,12 +163,12 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
      N_("NAME=FILE")},
     {"recompute", 0, 0, G_OPTION_ARG_STRING, &options.recompute,
      N_("With --backward: what loops keep of their forward pass, every value their backward "
-        "pass reads (save, the default) or only the state each iteration starts from "
-        "(recompute)"),
+        "pass reads (save, the default), only the state each iteration starts from "
+        "(recompute), or every K-th state (checkpoint:K)"),
      N_("POLICY")},
     {"what-if-recompute", 0, 0, G_OPTION_ARG_NONE, &options.what_if_recompute,
-     N_("With --run: run the backward pass once per --recompute policy and compare peak "
-        "memory, time and gradients"),
+     N_("With --run: run the backward pass under save, recompute and checkpoint:16 (or the "
+        "--recompute checkpoint:K given) and compare peak memory, time and gradients"),
      NULL},
     {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params,
      N_("Feed weights from an MXNet .params file"), N_("FILE")},

@@ -56,7 +56,8 @@ static void insert_heads(DsGraph *body, guint at, const DsEntry *entries, guint 
 {
   DsEntry *heads = g_new(DsEntry, body->n_heads + n);
   memcpy(heads, body->heads, at * sizeof(DsEntry));
-  memcpy(heads + at, entries, n * sizeof(DsEntry));
+  if (n > 0) /* an empty GArray's data may be NULL */
+    memcpy(heads + at, entries, n * sizeof(DsEntry));
   memcpy(heads + at + n, body->heads + at, (body->n_heads - at) * sizeof(DsEntry));
   g_free(body->heads);
   body->heads = heads;
@@ -84,7 +85,7 @@ int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error)
     starts[k] = (DsEntry){body->arg_nodes[p->state_locs[k]], 0, 0};
   insert_heads(body, n_out, starts, n_states);
   guint n_values = 0;
-  if (ctx->loop_policy == DS_LOOP_SAVE) {
+  if (ctx->loop_policy.keep == DS_LOOP_SAVE) {
     ctx->node = node;
     DsBackward *backward = body_backward(ctx, node, body, (int)n_out, (int)n_states, error);
     if (backward == NULL)
@@ -99,6 +100,10 @@ int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error)
 
   set_int_attr(node, SAVED_STATES_ATTR, p->num_out_data);
   set_int_attr(node, SAVED_VALUES_ATTR, (int)n_values);
+  if (ctx->loop_policy.keep == DS_LOOP_CHECKPOINT) { /* only every K-th start is kept */
+    set_int_attr(node, "keep_every", ctx->loop_policy.every);
+    set_int_attr(node, "keep_from", p->num_out_data);
+  }
   set_int_attr(node, "num_out_data", p->num_out_data + p->n_states + (int)n_values);
   set_int_attr(node, "num_outputs", p->num_outputs + p->n_states + (int)n_values);
   node->n_outputs += n_states + n_values;
@@ -261,6 +266,100 @@ static DsGraph *strip_forward(const DsGraph *g, guint n_forward_nodes, const GAr
   return h;
 }
 
+/* The forward loop over one segment of `every` rows, as a graph of its own: variables for the
+ * segment of each data array, the states it starts from and the free variables (in that
+ * order), one _foreach over them running the model's body (without the kept-state outputs),
+ * and its outputs as heads. Its backward graph is a checkpointing loop's backward body. Ops
+ * are left for the backward pass to resolve. */
+static DsGraph *segment_graph(const DsNode *node, int n_out)
+{
+  const DsForeachParam *p = node->param;
+  const DsGraph *body = node->subgraphs[0];
+  const int n_states = p->n_states;
+  g_autoptr(GError) ignored = NULL;
+  DsGraph *model_body = ds_graph_copy(body, &ignored);
+  g_assert(model_body != NULL); /* its params parsed once already */
+  /* drop the kept-state heads [n_out, n_out + n_states) */
+  memmove(model_body->heads + n_out, model_body->heads + n_out + n_states,
+          (model_body->n_heads - (guint)(n_out + n_states)) * sizeof(DsEntry));
+  model_body->n_heads -= (guint)n_states;
+  g_clear_pointer(&model_body->head_names, g_strfreev);
+
+  DsGraph *g = ds_graph_new();
+  int n_in = p->n_data + p->n_states + p->n_remain;
+  g_autofree DsEntry *in = g_new(DsEntry, n_in);
+  for (int i = 0; i < n_in; i++) {
+    int loc = i < p->n_data ? p->data_locs[i]
+              : i < p->n_data + n_states ? p->state_locs[i - p->n_data]
+                                         : p->remain_locs[i - p->n_data - n_states];
+    const char *name = body->nodes[body->arg_nodes[loc]]->name;
+    g_autofree char *var = i < p->n_data    ? g_strdup_printf("%s_segment", name)
+                           : i < p->n_data + n_states ? g_strdup_printf("%s_start", name)
+                                                      : g_strdup(name);
+    DsNode *v = ds_graph_add_node(g, var, "null");
+    in[i] = (DsEntry){v->id, 0, 0};
+  }
+  /* then one more variable per free variable, the segment loop does not read: the outer
+   * loop's accumulator of its gradient, which the backward graph's own accumulator starts
+   * from (chain_segment_accumulator) */
+  g->n_arg_nodes = (guint)(n_in + p->n_remain);
+  g->arg_nodes = g_new(guint, MAX(g->n_arg_nodes, 1u));
+  for (int i = 0; i < n_in; i++)
+    g->arg_nodes[i] = in[i].node_id;
+  for (int r = 0; r < p->n_remain; r++) {
+    const char *name = body->nodes[body->arg_nodes[p->remain_locs[r]]]->name;
+    g_autofree char *var = g_strdup_printf("%s_grad_acc", name);
+    g->arg_nodes[n_in + r] = ds_graph_add_node(g, var, "null")->id;
+  }
+  g_autofree char *name = g_strdup_printf("%s_segment", node->name);
+  DsNode *loop = ds_graph_add_node(g, name, "_foreach");
+  loop->inputs = g_steal_pointer(&in);
+  loop->n_inputs = (guint)n_in;
+  static const char *const copied[] = {"num_args", "in_data_locs", "in_state_locs",
+                                       "remain_locs", NULL};
+  for (const char *const *key = copied; *key != NULL; key++)
+    ds_node_add_attr(loop, *key, ds_node_get_attr(node, *key));
+  set_int_attr(loop, "num_outputs", n_out + n_states);
+  set_int_attr(loop, "num_out_data", n_out);
+  loop->subgraphs = g_new(DsGraph *, 1);
+  loop->subgraphs[0] = model_body;
+  loop->n_subgraphs = 1;
+  loop->n_outputs = (guint)(n_out + n_states);
+  g->n_heads = loop->n_outputs;
+  g->heads = g_new(DsEntry, g->n_heads);
+  for (guint h = 0; h < g->n_heads; h++)
+    g->heads[h] = (DsEntry){loop->id, h, 0};
+  ds_graph_update_row_ptr(g);
+  return g;
+}
+
+/* Checkpointing, the free variables' gradients are summed by the segment's backward loop from
+ * zeros, then added to the outer accumulator: a different order of additions than one loop
+ * makes. To give the same sums, bit for bit, the segment's loop starts from the outer
+ * accumulator instead (its zeros node becomes a copy of it), and the outer accumulator takes
+ * what the segment's loop returns, `grad` (that loop's output for free variable r). FALSE
+ * when the segment's backward graph is not that shape (then the sums are added). */
+static gboolean chain_segment_accumulator(DsGraph *bb, const DsNode *node, int n_out, int r,
+                                          DsEntry acc, DsEntry grad)
+{
+  const DsForeachParam *p = node->param;
+  DsNode *inner = bb->nodes[grad.node_id];
+  int n_inner_data = p->n_data + p->n_states + n_out;
+  guint slot = (guint)(n_inner_data + p->n_states + r);
+  if (!g_str_equal(inner->op_name, "_foreach") || grad.index != (guint)(p->n_data + p->n_states + r) ||
+      slot >= inner->n_inputs)
+    return FALSE;
+  DsNode *zeros = bb->nodes[inner->inputs[slot].node_id];
+  if (!g_str_equal(zeros->op_name, "zeros_like") || zeros->id <= acc.node_id)
+    return FALSE;
+  g_free(zeros->op_name);
+  zeros->op_name = g_strdup("_copy");
+  zeros->op = NULL;
+  g_clear_pointer(&zeros->param, g_free);
+  zeros->inputs[0] = acc;
+  return TRUE;
+}
+
 DS_GRAD_FN(ds_grad_foreach)
 {
   const DsNode *node = ctx->node;
@@ -272,12 +371,57 @@ DS_GRAD_FN(ds_grad_foreach)
   const int n_data = p->n_data, n_states = p->n_states, n_remain = p->n_remain;
   const int n_out = (int)g_ascii_strtoll(saved, NULL, 10); /* the model's own step outputs */
   const int n_values = (int)g_ascii_strtoll(kept_values, NULL, 10);
-  const DsGraph *body = node->subgraphs[0];
-  guint n_args = body->n_arg_nodes;
+  const int every = p->keep_every;
+  const gboolean checkpoint = every > 1;
 
-  DsBackward *backward = body_backward(ctx, node, body, n_out, n_states + n_values, error);
+  /* What the backward loop's body differentiates: the body (one iteration) or, checkpointing,
+   * the forward loop over one segment (which recomputes the segment's states from the kept
+   * one); and where its data, state and free-variable inputs are. */
+  g_autoptr(DsGraph) segment = NULL;
+  const DsGraph *body = node->subgraphs[0];
+  g_autofree int *data_pos = g_new(int, MAX(n_data, 1));
+  g_autofree int *state_pos = g_new(int, MAX(n_states, 1));
+  g_autofree int *remain_pos = g_new(int, MAX(n_remain, 1));
+  for (int j = 0; j < n_data; j++)
+    data_pos[j] = checkpoint ? j : p->data_locs[j];
+  for (int k = 0; k < n_states; k++)
+    state_pos[k] = checkpoint ? n_data + k : p->state_locs[k];
+  for (int r = 0; r < n_remain; r++)
+    remain_pos[r] = checkpoint ? n_data + n_states + r : p->remain_locs[r];
+  DsBackward *backward;
+  if (checkpoint) {
+    const DsDim t = ctx->in_shapes[0].ndim > 0 ? ctx->in_shapes[0].dims[0] : DS_DIM_UNKNOWN;
+    if (!ds_dim_is_const(t) || t.value % every != 0)
+      return ds_grad_fail(ctx, error, "checkpointing every %d rows needs a row count that is a "
+                                      "known multiple of %d", every, every);
+    segment = segment_graph(node, n_out);
+    body = segment;
+    guint n_seg = segment->n_arg_nodes;
+    g_autofree DsShape *shapes = g_new(DsShape, n_seg);
+    g_autofree DsDType *dtypes = g_new(DsDType, n_seg);
+    for (guint a = 0; a < n_seg; a++) {
+      /* the accumulators after the node's inputs: shaped like their free variables */
+      guint from = a < node->n_inputs ? a : a - (guint)n_remain;
+      shapes[a] = ctx->in_shapes[from];
+      dtypes[a] = ctx->in_dtypes[from];
+      if ((int)a < n_data)
+        shapes[a].dims[0] = ds_dim(every);
+    }
+    g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, segment->n_heads);
+    for (guint h = 0; h < segment->n_heads; h++)
+      seeds[h] = DS_HEAD_GRAD_GIVEN;
+    /* within a segment the states are recomputed from the kept one */
+    DsGradCtx inner = *ctx;
+    inner.loop_policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0};
+    backward = ctx->backward_subgraph(&inner, segment, shapes, dtypes, seeds, error);
+    if (backward == NULL)
+      g_prefix_error(error, "a segment of node '%s' (_foreach): ", node->name);
+  } else {
+    backward = body_backward(ctx, node, body, n_out, n_states + n_values, error);
+  }
   if (backward == NULL)
     return FALSE;
+  guint n_args = body->n_arg_nodes;
   /* With saved values the backward body reads them in place of its forward nodes. */
   guint first_value = 0;
   if (n_values > 0) {
@@ -309,7 +453,7 @@ DS_GRAD_FN(ds_grad_foreach)
   ctx->backward_free(backward);
   GArray *heads = g_array_new(FALSE, FALSE, sizeof(DsEntry));
   for (int j = 0; j < n_data + n_states; j++) {
-    int a = j < n_data ? p->data_locs[j] : p->state_locs[j - n_data];
+    int a = j < n_data ? data_pos[j] : state_pos[j - n_data];
     DsEntry g = grad_of[a];
     if (ds_grad_is_none(g)) {
       g_autofree char *name = g_strdup_printf("%s_grad_zeros", bb->nodes[bb->arg_nodes[a]]->name);
@@ -319,12 +463,15 @@ DS_GRAD_FN(ds_grad_foreach)
   }
   g_autofree int *acc_pos = g_new(int, MAX(n_remain, 1));
   for (int r = 0; r < n_remain; r++) {
-    int a = p->remain_locs[r];
+    int a = remain_pos[r];
     const char *var = bb->nodes[bb->arg_nodes[a]]->name;
     g_autofree char *acc_name = g_strdup_printf("%s_grad_acc", var);
-    acc_pos[r] = (int)add_body_variable(bb, acc_name);
+    acc_pos[r] = checkpoint ? (int)node->n_inputs + r : (int)add_body_variable(bb, acc_name);
     DsEntry acc = {bb->arg_nodes[acc_pos[r]], 0, 0};
-    if (!ds_grad_is_none(grad_of[a])) {
+    if (checkpoint && !ds_grad_is_none(grad_of[a]) &&
+        chain_segment_accumulator(bb, node, n_out, r, acc, grad_of[a])) {
+      acc = grad_of[a];
+    } else if (!ds_grad_is_none(grad_of[a])) {
       g_autofree char *sum_name = g_strdup_printf("%s_grad_acc_next", var);
       acc = body_node(bb, sum_name, "elemwise_add", 2, (DsEntry[]){acc, grad_of[a]});
     }
@@ -343,19 +490,23 @@ DS_GRAD_FN(ds_grad_foreach)
   g_autofree int *data_locs = g_new(int, n_bdata);
   g_autofree int *state_locs = g_new(int, n_bstates);
   int i = 0;
+  /* checkpointing, a row of the backward loop is a segment: rows grouped by `every` */
+  g_autofree char *segments = g_strdup_printf("(-4, -1, %d, -2)", every);
   for (int j = 0; j < n_data; j++, i++) {
     inputs[i] = ds_grad_input(ctx, (guint)j);
-    data_locs[i] = p->data_locs[j];
+    if (checkpoint)
+      inputs[i] = ds_grad_op1(ctx, "Reshape", inputs[i], "shape", segments, NULL);
+    data_locs[i] = data_pos[j];
   }
   for (int k = 0; k < n_states; k++, i++) {
     inputs[i] = ds_grad_output(ctx, (guint)(n_out + k));
-    data_locs[i] = p->state_locs[k];
+    data_locs[i] = state_pos[k];
   }
   for (int o = 0; o < n_out; o++, i++) {
     DsEntry g = ds_grad_is_none(out_grads[o])
                     ? ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, (guint)o), NULL)
                     : out_grads[o];
-    inputs[i] = g;
+    inputs[i] = checkpoint ? ds_grad_op1(ctx, "Reshape", g, "shape", segments, NULL) : g;
     data_locs[i] = seed_pos[o];
   }
   for (int v = 0; v < n_values; v++, i++) {
@@ -367,7 +518,7 @@ DS_GRAD_FN(ds_grad_foreach)
     inputs[i] = ds_grad_is_none(out_grads[out])
                     ? ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, out), NULL)
                     : out_grads[out];
-    state_locs[k] = seed_pos[n_out + n_states + n_values + k];
+    state_locs[k] = seed_pos[checkpoint ? n_out + k : n_out + n_states + n_values + k];
   }
   for (int r = 0; r < n_remain; r++, i++) {
     inputs[i] = ds_grad_op1(ctx, "zeros_like", ds_grad_input(ctx, (guint)(n_data + n_states + r)),
@@ -387,7 +538,7 @@ DS_GRAD_FN(ds_grad_foreach)
   g_autofree char *num_out_data = g_strdup_printf("%d", n_data);
   g_autofree char *in_data_locs = locs_text(data_locs, n_bdata);
   g_autofree char *in_state_locs = locs_text(state_locs, n_bstates);
-  g_autofree char *remain_locs = locs_text(p->remain_locs, n_remain);
+  g_autofree char *remain_locs = locs_text(remain_pos, n_remain);
   DsEntry loop = ds_grad_op(ctx, "_foreach", (guint)n_inputs, inputs, "num_args", num_args,
                             "num_outputs", num_outputs, "num_out_data", num_out_data,
                             "in_data_locs", in_data_locs, "in_state_locs", in_state_locs,
@@ -397,11 +548,139 @@ DS_GRAD_FN(ds_grad_foreach)
   loop_node->subgraphs[0] = bb;
   loop_node->n_subgraphs = 1;
 
-  for (int j = 0; j < n_data; j++)
+  for (int j = 0; j < n_data; j++) {
     in_grads[j] = (DsEntry){loop.node_id, (guint)j, 0};
+    if (checkpoint) /* segments back to rows */
+      in_grads[j] = ds_grad_op1(ctx, "Reshape", in_grads[j], "shape", "(-3, -2)", NULL);
+  }
   for (int k = 0; k < n_states; k++)
     in_grads[n_data + k] = (DsEntry){loop.node_id, (guint)(n_data + k), 0};
   for (int r = 0; r < n_remain; r++)
     in_grads[n_data + n_states + r] = (DsEntry){loop.node_id, (guint)(n_data + n_states + r), 0};
+  return TRUE;
+}
+
+/* One branch of a _cond differentiated: a graph whose inputs are the branch's own, then its
+ * heads' gradients, then any node input the branch does not read (fed for its zeros), and
+ * whose outputs are the gradients of every node input, zeros where the branch gives none.
+ * `locs` maps branch input a to node input locs[a]; `back_locs` receives the node input
+ * feeding each input of the returned graph. NULL with `error` set on failure. */
+static DsGraph *branch_backward(DsGradCtx *ctx, const DsGraph *branch, const int *locs,
+                                guint n_inputs, guint n_heads, GArray *back_locs, GError **error)
+{
+  g_autofree DsShape *shapes = g_new(DsShape, MAX(branch->n_arg_nodes, 1u));
+  g_autofree DsDType *dtypes = g_new(DsDType, MAX(branch->n_arg_nodes, 1u));
+  for (guint a = 0; a < branch->n_arg_nodes; a++) {
+    shapes[a] = ctx->in_shapes[locs[a]];
+    dtypes[a] = ctx->in_dtypes[locs[a]];
+  }
+  g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, MAX(n_heads, 1u));
+  for (guint h = 0; h < n_heads; h++)
+    seeds[h] = DS_HEAD_GRAD_GIVEN;
+  DsBackward *backward = ctx->backward_subgraph(ctx, branch, shapes, dtypes, seeds, error);
+  if (backward == NULL)
+    return NULL;
+  DsGraph *bb = g_steal_pointer(&backward->graph);
+  g_clear_pointer(&bb->head_names, g_strfreev);
+  /* each node input's gradient: summed where it feeds several branch inputs */
+  g_autofree DsEntry *grad = g_new(DsEntry, MAX(n_inputs, 1u));
+  g_autofree int *var_of = g_new(int, MAX(n_inputs, 1u)); /* a graph input holding it */
+  for (guint k = 0; k < n_inputs; k++) {
+    grad[k] = DS_GRAD_NONE;
+    var_of[k] = -1;
+  }
+  for (guint a = 0; a < branch->n_arg_nodes; a++)
+    var_of[locs[a]] = (int)a;
+  for (guint i = 0; i < backward->variables->len; i++) {
+    int a = arg_position(branch, g_ptr_array_index(backward->variables, i));
+    if (a < 0)
+      continue;
+    DsEntry g = bb->heads[backward->n_forward_heads + i];
+    guint k = (guint)locs[a];
+    if (ds_grad_is_none(grad[k])) {
+      grad[k] = g;
+    } else {
+      g_autofree char *name = g_strdup_printf("%s_grad_sum", bb->nodes[bb->arg_nodes[a]]->name);
+      grad[k] = body_node(bb, name, "elemwise_add", 2, (DsEntry[]){grad[k], g});
+    }
+  }
+  for (guint a = 0; a < branch->n_arg_nodes; a++)
+    g_array_append_val(back_locs, locs[a]);
+  for (guint h = 0; h < n_heads; h++) {
+    if (backward->head_grad_args[h] < 0)
+      continue;
+    g_assert((guint)backward->head_grad_args[h] == back_locs->len);
+    int loc = (int)(n_inputs + h);
+    g_array_append_val(back_locs, loc);
+  }
+  ctx->backward_free(backward);
+  GArray *heads = g_array_new(FALSE, FALSE, sizeof(DsEntry));
+  for (guint k = 0; k < n_inputs; k++) {
+    DsEntry g = grad[k];
+    if (ds_grad_is_none(g)) {
+      if (var_of[k] < 0) {
+        g_autofree char *name = g_strdup_printf("input%u", k);
+        var_of[k] = (int)add_body_variable(bb, name);
+        int loc = (int)k;
+        g_array_append_val(back_locs, loc);
+      }
+      g_autofree char *name = g_strdup_printf("input%u_grad_zeros", k);
+      g = body_node(bb, name, "zeros_like", 1, &(DsEntry){bb->arg_nodes[var_of[k]], 0, 0});
+    }
+    g_array_append_val(heads, g);
+  }
+  g_free(bb->heads);
+  bb->n_heads = heads->len;
+  bb->heads = (DsEntry *)g_array_free(heads, FALSE);
+  return bb;
+}
+
+/* _cond: a _cond on the same condition whose branches are the forward branches' backward
+ * graphs, each giving the gradient of every node input; so only the branch that ran is
+ * differentiated, as MXNet's cond records the branch taken. */
+DS_GRAD_FN(ds_grad_cond)
+{
+  const DsNode *node = ctx->node;
+  const DsCondParam *p = node->param;
+  guint n_inputs = node->n_inputs, n_heads = (guint)p->num_outputs;
+  g_autoptr(GArray) then_locs = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GArray) else_locs = g_array_new(FALSE, FALSE, sizeof(int));
+  DsGraph *then_back = branch_backward(ctx, node->subgraphs[1], p->then_input_locs, n_inputs,
+                                       n_heads, then_locs, error);
+  if (then_back == NULL) {
+    g_prefix_error(error, "the then branch of node '%s' (_cond): ", node->name);
+    return FALSE;
+  }
+  DsGraph *else_back = branch_backward(ctx, node->subgraphs[2], p->else_input_locs, n_inputs,
+                                       n_heads, else_locs, error);
+  if (else_back == NULL) {
+    ds_graph_unref(then_back);
+    g_prefix_error(error, "the else branch of node '%s' (_cond): ", node->name);
+    return FALSE;
+  }
+  guint n_back = n_inputs + n_heads;
+  g_autofree DsEntry *inputs = g_new(DsEntry, n_back);
+  for (guint k = 0; k < n_inputs; k++)
+    inputs[k] = ds_grad_input(ctx, k);
+  for (guint h = 0; h < n_heads; h++)
+    inputs[n_inputs + h] = ds_grad_is_none(out_grads[h])
+                               ? ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, h), NULL)
+                               : out_grads[h];
+  g_autofree char *num_args = g_strdup_printf("%u", n_back + 3);
+  g_autofree char *num_outputs = g_strdup_printf("%u", n_inputs);
+  g_autofree char *cond_locs = locs_text(p->cond_input_locs, p->n_cond_inputs);
+  g_autofree char *then_text = locs_text((const int *)then_locs->data, (int)then_locs->len);
+  g_autofree char *else_text = locs_text((const int *)else_locs->data, (int)else_locs->len);
+  DsEntry back = ds_grad_op(ctx, "_cond", n_back, inputs, "num_args", num_args, "num_outputs",
+                            num_outputs, "cond_input_locs", cond_locs, "then_input_locs",
+                            then_text, "else_input_locs", else_text, NULL);
+  DsNode *back_node = ctx->graph->nodes[back.node_id];
+  back_node->subgraphs = g_new(DsGraph *, 3);
+  back_node->subgraphs[0] = ds_graph_ref(node->subgraphs[0]);
+  back_node->subgraphs[1] = then_back;
+  back_node->subgraphs[2] = else_back;
+  back_node->n_subgraphs = 3;
+  for (guint k = 0; k < n_inputs; k++)
+    in_grads[k] = (DsEntry){back.node_id, k, 0};
   return TRUE;
 }

@@ -46,6 +46,8 @@ DS_GRAD_FN(ds_grad_convolution);
  * gives the node's input shapes and dtypes, the policy and the subgraph builder. */
 DS_GRAD_FN(ds_grad_foreach);
 int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error);
+/* _cond: the same condition choosing between the branches' backward graphs */
+DS_GRAD_FN(ds_grad_cond);
 
 /* tensor */
 DS_GRAD_FN(ds_grad_reshape);

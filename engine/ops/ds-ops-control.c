@@ -441,9 +441,17 @@ static gboolean parse_foreach(const DsNode *node, void *param, GError **error)
       !attr_locs(node, "remain_locs", n_body, among, &p->remain_locs, &p->n_remain, error))
     return FALSE;
   gboolean reverse = FALSE;
-  if (!ds_node_attr_bool(node, "reverse", FALSE, &reverse, error))
+  int64_t keep_every = 1, keep_from = p->num_out_data;
+  if (!ds_node_attr_bool(node, "reverse", FALSE, &reverse, error) ||
+      !ds_ops_attr_int_range(node, "keep_every", 1, 1, G_MAXINT32, &keep_every, error) ||
+      !ds_ops_attr_int_range(node, "keep_from", p->num_out_data, 0, p->num_out_data, &keep_from,
+                             error))
     return FALSE;
   p->reverse = reverse;
+  p->keep_every = (int)keep_every;
+  p->keep_from = (int)keep_from;
+  if (reverse && keep_every > 1)
+    return ds_ops_attr_invalid(node, "keep_every", "a reversed loop keeps every row", error);
   if (p->n_data == 0)
     return ds_ops_attr_invalid(node, "in_data_locs",
                                "foreach needs at least one data array to iterate over", error);
@@ -504,6 +512,8 @@ static gboolean foreach_trip_count(DsShapeCtx *ctx, const DsForeachParam *p, con
   *len = DS_DIM_UNKNOWN;
   char what[64];
   for (int j = 0; j < p->num_out_data + p->n_data; j++) {
+    if (j >= p->n_data && j - p->n_data >= p->keep_from && p->keep_every > 1)
+      continue; /* kept every keep_every-th row: its length is not the trip count */
     const DsShape *s = j < p->n_data ? &in[j] : &out[j - p->n_data];
     if (j < p->n_data)
       g_snprintf(what, sizeof what, "data array %d", j);
@@ -586,7 +596,10 @@ static gboolean foreach_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const
       continue;
     DsShape want;
     g_snprintf(what, sizeof what, "stacked output %d", o);
-    if (!stack_shape(ctx, len, &b_out[o], what, &want, error) ||
+    DsDim rows = o >= p->keep_from && p->keep_every > 1
+                     ? ds_dim_ceildiv(ctx, len, ds_dim(p->keep_every))
+                     : len;
+    if (!stack_shape(ctx, rows, &b_out[o], what, &want, error) ||
         !ds_ops_assign_shape(ctx, &out[o], &want, what, error))
       return FALSE;
   }
@@ -1363,7 +1376,8 @@ DS_CONTROL_OP(WHILE_LOOP, "_while_loop", DS_OP_TRAIT_CONTROL_FLOW | DS_OP_TRAIT_
               DsWhileLoopParam, parse_while_loop, free_while_loop_param, while_loop_num_inputs,
               while_loop_num_outputs, infer_shape_while_loop, infer_type_while_loop)
 DS_CONTROL_OP(COND, "_cond", DS_OP_TRAIT_CONTROL_FLOW, DsCondParam, parse_cond, free_cond_param,
-              cond_num_inputs, cond_num_outputs, infer_shape_cond, infer_type_cond)
+              cond_num_inputs, cond_num_outputs, infer_shape_cond, infer_type_cond,
+              .grad = ds_grad_cond)
 
 void ds_ops_control_register(const DsOpDef **table)
 {

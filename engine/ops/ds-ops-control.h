@@ -51,7 +51,9 @@
  * ones when T = 0).
  *
  * With the attribute reverse=True (not MXNet's) the rows are taken last to first: iteration i
- * reads row T - 1 - i of each data array and writes row T - 1 - i of each stacked output.
+ * reads row T - 1 - i of each data array and writes row T - 1 - i of each stacked output. With
+ * keep_every=K and keep_from=F (not MXNet's either; F defaults to num_out_data, none) step
+ * outputs F and later keep only iterations 0, K, 2K...: ceil(T / K) rows.
  *
  * Shapes: T is the size of axis 0, which every data array must share. A row of data array j
  * has its shape without axis 0, except that a 1-D array's rows have shape (1,), as in MXNet
@@ -70,6 +72,8 @@ typedef struct {
   int *remain_locs; /* body input fed by free variable r (remain_locs) */
   bool reverse;     /* iteration i reads and writes row T - 1 - i (an extension, "reverse":
                      * the backward loop, ONNX's reversed Scan) */
+  int keep_every;   /* step outputs from keep_from on keep only every keep_every-th row */
+  int keep_from;    /* (extensions: a checkpointing loop's kept states) */
 } DsForeachParam;
 
 /* _while_loop: `while cond(vars): outputs, vars = func(vars)` (MXNet's contrib.while_loop).
