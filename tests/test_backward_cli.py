@@ -275,6 +275,21 @@ def test_head_grad_unknown_output(tmp):
                  "--head-grad", "nope=x.npy"], 2, ["--head-grad nope", "prob_output"])
 
 
+def test_symbolic_gradient_shapes(tmp):
+    """--shapes --backward: the gradients' shapes are symbolic like the model's."""
+    model = os.path.join(tmp, "mlp-symbol.json")
+    mlp_json(model)
+    r = run_cli(["--shapes", model, "--input-shape", "data=(s0,8)", "--backward"])
+    if r.returncode != 0:
+        raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+    rows = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip()}
+    want = {"fc1_backward_dot": "(s0, 8)", "fc1_backward_dot_2": "(16, 8)",
+            "fc2_backward_dot": "(s0, 16)"}
+    for name, shape in want.items():
+        if name not in rows or shape not in rows[name]:
+            raise Failure(f"{name}: want {shape}, got {rows.get(name)}")
+
+
 def test_checkpoint_not_multiple(tmp):
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
     expect_fail(["--run", model, "--input-shape", "data=(7,4,16)", "--random-inputs",
@@ -315,6 +330,7 @@ TESTS = [
      test_policies_agree_on_files),
     ("--recompute checkpoint:K with rows not a multiple of K exits 2 naming the loop",
      test_checkpoint_not_multiple),
+    ("--shapes --backward gives the gradients symbolic shapes", test_symbolic_gradient_shapes),
     ("--recompute with an unknown policy exits 2", test_recompute_unknown),
     ("--recompute without --backward exits 2", test_recompute_without_backward),
 ]
