@@ -6,7 +6,6 @@
 
 #include "ds-error.h"
 #include "ds-op.h"
-#include "ops/ds-grads.h"
 
 typedef struct {
   const DsGraph *forward;
@@ -376,10 +375,10 @@ static DsGraphShapes *infer_again(const DsGraph *graph, const DsGraph *from_grap
   return ok ? g_steal_pointer(&shapes) : NULL;
 }
 
-/* `forward` with every _foreach a gradient flows through changed to keep the state each of
- * its iterations starts from (ds_grad_foreach_prepare: extra step outputs, which move the
- * loop's final states up, so their readers are renumbered), and its shapes inferred again.
- * NULL without an error when no loop needs it. */
+/* `forward` with every loop a gradient flows through changed to keep what its backward loop
+ * reads (DsOpDef.grad_prepare: extra step outputs, which move the loop's final values up, so
+ * their readers are renumbered), and its shapes inferred again. NULL without an error when no
+ * loop needs it. */
 static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shapes,
                               DsLoopPolicy loop_policy, DsGraphShapes **prepared_shapes,
                               GError **error)
@@ -393,7 +392,7 @@ static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shape
   g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < forward->n_nodes; i++) {
     const DsNode *node = forward->nodes[i];
-    if (node->op == NULL || node->op->grad != ds_grad_foreach)
+    if (node->op == NULL || node->op->grad_prepare == NULL)
       continue;
     gboolean any = FALSE;
     for (guint k = 0; k < node->n_inputs; k++)
@@ -409,15 +408,18 @@ static DsGraph *prepare_loops(const DsGraph *forward, const DsGraphShapes *shape
       in_shapes[k] = shapes->shapes[e];
       in_dtypes[k] = shapes->dtypes[e];
     }
+    guint first_out = forward->node_row_ptr[i];
     DsGradCtx ctx = {.graph = graph,
                      .in_shapes = in_shapes,
+                     .out_shapes = shapes->shapes + first_out,
                      .in_dtypes = in_dtypes,
+                     .out_dtypes = shapes->dtypes + first_out,
                      .names = names,
                      .loop_policy = loop_policy,
                      .backward_subgraph = backward_subgraph,
                      .backward_free = ds_backward_free};
-    guint moved_from = (guint)((const DsForeachParam *)node->param)->num_out_data;
-    int n = ds_grad_foreach_prepare(&ctx, graph->nodes[i], error);
+    guint moved_from = 0;
+    int n = node->op->grad_prepare(&ctx, graph->nodes[i], &moved_from, error);
     if (n < 0) {
       g_clear_pointer(&graph, ds_graph_unref);
       break;

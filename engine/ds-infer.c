@@ -433,6 +433,15 @@ static gboolean run_passes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeC
   return TRUE;
 }
 
+gboolean ds_infer_subgraph_shapes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
+                                  GError **error)
+{
+  g_return_val_if_fail(shapes->n_entries == ds_graph_n_entries(graph), FALSE);
+  gboolean ok = run_passes(graph, shapes, ctx, error);
+  ds_shape_ctx_set_node(ctx, NULL);
+  return ok;
+}
+
 gboolean ds_infer_graph(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
                         gboolean require_complete, GError **error)
 {

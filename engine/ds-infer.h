@@ -58,6 +58,13 @@ gboolean ds_graph_shapes_set_variable(DsGraphShapes *shapes, const DsGraph *grap
  * unknown shapes and unsupported ops are left as they are (for --info on partial graphs). */
 gboolean ds_infer_graph(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
                         gboolean require_complete, GError **error);
+/* Inference of a subgraph within its node's shape rule: as ds_infer_graph() without
+ * `require_complete`, except that a variable whose dtype nothing gives stays unknown rather
+ * than becoming float32. The node's dtype rule gives the subgraph's dtypes; MXNet's float32
+ * default applies once, to the whole graph, and here it could clash with a dtype an op in the
+ * subgraph fixes (a gradient's one_hot made float64). */
+gboolean ds_infer_subgraph_shapes(const DsGraph *graph, DsGraphShapes *shapes, DsShapeCtx *ctx,
+                                  GError **error);
 
 /* The shape and dtype of one entry. Borrowed. */
 static inline const DsShape *ds_graph_shapes_get(const DsGraphShapes *shapes, const DsGraph *graph,

@@ -116,6 +116,12 @@ static inline gboolean ds_grad_is_none(DsEntry e) { return e.node_id == G_MAXUIN
 typedef gboolean (*DsOpGradFn)(DsGradCtx *ctx, const DsEntry *out_grads, DsEntry *in_grads,
                                GError **error);
 
+/* For a loop whose backward pass reads values of its forward iterations: rewrites the forward
+ * `node` (in ctx->graph, before any gradient is built) to keep them, as step outputs inserted
+ * at output `*moved_from`; the node's outputs from there on move up by the count returned.
+ * 0 when nothing is kept (or the node was rewritten already), -1 with `error` set. */
+typedef int (*DsOpGradPrepareFn)(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error);
+
 struct _DsOpDef {
   DsOpId id;
   const char *name;              /* MXNet's registered name */
@@ -148,6 +154,8 @@ struct _DsOpDef {
    * comparison, floor, an index); NULL where no gradient has been written yet, which the
    * backward pass refuses, naming the node. */
   DsOpGradFn grad;
+  /* NULL for the ops whose gradient reads only their inputs and outputs. */
+  DsOpGradPrepareFn grad_prepare;
 };
 
 /* Whether input `i` of `op` is an auxiliary state. Inputs past the mask's width (a Scan over

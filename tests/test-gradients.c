@@ -31,6 +31,8 @@ typedef struct {
   DsLoopPolicy policy;   /* what loops keep for their backward pass */
   gboolean f32;          /* float32 (ops without float64 kernels): a wider step and tolerance */
   guint positive_inputs; /* bit i: input i is drawn from [0.5, 1.5) (a variance) */
+  gboolean check_rows;   /* a loop whose count depends on data: output 0 has `rows` rows */
+  int rows;
 } GradCase;
 
 static char *tmpdir;
@@ -133,13 +135,18 @@ static void run_case(gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
   if (c->model != NULL) {
-    /* the model's float32 variables declared float64 (MXNet's dtype 1) */
+    /* the model's float32 variables declared float64 (MXNet's dtype 1), and so the values
+     * its ops make (a loop counter) */
     const char *src = g_getenv("DS_SOURCE_DIR");
     g_autofree char *model = g_build_filename(src != NULL ? src : ".", c->model, NULL);
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(model, &text, NULL, NULL));
     g_autoptr(GRegex) dtype = g_regex_new("\"__dtype__\": *\"0\"", 0, 0, NULL);
-    g_autofree char *f64 = g_regex_replace_literal(dtype, text, -1, 0, "\"__dtype__\": \"1\"", 0, NULL);
+    g_autofree char *f64_vars =
+        g_regex_replace_literal(dtype, text, -1, 0, "\"__dtype__\": \"1\"", 0, NULL);
+    g_autoptr(GRegex) made = g_regex_new("\"dtype\": *\"float32\"", 0, 0, NULL);
+    g_autofree char *f64 =
+        g_regex_replace_literal(made, f64_vars, -1, 0, "\"dtype\": \"float64\"", 0, NULL);
     path = g_build_filename(tmpdir, "case-symbol.json", NULL);
     g_assert_true(g_file_set_contents(path, f64, -1, NULL));
   } else {
@@ -166,6 +173,8 @@ static void run_case(gconstpointer data)
     g_error("%s: %s", c->op, error->message);
   if (!ds_session_run(forward, &error))
     g_error("%s: %s", c->op, error->message);
+  if (c->check_rows)
+    g_assert_cmpint(ds_session_get_output(forward, 0)->shape[0], ==, c->rows);
   DsNDArray *w[8];
   g_autofree char **head_names = g_new0(char *, n_heads + 1);
   for (int h = 0; h < n_heads; h++) {
@@ -377,6 +386,26 @@ static void add_cases(void)
   add("sum", "\"axis\": \"(0, 2)\", \"keepdims\": \"True\"", "(2, 3, 2)", NULL, NULL, -1, 1);
   add("sum", "\"axis\": \"1\", \"exclude\": \"True\"", "(2, 3, 2)", NULL, NULL, -1, 1);
   add("mean", "\"axis\": \"0\"", "(2, 3)", NULL, NULL, -1, 1);
+  /* the reductions whose gradient reads input and output */
+  add("max", "\"axis\": \"1\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("min", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("prod", "\"axis\": \"(0, 2)\", \"keepdims\": \"True\"", "(2, 3, 2)", NULL, NULL, 0.5, 2);
+  add("nansum", "\"axis\": \"0\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("nanprod", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, 0.5, 2);
+  add("norm", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("norm", "\"ord\": \"1\", \"axis\": \"0\", \"keepdims\": \"True\"", "(2, 3)", NULL, NULL, 0.2,
+      1);
+  add("_npi_sum", "\"axis\": \"(0, 1)\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("_npi_sum", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("_npi_mean", "\"axis\": \"1\", \"keepdims\": \"True\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("_npi_max", "\"axis\": \"0\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("_npi_min", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("_npi_prod", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, 0.5, 2);
+  add("sum_square", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("l1_norm", NULL, "(2, 3)", NULL, NULL, 0.2, 1);
+  add("l2_norm", "\"axis\": \"0\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("log_sum", "\"axis\": \"1\"", "(2, 3)", NULL, NULL, 0.5, 2);
+  add("log_sum_exp", "\"axis\": \"(0, 1)\", \"keepdims\": \"True\"", "(2, 3)", NULL, NULL, -2, 2);
   add("Cast", "\"dtype\": \"float64\"", "(2, 3)", NULL, NULL, -1, 1);
   c = add("SequenceMask", "\"use_sequence_length\": \"True\", \"value\": \"-1\"", "(3, 2, 2)",
           "(2,)", NULL, -1, 1);
@@ -428,6 +457,20 @@ static void add_cases(void)
     c->shapes[6] = "(128,)";
     c->n_heads = 3;
     c->policy = policies[policy];
+  }
+  /* a while loop with a data-dependent stop: its backward loop runs over the iterations the
+   * forward one recorded (a greedy decoder: h0, the output layer, the embedding, the two
+   * recurrent weights) */
+  for (guint policy = 0; policy < 4; policy++) {
+    /* drawn from (-1, 1) it stops before the first iteration: the gradients pass through */
+    double range = policy < 3 ? 1.5 : 1.0;
+    c = add("_while_loop", NULL, "(1, 8)", "(12, 8)", "(12,)", -range, range);
+    c->model = "data/control/greedy-decoder-symbol.json";
+    c->shapes[3] = "(12, 8)", c->shapes[4] = "(8, 8)", c->shapes[5] = "(8, 8)";
+    c->n_heads = 4;
+    c->policy = policies[policy % 3];
+    c->check_rows = TRUE;
+    c->rows = policy < 3 ? 10 : 0;
   }
   add("shape_array", NULL, "(2, 3)", NULL, NULL, -1, 1);
   c = add("one_hot", "\"depth\": \"4\", \"dtype\": \"float64\"", "(2, 3)", NULL, NULL, 0, 1);

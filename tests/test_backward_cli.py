@@ -310,9 +310,61 @@ def test_recompute_without_backward(tmp):
 
 
 def test_op_without_gradient(tmp):
+    model = os.path.join(tmp, "topk-symbol.json")
+    with open(model, "w") as f:
+        json.dump({"nodes": [{"op": "null", "name": "x", "inputs": []},
+                             {"op": "topk", "name": "best", "inputs": [[0, 0, 0]],
+                              "attrs": {"k": "2", "ret_typ": "value"}}],
+                   "arg_nodes": [0], "heads": [[1, 0, 0]]}, f)
+    expect_fail(["--run", model, "--input-shape", "x=(2,5)", "--random-inputs", "--backward"], 2,
+                ["no gradient", "'best' (topk)"])
+
+
+def test_while_loop_against_numpy(tmp):
+    """The greedy decoder's _while_loop stops on its data after 6 of at most 10 iterations;
+    its gradients under every policy match finite differences of the same decoder in NumPy
+    (float64, on the float32 inputs), the tokens and the counter contributing none."""
+    sys.path.insert(0, os.path.join(SRC, "tools"))
+    import control_flow_cases as cases
+    inputs = {k: v.astype(np.float32) for k, v in cases.decoder_inputs(27).items()}
+    args = []
+    for name, value in inputs.items():
+        path = os.path.join(tmp, name + ".npy")
+        np.save(path, value)
+        args += ["--input", f"{name}={path}"]
+
+    def loss(values):  # the head gradients are ones: sum of every float output
+        tokens, scores, i, h = cases.decoder_numpy(values)
+        return scores.sum() + h.sum()
+
+    ref = {k: v.astype(np.float64) for k, v in inputs.items()}
+    if len(cases.decoder_numpy(ref)[1]) != 6:
+        raise Failure("the decoder no longer stops after 6 tokens on these inputs")
     model = os.path.join(SRC, "data", "control", "greedy-decoder-symbol.json")
-    expect_fail(["--run", model, "--random-inputs", "--backward"], 2,
-                ["no gradient", "(_while_loop)"])
+    grads = {}
+    for policy in ("save", "recompute", "checkpoint:4"):
+        out = os.path.join(tmp, policy.replace(":", ""))
+        r = run_cli(["--run", model] + args + ["--backward", "--recompute", policy,
+                                               "--save-outputs", out])
+        if r.returncode != 0:
+            raise Failure(f"{policy}: exit {r.returncode}: {r.stderr.strip()}")
+        grads[policy] = {name: np.load(os.path.join(out, f"grad_{name}.npy")) for name in inputs}
+    eps = 1e-5
+    for name, value in ref.items():
+        fd = np.zeros_like(value)
+        for k in range(value.size):
+            up, down = dict(ref), dict(ref)
+            up[name] = value.copy()
+            down[name] = value.copy()
+            up[name].flat[k] += eps
+            down[name].flat[k] -= eps
+            fd.flat[k] = (loss(up) - loss(down)) / (2 * eps)
+        for policy, got in grads.items():
+            err = np.abs(got[name] - fd).max() / max(1.0, np.abs(fd).max())
+            if err > 1e-4:
+                raise Failure(f"{policy}: grad of {name} is off by {err:.2e} (relative)")
+        if not np.any(fd):
+            raise Failure(f"no gradient reaches {name}")
 
 
 TESTS = [
@@ -324,6 +376,8 @@ TESTS = [
     ("--head-grad without --backward exits 2", test_head_grad_without_backward),
     ("--head-grad naming no output exits 2, listing the outputs", test_head_grad_unknown_output),
     ("--backward through an op without a gradient names the node", test_op_without_gradient),
+    ("--backward through the greedy decoder's _while_loop matches NumPy under every policy",
+     test_while_loop_against_numpy),
     ("--what-if-recompute on the LSTM _foreach: same gradients, less kept by each policy",
      test_what_if_recompute),
     ("--recompute save, recompute and checkpoint:5 write identical gradients",

@@ -930,6 +930,34 @@ def test_loop_carried_growth(tmp):
     return "(1, 2) grows to (1, 7), (1, 42); none"
 
 
+def test_loop_growth_backward(tmp):
+    # The float form of the decoder above: its backward pass would need the sequence's shape
+    # at every iteration, so --backward refuses it, naming the loop variable.
+    consts = [nh.from_array(np.array([-1], np.int64), "minus1"),
+              nh.from_array(np.array([2 ** 62], np.int64), "end"),
+              nh.from_array(np.array([1], np.int64), "axis1"),
+              nh.from_array(np.array(0.5, np.float32), "half")]
+    body = h.make_graph([
+        h.make_node("Slice", ["seq_in", "minus1", "end", "axis1"], ["last"]),
+        h.make_node("Mul", ["last", "half"], ["token"]),
+        h.make_node("Concat", ["seq_in", "token"], ["seq_out"], axis=1),
+        h.make_node("Identity", ["cond_in"], ["cond_out"]),
+    ], "step", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("seq_in", T.FLOAT, [1, None])],
+        [vi("cond_out", T.BOOL, []), vi("seq_out", T.FLOAT, [1, None])], consts)
+    g = h.make_graph([h.make_node("Loop", ["M", "", "seq0"], ["seq"], body=body, name="decode")],
+                     "decoder", [vi("M", T.INT64, []), vi("seq0", T.FLOAT, [1, 2])],
+                     [vi("seq", T.FLOAT, [1, None])])
+    model = save(g, os.path.join(tmp, "float_decoder.onnx"), opset=13)
+    np.save(os.path.join(tmp, "M.npy"), np.array(3, np.int64))
+    np.save(os.path.join(tmp, "seq0.npy"), np.ones((1, 2), np.float32))
+    proc = dynscope("--run", model, "--input", "M=%s" % os.path.join(tmp, "M.npy"), "--input",
+                    "seq0=%s" % os.path.join(tmp, "seq0.npy"), "--backward", expect=2)
+    line = proc.stderr.strip()
+    if "\n" in line or "'decode'" not in line or "may change shape between iterations" not in line:
+        raise Failure("message: " + line)
+    return line
+
+
 def test_empty_dims(tmp):
     # A KV cache's prefill: the past is empty (past_seq = 0), fed as a (1, 2, 0, 4) array, bound
     # with --bind, or allowed by an assumption; a fact that rules 0 out still refuses it.
@@ -1149,6 +1177,7 @@ def main():
         ("If, Loop and Scan capturing or scanning 70 to 180 values", test_many_captures),
         ("If branches of different shapes and ranks; one not inferable", test_if_branch_shapes),
         ("a Loop whose carried value grows each iteration", test_loop_carried_growth),
+        ("--backward refuses a Loop whose carried value changes shape", test_loop_growth_backward),
         ("empty named dims: a KV cache's prefill", test_empty_dims),
         ("shape arithmetic keeps symbols: Reshape, Expand, ConstantOfShape, Slice, Range, Tile",
          test_shape_arithmetic),

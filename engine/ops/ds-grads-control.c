@@ -1,8 +1,9 @@
-/* ds-grads-control.c: the gradient of `_foreach`, a loop run backwards.
+/* ds-grads-control.c: the gradients of the loops, `_foreach` and `_while_loop` (loops run
+ * backwards), and of `_cond`.
  *
  * The backward pass of `_foreach` is another `_foreach` over the same rows, last to first
- * (MXNet's foreach backward; reverse=True, so no row is copied to reverse it): its body is built from the forward body's backward graph, which
- * takes an iteration's inputs and the gradients flowing into its outputs and new states, and
+ * (MXNet's foreach backward; reverse=True, so no row is copied to reverse it): its body is
+ * built from the forward body's backward graph, which takes an iteration's inputs and the gradients flowing into its outputs and new states, and
  * gives the gradients of its data rows (stacked), of its states (carried back to the iteration
  * before) and of the free variables (summed over the iterations in carried accumulators).
  *
@@ -16,7 +17,7 @@
 #include "ds-grad.h"
 #include "ds-grads.h"
 
-/* The attribute that marks a _foreach rewritten for its backward pass, and how many step
+/* The attribute that marks a loop rewritten for its backward pass, and how many step
  * outputs it had before. */
 #define SAVED_STATES_ATTR "__backward_saved_states__"
 /* ... and how many forward values it keeps after the states (save policy; 0 to recompute) */
@@ -65,65 +66,111 @@ static void insert_heads(DsGraph *body, guint at, const DsEntry *entries, guint 
   g_clear_pointer(&body->head_names, g_strfreev);
 }
 
-static DsBackward *body_backward(DsGradCtx *ctx, const DsNode *node, const DsGraph *body,
-                                 int n_out, int n_kept, GError **error);
 static GArray *read_forward_values(const DsGraph *backward, guint n_forward_nodes);
 
-int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error)
+/* The backward graph of loop body `body` for one iteration, its inputs shaped and typed
+ * `shapes` and `dtypes` (arg_nodes order): its heads are `n_out` step outputs with gradients,
+ * then `n_kept` values kept for the backward pass only (no gradient), then the new states
+ * (with gradients). */
+static DsBackward *body_backward(DsGradCtx *ctx, const DsNode *node, const DsGraph *body,
+                                 const DsShape *shapes, const DsDType *dtypes, int n_out,
+                                 int n_kept, GError **error)
 {
-  DsForeachParam *p = node->param;
-  if (ds_node_get_attr(node, SAVED_STATES_ATTR) != NULL)
-    return 0;
-  g_autoptr(DsGraph) body = ds_graph_copy(node->subgraphs[0], error);
+  g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, body->n_heads);
+  for (guint h = 0; h < body->n_heads; h++)
+    seeds[h] = (int)h >= n_out && (int)h < n_out + n_kept ? DS_HEAD_GRAD_NONE : DS_HEAD_GRAD_GIVEN;
+  DsBackward *backward = ctx->backward_subgraph(ctx, body, shapes, dtypes, seeds, error);
+  if (backward == NULL)
+    g_prefix_error(error, "the body of node '%s' (%s): ", node->name, node->op_name);
+  return backward;
+}
+
+/* Makes loop `node` keep what the backward loop reads, as step outputs inserted after its own
+ * `n_out` into its body, subgraph `body_index`: the state each iteration starts from (body
+ * inputs `state_args`), then, with the save policy, every forward value the body's backward
+ * graph reads. The body's inputs are shaped `shapes`. Attributes say how many of each were
+ * inserted; the caller updates the output counts. Returns how many, -1 with `error` set. */
+static int keep_for_backward(DsGradCtx *ctx, DsNode *node, guint body_index, int n_out,
+                             const int *state_args, int n_states, const DsShape *shapes,
+                             const DsDType *dtypes, GError **error)
+{
+  g_autoptr(DsGraph) body = ds_graph_copy(node->subgraphs[body_index], error);
   if (body == NULL)
     return -1;
   /* body heads: step outputs, the state each iteration starts from, [the forward values its
    * backward graph reads], new states */
-  guint n_out = (guint)p->num_out_data, n_states = (guint)p->n_states;
-  g_autofree DsEntry *starts = g_new(DsEntry, MAX(n_states, 1u));
-  for (guint k = 0; k < n_states; k++)
-    starts[k] = (DsEntry){body->arg_nodes[p->state_locs[k]], 0, 0};
-  insert_heads(body, n_out, starts, n_states);
+  g_autofree DsEntry *starts = g_new(DsEntry, MAX(n_states, 1));
+  for (int k = 0; k < n_states; k++)
+    starts[k] = (DsEntry){body->arg_nodes[state_args[k]], 0, 0};
+  insert_heads(body, (guint)n_out, starts, (guint)n_states);
   guint n_values = 0;
   if (ctx->loop_policy.keep == DS_LOOP_SAVE) {
     ctx->node = node;
-    DsBackward *backward = body_backward(ctx, node, body, (int)n_out, (int)n_states, error);
+    DsBackward *backward = body_backward(ctx, node, body, shapes, dtypes, n_out, n_states, error);
     if (backward == NULL)
       return -1;
     g_autoptr(GArray) values = read_forward_values(backward->graph, body->n_nodes);
     ctx->backward_free(backward);
     n_values = values->len;
-    insert_heads(body, n_out + n_states, (const DsEntry *)values->data, n_values);
+    insert_heads(body, (guint)(n_out + n_states), (const DsEntry *)values->data, n_values);
   }
-  ds_graph_unref(node->subgraphs[0]);
-  node->subgraphs[0] = g_steal_pointer(&body);
-
-  set_int_attr(node, SAVED_STATES_ATTR, p->num_out_data);
+  ds_graph_unref(node->subgraphs[body_index]);
+  node->subgraphs[body_index] = g_steal_pointer(&body);
+  set_int_attr(node, SAVED_STATES_ATTR, n_out);
   set_int_attr(node, SAVED_VALUES_ATTR, (int)n_values);
-  if (ctx->loop_policy.keep == DS_LOOP_CHECKPOINT) { /* only every K-th start is kept */
-    set_int_attr(node, "keep_every", ctx->loop_policy.every);
-    set_int_attr(node, "keep_from", p->num_out_data);
-  }
-  set_int_attr(node, "num_out_data", p->num_out_data + p->n_states + (int)n_values);
-  set_int_attr(node, "num_outputs", p->num_outputs + p->n_states + (int)n_values);
-  node->n_outputs += n_states + n_values;
+  return n_states + (int)n_values;
+}
+
+/* Parses `node`'s attributes again, after keep_for_backward changed them. */
+static gboolean reparse(DsNode *node, GError **error)
+{
   if (node->op->free_param != NULL)
     node->op->free_param(node->param);
   memset(node->param, 0, node->op->param_size);
-  if (!node->op->parse(node, node->param, error))
-    return -1;
-  return (int)(n_states + n_values);
+  return node->op->parse(node, node->param, error);
 }
 
-/* The shape of one row of `data` (a 1-D array's rows are (1,), as MXNet has it). */
-static DsShape row_shape(const DsShape *data)
+/* The shapes and dtypes of one iteration's body inputs. */
+static void foreach_body_inputs(const DsGradCtx *ctx, const DsForeachParam *p, DsShape *shapes,
+                                DsDType *dtypes)
 {
-  DsShape row = {.ndim = data->ndim < 0 ? -1 : MAX(data->ndim - 1, 1)};
-  if (data->ndim == 1)
-    row.dims[0] = ds_dim(1);
-  for (int d = 1; d < data->ndim; d++)
-    row.dims[d - 1] = data->dims[d];
-  return row;
+  const int n_data = p->n_data, n_states = p->n_states;
+  for (int j = 0; j < n_data; j++) {
+    shapes[p->data_locs[j]] = ds_ops_foreach_row_shape(&ctx->in_shapes[j]);
+    dtypes[p->data_locs[j]] = ctx->in_dtypes[j];
+  }
+  for (int k = 0; k < n_states; k++) {
+    shapes[p->state_locs[k]] = ctx->in_shapes[n_data + k];
+    dtypes[p->state_locs[k]] = ctx->in_dtypes[n_data + k];
+  }
+  for (int r = 0; r < p->n_remain; r++) {
+    shapes[p->remain_locs[r]] = ctx->in_shapes[n_data + n_states + r];
+    dtypes[p->remain_locs[r]] = ctx->in_dtypes[n_data + n_states + r];
+  }
+}
+
+int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error)
+{
+  const DsForeachParam *p = node->param;
+  if (ds_node_get_attr(node, SAVED_STATES_ATTR) != NULL)
+    return 0;
+  const int n_out = p->num_out_data, n_states = p->n_states;
+  *moved_from = (guint)n_out;
+  guint n_args = node->subgraphs[0]->n_arg_nodes;
+  g_autofree DsShape *shapes = g_new(DsShape, MAX(n_args, 1u));
+  g_autofree DsDType *dtypes = g_new(DsDType, MAX(n_args, 1u));
+  foreach_body_inputs(ctx, p, shapes, dtypes);
+  int n = keep_for_backward(ctx, node, 0, n_out, p->state_locs, n_states, shapes, dtypes, error);
+  if (n < 0)
+    return -1;
+  if (ctx->loop_policy.keep == DS_LOOP_CHECKPOINT) { /* only every K-th start is kept */
+    set_int_attr(node, "keep_every", ctx->loop_policy.every);
+    set_int_attr(node, "keep_from", n_out);
+  }
+  set_int_attr(node, "num_out_data", p->num_out_data + n);
+  set_int_attr(node, "num_outputs", p->num_outputs + n);
+  node->n_outputs += (guint)n;
+  return reparse(node, error) ? n : -1;
 }
 
 /* Position in `graph`'s variables of the variable called `name`, or -1. */
@@ -153,38 +200,6 @@ static guint add_body_variable(DsGraph *graph, const char *name)
   graph->arg_nodes = g_renew(guint, graph->arg_nodes, graph->n_arg_nodes + 1);
   graph->arg_nodes[graph->n_arg_nodes] = node->id;
   return graph->n_arg_nodes++;
-}
-
-/* The backward graph of a loop body whose heads are `n_out` step outputs with gradients, then
- * `n_kept` values kept for the backward pass only (no gradient), then the new states (with
- * gradients), for one iteration of `node`'s inputs. */
-static DsBackward *body_backward(DsGradCtx *ctx, const DsNode *node, const DsGraph *body,
-                                 int n_out, int n_kept, GError **error)
-{
-  const DsForeachParam *p = node->param;
-  const int n_data = p->n_data, n_states = p->n_states;
-  guint n_args = body->n_arg_nodes;
-  g_autofree DsShape *shapes = g_new(DsShape, n_args);
-  g_autofree DsDType *dtypes = g_new(DsDType, n_args);
-  for (int j = 0; j < n_data; j++) {
-    shapes[p->data_locs[j]] = row_shape(&ctx->in_shapes[j]);
-    dtypes[p->data_locs[j]] = ctx->in_dtypes[j];
-  }
-  for (int k = 0; k < n_states; k++) {
-    shapes[p->state_locs[k]] = ctx->in_shapes[n_data + k];
-    dtypes[p->state_locs[k]] = ctx->in_dtypes[n_data + k];
-  }
-  for (int r = 0; r < p->n_remain; r++) {
-    shapes[p->remain_locs[r]] = ctx->in_shapes[n_data + n_states + r];
-    dtypes[p->remain_locs[r]] = ctx->in_dtypes[n_data + n_states + r];
-  }
-  g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, body->n_heads);
-  for (guint h = 0; h < body->n_heads; h++)
-    seeds[h] = (int)h >= n_out && (int)h < n_out + n_kept ? DS_HEAD_GRAD_NONE : DS_HEAD_GRAD_GIVEN;
-  DsBackward *backward = ctx->backward_subgraph(ctx, body, shapes, dtypes, seeds, error);
-  if (backward == NULL)
-    g_prefix_error(error, "the body of node '%s' (_foreach): ", node->name);
-  return backward;
 }
 
 /* The forward values (outputs of the first `n_forward_nodes` nodes, not variables) that the
@@ -241,7 +256,6 @@ static DsGraph *strip_forward(const DsGraph *g, guint n_forward_nodes, const GAr
     if (node == NULL || (i < n_forward_nodes && !ds_node_is_variable(node)))
       continue;
     DsNode *copy = ds_node_copy(node);
-    g_clear_pointer(&copy->param, g_free);
     for (guint k = 0; k < copy->n_inputs; k++) {
       copy->inputs[k] = mapped[ds_graph_entry_id(g, node->inputs[k])];
       g_assert(!ds_grad_is_none(copy->inputs[k]));
@@ -417,7 +431,10 @@ DS_GRAD_FN(ds_grad_foreach)
     if (backward == NULL)
       g_prefix_error(error, "a segment of node '%s' (_foreach): ", node->name);
   } else {
-    backward = body_backward(ctx, node, body, n_out, n_states + n_values, error);
+    g_autofree DsShape *shapes = g_new(DsShape, MAX(body->n_arg_nodes, 1u));
+    g_autofree DsDType *dtypes = g_new(DsDType, MAX(body->n_arg_nodes, 1u));
+    foreach_body_inputs(ctx, p, shapes, dtypes);
+    backward = body_backward(ctx, node, body, shapes, dtypes, n_out, n_states + n_values, error);
   }
   if (backward == NULL)
     return FALSE;
@@ -557,6 +574,125 @@ DS_GRAD_FN(ds_grad_foreach)
     in_grads[n_data + k] = (DsEntry){loop.node_id, (guint)(n_data + k), 0};
   for (int r = 0; r < n_remain; r++)
     in_grads[n_data + n_states + r] = (DsEntry){loop.node_id, (guint)(n_data + n_states + r), 0};
+  return TRUE;
+}
+
+/* _while_loop */
+
+/* A loop variable of an ONNX-style loop may change shape between iterations; the backward
+ * loop would need the shape it held at each one. */
+static gboolean check_fixed_carried_shapes(const DsGradCtx *ctx, const DsNode *node,
+                                           const DsWhileLoopParam *p, GError **error)
+{
+  for (int k = 0; k < p->n_func_vars; k++) {
+    const DsShape *initial = &ctx->in_shapes[p->func_input_locs[p->func_var_locs[k]]];
+    const DsShape *final = &ctx->out_shapes[p->num_out_data + k];
+    gboolean same = initial->ndim >= 0 && initial->ndim == final->ndim;
+    for (int d = 0; same && d < initial->ndim; d++)
+      same = ds_grad_dims_equal(initial->dims[d], final->dims[d]);
+    if (!same) {
+      const DsGraph *func = node->subgraphs[1];
+      return ds_grad_fail(ctx, error,
+                          "loop variable %d ('%s') may change shape between iterations; "
+                          "differentiating it needs one shape for all of them",
+                          k, func->nodes[func->arg_nodes[p->func_var_locs[k]]]->name);
+    }
+  }
+  return TRUE;
+}
+
+/* A _while_loop is differentiated as the _foreach it ran: its backward loop goes over the
+ * iterations it recorded (the kept rows, one per iteration, tell how many), last to first.
+ * So the forward loop keeps what a _foreach keeps, in func: each iteration's loop variables
+ * and, saving, the values func's backward graph reads. A loop's iteration count is known only
+ * once it has run, so checkpoint:K cannot cut it into segments beforehand; it keeps each
+ * iteration's variables, as recompute does. */
+int ds_grad_while_loop_prepare(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error)
+{
+  const DsWhileLoopParam *p = node->param;
+  if (ds_node_get_attr(node, SAVED_STATES_ATTR) != NULL)
+    return 0;
+  ctx->node = node;
+  if (p->any_carried_shapes && !check_fixed_carried_shapes(ctx, node, p, error))
+    return -1;
+  *moved_from = (guint)p->num_out_data;
+  int n_args = p->n_func_inputs;
+  g_autofree DsShape *shapes = g_new(DsShape, MAX(n_args, 1));
+  g_autofree DsDType *dtypes = g_new(DsDType, MAX(n_args, 1));
+  for (int a = 0; a < n_args; a++) {
+    shapes[a] = ctx->in_shapes[p->func_input_locs[a]];
+    dtypes[a] = ctx->in_dtypes[p->func_input_locs[a]];
+  }
+  int n = keep_for_backward(ctx, node, 1, p->num_out_data, p->func_var_locs, p->n_func_vars,
+                            shapes, dtypes, error);
+  if (n < 0)
+    return -1;
+  set_int_attr(node, "num_out_data", p->num_out_data + n);
+  set_int_attr(node, "num_outputs", p->num_outputs + n);
+  node->n_outputs += (guint)n;
+  return reparse(node, error) ? n : -1;
+}
+
+DS_GRAD_FN(ds_grad_while_loop)
+{
+  const DsNode *node = ctx->node;
+  const DsWhileLoopParam *p = node->param;
+  if (p->any_carried_shapes && !check_fixed_carried_shapes(ctx, node, p, error))
+    return FALSE;
+  /* The _foreach it is seen as: no data rows, func's loop variables as its states, func's
+   * other inputs as its free variables; its inputs are the node inputs feeding them. */
+  const int n_args = p->n_func_inputs, n_vars = p->n_func_vars, n_free = n_args - n_vars;
+  g_autofree gboolean *is_var = g_new0(gboolean, MAX(n_args, 1));
+  for (int k = 0; k < n_vars; k++)
+    is_var[p->func_var_locs[k]] = TRUE;
+  g_autofree int *free_args = g_new(int, MAX(n_free, 1));
+  g_autofree int *view_args = g_new(int, MAX(n_args, 1)); /* func input of view input i */
+  for (int a = 0, r = 0; a < n_args; a++)
+    if (!is_var[a])
+      free_args[r++] = a;
+  memcpy(view_args, p->func_var_locs, sizeof(int) * (gsize)n_vars);
+  memcpy(view_args + n_vars, free_args, sizeof(int) * (gsize)n_free);
+  DsForeachParam as_foreach = {.num_args = n_args + 1,
+                               .num_outputs = p->num_outputs,
+                               .num_out_data = p->num_out_data,
+                               .n_states = n_vars,
+                               .n_remain = n_free,
+                               .state_locs = p->func_var_locs,
+                               .remain_locs = free_args};
+  g_autofree DsEntry *view_inputs = g_new(DsEntry, MAX(n_args, 1));
+  g_autofree DsShape *view_shapes = g_new(DsShape, MAX(n_args, 1));
+  g_autofree DsDType *view_dtypes = g_new(DsDType, MAX(n_args, 1));
+  g_autofree DsEntry *view_grads = g_new(DsEntry, MAX(n_args, 1));
+  for (int i = 0; i < n_args; i++) {
+    int loc = p->func_input_locs[view_args[i]];
+    view_inputs[i] = node->inputs[loc];
+    view_shapes[i] = ctx->in_shapes[loc];
+    view_dtypes[i] = ctx->in_dtypes[loc];
+    view_grads[i] = DS_GRAD_NONE;
+  }
+  DsGraph *func = node->subgraphs[1];
+  DsNode view = *node;
+  view.param = &as_foreach;
+  view.inputs = view_inputs;
+  view.n_inputs = (guint)n_args;
+  view.subgraphs = &func;
+  view.n_subgraphs = 1;
+  DsGradCtx view_ctx = *ctx;
+  view_ctx.node = &view;
+  view_ctx.in_shapes = view_shapes;
+  view_ctx.in_dtypes = view_dtypes;
+  if (!ds_grad_foreach(&view_ctx, out_grads, view_grads, error))
+    return FALSE;
+  /* back to the node's inputs, summed where one feeds several func inputs; an input only cond
+   * reads gets none */
+  for (int i = 0; i < n_args; i++) {
+    int loc = p->func_input_locs[view_args[i]];
+    if (ds_grad_is_none(view_grads[i]))
+      continue;
+    in_grads[loc] = ds_grad_is_none(in_grads[loc])
+                        ? view_grads[i]
+                        : ds_grad_op2(ctx, "elemwise_add", in_grads[loc], view_grads[i], NULL);
+  }
   return TRUE;
 }
 

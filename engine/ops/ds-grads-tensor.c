@@ -144,14 +144,17 @@ DS_GRAD_FN(ds_grad_broadcast)
   return ds_grad_sum_to(ctx, out_grads[0], &ctx->out_shapes[0], 0, &in_grads[0], error);
 }
 
-/* The axes a sum or mean reduced, for its rank-`ndim` input. */
+/* The axes a reduction reduced, for its rank-`ndim` input. */
 static gboolean reduced_axes(DsGradCtx *ctx, bool *reduced, bool *keepdims, GError **error)
 {
   int ndim = ctx->in_shapes[0].ndim;
   if (ndim < 0)
     return ds_grad_fail(ctx, error, "its input shape is not known");
   gboolean ok;
-  if (ctx->node->op->id == DS_OP_SUM || ctx->node->op->id == DS_OP_MEAN) {
+  DsOpId id = ctx->node->op->id;
+  if (id == DS_OP_SUM || id == DS_OP_MEAN || id == DS_OP_MAX || id == DS_OP_MIN ||
+      id == DS_OP_PROD || id == DS_OP_NANSUM || id == DS_OP_NANPROD || id == DS_OP_NORM) {
+    /* norm's DsNormParam starts with its DsReduceParam */
     const DsReduceParam *p = ctx->node->param;
     ok = ds_reduce_axes_mask(p, ndim, reduced);
     *keepdims = p->keepdims;
@@ -224,6 +227,68 @@ DS_GRAD_FN(ds_grad_mean)
   DsEntry ones = ds_grad_op1(ctx, "ones_like", ds_grad_input(ctx, 0), NULL);
   DsEntry n = ds_grad_op1(ctx, "sum", ones, "axis", axis, "keepdims", "True", NULL);
   in_grads[0] = ds_grad_op2(ctx, "broadcast_div", g, n, NULL);
+  return TRUE;
+}
+
+/* The reductions whose gradient reads their input x and output y: g spread back over the
+ * reduced axes (gs), times dy/dx, MXNet's ReduceAxesBackwardUseInOut formulas:
+ *   max, min   gs * (x == y)   (every tied element gets the whole gradient, as in MXNet)
+ *   prod       gs * y / x
+ *   nansum     gs where x is not NaN, else 0; nanprod likewise with y / x
+ *   sum_square 2 x gs;   l1_norm, norm ord 1: gs * sign(x);   l2_norm, norm ord 2: gs * x / y
+ *   log_sum    gs / exp(y);   log_sum_exp: gs * exp(x - y) */
+DS_GRAD_FN(ds_grad_reduce)
+{
+  bool reduced[DS_MAX_NDIM], keepdims;
+  if (!reduced_axes(ctx, reduced, &keepdims, error))
+    return FALSE;
+  DsEntry x = ds_grad_input(ctx, 0), g = out_grads[0];
+  if (ctx->out_dtypes[0] != ctx->in_dtypes[0]) /* norm's out_dtype */
+    g = ds_grad_op1(ctx, "Cast", g, "dtype", ds_dtype_name(ctx->in_dtypes[0]), NULL);
+  DsEntry gs = spread(ctx, g, reduced, keepdims);
+  DsEntry ys = DS_GRAD_NONE;
+  DsOpId id = ctx->node->op->id;
+  gboolean reads_y = id != DS_OP_NANSUM && id != DS_OP_SUM_SQUARE && id != DS_OP_L1_NORM;
+  if (id == DS_OP_NORM)
+    reads_y = ((const DsNormParam *)ctx->node->param)->ord == 2;
+  if (reads_y) {
+    DsEntry y = ds_grad_output(ctx, 0);
+    if (ctx->out_dtypes[0] != ctx->in_dtypes[0])
+      y = ds_grad_op1(ctx, "Cast", y, "dtype", ds_dtype_name(ctx->in_dtypes[0]), NULL);
+    ys = spread(ctx, y, reduced, keepdims);
+  }
+  DsEntry d; /* dy/dx, or the gradient itself where noted */
+  switch (id) {
+  case DS_OP_MAX:
+  case DS_OP_MIN:
+  case DS_OP_NP_MAX:
+  case DS_OP_NP_MIN: d = ds_grad_op2(ctx, "broadcast_equal", x, ys, NULL); break;
+  case DS_OP_PROD:
+  case DS_OP_NP_PROD: d = ds_grad_op2(ctx, "elemwise_div", ys, x, NULL); break;
+  case DS_OP_NANSUM: d = ds_grad_op2(ctx, "broadcast_equal", x, x, NULL); break;
+  case DS_OP_NANPROD: {
+    DsEntry kept = ds_grad_op2(ctx, "broadcast_equal", x, x, NULL);
+    DsEntry ratio = ds_grad_op2(ctx, "elemwise_div", ys, x, NULL);
+    DsEntry zeros = ds_grad_op1(ctx, "zeros_like", x, NULL);
+    d = ds_grad_op(ctx, "where", 3, (DsEntry[]){kept, ratio, zeros}, NULL);
+    break;
+  }
+  case DS_OP_SUM_SQUARE: d = ds_grad_scalar(ctx, "_mul_scalar", x, 2.0); break;
+  case DS_OP_L1_NORM: d = ds_grad_op1(ctx, "sign", x, NULL); break;
+  case DS_OP_NORM:
+    d = reads_y ? ds_grad_op2(ctx, "elemwise_div", x, ys, NULL) : ds_grad_op1(ctx, "sign", x, NULL);
+    break;
+  case DS_OP_L2_NORM: d = ds_grad_op2(ctx, "elemwise_div", x, ys, NULL); break;
+  case DS_OP_LOG_SUM: {
+    in_grads[0] = ds_grad_op2(ctx, "elemwise_div", gs, ds_grad_op1(ctx, "exp", ys, NULL), NULL);
+    return TRUE;
+  }
+  case DS_OP_LOG_SUM_EXP:
+    d = ds_grad_op1(ctx, "exp", ds_grad_op2(ctx, "elemwise_sub", x, ys, NULL), NULL);
+    break;
+  default: return ds_grad_fail(ctx, error, "not a reduction with an input-output gradient");
+  }
+  in_grads[0] = ds_grad_op2(ctx, "elemwise_mul", gs, d, NULL);
   return TRUE;
 }
 

@@ -45,7 +45,11 @@ DS_GRAD_FN(ds_grad_convolution);
  * node's later outputs move up by the count it returns, -1 with `error` set on failure. `ctx`
  * gives the node's input shapes and dtypes, the policy and the subgraph builder. */
 DS_GRAD_FN(ds_grad_foreach);
-int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, GError **error);
+int ds_grad_foreach_prepare(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error);
+/* _while_loop: differentiated as the _foreach over the iterations it ran (ds-grads-control.c),
+ * prepared the same way */
+DS_GRAD_FN(ds_grad_while_loop);
+int ds_grad_while_loop_prepare(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error);
 /* _cond: the same condition choosing between the branches' backward graphs */
 DS_GRAD_FN(ds_grad_cond);
 
@@ -60,5 +64,7 @@ DS_GRAD_FN(ds_grad_slice_axis);
 DS_GRAD_FN(ds_grad_broadcast);
 DS_GRAD_FN(ds_grad_sum);
 DS_GRAD_FN(ds_grad_mean);
+/* max, min, prod, the nan- and norm reductions, log_sum(_exp): from input and output */
+DS_GRAD_FN(ds_grad_reduce);
 DS_GRAD_FN(ds_grad_cast);
 DS_GRAD_FN(ds_grad_sequence_mask);

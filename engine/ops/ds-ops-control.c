@@ -3,7 +3,7 @@
  *
  * Names, attributes and rules follow MXNet 1.x (src/operator/control_flow.cc; the attributes
  * are the ones python/mxnet/symbol/contrib.py writes). As for `_CachedOp` (ds-ops-subgraph.c),
- * a subgraph's shapes come from a nested ds_infer_graph() in the caller's context, so a
+ * a subgraph's shapes come from a nested ds_infer_subgraph_shapes() in the caller's context, so a
  * symbolic inference stays symbolic inside it, and its dtypes from the subgraph's own rules,
  * without the graph driver's float32 default. Each rule maps the node's shapes onto a
  * subgraph's inputs and heads through the locs (ds-ops-control.h), infers the subgraph, checks
@@ -147,7 +147,7 @@ static gboolean infer_sub_shapes(DsShapeCtx *ctx, const DsNode *node, const DsGr
 
   /* The nested driver points the context at its own nodes, then at none: point it back. */
   const DsNode *outer = ds_shape_ctx_get_node(ctx);
-  gboolean ok = ds_infer_graph(sub, shapes, ctx, FALSE, error);
+  gboolean ok = ds_infer_subgraph_shapes(sub, shapes, ctx, error);
   ds_shape_ctx_set_node(ctx, outer);
   if (!ok) {
     g_prefix_error(error, "node '%s' (%s): in its %s: ", node->name, node->op_name, what);
@@ -207,15 +207,6 @@ static DsShape drop_lead(const DsShape *s)
   DsShape r = {.ndim = s->ndim - 1};
   memcpy(r.dims, s->dims + 1, sizeof(DsDim) * (gsize)r.ndim);
   return r;
-}
-
-/* The shape of one row of a data array foreach iterates over: MXNet's SliceFirstDim, which
- * gives a 1-D array's rows the shape (1,) (MXNet 1.x has no 0-dim arrays). */
-static DsShape row_shape(const DsShape *data)
-{
-  if (data->ndim == 1)
-    return (DsShape){.ndim = 1, .dims = {ds_dim(1)}};
-  return drop_lead(data);
 }
 
 /* `lead` in front of `row`: a stacked output's shape. */
@@ -565,7 +556,7 @@ static gboolean foreach_shape_attempt(DsShapeCtx *ctx, const DsNode *node, const
   g_autofree DsShape *b_in = new_unknown_shapes(n_body);
   g_autofree DsShape *b_out = new_unknown_shapes(p->num_outputs);
   for (int j = 0; j < p->n_data; j++)
-    b_in[p->data_locs[j]] = row_shape(&in[j]);
+    b_in[p->data_locs[j]] = ds_ops_foreach_row_shape(&in[j]);
   for (int k = 0; k < p->n_states; k++)
     b_in[p->state_locs[k]] = in[first_state + k];
   for (int r = 0; r < p->n_remain; r++)
@@ -1371,10 +1362,12 @@ static void free_cond_param(void *param)
 
 DS_CONTROL_OP(FOREACH, "_foreach", DS_OP_TRAIT_CONTROL_FLOW, DsForeachParam, parse_foreach,
               free_foreach_param, foreach_num_inputs, foreach_num_outputs, infer_shape_foreach,
-              infer_type_foreach, .grad = ds_grad_foreach)
+              infer_type_foreach, .grad = ds_grad_foreach,
+              .grad_prepare = ds_grad_foreach_prepare)
 DS_CONTROL_OP(WHILE_LOOP, "_while_loop", DS_OP_TRAIT_CONTROL_FLOW | DS_OP_TRAIT_DYNAMIC_SHAPE,
               DsWhileLoopParam, parse_while_loop, free_while_loop_param, while_loop_num_inputs,
-              while_loop_num_outputs, infer_shape_while_loop, infer_type_while_loop)
+              while_loop_num_outputs, infer_shape_while_loop, infer_type_while_loop,
+              .grad = ds_grad_while_loop, .grad_prepare = ds_grad_while_loop_prepare)
 DS_CONTROL_OP(COND, "_cond", DS_OP_TRAIT_CONTROL_FLOW, DsCondParam, parse_cond, free_cond_param,
               cond_num_inputs, cond_num_outputs, infer_shape_cond, infer_type_cond,
               .grad = ds_grad_cond)

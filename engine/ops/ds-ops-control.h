@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "ds-shape.h"
+
 #define DS_OPS_CONTROL(X)                                                                          \
   X(FOREACH, "_foreach")                                                                           \
   X(WHILE_LOOP, "_while_loop")                                                                     \
@@ -75,6 +77,21 @@ typedef struct {
   int keep_every;   /* step outputs from keep_from on keep only every keep_every-th row */
   int keep_from;    /* (extensions: a checkpointing loop's kept states) */
 } DsForeachParam;
+
+/* The shape of one row of a data array _foreach iterates over (see above): MXNet's
+ * SliceFirstDim, which gives a 1-D array's rows the shape (1,) (MXNet 1.x has no 0-dim
+ * arrays). */
+static inline DsShape ds_ops_foreach_row_shape(const DsShape *data)
+{
+  if (data->ndim < 1)
+    return DS_SHAPE_UNKNOWN;
+  if (data->ndim == 1)
+    return (DsShape){.ndim = 1, .dims = {ds_dim(1)}};
+  DsShape row = {.ndim = data->ndim - 1};
+  for (int d = 1; d < data->ndim; d++)
+    row.dims[d - 1] = data->dims[d];
+  return row;
+}
 
 /* _while_loop: `while cond(vars): outputs, vars = func(vars)` (MXNet's contrib.while_loop).
  *

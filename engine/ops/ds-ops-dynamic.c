@@ -18,6 +18,7 @@
 #include "ds-attr.h"
 #include "ds-error.h"
 #include "ds-expr.h"
+#include "ds-grad.h"
 #include "ds-ops-common.h"
 
 static const char *const boolean_mask_inputs[] = {"data", "index", NULL};
@@ -778,7 +779,7 @@ static gboolean infer_shape_compress(DsShapeCtx *ctx, const DsNode *node, const 
 #define DYN             DS_OP_TRAIT_DYNAMIC_SHAPE
 #define DYN_SHAPE_INPUT (DS_OP_TRAIT_DYNAMIC_SHAPE | DS_OP_TRAIT_SHAPE_INPUT)
 
-#define DS_DYNAMIC_OP(ID, NAME, TRAITS, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE)        \
+#define DS_DYNAMIC_OP(ID, NAME, TRAITS, PARAM, PARSE, NUM_IN, NUM_OUT, INPUTS, SHAPE, TYPE, ...)   \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -792,28 +793,29 @@ static gboolean infer_shape_compress(DsShapeCtx *ctx, const DsNode *node, const 
       .input_names = INPUTS,                                                                       \
       .infer_shape = SHAPE,                                                                        \
       .infer_type = TYPE,                                                                          \
+      __VA_ARGS__                                                                                  \
   };
 
 DS_DYNAMIC_OP(BOOLEAN_MASK, "_contrib_boolean_mask", DYN, sizeof(DsBooleanMaskParam),
               parse_boolean_mask, ds_op_count_2, ds_op_count_1, boolean_mask_inputs,
               infer_shape_boolean_mask, infer_type_data_out)
 DS_DYNAMIC_OP(NONZERO, "_npx_nonzero", DYN, 0, NULL, ds_op_count_1, ds_op_count_1, nonzero_inputs,
-              infer_shape_nonzero, infer_type_int64_out)
+              infer_shape_nonzero, infer_type_int64_out, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(ZEROS_SHAPE, "_zeros_shape", DYN_SHAPE_INPUT, sizeof(DsShapeInitParam),
               parse_zeros_shape, ds_op_count_1, ds_op_count_1, shape_init_inputs,
-              infer_shape_shape_init, infer_type_shape_init)
+              infer_shape_shape_init, infer_type_shape_init, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(ONES_SHAPE, "_ones_shape", DYN_SHAPE_INPUT, sizeof(DsShapeInitParam),
               parse_ones_shape, ds_op_count_1, ds_op_count_1, shape_init_inputs,
-              infer_shape_shape_init, infer_type_shape_init)
+              infer_shape_shape_init, infer_type_shape_init, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(FULL_SHAPE, "_full_shape", DYN_SHAPE_INPUT, sizeof(DsShapeInitParam),
               parse_full_shape, ds_op_count_1, ds_op_count_1, shape_init_inputs,
-              infer_shape_shape_init, infer_type_shape_init)
+              infer_shape_shape_init, infer_type_shape_init, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(DYNAMIC_RESHAPE, "_contrib_dynamic_reshape", DYN_SHAPE_INPUT,
               sizeof(DsDynamicReshapeParam), parse_dynamic_reshape, ds_op_count_2, ds_op_count_1,
               dynamic_reshape_inputs, infer_shape_dynamic_reshape, infer_type_data_out)
 DS_DYNAMIC_OP(DYNAMIC_ARANGE, "_contrib_dynamic_arange", DYN, sizeof(DsDynamicArangeParam),
               parse_dynamic_arange, ds_op_count_3, ds_op_count_1, dynamic_arange_inputs,
-              infer_shape_dynamic_arange, infer_type_dynamic_arange)
+              infer_shape_dynamic_arange, infer_type_dynamic_arange, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(UNIQUE, "_npi_unique", DYN, sizeof(DsUniqueParam), parse_unique, ds_op_count_1,
               unique_num_outputs, data_inputs, infer_shape_unique, infer_type_unique)
 DS_DYNAMIC_OP(DYNAMIC_SLICE, "_contrib_dynamic_slice", DYN_SHAPE_INPUT,

@@ -750,7 +750,7 @@ DS_PREDICATE_OP(ISINF, "_npi_isinf")
 DS_PREDICATE_OP(ISPOSINF, "_npi_isposinf")
 DS_PREDICATE_OP(ISNEGINF, "_npi_isneginf")
 
-#define DS_NP_REDUCE_OP(ID, NAME)                                                                  \
+#define DS_NP_REDUCE_OP(ID, NAME, GRAD)                                                            \
   static const DsOpDef ID##_def = {                                                                \
       .id = DS_OP_##ID,                                                                            \
       .name = NAME,                                                                                \
@@ -760,20 +760,21 @@ DS_PREDICATE_OP(ISNEGINF, "_npi_isneginf")
       .num_outputs = ds_op_count_1,                                                                \
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = infer_shape_np_reduce,                                                        \
+      .grad = GRAD,                                                                                \
   };
 
 /* The result keeps the input's dtype (integer means truncate, as NumPy's mean cast back). */
-DS_NP_REDUCE_OP(NP_SUM, "_npi_sum")
-DS_NP_REDUCE_OP(NP_MEAN, "_npi_mean")
-DS_NP_REDUCE_OP(NP_MAX, "_npi_max")
-DS_NP_REDUCE_OP(NP_MIN, "_npi_min")
-DS_NP_REDUCE_OP(NP_PROD, "_npi_prod")
+DS_NP_REDUCE_OP(NP_SUM, "_npi_sum", ds_grad_sum)
+DS_NP_REDUCE_OP(NP_MEAN, "_npi_mean", ds_grad_mean)
+DS_NP_REDUCE_OP(NP_MAX, "_npi_max", ds_grad_reduce)
+DS_NP_REDUCE_OP(NP_MIN, "_npi_min", ds_grad_reduce)
+DS_NP_REDUCE_OP(NP_PROD, "_npi_prod", ds_grad_reduce)
 /* sum(x^2), sum(|x|), sqrt(sum(x^2)), log(sum(x)), log(sum(exp(x))) (computed stably). */
-DS_NP_REDUCE_OP(SUM_SQUARE, "sum_square")
-DS_NP_REDUCE_OP(L1_NORM, "l1_norm")
-DS_NP_REDUCE_OP(L2_NORM, "l2_norm")
-DS_NP_REDUCE_OP(LOG_SUM, "log_sum")
-DS_NP_REDUCE_OP(LOG_SUM_EXP, "log_sum_exp")
+DS_NP_REDUCE_OP(SUM_SQUARE, "sum_square", ds_grad_reduce)
+DS_NP_REDUCE_OP(L1_NORM, "l1_norm", ds_grad_reduce)
+DS_NP_REDUCE_OP(L2_NORM, "l2_norm", ds_grad_reduce)
+DS_NP_REDUCE_OP(LOG_SUM, "log_sum", ds_grad_reduce)
+DS_NP_REDUCE_OP(LOG_SUM_EXP, "log_sum_exp", ds_grad_reduce)
 
 #define DS_ARG_REDUCE_OP(ID, NAME)                                                                 \
   static const DsOpDef ID##_def = {                                                                \

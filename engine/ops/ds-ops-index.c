@@ -1005,14 +1005,14 @@ DS_INDEX_OP(SLICE_LIKE, "slice_like", NULL, sizeof(DsSliceLikeParam), parse_slic
             ds_op_count_2, ds_op_count_1, slice_like_inputs, infer_shape_slice_like,
             infer_type_data_out)
 DS_INDEX_OP(ARGSORT, "argsort", NULL, sizeof(DsArgsortParam), parse_argsort, ds_op_count_1,
-            ds_op_count_1, NULL, infer_shape_argsort, infer_type_argsort)
+            ds_op_count_1, NULL, infer_shape_argsort, infer_type_argsort, .grad = ds_grad_zero)
 DS_INDEX_OP(GATHER_ND, "gather_nd", NULL, 0, NULL, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
             infer_shape_gather_nd, infer_type_data_out)
 DS_INDEX_OP(SHAPE_ARRAY, "shape_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
             infer_shape_shape_array, infer_type_int64_out,
              .grad = ds_grad_zero)
 DS_INDEX_OP(SIZE_ARRAY, "size_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
-            infer_shape_size_array, infer_type_int64_out)
+            infer_shape_size_array, infer_type_int64_out, .grad = ds_grad_zero)
 DS_INDEX_OP(TAKE_ALONG_AXIS, "take_along_axis", NULL, sizeof(DsTakeAlongAxisParam),
             parse_take_along_axis, ds_op_count_2, ds_op_count_1, along_axis_inputs,
             infer_shape_take_along_axis, infer_type_data_out)

@@ -2153,6 +2153,7 @@ static const DsOpDef HARDMAX_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output,
     .infer_shape = hardmax_infer_shape,
+    .grad = ds_grad_zero, /* constant almost everywhere */
 };
 
 /* --- _contrib_RecurrentLayer -------------------------------------------------------------- */

@@ -86,7 +86,7 @@ static gboolean infer_shape_nested(DsShapeCtx *use, const DsNode *node, DsShape 
 
   /* The nested driver points the context at its own nodes, then at none: point it back. */
   const DsNode *outer = ds_shape_ctx_get_node(use);
-  gboolean ok = ds_infer_graph(sub, shapes, use, FALSE, error);
+  gboolean ok = ds_infer_subgraph_shapes(sub, shapes, use, error);
   ds_shape_ctx_set_node(use, outer);
   if (!ok) {
     prefix_subgraph_error(node, error);

@@ -2078,17 +2078,17 @@ DS_TENSOR_OP(BROADCAST_LIKE, "broadcast_like", NULL, 0, sizeof(DsBroadcastLikePa
              NULL,
              .grad = ds_grad_broadcast)
 DS_TENSOR_OP(ARANGE, "_arange", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsArangeParam), parse_arange,
-             count_0, NULL, infer_shape_arange, infer_type_arange)
+             count_0, NULL, infer_shape_arange, infer_type_arange, .grad = ds_grad_zero)
 DS_TENSOR_OP(ARANGE_LIKE, "_contrib_arange_like", NULL, 0, sizeof(DsArangeLikeParam),
              parse_arange_like, ds_op_count_1, NULL, infer_shape_arange_like,
              infer_type_arange_like,
              .grad = ds_grad_zero)
 DS_TENSOR_OP(ZEROS, "_zeros", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_zeros, count_0,
-             NULL, infer_shape_init, infer_type_init)
+             NULL, infer_shape_init, infer_type_init, .grad = ds_grad_zero)
 DS_TENSOR_OP(ONES, "_ones", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_ones, count_0,
-             NULL, infer_shape_init, infer_type_init)
+             NULL, infer_shape_init, infer_type_init, .grad = ds_grad_zero)
 DS_TENSOR_OP(FULL, "_full", NULL, DS_OP_TRAIT_SOURCE, sizeof(DsInitParam), parse_full, count_0,
-             NULL, infer_shape_init, infer_type_init)
+             NULL, infer_shape_init, infer_type_init, .grad = ds_grad_zero)
 DS_TENSOR_OP(SEQUENCE_MASK, "SequenceMask", NULL, 0, sizeof(DsSequenceMaskParam),
              parse_sequence_mask, sequence_mask_num_inputs, sequence_mask_inputs,
              infer_shape_sequence_mask, infer_type_data_out,
@@ -2110,9 +2110,11 @@ DS_TENSOR_OP(MEAN, "mean", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_c
              infer_shape_reduce, NULL,
              .grad = ds_grad_mean)
 DS_TENSOR_OP(MAX, "max", max_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL,
+             .grad = ds_grad_reduce)
 DS_TENSOR_OP(MIN, "min", min_aliases, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL,
+             .grad = ds_grad_reduce)
 DS_TENSOR_OP(NP_RESHAPE, "_np_reshape", np_reshape_aliases, DS_OP_TRAIT_VIEW,
              sizeof(DsNpReshapeParam), parse_np_reshape, ds_op_count_1, NULL,
              infer_shape_np_reshape, NULL,
@@ -2129,7 +2131,7 @@ DS_TENSOR_OP(CUMSUM, "cumsum", NULL, 0, sizeof(DsCumsumParam), parse_cumsum, ds_
 DS_TENSOR_OP(TRILU, "trilu", NULL, 0, sizeof(DsTriluParam), parse_trilu, ds_op_count_2,
              trilu_inputs, infer_shape_trilu, infer_type_data_out)
 DS_TENSOR_OP(EYE_LIKE, "eye_like", NULL, 0, sizeof(DsEyeLikeParam), parse_eye_like,
-             ds_op_count_1, NULL, infer_shape_eye_like, infer_type_eye_like)
+             ds_op_count_1, NULL, infer_shape_eye_like, infer_type_eye_like, .grad = ds_grad_zero)
 DS_TENSOR_OP(DEPTH_TO_SPACE, "depth_to_space", NULL, 0, sizeof(DsDepthSpaceParam),
              parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL)
 DS_TENSOR_OP(SPACE_TO_DEPTH, "space_to_depth", NULL, 0, sizeof(DsDepthSpaceParam),
@@ -2139,13 +2141,13 @@ DS_TENSOR_OP(FULL_LIKE, "_npi_full_like", NULL, 0, sizeof(DsFullLikeParam), pars
              ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_full_like)
 /* MXNet's prod, nansum and nanprod: sum's axes, keepdims and exclude; NaN counts as 0 (1). */
 DS_TENSOR_OP(PROD, "prod", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL, .grad = ds_grad_reduce)
 DS_TENSOR_OP(NANSUM, "nansum", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
-             infer_shape_reduce, NULL)
+             infer_shape_reduce, NULL, .grad = ds_grad_reduce)
 DS_TENSOR_OP(NANPROD, "nanprod", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1,
-             NULL, infer_shape_reduce, NULL)
+             NULL, infer_shape_reduce, NULL, .grad = ds_grad_reduce)
 DS_TENSOR_OP(NORM, "norm", NULL, 0, sizeof(DsNormParam), parse_norm, ds_op_count_1, NULL,
-             infer_shape_norm, infer_type_norm)
+             infer_shape_norm, infer_type_norm, .grad = ds_grad_reduce)
 DS_TENSOR_OP(MX_PAD, "Pad", pad_aliases, 0, sizeof(DsPadParam), parse_mx_pad, ds_op_count_1, NULL,
              infer_shape_mx_pad, NULL)
 DS_TENSOR_OP(SEQUENCE_LAST, "SequenceLast", NULL, 0, sizeof(DsSequenceLastParam),
