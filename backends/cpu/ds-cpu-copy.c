@@ -169,7 +169,7 @@ typedef struct {
   int ndim;
   int64_t ishape[DS_MAX_NDIM], oshape[DS_MAX_NDIM], istride[DS_MAX_NDIM], before[DS_MAX_NDIM];
   DsPadMode mode;
-  char cell[8];
+  _Alignas(double) char cell[8]; /* the constant, in the output dtype */
 } PadJob;
 
 /* The input index output index `o` reads on an axis of `n` elements, or -1 for the constant. */

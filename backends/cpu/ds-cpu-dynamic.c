@@ -188,7 +188,7 @@ static DsStatus read_shape_tensor(const DsTensor *s, int64_t *dims, int *n)
 typedef struct {
   char *out;
   size_t es;
-  char cell[8];
+  _Alignas(double) char cell[8];
 } FillJob;
 
 static void fill_worker(void *ctx, int64_t begin, int64_t end)

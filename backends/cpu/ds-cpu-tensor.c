@@ -339,7 +339,7 @@ static DsStatus k_arange_like(const DsKernelCtx *ctx)
 typedef struct {
   char *out;
   size_t es;
-  char cell[8];
+  _Alignas(double) char cell[8];
 } FillJob;
 
 static void fill_worker(void *ctx, int64_t begin, int64_t end)
@@ -390,7 +390,7 @@ static DsStatus k_sequence_mask(const DsKernelCtx *ctx)
     return ds_dtype_is_storage_only(len->dtype) ? DS_STATUS_UNSUPPORTED : DS_STATUS_INVALID_ARGUMENT;
   size_t es = ds_dtype_size(out->dtype);
   int64_t rest = ds_shape_span(in->shape, 2, in->ndim);
-  char cell[8];
+  _Alignas(double) char cell[8];
   ds_cpu_store_f64(out->dtype, cell, p->value);
   char *o = out->data;
   for (int64_t b = 0; b < B; b++) {
