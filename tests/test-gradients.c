@@ -21,11 +21,13 @@
 typedef struct {
   const char *op;        /* the op, or a model's label */
   const char *model;     /* a model file under the source tree instead of one op, or NULL */
+  const char *json;      /* or the model's MXNet JSON itself */
   const char *attrs;     /* JSON members ("\"num_hidden\": \"4\""), or NULL */
   const char *shapes[8]; /* per input (the graph's variables in order), "(2, 3)" */
   double lo, hi;         /* inputs drawn uniformly from [lo, hi) */
-  guint index_inputs;    /* bit i: input i holds integers in [0, index_hi), fed, not checked */
-  int index_hi;
+  guint index_inputs;    /* bit i: input i holds integers in [index_lo, index_hi), fed, not
+                          * checked */
+  int index_lo, index_hi;
   int n_heads;           /* visible outputs; 0 means 1 */
   gboolean stops;        /* the gradient is zero by definition (BlockGrad), not the slope */
   DsLoopPolicy policy;   /* what loops keep for their backward pass */
@@ -33,6 +35,13 @@ typedef struct {
   guint positive_inputs; /* bit i: input i is drawn from [0.5, 1.5) (a variance) */
   gboolean check_rows;   /* a loop whose count depends on data: output 0 has `rows` rows */
   int rows;
+  /* SoftmaxOutput, a loss layer: its gradient is the cross-entropy's, -sum t log y over
+   * (N, K) rows, t the label's one-hot row smoothed by `smooth`; rows labelled `ignore`
+   * (when >= 0) count for nothing; divided by the rows (norm 1) or the rows not ignored
+   * (norm 2), times `scale` */
+  gboolean cross_entropy;
+  double smooth, scale;
+  int ignore, norm;
 } GradCase;
 
 static char *tmpdir;
@@ -110,6 +119,24 @@ static void set_element(const DsTensor *t, int64_t i, double v)
     ((float *)t->data)[i] = (float)v;
 }
 
+static double cross_entropy(const GradCase *c, const DsTensor *y, const DsTensor *label)
+{
+  int64_t n = y->shape[0], k = y->shape[1], counted = 0;
+  double l = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t want = (int64_t)ds_tensor_load_f64(label->dtype, label->data, i);
+    if (c->ignore >= 0 && want == c->ignore)
+      continue;
+    counted++;
+    for (int64_t j = 0; j < k; j++) {
+      double t = j == want ? 1.0 - c->smooth : c->smooth / (double)(k - 1);
+      l -= t * log(ds_tensor_load_f64(y->dtype, y->data, i * k + j));
+    }
+  }
+  double divisor = c->norm == 1 ? (double)n : c->norm == 2 ? (double)MAX(counted, 1) : 1.0;
+  return l * c->scale / divisor;
+}
+
 /* L = sum over heads of sum(w * y). */
 static double loss(DsSession *session, int n_heads, DsNDArray **w)
 {
@@ -150,7 +177,7 @@ static void run_case(gconstpointer data)
     path = g_build_filename(tmpdir, "case-symbol.json", NULL);
     g_assert_true(g_file_set_contents(path, f64, -1, NULL));
   } else {
-    g_autofree char *json = case_json(c, n_inputs);
+    g_autofree char *json = c->json != NULL ? g_strdup(c->json) : case_json(c, n_inputs);
     path = g_build_filename(tmpdir, "case-symbol.json", NULL);
     g_assert_true(g_file_set_contents(path, json, -1, NULL));
   }
@@ -163,7 +190,8 @@ static void run_case(gconstpointer data)
                              c->f32 ? DS_DTYPE_FLOAT32 : DS_DTYPE_FLOAT64);
       continue;
     }
-    inputs[i] = array_from(c->shapes[i], rand, index ? 0 : c->lo, index ? c->index_hi : c->hi, index,
+    inputs[i] = array_from(c->shapes[i], rand, index ? c->index_lo : c->lo,
+                           index ? c->index_hi : c->hi, index,
                            c->f32 ? DS_DTYPE_FLOAT32 : DS_DTYPE_FLOAT64);
   }
 
@@ -237,10 +265,14 @@ static void run_case(gconstpointer data)
       double saved = ds_tensor_load_f64(x->dtype, x->data, k);
       set_element(x, k, saved + h);
       g_assert_true(ds_session_run(forward, NULL));
-      double up = loss(forward, n_heads, w);
+      double up = c->cross_entropy
+                      ? cross_entropy(c, ds_session_get_output(forward, 0), &inputs[1]->view)
+                      : loss(forward, n_heads, w);
       set_element(x, k, saved - h);
       g_assert_true(ds_session_run(forward, NULL));
-      double down = loss(forward, n_heads, w);
+      double down = c->cross_entropy
+                        ? cross_entropy(c, ds_session_get_output(forward, 0), &inputs[1]->view)
+                        : loss(forward, n_heads, w);
       set_element(x, k, saved);
       double fd = c->stops ? 0.0 : (up - down) / (2 * h);
       double got = ds_tensor_load_f64(grad->dtype, grad->data, k);
@@ -439,6 +471,145 @@ static void add_cases(void)
   c->shapes[3] = "(3,)", c->shapes[4] = "(3,)";
   c->f32 = TRUE;
   c->positive_inputs = 1u << 4;
+  /* the loss layer, with its label (class indices) */
+  static const struct {
+    const char *attrs;
+    double smooth, scale;
+    int ignore, norm;
+  } losses[] = {
+      {NULL, 0, 1, -1, 0},
+      {"\"normalization\": \"batch\", \"grad_scale\": \"2\"", 0, 2, -1, 1},
+      {"\"use_ignore\": \"True\", \"ignore_label\": \"0\", \"normalization\": \"valid\"", 0, 1,
+       0, 2},
+      {"\"smooth_alpha\": \"0.1\"", 0.1, 1, -1, 0},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(losses); i++) {
+    c = add("SoftmaxOutput", losses[i].attrs, "(5, 4)", "(5,)", NULL, -1, 1);
+    c->index_inputs = 2, c->index_hi = 4;
+    c->cross_entropy = TRUE;
+    c->smooth = losses[i].smooth, c->scale = losses[i].scale;
+    c->ignore = losses[i].ignore, c->norm = losses[i].norm;
+  }
+  /* a subgraph run as one op (a hybridized Gluon block), with two outputs */
+  c = add("_CachedOp", NULL, "(2, 4)", "(3, 4)", NULL, -1, 1);
+  c->n_heads = 2;
+  c->json =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+      " {\"op\": \"_CachedOp\", \"name\": \"block\", \"inputs\": [[0, 0, 0], [1, 0, 0]],"
+      "  \"subgraphs\": [{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+      "   {\"op\": \"null\", \"name\": \"weight\", \"inputs\": []},"
+      "   {\"op\": \"FullyConnected\", \"name\": \"fc\", \"inputs\": [[0, 0, 0], [1, 0, 0]],"
+      "    \"attrs\": {\"num_hidden\": \"3\", \"no_bias\": \"True\"}},"
+      "   {\"op\": \"tanh\", \"name\": \"act\", \"inputs\": [[2, 0, 0]]}],"
+      "   \"arg_nodes\": [0, 1], \"heads\": [[3, 0, 0], [2, 0, 0]]}]}],"
+      " \"arg_nodes\": [0, 1], \"heads\": [[2, 0, 0], [2, 1, 0]],"
+      " \"attrs\": {\"mxnet_version\": [\"int\", 10900]}}";
+  /* normalisations computed again in the gradient (float32 kernels only) */
+  c = add("InstanceNorm", "\"eps\": \"0.001\"", "(2, 3, 2, 2)", "(3,)", "(3,)", -1, 1);
+  c->f32 = TRUE;
+  c = add("L2Normalization", NULL, "(2, 3, 2)", NULL, NULL, -1, 1);
+  c->n_heads = 1, c->f32 = TRUE;
+  c = add("L2Normalization", "\"mode\": \"channel\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("L2Normalization", "\"mode\": \"spatial\"", "(2, 2, 3)", NULL, NULL, -1, 1);
+  c->f32 = TRUE;
+  add("SequenceLast", NULL, "(3, 2, 2)", NULL, NULL, -1, 1);
+  c = add("SequenceLast", "\"use_sequence_length\": \"True\", \"axis\": \"1\"", "(2, 4, 3)",
+          "(2,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_lo = 1, c->index_hi = 5; /* lengths in [1, 4] */
+  /* gathers and scatters: g goes back where the values came from */
+  add("topk", "\"k\": \"2\", \"axis\": \"1\"", "(2, 4)", NULL, NULL, -1, 1);
+  c = add("topk", "\"k\": \"3\", \"ret_typ\": \"both\", \"axis\": \"0\", \"is_ascend\": \"True\"",
+          "(4, 2)", NULL, NULL, -1, 1);
+  c->n_heads = 2;
+  add("topk", "\"k\": \"2\", \"axis\": \"None\"", "(2, 3)", NULL, NULL, -1, 1);
+  c = add("gather_nd", NULL, "(3, 4)", "(2, 5)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 3;
+  c = add("batch_gather_nd", NULL, "(3, 4)", "(5, 1)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 3;
+  c = add("scatter_nd_update", NULL, "(4, 2)", "(1, 1)", "(1, 2)", -1, 1);
+  c->index_inputs = 2, c->index_hi = 4; /* one row, updated once: no duplicates */
+  c = add("scatter_nd_update", "\"reduction\": \"add\"", "(4, 2)", "(3, 1)", "(3, 2)", -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("put_along_axis", "\"axis\": \"1\", \"reduction\": \"add\"", "(2, 4)", "(2, 3)",
+          "(2, 3)", -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("put_along_axis", "\"axis\": \"0\"", "(3, 2)", "(1, 2)", "(1, 2)", -1, 1);
+  c->index_inputs = 2, c->index_hi = 3;
+  add("_npi_matmul", NULL, "(2, 3)", "(3, 4)", NULL, -1, 1);
+  add("_npi_matmul", NULL, "(2, 1, 2, 3)", "(3, 3, 2)", NULL, -1, 1);
+  add("_contrib_expand", "\"shape\": \"(2, 1, 3)\"", "(4, 1)", NULL, NULL, -1, 1);
+  /* the dynamic reshapes, their shape inputs all zeros (keep each dim) or 0 (axis 0) */
+  c = add("_contrib_dynamic_reshape", NULL, "(2, 3)", "(2,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 1;
+  c = add("_contrib_dynamic_expand_dims", NULL, "(2, 3)", "(1,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 1;
+  c = add("_contrib_dynamic_squeeze", NULL, "(1, 3)", "(1,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 1;
+  c = add("_contrib_dynamic_expand", NULL, "(3, 1)", "(1,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 1;
+  /* the activations with parameters, away from their kinks */
+  add("hard_sigmoid", NULL, "(2, 3)", NULL, NULL, -4, 4);
+  add("selu", NULL, "(2, 3)", NULL, NULL, -2, 2);
+  add("celu", "\"alpha\": \"0.7\"", "(2, 3)", NULL, NULL, -2, 2);
+  add("thresholded_relu", "\"alpha\": \"0.5\"", "(2, 3)", NULL, NULL, -2, 2);
+  add("shrink", "\"lambd\": \"0.5\", \"bias\": \"0.2\"", "(2, 3)", NULL, NULL, -2, 2);
+  c = add("_npi_where", NULL, "(2, 3)", "(2, 3)", "(1, 3)", -1, 1);
+  c->index_inputs = 1, c->index_hi = 2;
+  add("softmin", "\"axis\": \"1\", \"temperature\": \"2\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("SoftmaxActivation", NULL, "(2, 3)", NULL, NULL, -1, 1);
+  add("SoftmaxActivation", "\"mode\": \"channel\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  /* UpSampling has no float64 kernel */
+  c = add("UpSampling", "\"scale\": \"2\", \"sample_type\": \"nearest\", \"num_args\": \"1\"",
+          "(1, 2, 2, 3)", NULL, NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("UpSampling", "\"scale\": \"2\", \"sample_type\": \"nearest\", \"num_args\": \"2\"",
+          "(1, 2, 2, 2)", "(1, 1, 4, 4)", NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("UpSampling",
+          "\"scale\": \"2\", \"sample_type\": \"nearest\", \"num_args\": \"2\", "
+          "\"multi_input_mode\": \"sum\"",
+          "(1, 2, 2, 2)", "(1, 2, 1, 1)", NULL, -1, 1);
+  c->f32 = TRUE;
+  /* data movement */
+  add("slice", "\"begin\": \"(0, 1)\", \"end\": \"(None, 3)\"", "(2, 4)", NULL, NULL, -1, 1);
+  add("slice", "\"begin\": \"(1, -2, 1)\", \"end\": \"(2, None, 3)\"", "(3, 4, 4)", NULL, NULL, -1,
+      1);
+  add("slice", "\"begin\": \"(1,)\", \"end\": \"(3,)\", \"axes\": \"(-1,)\"", "(2, 4)", NULL, NULL,
+      -1, 1);
+  add("Pad", "\"mode\": \"constant\", \"pad_width\": \"(0, 0, 0, 0, 1, 2, 2, 1)\"", "(1, 1, 2, 3)",
+      NULL, NULL, -1, 1);
+  add("_npi_pad", "\"pad_width\": \"((1, 0), (0, 2))\"", "(2, 3)", NULL, NULL, -1, 1);
+  c = add("take", NULL, "(4, 3)", "(5,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("take", "\"axis\": \"1\", \"mode\": \"wrap\"", "(2, 4, 2)", "(2, 3)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("take_along_axis", "\"axis\": \"1\"", "(3, 4)", "(3, 5)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("pick", "\"axis\": \"1\"", "(3, 4)", "(3,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("pick", "\"axis\": \"0\", \"keepdims\": \"True\"", "(3, 4)", "(1, 4)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 3;
+  add("reverse", "\"axis\": \"(0, 2)\"", "(2, 3, 2)", NULL, NULL, -1, 1);
+  add("SequenceReverse", NULL, "(3, 2, 2)", NULL, NULL, -1, 1);
+  c = add("SequenceReverse", "\"use_sequence_length\": \"True\"", "(3, 2)", "(2,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 4;
+  c = add("trilu", NULL, "(3, 4)", "()", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  c = add("trilu", "\"upper\": \"True\"", "(2, 3, 3)", "()", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 1;
+  c = add("cumsum", NULL, "(2, 3)", "()", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  c = add("cumsum", "\"exclusive\": \"True\", \"reverse\": \"True\"", "(2, 3)", "()", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  add("depth_to_space", "\"block_size\": \"2\"", "(1, 4, 2, 3)", NULL, NULL, -1, 1);
+  add("depth_to_space", "\"block_size\": \"2\", \"mode\": \"CRD\"", "(1, 4, 2, 3)", NULL, NULL, -1,
+      1);
+  add("space_to_depth", "\"block_size\": \"2\"", "(1, 1, 4, 2)", NULL, NULL, -1, 1);
+  add("tile", "\"reps\": \"(2, 1, 2)\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("repeat", "\"repeats\": \"2\", \"axis\": \"1\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("repeat", "\"repeats\": \"3\"", "(2, 2)", NULL, NULL, -1, 1);
   /* a loop: the LSTM cell run by _foreach, backwards through 3 steps (data, the weights and
    * biases, the initial h and c) */
   /* a branch inside a loop: _cond's backward is a _cond on the same condition */

@@ -1740,24 +1740,32 @@ static DsStatus softmin_run(const DsKernelCtx *ctx)
 static DsStatus softmax_output_run(const DsKernelCtx *ctx)
 {
   const DsSoftmaxOutputParam *p = ctx->param;
-  if (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1))
+  bool f64 = both_f64(&ctx->inputs[0], &ctx->outputs[0]);
+  if (!f64 && (!all_f32(ctx->inputs, 1) || !all_f32(ctx->outputs, 1)))
     return DS_STATUS_UNSUPPORTED;
   const DsTensor *x = &ctx->inputs[0];
   if (x->ndim < 1 || !ds_geom_same_shape(x, &ctx->outputs[0]))
     return DS_STATUS_INVALID_ARGUMENT;
   /* The label (input 1) only matters for the gradient. */
-  SoftmaxJob job = {x->data, ctx->outputs[0].data, 0, 0, 1, 1.0f, false, NULL, false};
+  DsGeomAxis ax = {.inner = 1};
   int64_t numel = ds_tensor_numel(x);
   if (p->multi_output) { /* softmax over axis 1 of (n, k, rest) */
     if (x->ndim < 2)
       return DS_STATUS_INVALID_ARGUMENT;
-    split_axis(x, 1, &job.outer, &job.len, &job.inner);
+    split_axis(x, 1, &ax.outer, &ax.len, &ax.inner);
   } else if (p->preserve_shape) { /* over the last axis */
-    split_axis(x, x->ndim - 1, &job.outer, &job.len, &job.inner);
+    split_axis(x, x->ndim - 1, &ax.outer, &ax.len, &ax.inner);
   } else { /* over everything but the first axis */
-    job.outer = x->shape[0];
-    job.len = job.outer > 0 ? numel / job.outer : 0;
+    ax.outer = x->shape[0];
+    ax.len = ax.outer > 0 ? numel / ax.outer : 0;
   }
+  if (f64) {
+    if (ax.len > 0)
+      softmax_f64(&ax, x->data, ctx->outputs[0].data, 1.0, false, false);
+    return DS_STATUS_OK;
+  }
+  SoftmaxJob job = {x->data, ctx->outputs[0].data, ax.outer, ax.len, ax.inner, 1.0f, false, NULL,
+                    false};
   softmax_dispatch(ctx, &job);
   return DS_STATUS_OK;
 }

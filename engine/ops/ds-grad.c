@@ -133,6 +133,16 @@ gboolean ds_grad_sum_to(DsGradCtx *ctx, DsEntry grad, const DsShape *grad_shape,
   return TRUE;
 }
 
+void ds_grad_copy_attrs(DsGradCtx *ctx, DsEntry e, const char *except)
+{
+  DsNode *to = ctx->graph->nodes[e.node_id];
+  for (guint i = 0; i < ctx->node->n_attrs; i++) {
+    const char *key = ctx->node->attrs[i].key;
+    if (!g_str_has_prefix(key, "__") && (except == NULL || !g_str_equal(key, except)))
+      ds_node_add_attr(to, key, ctx->node->attrs[i].value);
+  }
+}
+
 gboolean ds_grad_zero(DsGradCtx *ctx, const DsEntry *out_grads, DsEntry *in_grads,
                       GError **error)
 {

@@ -40,6 +40,11 @@ gboolean ds_grad_dims_equal(DsDim a, DsDim b);
 /* The tuple attribute "(0, 2, 3)" of `n` values (caller frees). */
 char *ds_grad_tuple(const int64_t *values, int n);
 
+/* The forward node's attributes (not the `__hints__`) copied onto gradient node `e`, but for
+ * `except` (NULL for none): a gradient that runs under the same attributes (a window op's, a
+ * reversal's). */
+void ds_grad_copy_attrs(DsGradCtx *ctx, DsEntry e, const char *except);
+
 /* The gradient of an op that is not differentiable (a comparison, floor, an index): no input
  * gets one. */
 gboolean ds_grad_zero(DsGradCtx *ctx, const DsEntry *out_grads, DsEntry *in_grads,

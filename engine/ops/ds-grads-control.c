@@ -1,5 +1,5 @@
-/* ds-grads-control.c: the gradients of the loops, `_foreach` and `_while_loop` (loops run
- * backwards), and of `_cond`.
+/* ds-grads-control.c: the gradients of the ops that run subgraphs: the loops, `_foreach` and
+ * `_while_loop` (loops run backwards), `_cond` and `_CachedOp`.
  *
  * The backward pass of `_foreach` is another `_foreach` over the same rows, last to first
  * (MXNet's foreach backward; reverse=True, so no row is copied to reverse it): its body is
@@ -818,5 +818,43 @@ DS_GRAD_FN(ds_grad_cond)
   back_node->n_subgraphs = 3;
   for (guint k = 0; k < n_inputs; k++)
     in_grads[k] = (DsEntry){back.node_id, k, 0};
+  return TRUE;
+}
+
+/* _CachedOp (a subgraph run as one op, as Gluon's hybridized blocks export it): another
+ * _CachedOp running the subgraph's backward graph, fed the node's inputs and the gradients
+ * of its outputs, giving the gradient of every input. */
+DS_GRAD_FN(ds_grad_cached_op)
+{
+  const DsNode *node = ctx->node;
+  guint n_inputs = node->n_inputs, n_heads = node->subgraphs[0]->n_heads;
+  g_autofree int *locs = g_new(int, MAX(n_inputs, 1u));
+  for (guint k = 0; k < n_inputs; k++)
+    locs[k] = (int)k;
+  g_autoptr(GArray) back_locs = g_array_new(FALSE, FALSE, sizeof(int));
+  DsGraph *back = branch_backward(ctx, node->subgraphs[0], locs, n_inputs, n_heads, back_locs,
+                                  error);
+  if (back == NULL) {
+    g_prefix_error(error, "the subgraph of node '%s' (_CachedOp): ", node->name);
+    return FALSE;
+  }
+  /* its inputs in the order of its variables: a node input, or an output's gradient */
+  g_autofree DsEntry *inputs = g_new(DsEntry, MAX(back_locs->len, 1u));
+  for (guint i = 0; i < back_locs->len; i++) {
+    guint at = (guint)g_array_index(back_locs, int, i);
+    if (at < n_inputs)
+      inputs[i] = ds_grad_input(ctx, at);
+    else if (!ds_grad_is_none(out_grads[at - n_inputs]))
+      inputs[i] = out_grads[at - n_inputs];
+    else
+      inputs[i] = ds_grad_op1(ctx, "zeros_like", ds_grad_output(ctx, at - n_inputs), NULL);
+  }
+  DsEntry e = ds_grad_op(ctx, "_CachedOp", back_locs->len, inputs, NULL);
+  DsNode *back_node = ctx->graph->nodes[e.node_id];
+  back_node->subgraphs = g_new(DsGraph *, 1);
+  back_node->subgraphs[0] = back;
+  back_node->n_subgraphs = 1;
+  for (guint k = 0; k < n_inputs; k++)
+    in_grads[k] = (DsEntry){e.node_id, k, 0};
   return TRUE;
 }

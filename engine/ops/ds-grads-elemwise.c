@@ -291,6 +291,57 @@ DS_GRAD_FN(ds_grad_where)
   return TRUE;
 }
 
+/* _npi_where broadcasts: each of x and y gets g where it was chosen, summed back to its
+ * shape. */
+DS_GRAD_FN(ds_grad_np_where)
+{
+  DsEntry cond = ds_grad_input(ctx, 0), g = out_grads[0];
+  DsEntry zeros = UN("zeros_like", g);
+  DsEntry gx = ds_grad_op(ctx, "_npi_where", 3, (DsEntry[]){cond, g, zeros}, NULL);
+  DsEntry gy = ds_grad_op(ctx, "_npi_where", 3, (DsEntry[]){cond, zeros, g}, NULL);
+  return ds_grad_sum_to(ctx, gx, &ctx->out_shapes[0], 1, &in_grads[1], error) &&
+         ds_grad_sum_to(ctx, gy, &ctx->out_shapes[0], 2, &in_grads[2], error);
+}
+
+/* The activations with parameters (DsActParam), their slopes:
+ *   hard_sigmoid      alpha where 0 < alpha x + beta < 1, else 0
+ *   selu              gamma for x > 0, else gamma alpha exp(x)
+ *   celu              1 for x > 0, else exp(x / alpha)
+ *   thresholded_relu  1 for x > alpha, else 0
+ *   shrink            1 for |x| > lambd, else 0
+ * A two-sided slope is chosen with `where`, so that exp overflowing on the side not taken
+ * gives no NaN. */
+DS_GRAD_FN(ds_grad_act_param)
+{
+  const DsActParam *p = ctx->node->param;
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), slope;
+  switch (ctx->node->op->id) {
+  case DS_OP_HARD_SIGMOID: {
+    DsEntry z = SC("_plus_scalar", SC("_mul_scalar", x, p->alpha), p->beta);
+    DsEntry inside = MUL(SC("_greater_scalar", z, 0), SC("_lesser_scalar", z, 1));
+    slope = SC("_mul_scalar", inside, p->alpha);
+    break;
+  }
+  case DS_OP_SELU:
+  case DS_OP_CELU: {
+    gboolean selu = ctx->node->op->id == DS_OP_SELU;
+    DsEntry positive = SC("_greater_scalar", x, 0);
+    DsEntry above = selu ? SC("_mul_scalar", UN("ones_like", x), p->beta) : UN("ones_like", x);
+    DsEntry below = selu ? SC("_mul_scalar", UN("exp", x), p->beta * p->alpha)
+                         : UN("exp", SC("_div_scalar", x, p->alpha));
+    slope = ds_grad_op(ctx, "where", 3, (DsEntry[]){positive, above, below}, NULL);
+    break;
+  }
+  case DS_OP_THRESHOLDED_RELU: slope = SC("_greater_scalar", x, p->alpha); break;
+  case DS_OP_SHRINK:
+    slope = ADD(SC("_greater_scalar", x, p->alpha), SC("_lesser_scalar", x, -p->alpha));
+    break;
+  default: return ds_grad_fail(ctx, error, "not an activation with parameters");
+  }
+  in_grads[0] = MUL(g, slope);
+  return TRUE;
+}
+
 DS_GRAD_FN(ds_grad_add_n)
 {
   (void)error;

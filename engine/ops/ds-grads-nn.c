@@ -184,7 +184,8 @@ static gboolean softmax_axis(DsGradCtx *ctx, char buf[16], GError **error)
   return TRUE;
 }
 
-/* y (g - sum(g y)) / T */
+/* y (g - sum(g y)) / T; softmin, softmax of -x, negates it; SoftmaxActivation is softmax
+ * over the axis its mode gives. */
 DS_GRAD_FN(ds_grad_softmax)
 {
   const DsSoftmaxParam *p = ctx->node->param;
@@ -194,7 +195,8 @@ DS_GRAD_FN(ds_grad_softmax)
   DsEntry g = out_grads[0], y = ds_grad_output(ctx, 0);
   DsEntry dot = ds_grad_op1(ctx, "sum", MUL(g, y), "axis", axis, "keepdims", "True", NULL);
   DsEntry dx = MUL(y, BSUB(g, dot));
-  in_grads[0] = p->temperature != 1.0 ? SC("_div_scalar", dx, p->temperature) : dx;
+  double scale = (ctx->node->op->id == DS_OP_SOFTMIN ? -1.0 : 1.0) / p->temperature;
+  in_grads[0] = scale != 1.0 ? SC("_mul_scalar", dx, scale) : dx;
   return TRUE;
 }
 
@@ -259,16 +261,6 @@ DS_GRAD_FN(ds_grad_embedding)
   return TRUE;
 }
 
-/* The forward node's attributes copied onto gradient node `e` (the window ops' gradients run
- * under the same kernel, stride and padding). */
-static void copy_attrs(DsGradCtx *ctx, DsEntry e)
-{
-  DsNode *to = ctx->graph->nodes[e.node_id];
-  for (guint i = 0; i < ctx->node->n_attrs; i++)
-    if (!g_str_has_prefix(ctx->node->attrs[i].key, "__"))
-      ds_node_add_attr(to, ctx->node->attrs[i].key, ctx->node->attrs[i].value);
-}
-
 /* _backward_Pooling under the forward attributes; lp pooling and an argmax output have none. */
 DS_GRAD_FN(ds_grad_pooling)
 {
@@ -277,7 +269,7 @@ DS_GRAD_FN(ds_grad_pooling)
     return ds_grad_fail(ctx, error, "lp pooling and pooling with indices have no gradient yet");
   DsEntry in[3] = {out_grads[0], ds_grad_input(ctx, 0), ds_grad_output(ctx, 0)};
   DsEntry dx = ds_grad_op(ctx, "_backward_Pooling", 3, in, NULL);
-  copy_attrs(ctx, dx);
+  ds_grad_copy_attrs(ctx, dx, NULL);
   in_grads[0] = dx;
   return TRUE;
 }
@@ -325,10 +317,212 @@ DS_GRAD_FN(ds_grad_batch_norm)
   return TRUE;
 }
 
-/* A tuple attribute of `n` values. */
-static char *tuple_of(const int64_t *v, int n)
+/* SoftmaxOutput is a loss layer: MXNet's backward ignores the gradient flowing in (unless
+ * out_grad) and gives (softmax - target) * grad_scale / normalizer, the gradient of the
+ * cross-entropy. The target is the label when it has the data's shape (probabilities), else
+ * its one-hot rows over the class axis, smoothed by smooth_alpha (1 - alpha on the label,
+ * alpha / (K - 1) elsewhere). With use_ignore, positions labelled ignore_label get none;
+ * normalization "batch" divides by the batch, "valid" by the positions not ignored. The class
+ * axis is 1 with multi_output, the last with preserve_shape, else the data's rows flattened. */
+DS_GRAD_FN(ds_grad_softmax_output)
 {
-  return ds_grad_tuple(v, n);
+  const DsSoftmaxOutputParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0], *ls = &ctx->in_shapes[1];
+  if (xs->ndim < 1 || ls->ndim < 0)
+    return ds_grad_fail(ctx, error, "its input shapes are not known");
+  DsEntry y = ds_grad_output(ctx, 0), label = ds_grad_input(ctx, 1);
+  gboolean same_shape = ls->ndim == xs->ndim;
+  for (int d = 0; same_shape && d < xs->ndim; d++)
+    same_shape = ds_grad_dims_equal(xs->dims[d], ls->dims[d]);
+  DsEntry target;
+  int class_axis = p->multi_output ? 1 : xs->ndim - 1;
+  if (same_shape) {
+    target = label;
+  } else {
+    /* the class count: the flattened rows' length unless an axis holds the classes */
+    int64_t k = 1;
+    for (int d = p->multi_output || p->preserve_shape ? class_axis : 1;
+         d < (p->multi_output || p->preserve_shape ? class_axis + 1 : xs->ndim); d++)
+      k = ds_dim_is_const(xs->dims[d]) && k > 0 ? k * xs->dims[d].value : -1;
+    if (k < 1)
+      return ds_grad_fail(ctx, error, "the number of classes is not a known number");
+    char depth[32], on[G_ASCII_DTOSTR_BUF_SIZE], off[G_ASCII_DTOSTR_BUF_SIZE];
+    g_snprintf(depth, sizeof depth, "%" G_GINT64_FORMAT, k);
+    g_ascii_formatd(on, sizeof on, "%.17g", 1.0 - p->smooth_alpha);
+    g_ascii_formatd(off, sizeof off, "%.17g", k > 1 ? p->smooth_alpha / (double)(k - 1) : 0.0);
+    target = ds_grad_op1(ctx, "one_hot", label, "depth", depth, "on_value", on, "off_value", off,
+                         "dtype", ds_dtype_name(ctx->out_dtypes[0]), NULL);
+    if (p->multi_output && xs->ndim > 2) { /* (N, d..., K) -> (N, K, d...) */
+      int64_t perm[DS_MAX_NDIM];
+      perm[0] = 0, perm[1] = xs->ndim - 1;
+      for (int d = 2; d < xs->ndim; d++)
+        perm[d] = d - 1;
+      g_autofree char *axes = ds_grad_tuple(perm, xs->ndim);
+      target = ds_grad_op1(ctx, "transpose", target, "axes", axes, NULL);
+    } else if (!p->multi_output && !p->preserve_shape) {
+      target = ds_grad_op2(ctx, "reshape_like", target, y, NULL);
+    }
+  }
+  DsEntry dx = ds_grad_op2(ctx, "elemwise_sub", y, target, NULL);
+  DsEntry kept = DS_GRAD_NONE; /* 1 where the label counts, in the label's shape */
+  if (p->use_ignore && !same_shape) {
+    kept = SC("_not_equal_scalar", label, p->ignore_label);
+    DsEntry mask = ds_grad_op1(ctx, "expand_dims", kept, "axis",
+                               p->multi_output ? "1" : "-1", NULL);
+    if (ctx->in_dtypes[1] != ctx->out_dtypes[0])
+      mask = ds_grad_op1(ctx, "Cast", mask, "dtype", ds_dtype_name(ctx->out_dtypes[0]), NULL);
+    if (!p->multi_output && !p->preserve_shape && ls->ndim + 1 != xs->ndim)
+      return ds_grad_fail(ctx, error, "use_ignore with flattened rows is not done yet");
+    dx = BMUL(dx, mask);
+  }
+  if (p->out_grad)
+    dx = MUL(dx, out_grads[0]);
+  if (p->normalization != 0) {
+    /* batch: the rows; valid: the labelled positions not ignored (at least 1) */
+    DsEntry count = DS_GRAD_NONE;
+    if (p->normalization == 2 && !ds_grad_is_none(kept))
+      count = ds_grad_op1(ctx, "sum", kept, NULL);
+    else if (p->normalization == 2 && !same_shape)
+      count = ds_grad_op1(ctx, "sum", UN("ones_like", label), NULL);
+    if (ds_grad_is_none(count) && ds_dim_is_const(xs->dims[0])) {
+      dx = SC("_div_scalar", dx, (double)MAX(xs->dims[0].value, 1));
+    } else {
+      if (ds_grad_is_none(count)) { /* the rows, counted: ones in one column of y */
+        DsEntry rows = ds_grad_op1(ctx, "Reshape", y, "shape", "(0, -1)", NULL);
+        DsEntry column = ds_grad_op1(ctx, "slice_axis", rows, "axis", "1", "begin", "0", "end", "1",
+                                     NULL);
+        count = ds_grad_op1(ctx, "sum", UN("ones_like", column), NULL);
+      }
+      count = SC("_maximum_scalar", count, 1.0);
+      if (ctx->in_dtypes[1] != ctx->out_dtypes[0])
+        count = ds_grad_op1(ctx, "Cast", count, "dtype", ds_dtype_name(ctx->out_dtypes[0]), NULL);
+      dx = BDIV(dx, count);
+    }
+  }
+  in_grads[0] = p->grad_scale != 1.0 ? SC("_mul_scalar", dx, p->grad_scale) : dx;
+  return TRUE;
+}
+
+/* _npi_matmul of matrices (batched, broadcasting): da = g b^T and db = a^T g, each summed
+ * over the batch dims it was broadcast along. */
+DS_GRAD_FN(ds_grad_matmul)
+{
+  const DsShape *as = &ctx->in_shapes[0], *bs = &ctx->in_shapes[1], *os = &ctx->out_shapes[0];
+  if (as->ndim < 2 || bs->ndim < 2 || os->ndim < 2)
+    return ds_grad_fail(ctx, error, "a product with vectors (1-D operands) is not done yet");
+  DsEntry a = ds_grad_input(ctx, 0), b = ds_grad_input(ctx, 1), g = out_grads[0];
+  DsEntry bt = ds_grad_op1(ctx, "SwapAxis", b, "dim1", "-1", "dim2", "-2", NULL);
+  DsEntry at = ds_grad_op1(ctx, "SwapAxis", a, "dim1", "-1", "dim2", "-2", NULL);
+  DsEntry da = ds_grad_op2(ctx, "_npi_matmul", g, bt, NULL);
+  DsEntry db = ds_grad_op2(ctx, "_npi_matmul", at, g, NULL);
+  DsShape da_shape = *os, db_shape = *os; /* the batch dims of the output */
+  da_shape.dims[os->ndim - 2] = as->dims[as->ndim - 2];
+  da_shape.dims[os->ndim - 1] = as->dims[as->ndim - 1];
+  db_shape.dims[os->ndim - 2] = bs->dims[bs->ndim - 2];
+  db_shape.dims[os->ndim - 1] = bs->dims[bs->ndim - 1];
+  return ds_grad_sum_to(ctx, da, &da_shape, 0, &in_grads[0], error) &&
+         ds_grad_sum_to(ctx, db, &db_shape, 1, &in_grads[1], error);
+}
+
+/* `axes` (ascending, of a rank-`ndim` tensor) as a tuple attribute. */
+static char *axes_from(int first, int last)
+{
+  int64_t axes[DS_MAX_NDIM];
+  int n = 0;
+  for (int d = first; d <= last; d++)
+    axes[n++] = d;
+  return ds_grad_tuple(axes, n);
+}
+
+/* InstanceNorm: LayerNorm's gradient over each (image, channel) plane, x̂ and std computed
+ * again: dx = (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) / std with dx̂ = g γ; dγ and dβ sum g x̂ and g
+ * over the images and the planes. */
+DS_GRAD_FN(ds_grad_instance_norm)
+{
+  const DsInstanceNormParam *p = ctx->node->param;
+  int ndim = ctx->in_shapes[0].ndim;
+  if (ndim < 3)
+    return ds_grad_fail(ctx, error, "its input shape is not known");
+  g_autofree char *plane = axes_from(2, ndim - 1);
+  int64_t per_channel[DS_MAX_NDIM] = {1, -1};
+  for (int d = 2; d < ndim; d++)
+    per_channel[d] = 1;
+  g_autofree char *channel_shape = ds_grad_tuple(per_channel, ndim);
+  DsEntry x = ds_grad_input(ctx, 0), g = out_grads[0];
+  DsEntry gamma = ds_grad_op1(ctx, "Reshape", ds_grad_input(ctx, 1), "shape", channel_shape, NULL);
+#define PLANE_MEAN(v) ds_grad_op1(ctx, "mean", (v), "axis", plane, "keepdims", "True", NULL)
+  DsEntry centred = BSUB(x, PLANE_MEAN(x));
+  DsEntry std = SC("_power_scalar", SC("_plus_scalar", PLANE_MEAN(UN("square", centred)), p->eps), 0.5);
+  DsEntry xhat = BDIV(centred, std);
+  DsEntry dxhat = BMUL(g, gamma);
+  DsEntry inner = BSUB(BSUB(dxhat, PLANE_MEAN(dxhat)), BMUL(xhat, PLANE_MEAN(MUL(dxhat, xhat))));
+#undef PLANE_MEAN
+  in_grads[0] = BDIV(inner, std);
+  g_autofree char *all_but_channel = ds_grad_tuple((const int64_t[]){1}, 1);
+  in_grads[1] = ds_grad_op1(ctx, "sum", MUL(g, xhat), "axis", all_but_channel, "exclude", "True",
+                            NULL);
+  in_grads[2] = ds_grad_op1(ctx, "sum", g, "axis", all_but_channel, "exclude", "True", NULL);
+  return TRUE;
+}
+
+/* L2Normalization: y = x / n with n = sqrt(sum x^2 + eps) over the mode's axes, so
+ * dx = (g - y sum(g y)) / n, n computed again. */
+DS_GRAD_FN(ds_grad_l2_normalization)
+{
+  const DsL2NormalizationParam *p = ctx->node->param;
+  int ndim = ctx->in_shapes[0].ndim;
+  if (ndim < 1)
+    return ds_grad_fail(ctx, error, "its input shape is not known");
+  if (!ds_grad_is_none(out_grads[1]))
+    return ds_grad_fail(ctx, error, "a gradient into its norm output is not done yet");
+  g_autofree char *axes = p->mode == DS_L2NORM_INSTANCE  ? axes_from(1, ndim - 1)
+                          : p->mode == DS_L2NORM_CHANNEL ? axes_from(1, 1)
+                                                         : axes_from(2, ndim - 1);
+  DsEntry x = ds_grad_input(ctx, 0), y = ds_grad_output(ctx, 0), g = out_grads[0];
+  DsEntry sq = ds_grad_op1(ctx, "sum", UN("square", x), "axis", axes, "keepdims", "True", NULL);
+  DsEntry norm = SC("_power_scalar", SC("_plus_scalar", sq, p->eps), 0.5);
+  DsEntry gy = ds_grad_op1(ctx, "sum", MUL(g, y), "axis", axes, "keepdims", "True", NULL);
+  in_grads[0] = BDIV(BSUB(g, BMUL(y, gy)), norm);
+  return TRUE;
+}
+
+/* UpSampling, nearest: each output pixel copies one input pixel, so an input's gradient is g
+ * summed over the f x f block each of its pixels became (sum pooling, f its factor), taken
+ * from its own channels of g when the inputs were concatenated. */
+DS_GRAD_FN(ds_grad_upsampling)
+{
+  const DsUpSamplingParam *p = ctx->node->param;
+  if (p->sample_type != DS_UPSAMPLE_NEAREST)
+    return ds_grad_fail(ctx, error, "sample_type=bilinear is not done yet");
+  const DsShape *out = &ctx->out_shapes[0];
+  int64_t channel = 0;
+  for (guint i = 0; i < ctx->node->n_inputs; i++) {
+    const DsShape *in = &ctx->in_shapes[i];
+    int64_t factor = p->scale;
+    if (i > 0) {
+      if (!ds_dim_is_const(in->dims[2]) || !ds_dim_is_const(out->dims[2]))
+        return ds_grad_fail(ctx, error, "input %u's scale is not known", i);
+      factor = out->dims[2].value / in->dims[2].value;
+    }
+    DsEntry g = out_grads[0];
+    if (!p->sum && ctx->node->n_inputs > 1) {
+      if (!ds_dim_is_const(in->dims[1]))
+        return ds_grad_fail(ctx, error, "input %u's channels are not known", i);
+      char begin[24], end[24];
+      g_snprintf(begin, sizeof begin, "%" G_GINT64_FORMAT, channel);
+      channel += in->dims[1].value;
+      g_snprintf(end, sizeof end, "%" G_GINT64_FORMAT, channel);
+      g = ds_grad_op1(ctx, "slice_axis", g, "axis", "1", "begin", begin, "end", end, NULL);
+    }
+    if (factor == 1) {
+      in_grads[i] = g;
+      continue;
+    }
+    g_autofree char *block = ds_grad_tuple((const int64_t[]){factor, factor}, 2);
+    in_grads[i] = ds_grad_op1(ctx, "Pooling", g, "kernel", block, "stride", block, "pool_type",
+                              "sum", NULL);
+  }
+  return TRUE;
 }
 
 /* Convolution (one group): the data's gradient is the transposed convolution of g with the
@@ -364,9 +558,9 @@ DS_GRAD_FN(ds_grad_convolution)
   const DsShape *ws = &ctx->in_shapes[1];
   if (ws->ndim != n + 2 || !ds_dim_is_const(ws->dims[1]) || !ds_dim_is_const(ws->dims[0]))
     return ds_grad_fail(ctx, error, "its weight shape is not known");
-  g_autofree char *kernel = tuple_of(p->kernel, n), *stride = tuple_of(p->stride, n);
-  g_autofree char *dilate = tuple_of(p->dilate, n), *pad = tuple_of(p->pad, n);
-  g_autofree char *adj_text = tuple_of(adj, n);
+  g_autofree char *kernel = ds_grad_tuple(p->kernel, n), *stride = ds_grad_tuple(p->stride, n);
+  g_autofree char *dilate = ds_grad_tuple(p->dilate, n), *pad = ds_grad_tuple(p->pad, n);
+  g_autofree char *adj_text = ds_grad_tuple(adj, n);
   g_autofree char *channels = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[1].value);
   g_autofree char *filters = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[0].value);
   in_grads[0] = ds_grad_op2(ctx, "Deconvolution", g, w, "kernel", kernel, "stride", stride,
@@ -375,8 +569,8 @@ DS_GRAD_FN(ds_grad_convolution)
 
   for (int d = 0; d < n + 2; d++)
     perm[d] = d < 2 ? 1 - d : d;
-  g_autofree char *axes = tuple_of(perm, n + 2);
-  g_autofree char *kg = tuple_of(kernel_g, n);
+  g_autofree char *axes = ds_grad_tuple(perm, n + 2);
+  g_autofree char *kg = ds_grad_tuple(kernel_g, n);
   DsEntry xt = ds_grad_op1(ctx, "transpose", x, "axes", axes, NULL);
   DsEntry gt = ds_grad_op1(ctx, "transpose", g, "axes", axes, NULL);
   DsEntry dw = ds_grad_op2(ctx, "Convolution", xt, gt, "kernel", kg, "stride", dilate, "dilate",

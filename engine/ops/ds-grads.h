@@ -21,6 +21,8 @@ DS_GRAD_FN(ds_grad_scalar_op);
 DS_GRAD_FN(ds_grad_identity);
 DS_GRAD_FN(ds_grad_clip);
 DS_GRAD_FN(ds_grad_where);
+DS_GRAD_FN(ds_grad_np_where);
+DS_GRAD_FN(ds_grad_act_param);
 DS_GRAD_FN(ds_grad_add_n);
 DS_GRAD_FN(ds_grad_div_sqrt_dim);
 
@@ -38,6 +40,11 @@ DS_GRAD_FN(ds_grad_embedding);
 DS_GRAD_FN(ds_grad_pooling);
 DS_GRAD_FN(ds_grad_batch_norm);
 DS_GRAD_FN(ds_grad_convolution);
+DS_GRAD_FN(ds_grad_upsampling);
+DS_GRAD_FN(ds_grad_softmax_output);
+DS_GRAD_FN(ds_grad_matmul);
+DS_GRAD_FN(ds_grad_instance_norm);
+DS_GRAD_FN(ds_grad_l2_normalization);
 
 /* control flow: a _foreach's backward loop, once ds_grad_foreach_prepare has made the forward
  * loop keep what its backward loop reads (the state each iteration starts from, and with the
@@ -52,6 +59,8 @@ DS_GRAD_FN(ds_grad_while_loop);
 int ds_grad_while_loop_prepare(DsGradCtx *ctx, DsNode *node, guint *moved_from, GError **error);
 /* _cond: the same condition choosing between the branches' backward graphs */
 DS_GRAD_FN(ds_grad_cond);
+/* _CachedOp: a _CachedOp over its subgraph's backward graph */
+DS_GRAD_FN(ds_grad_cached_op);
 
 /* tensor */
 DS_GRAD_FN(ds_grad_reshape);
@@ -68,3 +77,16 @@ DS_GRAD_FN(ds_grad_mean);
 DS_GRAD_FN(ds_grad_reduce);
 DS_GRAD_FN(ds_grad_cast);
 DS_GRAD_FN(ds_grad_sequence_mask);
+DS_GRAD_FN(ds_grad_slice);
+DS_GRAD_FN(ds_grad_pad);
+DS_GRAD_FN(ds_grad_self_adjoint);
+DS_GRAD_FN(ds_grad_cumsum);
+DS_GRAD_FN(ds_grad_depth_space);
+DS_GRAD_FN(ds_grad_tile);
+DS_GRAD_FN(ds_grad_repeat);
+DS_GRAD_FN(ds_grad_take);
+DS_GRAD_FN(ds_grad_take_along_axis);
+DS_GRAD_FN(ds_grad_topk);
+DS_GRAD_FN(ds_grad_gather_nd);
+DS_GRAD_FN(ds_grad_scatter);
+DS_GRAD_FN(ds_grad_sequence_last);

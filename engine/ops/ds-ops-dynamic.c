@@ -19,6 +19,7 @@
 #include "ds-error.h"
 #include "ds-expr.h"
 #include "ds-grad.h"
+#include "ds-grads.h"
 #include "ds-ops-common.h"
 
 static const char *const boolean_mask_inputs[] = {"data", "index", NULL};
@@ -812,7 +813,8 @@ DS_DYNAMIC_OP(FULL_SHAPE, "_full_shape", DYN_SHAPE_INPUT, sizeof(DsShapeInitPara
               infer_shape_shape_init, infer_type_shape_init, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(DYNAMIC_RESHAPE, "_contrib_dynamic_reshape", DYN_SHAPE_INPUT,
               sizeof(DsDynamicReshapeParam), parse_dynamic_reshape, ds_op_count_2, ds_op_count_1,
-              dynamic_reshape_inputs, infer_shape_dynamic_reshape, infer_type_data_out)
+              dynamic_reshape_inputs, infer_shape_dynamic_reshape, infer_type_data_out,
+              .grad = ds_grad_reshape)
 DS_DYNAMIC_OP(DYNAMIC_ARANGE, "_contrib_dynamic_arange", DYN, sizeof(DsDynamicArangeParam),
               parse_dynamic_arange, ds_op_count_3, ds_op_count_1, dynamic_arange_inputs,
               infer_shape_dynamic_arange, infer_type_dynamic_arange, .grad = ds_grad_zero)
@@ -824,7 +826,8 @@ DS_DYNAMIC_OP(DYNAMIC_SLICE, "_contrib_dynamic_slice", DYN_SHAPE_INPUT,
               infer_type_data_out)
 DS_DYNAMIC_OP(DYNAMIC_EXPAND, "_contrib_dynamic_expand", DYN_SHAPE_INPUT, 0, NULL, ds_op_count_2,
               ds_op_count_1, dynamic_expand_inputs, infer_shape_dynamic_expand,
-              infer_type_data_out)
+              infer_type_data_out,
+              .grad = ds_grad_broadcast)
 DS_DYNAMIC_OP(DYNAMIC_TILE, "_contrib_dynamic_tile", DYN_SHAPE_INPUT, 0, NULL, ds_op_count_2,
               ds_op_count_1, dynamic_tile_inputs, infer_shape_dynamic_tile, infer_type_data_out)
 DS_DYNAMIC_OP(DYNAMIC_PAD, "_contrib_dynamic_pad", DYN_SHAPE_INPUT, sizeof(DsDynamicPadParam),
@@ -832,10 +835,12 @@ DS_DYNAMIC_OP(DYNAMIC_PAD, "_contrib_dynamic_pad", DYN_SHAPE_INPUT, sizeof(DsDyn
               infer_shape_dynamic_pad, infer_type_data_out)
 DS_DYNAMIC_OP(DYNAMIC_SQUEEZE, "_contrib_dynamic_squeeze", DYN_SHAPE_INPUT, 0, NULL, ds_op_count_2,
               ds_op_count_1, dynamic_axes_inputs, infer_shape_dynamic_squeeze,
-              infer_type_data_out)
+              infer_type_data_out,
+              .grad = ds_grad_reshape)
 DS_DYNAMIC_OP(DYNAMIC_EXPAND_DIMS, "_contrib_dynamic_expand_dims", DYN_SHAPE_INPUT, 0, NULL,
               ds_op_count_2, ds_op_count_1, dynamic_axes_inputs, infer_shape_dynamic_expand_dims,
-              infer_type_data_out)
+              infer_type_data_out,
+              .grad = ds_grad_reshape)
 DS_DYNAMIC_OP(DYNAMIC_TOPK, "_contrib_dynamic_topk", DYN, sizeof(DsDynamicTopkParam),
               parse_dynamic_topk, ds_op_count_2, ds_op_count_2, dynamic_topk_inputs,
               infer_shape_dynamic_topk, infer_type_dynamic_topk)

@@ -720,6 +720,7 @@ DS_OPS_UNARY_MATH(DS_UNARY_MATH_OP)
       .num_outputs = ds_op_count_1,                                                                \
       .num_visible_outputs = ds_op_count_1,                                                        \
       .infer_shape = ds_ops_infer_shape_same,                                                      \
+      .grad = ds_grad_act_param,                                                                   \
   };
 
 /* max(0, min(1, alpha * x + beta)) */
@@ -848,6 +849,7 @@ static const DsOpDef NP_WHERE_def = {
     .input_names = np_where_inputs,
     .infer_shape = infer_shape_np_where,
     .infer_type = infer_type_where,
+    .grad = ds_grad_np_where,
 };
 
 static const char *const dynamic_sum_inputs[] = {"data", "axes", NULL};

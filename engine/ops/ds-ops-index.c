@@ -988,11 +988,14 @@ static const char *const reverse_aliases[] = {"flip", NULL};
 static const char *const slice_channel_aliases[] = {"split", NULL};
 
 DS_INDEX_OP(REPEAT, "repeat", NULL, sizeof(DsRepeatParam), parse_repeat, ds_op_count_1,
-            ds_op_count_1, NULL, infer_shape_repeat, NULL)
+            ds_op_count_1, NULL, infer_shape_repeat, NULL,
+            .grad = ds_grad_repeat)
 DS_INDEX_OP(TILE, "tile", NULL, sizeof(DsTileParam), parse_tile, ds_op_count_1, ds_op_count_1, NULL,
-            infer_shape_tile, NULL)
+            infer_shape_tile, NULL,
+            .grad = ds_grad_tile)
 DS_INDEX_OP(REVERSE, "reverse", reverse_aliases, sizeof(DsReverseParam), parse_reverse,
-            ds_op_count_1, ds_op_count_1, NULL, infer_shape_reverse, NULL)
+            ds_op_count_1, ds_op_count_1, NULL, infer_shape_reverse, NULL,
+            .grad = ds_grad_self_adjoint)
 DS_INDEX_OP(STACK, "stack", NULL, sizeof(DsStackParam), parse_stack, stack_num_inputs,
             ds_op_count_1, data_inputs, infer_shape_stack, NULL,
              .grad = ds_grad_stack)
@@ -1007,7 +1010,8 @@ DS_INDEX_OP(SLICE_LIKE, "slice_like", NULL, sizeof(DsSliceLikeParam), parse_slic
 DS_INDEX_OP(ARGSORT, "argsort", NULL, sizeof(DsArgsortParam), parse_argsort, ds_op_count_1,
             ds_op_count_1, NULL, infer_shape_argsort, infer_type_argsort, .grad = ds_grad_zero)
 DS_INDEX_OP(GATHER_ND, "gather_nd", NULL, 0, NULL, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
-            infer_shape_gather_nd, infer_type_data_out)
+            infer_shape_gather_nd, infer_type_data_out,
+            .grad = ds_grad_gather_nd)
 DS_INDEX_OP(SHAPE_ARRAY, "shape_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_1, NULL,
             infer_shape_shape_array, infer_type_int64_out,
              .grad = ds_grad_zero)
@@ -1015,25 +1019,31 @@ DS_INDEX_OP(SIZE_ARRAY, "size_array", NULL, 0, NULL, ds_op_count_1, ds_op_count_
             infer_shape_size_array, infer_type_int64_out, .grad = ds_grad_zero)
 DS_INDEX_OP(TAKE_ALONG_AXIS, "take_along_axis", NULL, sizeof(DsTakeAlongAxisParam),
             parse_take_along_axis, ds_op_count_2, ds_op_count_1, along_axis_inputs,
-            infer_shape_take_along_axis, infer_type_data_out)
+            infer_shape_take_along_axis, infer_type_data_out,
+            .grad = ds_grad_take_along_axis)
 DS_INDEX_OP(PUT_ALONG_AXIS, "put_along_axis", NULL, sizeof(DsPutAlongAxisParam),
             parse_put_along_axis, ds_op_count_3, ds_op_count_1, put_along_axis_inputs,
-            infer_shape_put_along_axis, infer_type_scatter)
+            infer_shape_put_along_axis, infer_type_scatter,
+            .grad = ds_grad_scatter)
 DS_INDEX_OP(BATCH_GATHER_ND, "batch_gather_nd", NULL, sizeof(DsBatchGatherNdParam),
             parse_batch_gather_nd, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
-            infer_shape_batch_gather_nd, infer_type_data_out)
+            infer_shape_batch_gather_nd, infer_type_data_out,
+            .grad = ds_grad_gather_nd)
 DS_INDEX_OP(SCATTER_ND_UPDATE, "scatter_nd_update", NULL, sizeof(DsScatterNdParam),
             parse_scatter_nd, ds_op_count_3, ds_op_count_1, scatter_nd_inputs,
-            infer_shape_scatter_nd, infer_type_scatter)
+            infer_shape_scatter_nd, infer_type_scatter,
+            .grad = ds_grad_scatter)
 DS_INDEX_OP(TOPK, "topk", NULL, sizeof(DsTopkParam), parse_topk, ds_op_count_1, topk_num_outputs,
-            NULL, infer_shape_topk, infer_type_topk)
+            NULL, infer_shape_topk, infer_type_topk,
+            .grad = ds_grad_topk)
 
 DS_INDEX_OP(ONE_HOT, "one_hot", one_hot_aliases, sizeof(DsOneHotParam), parse_one_hot,
             ds_op_count_1, ds_op_count_1, one_hot_inputs, infer_shape_one_hot, infer_type_one_hot,
              .grad = ds_grad_zero)
 /* The output takes the data's dtype; the index may have any. */
 DS_INDEX_OP(PICK, "pick", pick_aliases, sizeof(DsPickParam), parse_pick, ds_op_count_2,
-            ds_op_count_1, pick_inputs, infer_shape_pick, infer_type_data_out)
+            ds_op_count_1, pick_inputs, infer_shape_pick, infer_type_data_out,
+            .grad = ds_grad_take_along_axis)
 
 void ds_ops_index_register(const DsOpDef **table)
 {

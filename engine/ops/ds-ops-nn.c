@@ -1162,6 +1162,7 @@ static const DsOpDef SOFTMIN_def = {
     .output_names = names_output,
     .infer_shape = softmax_infer_shape,
     .infer_type = softmax_infer_type,
+    .grad = ds_grad_softmax,
 };
 
 /* SoftmaxActivation: its mode becomes softmax's axis (see DsSoftmaxParam). */
@@ -1201,6 +1202,7 @@ static const DsOpDef SOFTMAX_ACTIVATION_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output,
     .infer_shape = softmax_activation_infer_shape,
+    .grad = ds_grad_softmax,
 };
 
 /* --- L2Normalization -------------------------------------------------------------------- */
@@ -1265,6 +1267,7 @@ static const DsOpDef L2_NORMALIZATION_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output_norm,
     .infer_shape = l2_normalization_infer_shape,
+    .grad = ds_grad_l2_normalization,
 };
 
 /* --- UpSampling ------------------------------------------------------------------------- */
@@ -1385,6 +1388,7 @@ static const DsOpDef UPSAMPLING_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = names_output,
     .infer_shape = upsampling_infer_shape,
+    .grad = ds_grad_upsampling,
 };
 
 static const char *const normalizations[] = {"null", "batch", "valid", NULL};
@@ -1485,6 +1489,7 @@ static const DsOpDef SOFTMAX_OUTPUT_def = {
     .input_names = softmax_output_inputs,
     .output_names = names_output,
     .infer_shape = softmax_output_infer_shape,
+    .grad = ds_grad_softmax_output,
 };
 
 /* --- Dropout ------------------------------------------------------------------------------ */
@@ -2012,6 +2017,7 @@ static const DsOpDef MATMUL_def = {
     .input_names = matmul_inputs,
     .output_names = names_output,
     .infer_shape = matmul_infer_shape,
+    .grad = ds_grad_matmul,
 };
 
 /* --- InstanceNorm ------------------------------------------------------------------------- */
@@ -2069,6 +2075,7 @@ static const DsOpDef INSTANCE_NORM_def = {
     .input_names = instance_norm_inputs,
     .output_names = names_output,
     .infer_shape = instance_norm_infer_shape,
+    .grad = ds_grad_instance_norm,
 };
 
 /* --- LRN ---------------------------------------------------------------------------------- */

@@ -242,8 +242,8 @@ typedef struct {
   bool sum; /* multi_input_mode=sum; concat otherwise */
 } DsUpSamplingParam;
 
-/* SoftmaxOutput. Only the forward pass matters at inference: the label and the loss
- * attributes are parsed for validation and otherwise ignored. */
+/* SoftmaxOutput. The forward pass is softmax; the label and the loss attributes shape its
+ * gradient (ds_grad_softmax_output). */
 typedef struct {
   double grad_scale;
   double ignore_label;

@@ -8,6 +8,7 @@
  * the outer graph's.
  */
 #include "ds-error.h"
+#include "ds-grads.h"
 #include "ds-infer.h"
 #include "ds-ops-common.h"
 
@@ -227,6 +228,7 @@ static const DsOpDef CACHED_OP_def = {
     .input_names = NULL,
     .infer_shape = infer_shape_cached_op,
     .infer_type = infer_type_cached_op,
+    .grad = ds_grad_cached_op,
 };
 
 void ds_ops_subgraph_register(const DsOpDef **table)

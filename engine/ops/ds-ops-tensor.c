@@ -2097,9 +2097,11 @@ DS_TENSOR_OP(SLICE_AXIS, "slice_axis", NULL, 0, sizeof(DsSliceAxisParam), parse_
              ds_op_count_1, NULL, infer_shape_slice_axis, NULL,
              .grad = ds_grad_slice_axis)
 DS_TENSOR_OP(SLICE, "slice", slice_aliases, 0, sizeof(DsSliceParam), parse_slice, ds_op_count_1,
-             NULL, infer_shape_slice, NULL)
+             NULL, infer_shape_slice, NULL,
+             .grad = ds_grad_slice)
 DS_TENSOR_OP(TAKE, "take", NULL, 0, sizeof(DsTakeParam), parse_take, ds_op_count_2, take_inputs,
-             infer_shape_take, infer_type_data_out)
+             infer_shape_take, infer_type_data_out,
+             .grad = ds_grad_take)
 DS_TENSOR_OP(CAST, "Cast", cast_aliases, DS_OP_TRAIT_ELEMWISE, sizeof(DsCastParam), parse_cast,
              ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_cast,
              .grad = ds_grad_cast)
@@ -2123,22 +2125,29 @@ DS_TENSOR_OP(NP_SQUEEZE, "_np_squeeze", NULL, DS_OP_TRAIT_VIEW, sizeof(DsSqueeze
              parse_np_squeeze, ds_op_count_1, NULL, infer_shape_squeeze, NULL,
              .grad = ds_grad_reshape)
 DS_TENSOR_OP(EXPAND, "_contrib_expand", NULL, 0, sizeof(DsExpandParam), parse_expand,
-             ds_op_count_1, NULL, infer_shape_expand, NULL)
+             ds_op_count_1, NULL, infer_shape_expand, NULL,
+             .grad = ds_grad_broadcast)
 DS_TENSOR_OP(PAD, "_npi_pad", NULL, 0, sizeof(DsPadParam), parse_pad, ds_op_count_1, NULL,
-             infer_shape_pad, NULL)
+             infer_shape_pad, NULL,
+             .grad = ds_grad_pad)
 DS_TENSOR_OP(CUMSUM, "cumsum", NULL, 0, sizeof(DsCumsumParam), parse_cumsum, ds_op_count_2,
-             cumsum_inputs, infer_shape_cumsum, infer_type_data_out)
+             cumsum_inputs, infer_shape_cumsum, infer_type_data_out,
+             .grad = ds_grad_cumsum)
 DS_TENSOR_OP(TRILU, "trilu", NULL, 0, sizeof(DsTriluParam), parse_trilu, ds_op_count_2,
-             trilu_inputs, infer_shape_trilu, infer_type_data_out)
+             trilu_inputs, infer_shape_trilu, infer_type_data_out,
+             .grad = ds_grad_self_adjoint)
 DS_TENSOR_OP(EYE_LIKE, "eye_like", NULL, 0, sizeof(DsEyeLikeParam), parse_eye_like,
              ds_op_count_1, NULL, infer_shape_eye_like, infer_type_eye_like, .grad = ds_grad_zero)
 DS_TENSOR_OP(DEPTH_TO_SPACE, "depth_to_space", NULL, 0, sizeof(DsDepthSpaceParam),
-             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL)
+             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL,
+             .grad = ds_grad_depth_space)
 DS_TENSOR_OP(SPACE_TO_DEPTH, "space_to_depth", NULL, 0, sizeof(DsDepthSpaceParam),
-             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL)
+             parse_depth_space, ds_op_count_1, NULL, infer_shape_depth_space, NULL,
+             .grad = ds_grad_depth_space)
 /* Only the data's shape is read: the shapes are one, the dtypes need not be. */
 DS_TENSOR_OP(FULL_LIKE, "_npi_full_like", NULL, 0, sizeof(DsFullLikeParam), parse_full_like,
-             ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_full_like)
+             ds_op_count_1, NULL, ds_ops_infer_shape_same, infer_type_full_like,
+             .grad = ds_grad_zero)
 /* MXNet's prod, nansum and nanprod: sum's axes, keepdims and exclude; NaN counts as 0 (1). */
 DS_TENSOR_OP(PROD, "prod", NULL, 0, sizeof(DsReduceParam), parse_reduce, ds_op_count_1, NULL,
              infer_shape_reduce, NULL, .grad = ds_grad_reduce)
@@ -2149,13 +2158,16 @@ DS_TENSOR_OP(NANPROD, "nanprod", NULL, 0, sizeof(DsReduceParam), parse_reduce, d
 DS_TENSOR_OP(NORM, "norm", NULL, 0, sizeof(DsNormParam), parse_norm, ds_op_count_1, NULL,
              infer_shape_norm, infer_type_norm, .grad = ds_grad_reduce)
 DS_TENSOR_OP(MX_PAD, "Pad", pad_aliases, 0, sizeof(DsPadParam), parse_mx_pad, ds_op_count_1, NULL,
-             infer_shape_mx_pad, NULL)
+             infer_shape_mx_pad, NULL,
+             .grad = ds_grad_pad)
 DS_TENSOR_OP(SEQUENCE_LAST, "SequenceLast", NULL, 0, sizeof(DsSequenceLastParam),
              parse_sequence_last, sequence_last_num_inputs, sequence_reverse_inputs,
-             infer_shape_sequence_last, infer_type_data_out)
+             infer_shape_sequence_last, infer_type_data_out,
+             .grad = ds_grad_sequence_last)
 DS_TENSOR_OP(SEQUENCE_REVERSE, "SequenceReverse", NULL, 0, sizeof(DsSequenceReverseParam),
              parse_sequence_reverse, sequence_reverse_num_inputs, sequence_reverse_inputs,
-             infer_shape_sequence_reverse, infer_type_data_out)
+             infer_shape_sequence_reverse, infer_type_data_out,
+             .grad = ds_grad_self_adjoint)
 
 void ds_ops_tensor_register(const DsOpDef **table)
 {
