@@ -518,6 +518,15 @@ static void add_cases(void)
   c = add("SequenceLast", "\"use_sequence_length\": \"True\", \"axis\": \"1\"", "(2, 4, 3)",
           "(2,)", NULL, -1, 1);
   c->index_inputs = 2, c->index_lo = 1, c->index_hi = 5; /* lengths in [1, 4] */
+  /* ops whose output shape depends on data: the kept slices get g back */
+  c = add("_contrib_boolean_mask", NULL, "(4, 3)", "(4,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  c = add("_contrib_boolean_mask", "\"axis\": \"1\"", "(2, 5)", "(5,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  c = add("_contrib_compress", "\"axis\": \"0\"", "(4, 2)", "(3,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
+  c = add("_contrib_compress", NULL, "(2, 3)", "(4,)", NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = 2;
   /* gathers and scatters: g goes back where the values came from */
   add("topk", "\"k\": \"2\", \"axis\": \"1\"", "(2, 4)", NULL, NULL, -1, 1);
   c = add("topk", "\"k\": \"3\", \"ret_typ\": \"both\", \"axis\": \"0\", \"is_ascend\": \"True\"",

@@ -514,6 +514,47 @@ DS_GRAD_FN(ds_grad_sequence_last)
   return TRUE;
 }
 
+/* _contrib_boolean_mask and _contrib_compress kept the slices along the axis where the mask
+ * is nonzero: g goes back to them (scatter_nd_update at _npx_nonzero's positions, the axis
+ * moved to the front and back), the dropped slices get zeros. compress without an axis kept
+ * elements of the flattened data. The mask gets none. */
+DS_GRAD_FN(ds_grad_boolean_mask)
+{
+  int ndim = ctx->in_shapes[0].ndim, axis;
+  gboolean flat = FALSE;
+  if (ctx->node->op->id == DS_OP_COMPRESS) {
+    const DsCompressParam *p = ctx->node->param;
+    flat = !p->has_axis;
+    axis = p->has_axis ? p->axis : 0;
+  } else {
+    axis = ((const DsBooleanMaskParam *)ctx->node->param)->axis;
+  }
+  if (ndim < 1)
+    return ds_grad_fail(ctx, error, "its input shape is not known");
+  axis = flat ? 0 : axis < 0 ? axis + ndim : axis;
+  DsEntry x = ds_grad_input(ctx, 0), g = out_grads[0];
+  DsEntry at = ds_grad_op1(ctx, "_npx_nonzero", ds_grad_input(ctx, 1), NULL);
+  DsEntry zeros = ds_grad_op1(ctx, "zeros_like", x, NULL);
+  if (flat)
+    zeros = ds_grad_op1(ctx, "Reshape", zeros, "shape", "(-1,)", NULL);
+  g_autofree char *perm = NULL;
+  if (axis != 0) { /* swapping axis and 0 is its own inverse */
+    int64_t order[DS_MAX_NDIM];
+    for (int d = 0; d < ndim; d++)
+      order[d] = d;
+    order[0] = axis, order[axis] = 0;
+    perm = ds_grad_tuple(order, ndim);
+    zeros = ds_grad_op1(ctx, "transpose", zeros, "axes", perm, NULL);
+    g = ds_grad_op1(ctx, "transpose", g, "axes", perm, NULL);
+  }
+  DsEntry dx = ds_grad_op(ctx, "scatter_nd_update", 3, (DsEntry[]){zeros, at, g}, "reduction",
+                          "add", NULL);
+  if (perm != NULL)
+    dx = ds_grad_op1(ctx, "transpose", dx, "axes", perm, NULL);
+  in_grads[0] = flat ? ds_grad_op2(ctx, "reshape_like", dx, x, NULL) : dx;
+  return TRUE;
+}
+
 /* Pad and _npi_pad, constant mode: the padding is constant, so x's gradient is g cropped back
  * to x (a slice). */
 DS_GRAD_FN(ds_grad_pad)

@@ -799,7 +799,8 @@ static gboolean infer_shape_compress(DsShapeCtx *ctx, const DsNode *node, const 
 
 DS_DYNAMIC_OP(BOOLEAN_MASK, "_contrib_boolean_mask", DYN, sizeof(DsBooleanMaskParam),
               parse_boolean_mask, ds_op_count_2, ds_op_count_1, boolean_mask_inputs,
-              infer_shape_boolean_mask, infer_type_data_out)
+              infer_shape_boolean_mask, infer_type_data_out,
+              .grad = ds_grad_boolean_mask)
 DS_DYNAMIC_OP(NONZERO, "_npx_nonzero", DYN, 0, NULL, ds_op_count_1, ds_op_count_1, nonzero_inputs,
               infer_shape_nonzero, infer_type_int64_out, .grad = ds_grad_zero)
 DS_DYNAMIC_OP(ZEROS_SHAPE, "_zeros_shape", DYN_SHAPE_INPUT, sizeof(DsShapeInitParam),
@@ -849,7 +850,8 @@ DS_DYNAMIC_OP(DYNAMIC_ONE_HOT, "_contrib_dynamic_one_hot", DYN, sizeof(DsDynamic
               infer_shape_dynamic_one_hot, infer_type_dynamic_one_hot)
 DS_DYNAMIC_OP(COMPRESS, "_contrib_compress", DYN, sizeof(DsCompressParam), parse_compress,
               ds_op_count_2, ds_op_count_1, compress_inputs, infer_shape_compress,
-              infer_type_data_out)
+              infer_type_data_out,
+              .grad = ds_grad_boolean_mask)
 
 void ds_ops_dynamic_register(const DsOpDef **table)
 {
