@@ -462,6 +462,14 @@ static void add_cases(void)
   c = add("Convolution", "\"kernel\": \"(3,)\", \"stride\": \"(2,)\", \"num_filter\": \"2\"",
           "(1, 2, 8)", "(2, 2, 3)", "(2,)", -1, 1);
   c->f32 = TRUE;
+  /* grouped: two groups of 2 -> 3 channels, and depthwise (MobileNet's) with a stride */
+  c = add("Convolution", "\"kernel\": \"(3, 3)\", \"pad\": \"(1, 1)\", \"num_filter\": \"6\", "
+          "\"num_group\": \"2\"", "(2, 4, 5, 4)", "(6, 2, 3, 3)", "(6,)", -1, 1);
+  c->f32 = TRUE;
+  c = add("Convolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "
+          "\"num_filter\": \"3\", \"num_group\": \"3\", \"no_bias\": \"True\"", "(2, 3, 6, 5)",
+          "(3, 1, 3, 3)", NULL, -1, 1);
+  c->f32 = TRUE;
   c = add("BatchNorm", "\"fix_gamma\": \"False\", \"eps\": \"0.001\"", "(2, 3, 2, 2)", "(3,)", "(3,)",
           -1, 1);
   c->shapes[3] = "(3,)", c->shapes[4] = "(3,)";

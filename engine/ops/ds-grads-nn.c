@@ -525,6 +525,51 @@ DS_GRAD_FN(ds_grad_upsampling)
   return TRUE;
 }
 
+/* The weight gradient of a convolution of `groups` groups (group_in input and group_out output
+ * channels each), from the data and g with batch and channels swapped (xt (C_in, N, ...), gt
+ * (C_out, N, ...)): w[o, i] sums, over the batch, data channel i of o's group correlated with
+ * g's channel o. One convolution gives every (i, o) pair of a group: the data as a single image
+ * of C_in x N channels, one group per data channel, and as that group's filters the group_out
+ * planes of g (N channels each) of the channel's group. Its (1, C_in x group_out, k...) result,
+ * regrouped, is (C_out, group_in, k...) with batch and channels swapped back, the layout the
+ * caller transposes like the one-group result. */
+static DsEntry grouped_weight_grad(DsGradCtx *ctx, DsEntry xt, DsEntry gt, int64_t groups,
+                                  int64_t group_in, int64_t group_out, const char *kernel,
+                                  const char *stride, const char *dilate, const char *pad)
+{
+  char text[64];
+  DsEntry data = ds_grad_op1(ctx, "expand_dims", xt, "axis", "0", NULL);
+  data = ds_grad_op1(ctx, "Reshape", data, "shape", "(0, -3, -2)", NULL);
+  /* gt (C_out, N, ...) -> (groups, group_in, group_out, N, ...) -> (C_in x group_out, N, ...) */
+  g_snprintf(text, sizeof text, "(-4, %" G_GINT64_FORMAT ", -1, -2)", groups);
+  DsEntry filters = ds_grad_op1(ctx, "Reshape", gt, "shape", text, NULL);
+  filters = ds_grad_op1(ctx, "expand_dims", filters, "axis", "1", NULL);
+  g_snprintf(text, sizeof text, "%" G_GINT64_FORMAT, group_in);
+  filters = ds_grad_op1(ctx, "broadcast_axis", filters, "axis", "1", "size", text, NULL);
+  filters = ds_grad_op1(ctx, "Reshape", filters, "shape", "(-3, -2)", NULL);
+  filters = ds_grad_op1(ctx, "Reshape", filters, "shape", "(-3, -2)", NULL);
+  char num_group[32], num_filter[32];
+  g_snprintf(num_group, sizeof num_group, "%" G_GINT64_FORMAT, groups * group_in);
+  g_snprintf(num_filter, sizeof num_filter, "%" G_GINT64_FORMAT, groups * group_in * group_out);
+  DsEntry dw = ds_grad_op2(ctx, "Convolution", data, filters, "kernel", kernel, "stride", stride,
+                           "dilate", dilate, "pad", pad, "num_filter", num_filter, "num_group",
+                           num_group, "no_bias", "True", NULL);
+  /* (1, groups x group_in x group_out, k...) -> (group_in, groups x group_out, k...): pairs
+   * (i, o) regrouped, channels first as the one-group result has them */
+  g_snprintf(text, sizeof text, "(-4, %" G_GINT64_FORMAT ", -1, -2)", groups * group_in);
+  dw = ds_grad_op1(ctx, "Reshape", ds_grad_op1(ctx, "squeeze", dw, "axis", "0", NULL), "shape",
+                   text, NULL); /* (groups x group_in, group_out, k...) */
+  g_snprintf(text, sizeof text, "(-4, %" G_GINT64_FORMAT ", -1, -2)", groups);
+  dw = ds_grad_op1(ctx, "Reshape", dw, "shape", text, NULL); /* (G, group_in, group_out, k...) */
+  int ndim = 3 + ctx->in_shapes[0].ndim - 2;
+  int64_t perm[DS_MAX_NDIM] = {1, 0, 2};
+  for (int d = 3; d < ndim; d++)
+    perm[d] = d;
+  g_autofree char *axes = ds_grad_tuple(perm, ndim);
+  dw = ds_grad_op1(ctx, "transpose", dw, "axes", axes, NULL); /* (group_in, G, group_out, k...) */
+  return ds_grad_op1(ctx, "Reshape", dw, "shape", "(0, -3, -2)", NULL);
+}
+
 /* Convolution (one group): the data's gradient is the transposed convolution of g with the
  * same weights (Deconvolution, with adj giving back the data's size); the weight's is a
  * convolution of the data with g, batch and channels swapped, where the forward stride
@@ -535,8 +580,8 @@ DS_GRAD_FN(ds_grad_convolution)
   const DsConvolutionParam *p = ctx->node->param;
   const DsShape *xs = &ctx->in_shapes[0], *gs = &ctx->out_shapes[0];
   int n = p->n_spatial;
-  if (p->num_group != 1 || p->auto_pad != DS_AUTO_PAD_NONE)
-    return ds_grad_fail(ctx, error, "only one group and explicit padding are done");
+  if (p->auto_pad != DS_AUTO_PAD_NONE)
+    return ds_grad_fail(ctx, error, "only explicit padding is done");
   if (xs->ndim != n + 2 || gs->ndim != n + 2)
     return ds_grad_fail(ctx, error, "its data and output shapes are not known");
   for (int d = 2; d < n + 2; d++)
@@ -561,11 +606,13 @@ DS_GRAD_FN(ds_grad_convolution)
   g_autofree char *kernel = ds_grad_tuple(p->kernel, n), *stride = ds_grad_tuple(p->stride, n);
   g_autofree char *dilate = ds_grad_tuple(p->dilate, n), *pad = ds_grad_tuple(p->pad, n);
   g_autofree char *adj_text = ds_grad_tuple(adj, n);
-  g_autofree char *channels = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[1].value);
-  g_autofree char *filters = g_strdup_printf("%" G_GINT64_FORMAT, ws->dims[0].value);
+  const int64_t groups = p->num_group, filters = ws->dims[0].value;
+  const int64_t group_in = ws->dims[1].value, group_out = filters / groups;
+  g_autofree char *channels = g_strdup_printf("%" G_GINT64_FORMAT, group_in * groups);
+  g_autofree char *group_text = g_strdup_printf("%" G_GINT64_FORMAT, groups);
   in_grads[0] = ds_grad_op2(ctx, "Deconvolution", g, w, "kernel", kernel, "stride", stride,
                             "dilate", dilate, "pad", pad, "adj", adj_text, "num_filter", channels,
-                            "no_bias", "True", NULL);
+                            "num_group", group_text, "no_bias", "True", NULL);
 
   for (int d = 0; d < n + 2; d++)
     perm[d] = d < 2 ? 1 - d : d;
@@ -573,8 +620,14 @@ DS_GRAD_FN(ds_grad_convolution)
   g_autofree char *kg = ds_grad_tuple(kernel_g, n);
   DsEntry xt = ds_grad_op1(ctx, "transpose", x, "axes", axes, NULL);
   DsEntry gt = ds_grad_op1(ctx, "transpose", g, "axes", axes, NULL);
-  DsEntry dw = ds_grad_op2(ctx, "Convolution", xt, gt, "kernel", kg, "stride", dilate, "dilate",
-                           stride, "pad", pad, "num_filter", filters, "no_bias", "True", NULL);
+  DsEntry dw;
+  if (groups == 1) {
+    g_autofree char *filter_text = g_strdup_printf("%" G_GINT64_FORMAT, filters);
+    dw = ds_grad_op2(ctx, "Convolution", xt, gt, "kernel", kg, "stride", dilate, "dilate", stride,
+                     "pad", pad, "num_filter", filter_text, "no_bias", "True", NULL);
+  } else {
+    dw = grouped_weight_grad(ctx, xt, gt, groups, group_in, group_out, kg, dilate, stride, pad);
+  }
   dw = ds_grad_op1(ctx, "transpose", dw, "axes", axes, NULL);
   /* the swapped convolution may reach past the kernel where the strides do not divide */
   for (int i = 0; i < n; i++) {
