@@ -6,6 +6,7 @@
 
 #include "ds-error.h"
 #include "ds-op.h"
+#include "ds-recompute.h"
 
 typedef struct {
   const DsGraph *forward;
@@ -326,7 +327,9 @@ static DsBackward *build(const DsGraph *forward, const DsGraphShapes *shapes,
   ok = ok && resolve_nodes(b.graph, forward->n_nodes, error);
   if (ok) {
     prune(&b);
-    ok = ds_graph_validate(b.graph, NULL, error);
+    if (loop_policy.recompute_cheap)
+      ok = ds_recompute_cheap_values(b.graph, forward->n_nodes, error) >= 0;
+    ok = ok && ds_graph_validate(b.graph, NULL, error);
   }
   for (guint e = 0; e < n_entries; e++)
     if (b.grads[e] != NULL)

@@ -78,6 +78,10 @@ typedef enum { DS_LOOP_RECOMPUTE, DS_LOOP_SAVE, DS_LOOP_CHECKPOINT } DsLoopKeep;
 typedef struct {
   DsLoopKeep keep;
   int every; /* checkpoint: the segment length */
+  /* and for the whole graph, loop bodies included: whether a value an elementwise op made
+   * from values kept anyway is computed again in the backward pass rather than kept
+   * (ds-recompute.h) */
+  gboolean recompute_cheap;
 } DsLoopPolicy;
 
 typedef struct _DsBackward DsBackward;

@@ -217,6 +217,17 @@ gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_g
   const DsGraphShapes *shapes = ds_session_infer_partial(session, error);
   if (shapes == NULL)
     return FALSE;
+  /* Where what is fed leaves dims unknown, the declared symbols may tell more (a gradient
+   * needs to know which axes a broadcast stretched): the symbolic shapes, if they infer. */
+  gboolean complete = TRUE;
+  for (guint e = 0; complete && e < shapes->n_entries; e++)
+    for (int d = 0; complete && d < shapes->shapes[e].ndim; d++)
+      complete = ds_dim_is_known(shapes->shapes[e].dims[d]);
+  if (!complete) {
+    shapes = ds_session_infer_symbolic(session, NULL);
+    if (shapes == NULL && (shapes = ds_session_infer_partial(session, error)) == NULL)
+      return FALSE;
+  }
   g_autofree DsHeadGrad *seeds = g_new(DsHeadGrad, MAX(session->graph->n_heads, 1u));
   for (guint h = 0; h < session->graph->n_heads; h++)
     seeds[h] = head_grad_given != NULL && head_grad_given[h] ? DS_HEAD_GRAD_GIVEN : DS_HEAD_GRAD_ONES;

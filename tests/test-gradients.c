@@ -42,6 +42,8 @@ typedef struct {
   gboolean cross_entropy;
   double smooth, scale;
   int ignore, norm;
+  int recomputed; /* with policy.recompute_cheap: how many values the backward pass makes
+                   * again (nodes named *_recompute) */
 } GradCase;
 
 static char *tmpdir;
@@ -232,6 +234,13 @@ static void run_case(gconstpointer data)
       continue;
     g_autofree char *name = ds_backward_head_grad_name(head_names[h]);
     g_assert_true(ds_session_feed(both, name, array_copy(&w[h]->view), &error));
+  }
+  if (c->policy.recompute_cheap) {
+    const DsGraph *g = ds_session_get_graph(both);
+    int copies = 0;
+    for (guint i = 0; i < g->n_nodes; i++)
+      copies += g_str_has_suffix(g->nodes[i]->name, "_recompute");
+    g_assert_cmpint(copies, ==, c->recomputed);
   }
   if (!ds_session_prepare(both, FALSE, 0, ds_backend_find("cpu"), 1, &error) ||
       !ds_session_run(both, &error))
@@ -498,6 +507,30 @@ static void add_cases(void)
     c->smooth = losses[i].smooth, c->scale = losses[i].scale;
     c->ignore = losses[i].ignore, c->norm = losses[i].norm;
   }
+  /* recomputing cheap values (--recompute auto): z = a tanh(a) keeps a for its gradient, so
+   * tanh(a) is made again from it rather than kept; the gradients stay exact */
+  static const char recompute_json[] =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+      " {\"op\": \"FullyConnected\", \"name\": \"fc\", \"inputs\": [[0, 0, 0], [1, 0, 0]],"
+      "  \"attrs\": {\"num_hidden\": \"3\", \"no_bias\": \"True\"}},"
+      " {\"op\": \"tanh\", \"name\": \"t\", \"inputs\": [[2, 0, 0]]},"
+      " {\"op\": \"elemwise_mul\", \"name\": \"z\", \"inputs\": [[2, 0, 0], [3, 0, 0]]},"
+      " {\"op\": \"_mul_scalar\", \"name\": \"s\", \"inputs\": [[4, 0, 0]],"
+      "  \"attrs\": {\"scalar\": \"2\"}}],"
+      " \"arg_nodes\": [0, 1], \"heads\": [[5, 0, 0]],"
+      " \"attrs\": {\"mxnet_version\": [\"int\", 10900]}}";
+  c = add("elemwise_mul", NULL, "(2, 4)", "(3, 4)", NULL, -1, 1);
+  c->json = recompute_json;
+  c->policy = (DsLoopPolicy){DS_LOOP_SAVE, 0, TRUE};
+  c->recomputed = 1;
+  /* and inside a loop body: the LSTM cell saving its values, and recomputing */
+  c = add("_foreach", NULL, "(6, 4, 16)", "(4, 32)", "(4, 32)", -1, 1);
+  c->model = "data/control/lstm-foreach-symbol.json";
+  c->shapes[3] = "(128, 16)", c->shapes[4] = "(128,)", c->shapes[5] = "(128, 32)";
+  c->shapes[6] = "(128,)";
+  c->n_heads = 3;
+  c->policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0, TRUE};
   /* a subgraph run as one op (a hybridized Gluon block), with two outputs */
   c = add("_CachedOp", NULL, "(2, 4)", "(3, 4)", NULL, -1, 1);
   c->n_heads = 2;

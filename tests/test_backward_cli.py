@@ -230,9 +230,9 @@ def test_what_if_recompute(tmp):
     for line in r.stdout.splitlines()[1:]:
         cols = line.split()
         rows[cols[0]] = line
-    if set(rows) != {"save", "recompute", "checkpoint:6"}:
+    if set(rows) != {"save", "auto", "recompute", "checkpoint:6"}:
         raise Failure(f"rows {list(rows)}:\n{r.stdout}")
-    if "identical to save" not in rows["recompute"] or "identical to save" not in rows["checkpoint:6"]:
+    if any("identical to save" not in rows[p] for p in ("auto", "recompute", "checkpoint:6")):
         raise Failure(f"gradients differ:\n{r.stdout}")
     ratio = float(rows["recompute"].split()[3].rstrip("x"))
     kept = float(rows["recompute"].split()[6].rstrip("x"))
@@ -246,11 +246,34 @@ def test_what_if_recompute(tmp):
     return f"recompute peak {ratio}x save's"
 
 
+def test_recompute_auto_transformer(tmp):
+    """--recompute auto on the transformer sample: each GELU's value is made again from the
+    dense layer's output kept anyway, so the peak falls and the gradients do not change."""
+    model = os.path.join(SRC, "data", "transformer", "transformer-symbol.json")
+    r = run_cli(["--run", model, "--input-shape", "data0=(2,64)", "--input-shape", "data1=(2,64)",
+                 "--input-shape", "data2=(2,)", "--random-inputs", "--what-if-recompute",
+                 "--threads", "1"])
+    if r.returncode != 0:
+        raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+    if "identical to save" not in rows.get("auto", ""):
+        raise Failure(f"gradients differ:\n{r.stdout}")
+    units = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+    def peak(row):
+        cols = rows[row].split()
+        return float(cols[1]) * units[cols[2]]
+    saved = peak("save") - peak("auto")
+    if not saved >= 1 << 20:  # 4 layers' GELU values, 2 x 64 x 1024 floats each
+        raise Failure(f"auto's peak is only {saved:.0f} bytes below save's:\n{r.stdout}")
+    return f"auto's peak {saved / (1 << 20):.1f} MiB below save's"
+
+
 def test_policies_agree_on_files(tmp):
     """--recompute save and recompute write the same gradient files, byte for byte."""
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
     outs = {}
-    for policy in ("save", "recompute", "checkpoint:5"):
+    for policy in ("save", "auto", "recompute", "checkpoint:5"):
         out = os.path.join(tmp, policy)
         r = run_cli(["--run", model, "--input-shape", "data=(5,4,16)", "--random-inputs",
                      "--backward", "--recompute", policy, "--save-outputs", out])
@@ -263,7 +286,7 @@ def test_policies_agree_on_files(tmp):
         raise Failure(f"gradients {names}")
     for g in outs["save"][1]:
         a = np.load(os.path.join(outs["save"][0], g["file"]))
-        for other in ("recompute", "checkpoint:5"):
+        for other in ("auto", "recompute", "checkpoint:5"):
             b = np.load(os.path.join(outs[other][0], g["file"]))
             if not np.array_equal(a, b) or not np.any(a):
                 raise Failure(f"grad of {g['name']} differs under {other} or is zero")
@@ -399,7 +422,9 @@ TESTS = [
      test_while_loop_against_numpy),
     ("--what-if-recompute on the LSTM _foreach: same gradients, less kept by each policy",
      test_what_if_recompute),
-    ("--recompute save, recompute and checkpoint:5 write identical gradients",
+    ("--recompute auto on the transformer: same gradients, a lower peak",
+     test_recompute_auto_transformer),
+    ("--recompute save, auto, recompute and checkpoint:5 write identical gradients",
      test_policies_agree_on_files),
     ("--recompute checkpoint:K with rows not a multiple of K exits 2 naming the loop",
      test_checkpoint_not_multiple),

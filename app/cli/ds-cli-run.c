@@ -471,7 +471,7 @@ static int run_what_if_recompute(const DsCliOptions *options, int threads)
                                    g_str_has_prefix(options->recompute, "checkpoint:")
                                ? options->recompute
                                : "checkpoint:16";
-  const char *const policies[] = {"save", "recompute", checkpoint};
+  const char *const policies[] = {"save", "auto", "recompute", checkpoint};
   PolicyRun runs[G_N_ELEMENTS(policies)] = {{0}};
   GError *error = NULL;
   int status = 0;
@@ -488,9 +488,13 @@ static int run_what_if_recompute(const DsCliOptions *options, int threads)
       g_autofree char *same = i == 0 ? g_strdup("")
                               : diff == 0.0 ? g_strdup("identical to save")
                                             : g_strdup_printf("differ from save by up to %.3g", diff);
-      printf("%-14s  %12s  %7.2fx  %12s  %7.2fx  %10.3f  %7.2fx  %s\n", policies[i], peak,
-             (double)runs[i].peak_bytes / (double)MAX(runs[0].peak_bytes, 1u), kept,
-             (double)runs[i].kept_bytes / (double)MAX(runs[0].kept_bytes, 1u),
+      /* no loop: nothing kept to compare */
+      g_autofree char *kept_ratio =
+          runs[0].kept_bytes == 0
+              ? g_strdup("-")
+              : g_strdup_printf("%.2fx", (double)runs[i].kept_bytes / (double)runs[0].kept_bytes);
+      printf("%-14s  %12s  %7.2fx  %12s  %8s  %10.3f  %7.2fx  %s\n", policies[i], peak,
+             (double)runs[i].peak_bytes / (double)MAX(runs[0].peak_bytes, 1u), kept, kept_ratio,
              (double)runs[i].median_ns / 1e6,
              (double)runs[i].median_ns / (double)MAX(runs[0].median_ns, 1u), same);
     }

@@ -162,13 +162,14 @@ int ds_cli_main(int argc, char **argv, gboolean *wants_gui, char **gui_model)
         "(repeatable)"),
      N_("NAME=FILE")},
     {"recompute", 0, 0, G_OPTION_ARG_STRING, &options.recompute,
-     N_("With --backward: what loops keep of their forward pass, every value their backward "
-        "pass reads (save, the default), only the state each iteration starts from "
-        "(recompute), or every K-th state (checkpoint:K)"),
+     N_("With --backward: what the forward pass keeps for the backward pass: every value it "
+        "reads (save, the default), all but what elementwise ops make again cheaply (auto), "
+        "that and, in loops, only the state each iteration starts from (recompute) or every "
+        "K-th state (checkpoint:K)"),
      N_("POLICY")},
     {"what-if-recompute", 0, 0, G_OPTION_ARG_NONE, &options.what_if_recompute,
-     N_("With --run: run the backward pass under save, recompute and checkpoint:16 (or the "
-        "--recompute checkpoint:K given) and compare peak memory, time and gradients"),
+     N_("With --run: run the backward pass under save, auto, recompute and checkpoint:16 (or "
+        "the --recompute checkpoint:K given) and compare peak memory, time and gradients"),
      NULL},
     {"params", 0, 0, G_OPTION_ARG_FILENAME, &options.params,
      N_("Feed weights from an MXNet .params file"), N_("FILE")},

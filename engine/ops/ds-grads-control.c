@@ -426,7 +426,7 @@ DS_GRAD_FN(ds_grad_foreach)
       seeds[h] = DS_HEAD_GRAD_GIVEN;
     /* within a segment the states are recomputed from the kept one */
     DsGradCtx inner = *ctx;
-    inner.loop_policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0};
+    inner.loop_policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0, ctx->loop_policy.recompute_cheap};
     backward = ctx->backward_subgraph(&inner, segment, shapes, dtypes, seeds, error);
     if (backward == NULL)
       g_prefix_error(error, "a segment of node '%s' (_foreach): ", node->name);

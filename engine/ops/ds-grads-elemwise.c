@@ -217,6 +217,11 @@ DS_GRAD_FN(ds_grad_binary)
   if (!binary_grad(ctx, binary_fn(ctx->node->op->id), out_grads[0], ds_grad_input(ctx, 0),
                    ds_grad_input(ctx, 1), ds_grad_output(ctx, 0), &da, &db))
     return TRUE;
+  if ((ctx->node->op->traits & DS_OP_TRAIT_BROADCAST) == 0) {
+    /* elemwise_*: both inputs have the output's shape, whatever symbols spell it */
+    in_grads[0] = da, in_grads[1] = db;
+    return TRUE;
+  }
   return ds_grad_sum_to(ctx, da, &ctx->out_shapes[0], 0, &in_grads[0], error) &&
          ds_grad_sum_to(ctx, db, &ctx->out_shapes[0], 1, &in_grads[1], error);
 }

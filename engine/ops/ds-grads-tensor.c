@@ -581,9 +581,16 @@ DS_GRAD_FN(ds_grad_pad)
   return ok ? TRUE : ds_grad_fail(ctx, error, "negative pad widths (crops) are not done yet");
 }
 
-/* broadcast_to, broadcast_axis, broadcast_like: g summed over the broadcast axes. */
+/* broadcast_to, broadcast_axis, broadcast_like: g summed over the broadcast axes.
+ * broadcast_axis names them, so symbolic shapes need not tell. */
 DS_GRAD_FN(ds_grad_broadcast)
 {
+  if (ctx->node->op->id == DS_OP_BROADCAST_AXIS) {
+    const DsBroadcastAxisParam *p = ctx->node->param;
+    g_autofree char *axes = ds_grad_tuple(p->axis, p->n_axes);
+    in_grads[0] = ds_grad_op1(ctx, "sum", out_grads[0], "axis", axes, "keepdims", "True", NULL);
+    return TRUE;
+  }
   return ds_grad_sum_to(ctx, out_grads[0], &ctx->out_shapes[0], 0, &in_grads[0], error);
 }
 
