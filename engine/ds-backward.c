@@ -343,10 +343,21 @@ static DsBackward *build(const DsGraph *forward, const DsGraphShapes *shapes,
   }
   DsBackward *backward = g_new0(DsBackward, 1);
   backward->graph = b.graph;
+  backward->n_forward_nodes = forward->n_nodes;
   backward->n_forward_heads = forward->n_heads;
   backward->variables = g_steal_pointer(&variables);
   backward->head_grad_args = g_steal_pointer(&head_grad_args);
   return backward;
+}
+
+char *ds_backward_policy_name(DsLoopPolicy policy)
+{
+  switch (policy.keep) {
+  case DS_LOOP_SAVE: return g_strdup(policy.recompute_cheap ? "auto" : "save");
+  case DS_LOOP_RECOMPUTE: return g_strdup("recompute");
+  case DS_LOOP_CHECKPOINT: return g_strdup_printf("checkpoint:%d", policy.every);
+  }
+  g_assert_not_reached();
 }
 
 void ds_backward_free(DsBackward *backward)

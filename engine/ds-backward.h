@@ -18,6 +18,7 @@ struct _DsBackward {
   /* forward nodes first, with their ids, then the gradient nodes; heads: the forward heads,
    * then one gradient per variable in `variables` */
   DsGraph *graph;
+  guint n_forward_nodes; /* the forward pass's nodes (prepared loops count as theirs) */
   guint n_forward_heads;
   /* names of the variables whose gradients the heads after the forward ones hold, in order */
   GPtrArray *variables;
@@ -40,4 +41,7 @@ DsBackward *ds_backward_build(const DsGraph *forward, const DsGraphShapes *shape
                               const DsHeadGrad *heads, DsLoopPolicy loop_policy,
                               GError **error);
 void ds_backward_free(DsBackward *backward);
+/* The policy as --recompute spells it: "save", "auto", "recompute", "checkpoint:16". Caller
+ * frees. */
+char *ds_backward_policy_name(DsLoopPolicy policy);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBackward, ds_backward_free)

@@ -55,6 +55,8 @@ struct _DsSession {
   char *format;             /* the file format, in words */
   const char *format_id;    /* "mxnet-json" or "onnx" */
   guint n_model_outputs;    /* the graph's heads before the gradients */
+  guint n_forward_nodes;    /* the graph's nodes before the gradient nodes */
+  DsLoopPolicy policy;      /* what the backward pass was built with */
   GPtrArray *gradients;     /* after ds_session_add_backward: the variable of each gradient */
 };
 
@@ -242,7 +244,19 @@ gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_g
   ds_graph_unref(session->graph);
   session->graph = g_steal_pointer(&backward->graph);
   session->n_model_outputs = backward->n_forward_heads;
+  session->n_forward_nodes = backward->n_forward_nodes;
+  session->policy = loop_policy;
   session->gradients = g_steal_pointer(&backward->variables);
+  return TRUE;
+}
+
+gboolean ds_session_get_backward(DsSession *session, guint *n_forward_nodes,
+                                 DsLoopPolicy *policy)
+{
+  if (session->gradients == NULL)
+    return FALSE;
+  *n_forward_nodes = session->n_forward_nodes;
+  *policy = session->policy;
   return TRUE;
 }
 

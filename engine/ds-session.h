@@ -52,6 +52,10 @@ DsGraph *ds_session_get_graph(DsSession *session);
  * loops keep of their forward pass for their backward pass. Call once, before preparing. */
 gboolean ds_session_add_backward(DsSession *session, const gboolean *head_grad_given,
                                  DsLoopPolicy loop_policy, GError **error);
+/* After ds_session_add_backward: how many of the graph's nodes, the first ones, are the
+ * forward pass's, and the policy the backward pass was built with. FALSE without one. */
+gboolean ds_session_get_backward(DsSession *session, guint *n_forward_nodes,
+                                 DsLoopPolicy *policy);
 /* The model's own outputs: all of them, or those before the gradients. */
 guint ds_session_get_n_model_outputs(DsSession *session);
 /* How many gradients the outputs hold after the model's own (0 without a backward pass), and

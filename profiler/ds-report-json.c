@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "ds-backward.h"
 #include "ds-config.h"
 #include "ds-node-timer.h"
 #include "ds-partition.h"
@@ -417,6 +418,38 @@ static cJSON *gpu_trace_json(const DsProfiler *p)
   return t;
 }
 
+/* A run's backward pass: its policy, and the forward and backward passes' part of each run
+ * (the model graph's nodes, by the pass they belong to), as time per run and the most memory
+ * live at the end of one of their nodes. null for a forward pass alone. */
+static cJSON *backward_json(const DsProfiler *p)
+{
+  guint n_forward;
+  DsLoopPolicy policy;
+  if (!ds_session_get_backward(p->session, &n_forward, &policy))
+    return cJSON_CreateNull();
+  guint64 ns[2] = {0, 0};
+  gsize peak[2] = {0, 0};
+  for (guint i = 0; i < p->events->len; i++) {
+    const Event *e = &g_array_index(p->events, Event, i);
+    if (e->depth != 0)
+      continue;
+    int pass = e->node->id >= n_forward;
+    ns[pass] += e->end_ns - e->start_ns;
+    peak[pass] = MAX(peak[pass], e->live_bytes);
+  }
+  guint runs = MAX(p->n_runs, 1u);
+  g_autofree char *name = ds_backward_policy_name(policy);
+  cJSON *b = cJSON_CreateObject();
+  cJSON_AddStringToObject(b, "policy", name);
+  cJSON_AddNumberToObject(b, "gradients", ds_session_get_n_gradients(p->session));
+  cJSON_AddNumberToObject(b, "forward_nodes", n_forward);
+  cJSON_AddNumberToObject(b, "forward_ns", (double)(ns[0] / runs));
+  cJSON_AddNumberToObject(b, "backward_ns", (double)(ns[1] / runs));
+  cJSON_AddNumberToObject(b, "forward_peak_live_bytes", (double)peak[0]);
+  cJSON_AddNumberToObject(b, "backward_peak_live_bytes", (double)peak[1]);
+  return b;
+}
+
 cJSON *ds_profiler_build_report(DsProfiler *p, int threads)
 {
   ds_profiler_resolve(p);
@@ -454,6 +487,7 @@ cJSON *ds_profiler_build_report(DsProfiler *p, int threads)
   for (guint i = 0; i < p->buffers->len; i++)
     cJSON_AddItemToArray(buffers, buffer_json(p, i));
   cJSON_AddItemToObject(r, "memory", memory_json(p));
+  cJSON_AddItemToObject(r, "backward", backward_json(p));
   cJSON_AddItemToObject(r, "aggregates", aggregates_json(p));
   return r;
 }

@@ -551,6 +551,26 @@ static gboolean read_memory(Reader *r, const cJSON *root)
   return TRUE;
 }
 
+/* A run with a backward pass says how its time and memory split between the passes. */
+static gboolean read_backward(Reader *r, const cJSON *root)
+{
+  DsReport *report = r->report;
+  const cJSON *b;
+  if (!member(r, root, "", "backward", KIND_OBJECT, TRUE, &b))
+    return FALSE;
+  report->has_backward = b != NULL;
+  if (b == NULL)
+    return TRUE;
+  STRING(report->backward.policy, b, "backward", "policy", FALSE);
+  COUNT(report->backward.gradients, b, "backward", "gradients");
+  COUNT(report->backward.forward_nodes, b, "backward", "forward_nodes");
+  COUNT(report->backward.forward_ns, b, "backward", "forward_ns");
+  COUNT(report->backward.backward_ns, b, "backward", "backward_ns");
+  COUNT(report->backward.forward_peak_live_bytes, b, "backward", "forward_peak_live_bytes");
+  COUNT(report->backward.backward_peak_live_bytes, b, "backward", "backward_peak_live_bytes");
+  return TRUE;
+}
+
 /* In the order the CLI always checked them, so a report with several faults names the same
  * one. */
 static gboolean read_report(Reader *r, const cJSON *root)
@@ -568,7 +588,7 @@ static gboolean read_report(Reader *r, const cJSON *root)
                  &rows))
     return FALSE;
   report->events = rows;
-  if (!read_aggregates(r, root) || !read_memory(r, root))
+  if (!read_aggregates(r, root) || !read_memory(r, root) || !read_backward(r, root))
     return FALSE;
   if (!read_rows(r, root, "buffers", FALSE, read_buffer, sizeof(DsReportBuffer), &report->n_buffers,
                  &rows))

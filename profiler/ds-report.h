@@ -141,6 +141,14 @@ typedef struct {
     gint64 fresh_bytes, reused_bytes;
   } memory;
 
+  gboolean has_backward; /* FALSE: a forward pass alone ("backward" absent or null) */
+  struct {
+    const char *policy; /* as --recompute spells it */
+    gint64 gradients, forward_nodes;
+    gint64 forward_ns, backward_ns; /* per run */
+    gint64 forward_peak_live_bytes, backward_peak_live_bytes;
+  } backward;
+
   DsReportTable by_op, by_node, by_region, by_body; /* by_region and by_body may be empty */
   guint n_iterations;
   const DsReportIteration *by_iteration;

@@ -269,6 +269,43 @@ def test_recompute_auto_transformer(tmp):
     return f"auto's peak {saved / (1 << 20):.1f} MiB below save's"
 
 
+def test_report_splits_passes(tmp):
+    """--report with --backward says the policy and splits each run's time and live memory
+    between the forward nodes and the gradient nodes; --summary prints it."""
+    model = os.path.join(SRC, "data", "dynamic", "boolean-mask-symbol.json")
+    report = os.path.join(tmp, "report.json")
+    r = run_cli(["--run", model, "--input-shape", "data=(64,8)", "--random-inputs", "--backward",
+                 "--recompute", "auto", "--repeat", "2", "--report", report])
+    if r.returncode != 0:
+        raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
+    with open(report) as f:
+        doc = json.load(f)
+    b = doc.get("backward")
+    if not b or b["policy"] != "auto" or b["gradients"] != 5:
+        raise Failure(f"backward: {b}")
+    gradient = [e for e in doc["events"] if e["depth"] == 0 and
+                ("_backward_" in e["node"] or e["node"].endswith("_head_grad"))]
+    forward = [e for e in doc["events"] if e["depth"] == 0 and e not in gradient]
+    for name, events, key in (("forward", forward, "forward_ns"),
+                              ("backward", gradient, "backward_ns")):
+        per_run = sum(e["dur_ns"] for e in events) // 2
+        if not events or abs(per_run - b[key]) > 2:
+            raise Failure(f"{name}: events give {per_run} ns per run, the report {b[key]}")
+    if not 0 < b["forward_peak_live_bytes"] <= b["backward_peak_live_bytes"]:
+        raise Failure(f"peaks: {b}")
+    r = run_cli(["--summary", report])
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("backward: --recompute auto")]
+    if r.returncode != 0 or not line:
+        raise Failure(f"--summary: {r.stdout}")
+    plain = os.path.join(tmp, "forward.json")
+    run_cli(["--run", model, "--input-shape", "data=(64,8)", "--random-inputs", "--report",
+             plain])
+    with open(plain) as f:
+        if json.load(f).get("backward") is not None:
+            raise Failure("a forward run's report has a backward section")
+    return line[0]
+
+
 def test_policies_agree_on_files(tmp):
     """--recompute save and recompute write the same gradient files, byte for byte."""
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
@@ -424,6 +461,8 @@ TESTS = [
      test_what_if_recompute),
     ("--recompute auto on the transformer: same gradients, a lower peak",
      test_recompute_auto_transformer),
+    ("--report with --backward splits time and memory between the passes",
+     test_report_splits_passes),
     ("--recompute save, auto, recompute and checkpoint:5 write identical gradients",
      test_policies_agree_on_files),
     ("--recompute checkpoint:K with rows not a multiple of K exits 2 naming the loop",

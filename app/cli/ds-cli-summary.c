@@ -192,6 +192,15 @@ static void print_memory(const DsReport *report)
   g_autofree char *reused = ds_report_format_bytes(report->memory.reused_bytes);
   printf("memory: peak live %s, planned peak %s; outputs in fresh memory %s, in reused %s\n", peak,
          planned, fresh, reused);
+  if (report->has_backward) {
+    g_autofree char *fwd_peak = ds_report_format_bytes(report->backward.forward_peak_live_bytes);
+    g_autofree char *bwd_peak = ds_report_format_bytes(report->backward.backward_peak_live_bytes);
+    printf("backward: --recompute %s, %" G_GINT64_FORMAT " gradients; per run %.3f ms forward, "
+           "%.3f ms backward; peak live %s in the forward pass, %s in the backward\n",
+           report->backward.policy, report->backward.gradients,
+           (double)report->backward.forward_ns / 1e6, (double)report->backward.backward_ns / 1e6,
+           fwd_peak, bwd_peak);
+  }
 }
 
 int ds_cli_summary(const DsCliOptions *options)
