@@ -329,6 +329,14 @@ static GradCase *add(const char *op, const char *attrs, const char *s0, const ch
   return c;
 }
 
+/* A case whose second input holds indices, integers in [0, hi): fed, not checked. */
+static void add_indexed(const char *op, const char *attrs, const char *data, const char *index,
+                        int hi)
+{
+  GradCase *c = add(op, attrs, data, index, NULL, -1, 1);
+  c->index_inputs = 2, c->index_hi = hi;
+}
+
 static void add_generated(void)
 {
 #define UNARY_CASE(ID, NAME)                                                                   \
@@ -560,24 +568,18 @@ static void add_cases(void)
           "(2,)", NULL, -1, 1);
   c->index_inputs = 2, c->index_lo = 1, c->index_hi = 5; /* lengths in [1, 4] */
   /* ops whose output shape depends on data: the kept slices get g back */
-  c = add("_contrib_boolean_mask", NULL, "(4, 3)", "(4,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
-  c = add("_contrib_boolean_mask", "\"axis\": \"1\"", "(2, 5)", "(5,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
-  c = add("_contrib_compress", "\"axis\": \"0\"", "(4, 2)", "(3,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
-  c = add("_contrib_compress", NULL, "(2, 3)", "(4,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
+  add_indexed("_contrib_boolean_mask", NULL, "(4, 3)", "(4,)", 2);
+  add_indexed("_contrib_boolean_mask", "\"axis\": \"1\"", "(2, 5)", "(5,)", 2);
+  add_indexed("_contrib_compress", "\"axis\": \"0\"", "(4, 2)", "(3,)", 2);
+  add_indexed("_contrib_compress", NULL, "(2, 3)", "(4,)", 2);
   /* gathers and scatters: g goes back where the values came from */
   add("topk", "\"k\": \"2\", \"axis\": \"1\"", "(2, 4)", NULL, NULL, -1, 1);
   c = add("topk", "\"k\": \"3\", \"ret_typ\": \"both\", \"axis\": \"0\", \"is_ascend\": \"True\"",
           "(4, 2)", NULL, NULL, -1, 1);
   c->n_heads = 2;
   add("topk", "\"k\": \"2\", \"axis\": \"None\"", "(2, 3)", NULL, NULL, -1, 1);
-  c = add("gather_nd", NULL, "(3, 4)", "(2, 5)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 3;
-  c = add("batch_gather_nd", NULL, "(3, 4)", "(5, 1)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 3;
+  add_indexed("gather_nd", NULL, "(3, 4)", "(2, 5)", 3);
+  add_indexed("batch_gather_nd", NULL, "(3, 4)", "(5, 1)", 3);
   c = add("scatter_nd_update", NULL, "(4, 2)", "(1, 1)", "(1, 2)", -1, 1);
   c->index_inputs = 2, c->index_hi = 4; /* one row, updated once: no duplicates */
   c = add("scatter_nd_update", "\"reduction\": \"add\"", "(4, 2)", "(3, 1)", "(3, 2)", -1, 1);
@@ -591,14 +593,10 @@ static void add_cases(void)
   add("_npi_matmul", NULL, "(2, 1, 2, 3)", "(3, 3, 2)", NULL, -1, 1);
   add("_contrib_expand", "\"shape\": \"(2, 1, 3)\"", "(4, 1)", NULL, NULL, -1, 1);
   /* the dynamic reshapes, their shape inputs all zeros (keep each dim) or 0 (axis 0) */
-  c = add("_contrib_dynamic_reshape", NULL, "(2, 3)", "(2,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 1;
-  c = add("_contrib_dynamic_expand_dims", NULL, "(2, 3)", "(1,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 1;
-  c = add("_contrib_dynamic_squeeze", NULL, "(1, 3)", "(1,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 1;
-  c = add("_contrib_dynamic_expand", NULL, "(3, 1)", "(1,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 1;
+  add_indexed("_contrib_dynamic_reshape", NULL, "(2, 3)", "(2,)", 1);
+  add_indexed("_contrib_dynamic_expand_dims", NULL, "(2, 3)", "(1,)", 1);
+  add_indexed("_contrib_dynamic_squeeze", NULL, "(1, 3)", "(1,)", 1);
+  add_indexed("_contrib_dynamic_expand", NULL, "(3, 1)", "(1,)", 1);
   /* the activations with parameters, away from their kinks */
   add("hard_sigmoid", NULL, "(2, 3)", NULL, NULL, -4, 4);
   add("selu", NULL, "(2, 3)", NULL, NULL, -2, 2);
@@ -631,28 +629,18 @@ static void add_cases(void)
   add("Pad", "\"mode\": \"constant\", \"pad_width\": \"(0, 0, 0, 0, 1, 2, 2, 1)\"", "(1, 1, 2, 3)",
       NULL, NULL, -1, 1);
   add("_npi_pad", "\"pad_width\": \"((1, 0), (0, 2))\"", "(2, 3)", NULL, NULL, -1, 1);
-  c = add("take", NULL, "(4, 3)", "(5,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 4;
-  c = add("take", "\"axis\": \"1\", \"mode\": \"wrap\"", "(2, 4, 2)", "(2, 3)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 4;
-  c = add("take_along_axis", "\"axis\": \"1\"", "(3, 4)", "(3, 5)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 4;
-  c = add("pick", "\"axis\": \"1\"", "(3, 4)", "(3,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 4;
-  c = add("pick", "\"axis\": \"0\", \"keepdims\": \"True\"", "(3, 4)", "(1, 4)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 3;
+  add_indexed("take", NULL, "(4, 3)", "(5,)", 4);
+  add_indexed("take", "\"axis\": \"1\", \"mode\": \"wrap\"", "(2, 4, 2)", "(2, 3)", 4);
+  add_indexed("take_along_axis", "\"axis\": \"1\"", "(3, 4)", "(3, 5)", 4);
+  add_indexed("pick", "\"axis\": \"1\"", "(3, 4)", "(3,)", 4);
+  add_indexed("pick", "\"axis\": \"0\", \"keepdims\": \"True\"", "(3, 4)", "(1, 4)", 3);
   add("reverse", "\"axis\": \"(0, 2)\"", "(2, 3, 2)", NULL, NULL, -1, 1);
   add("SequenceReverse", NULL, "(3, 2, 2)", NULL, NULL, -1, 1);
-  c = add("SequenceReverse", "\"use_sequence_length\": \"True\"", "(3, 2)", "(2,)", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 4;
-  c = add("trilu", NULL, "(3, 4)", "()", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
-  c = add("trilu", "\"upper\": \"True\"", "(2, 3, 3)", "()", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 1;
-  c = add("cumsum", NULL, "(2, 3)", "()", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
-  c = add("cumsum", "\"exclusive\": \"True\", \"reverse\": \"True\"", "(2, 3)", "()", NULL, -1, 1);
-  c->index_inputs = 2, c->index_hi = 2;
+  add_indexed("SequenceReverse", "\"use_sequence_length\": \"True\"", "(3, 2)", "(2,)", 4);
+  add_indexed("trilu", NULL, "(3, 4)", "()", 2);
+  add_indexed("trilu", "\"upper\": \"True\"", "(2, 3, 3)", "()", 1);
+  add_indexed("cumsum", NULL, "(2, 3)", "()", 2);
+  add_indexed("cumsum", "\"exclusive\": \"True\", \"reverse\": \"True\"", "(2, 3)", "()", 2);
   add("depth_to_space", "\"block_size\": \"2\"", "(1, 4, 2, 3)", NULL, NULL, -1, 1);
   add("depth_to_space", "\"block_size\": \"2\", \"mode\": \"CRD\"", "(1, 4, 2, 3)", NULL, NULL, -1,
       1);
