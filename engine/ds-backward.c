@@ -360,6 +360,30 @@ char *ds_backward_policy_name(DsLoopPolicy policy)
   g_assert_not_reached();
 }
 
+/* save keeps everything; auto recomputes the cheap values and saves the loops; recompute and
+ * checkpoint:K recompute both */
+gboolean ds_backward_parse_policy(const char *text, DsLoopPolicy *policy)
+{
+  static const char checkpoint[] = "checkpoint:";
+  if (g_str_equal(text, "save")) {
+    *policy = (DsLoopPolicy){DS_LOOP_SAVE, 0, FALSE};
+  } else if (g_str_equal(text, "auto")) {
+    *policy = (DsLoopPolicy){DS_LOOP_SAVE, 0, TRUE};
+  } else if (g_str_equal(text, "recompute")) {
+    *policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0, TRUE};
+  } else if (g_str_has_prefix(text, checkpoint)) {
+    const char *digits = text + strlen(checkpoint);
+    char *end = NULL;
+    gint64 every = g_ascii_strtoll(digits, &end, 10);
+    if (end == digits || *end != '\0' || every < 2 || every > G_MAXINT32)
+      return FALSE;
+    *policy = (DsLoopPolicy){DS_LOOP_CHECKPOINT, (int)every, TRUE};
+  } else {
+    return FALSE;
+  }
+  return TRUE;
+}
+
 void ds_backward_free(DsBackward *backward)
 {
   if (backward == NULL)

@@ -44,4 +44,7 @@ void ds_backward_free(DsBackward *backward);
 /* The policy as --recompute spells it: "save", "auto", "recompute", "checkpoint:16". Caller
  * frees. */
 char *ds_backward_policy_name(DsLoopPolicy policy);
+/* The policy `text` spells (save, auto, recompute, checkpoint:K with K >= 2); FALSE for
+ * anything else. */
+gboolean ds_backward_parse_policy(const char *text, DsLoopPolicy *policy);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsBackward, ds_backward_free)

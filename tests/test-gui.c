@@ -518,6 +518,58 @@ static void test_bindings_steps_breakpoint(void)
   settle();
 }
 
+/* The backward pass, chosen through the menu's action: the gradient nodes are drawn, a
+ * breakpoint in them stops there, the run finishes; an unknown policy is refused; turning it
+ * off draws the forward pass alone again. */
+static void test_backward(void)
+{
+  DsWindow *window = new_window();
+  g_autofree char *path = data_path("sample", "sample-symbol.json");
+  g_assert_true(ds_window_open(window, path, NULL));
+  settle();
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  guint forward = ds_graph_canvas_get_scene(canvas)->nodes->len;
+  g_assert_cmpint(find(ds_graph_canvas_get_scene(canvas), "dense0_fwd_backward_dot"), <, 0);
+
+  g_action_group_activate_action(G_ACTION_GROUP(window), "backward",
+                                 g_variant_new_string("auto"));
+  settle();
+  g_assert_cmpstr(ds_window_get_backward(window), ==, "auto");
+  g_autoptr(GVariant) state = g_action_group_get_action_state(G_ACTION_GROUP(window), "backward");
+  g_assert_cmpstr(g_variant_get_string(state, NULL), ==, "auto");
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  g_assert_cmpuint(scene->nodes->len, >, forward);
+  gint dot = find(scene, "dense0_fwd_backward_dot");
+  g_assert_cmpint(dot, >=, 0);
+
+  GError *error = NULL;
+  g_assert_cmpuint(ds_window_add_breakpoint(window, "dense0_fwd_backward_dot", &error), >, 0);
+  g_assert_no_error(error);
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "dense0_fwd_backward_dot"));
+  g_assert_cmpint(ds_graph_canvas_get_current(canvas), ==, dot);
+  g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "at this stop"));
+  screenshot(window, "backward-breakpoint");
+  g_assert_true(ds_window_toggle_breakpoint(window, dot, NULL));
+  g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
+  wait_idle(window);
+  g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
+
+  g_assert_false(ds_window_set_backward(window, "sometimes", &error));
+  g_assert_nonnull(strstr(error->message, "sometimes"));
+  g_clear_error(&error);
+  g_assert_cmpstr(ds_window_get_backward(window), ==, "auto");
+
+  g_assert_true(ds_window_set_backward(window, "off", &error));
+  g_assert_no_error(error);
+  settle();
+  g_assert_null(ds_window_get_backward(window));
+  g_assert_cmpuint(ds_graph_canvas_get_scene(canvas)->nodes->len, ==, forward);
+  gtk_window_destroy(GTK_WINDOW(window));
+  settle();
+}
+
 /* An ONNX model opens like any other: its Loop is a cluster, stepping goes into the body. */
 static void test_onnx_model(void)
 {
@@ -836,6 +888,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui/bindings-steps-breakpoint", test_bindings_steps_breakpoint);
   g_test_add_func("/gui/overlay-and-export", test_overlay_and_export);
   g_test_add_func("/gui/device", test_device);
+  g_test_add_func("/gui/backward", test_backward);
   g_test_add_func("/gui/cancel", test_cancel);
   g_test_add_func("/gui/recent-and-state", test_recent_and_state);
   g_test_add_func("/gui/dark-style", test_dark_style);

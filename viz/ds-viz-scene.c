@@ -23,6 +23,7 @@
 #define FILL_BODY           "#fbfbf8"
 #define FILL_DATA_DEPENDENT "#cab2d6"
 #define FILL_NO_DATA        "#f4f4f4"
+#define FILL_GRADIENT       "#fce4dc"
 
 /* Light to dark: readable black text on every step. */
 static const char *const heat[] = {"#fff7ec", "#fee8c8", "#fdd49e", "#fdbb84", "#fc8d59"};
@@ -107,6 +108,7 @@ typedef struct {
   GHashTable *edge_seen; /* "from>to" */
   guint64 max_ns;
   gboolean show_weights;
+  gboolean any_gradient; /* a gradient node was drawn in its own colour */
 } Builder;
 
 static guint add_node(Builder *b, DsVizNodeKind kind, char *id, char *label, const char *fill,
@@ -464,6 +466,11 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
     const char *fill;
     g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
     op_look(b, node, key, label, &fill);
+    if (top && b->o->n_forward_nodes > 0 && i >= b->o->n_forward_nodes &&
+        strcmp(fill, FILL_OP) == 0) { /* an overlay's colour says more */
+      fill = FILL_GRADIENT;
+      b->any_gradient = TRUE;
+    }
     scene_of[i] =
         (gint)add_node(b, DS_VIZ_NODE_OP, g_strdup_printf("%s%s", path, node->name),
                        g_string_free(g_steal_pointer(&label), FALSE), fill, container, node);
@@ -640,6 +647,8 @@ static void build_legend(Builder *b)
     add_legend(scene, FILL_SUBINPUT, g_strdup("what a loop or branch feeds its subgraph"));
   if (kinds[DS_VIZ_NODE_COLLAPSED])
     add_legend(scene, FILL_COLLAPSED, g_strdup("collapsed region or loop"));
+  if (b->any_gradient)
+    add_legend(scene, FILL_GRADIENT, g_strdup("gradient (the backward pass)"));
 }
 
 /* ---- the scene ---- */

@@ -88,6 +88,9 @@ typedef struct {
   const DsGraphShapes *symbolic; /* edge labels: symbolic shapes, or NULL */
   const DsGraphShapes *concrete; /* edge labels: "= (4, 320)" where they differ, or NULL */
   const gboolean *is_weight;     /* per variable node: hide-able, or NULL (none are) */
+  guint n_forward_nodes;         /* with a backward pass, the graph's first nodes are the
+                                  * forward pass's and the others are drawn as gradient nodes;
+                                  * 0 without one */
   const DsReport *report;        /* a profile (docs/profile-report.md), or NULL */
   DsVizOverlay overlay;
   gint show_weights; /* 1 show, 0 hide, -1 auto (hidden over 200 op nodes) */

@@ -105,11 +105,15 @@ static int render(const DsCliOptions *o, GError **error)
   }
   g_ptr_array_add(names, NULL);
   g_autofree char *title = g_path_get_basename(o->render_model);
+  guint n_forward = 0;
+  DsLoopPolicy policy;
+  ds_session_get_backward(session, &n_forward, &policy);
   DsVizOptions vo = {
       .partition = partition,
       .symbolic = symbolic,
       .concrete = concrete,
       .is_weight = is_weight,
+      .n_forward_nodes = n_forward,
       .report = report,
       .overlay = overlay,
       .show_weights = o->weights == NULL ? -1 : strcmp(o->weights, "show") == 0,

@@ -64,25 +64,12 @@ static gboolean add_backward(DsSession *session, const DsCliOptions *options, GE
     }
     given[h] = TRUE;
   }
-  /* save keeps everything; auto recomputes the cheap values and saves the loops; recompute
-   * and checkpoint:K recompute both */
   DsLoopPolicy policy = {DS_LOOP_SAVE, 0, FALSE};
-  if (options->recompute != NULL) {
-    int64_t every = 0;
-    if (g_str_equal(options->recompute, "recompute")) {
-      policy = (DsLoopPolicy){DS_LOOP_RECOMPUTE, 0, TRUE};
-    } else if (g_str_equal(options->recompute, "auto")) {
-      policy = (DsLoopPolicy){DS_LOOP_SAVE, 0, TRUE};
-    } else if (g_str_has_prefix(options->recompute, "checkpoint:") &&
-               ds_attr_parse_int(options->recompute + strlen("checkpoint:"), &every) &&
-               every >= 2 && every <= G_MAXINT32) {
-      policy = (DsLoopPolicy){DS_LOOP_CHECKPOINT, (int)every, TRUE};
-    } else if (!g_str_equal(options->recompute, "save")) {
-      g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
-                  "--recompute %s: expected save, auto, recompute or checkpoint:K with K >= 2",
-                  options->recompute);
-      return FALSE;
-    }
+  if (options->recompute != NULL && !ds_backward_parse_policy(options->recompute, &policy)) {
+    g_set_error(error, DS_ERROR, DS_ERROR_INPUT,
+                "--recompute %s: expected save, auto, recompute or checkpoint:K with K >= 2",
+                options->recompute);
+    return FALSE;
   }
   if (!ds_session_add_backward(session, given, policy, error))
     return FALSE;

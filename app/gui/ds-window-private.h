@@ -33,6 +33,8 @@ struct _DsWindow {
   /* Running it. */
   DsDebugger *debugger;
   const DsBackend *device; /* where runs go (ds-window-device.c); NULL: the CPU */
+  char *backward;          /* the backward pass's policy ("save", "auto"...; ds-window-
+                            * backward.c), or NULL for the forward pass alone */
   GPtrArray *breakpoints; /* DsWindowBreakpoint */
   GHashTable *profile;    /* the last run's DsVizNodeProfile by key, or NULL */
   DsVizOverlay overlay;
@@ -97,6 +99,12 @@ GMenuModel *ds_window_overlay_menu(void);
 /* ds-window-device.c */
 void ds_window_add_device_action(DsWindow *window);
 GMenuModel *ds_window_device_menu(void);
+
+/* ds-window-backward.c: the window's backward pass added to a session it opens (FALSE with
+ * `error` set when the model cannot be differentiated) */
+gboolean ds_window_add_backward(DsWindow *window, DsSession *session, GError **error);
+void ds_window_add_backward_action(DsWindow *window);
+GMenuModel *ds_window_backward_menu(void);
 /* ds-window-recent.c */
 GtkWidget *ds_window_build_empty_page(DsWindow *window);
 GtkWidget *ds_window_build_recent_button(DsWindow *window);

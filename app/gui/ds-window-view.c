@@ -30,6 +30,12 @@ void ds_window_update_subtitle(DsWindow *w)
   for (guint i = 0; i < graph->n_nodes; i++)
     ops += !ds_node_is_variable(graph->nodes[i]);
   g_autofree char *text = g_strdup_printf(ngettext("%u op", "%u ops", ops), ops);
+  if (w->backward != NULL) {
+    /* TRANSLATORS: the subtitle: "120 ops · gradients (auto)"; auto is a policy's name */
+    char *with_gradients = g_strdup_printf(_("%s · gradients (%s)"), text, w->backward);
+    g_free(text);
+    text = with_gradients;
+  }
   if (w->device != NULL) {
     /* TRANSLATORS: the subtitle: "12 ops · on cuda" */
     g_autofree char *with_device = g_strdup_printf(_("%s · on %s"), text, w->device->name);
@@ -90,11 +96,15 @@ gboolean ds_window_draw(DsWindow *w, DsSession *session, const DsGraphShapes *sh
   g_ptr_array_add(w->expanded, NULL);
   const DsReport *report = w->debugger != NULL ? ds_debugger_get_report(w->debugger) : NULL;
   const DsPartition *placement = ds_session_get_placement(session);
+  guint n_forward = 0;
+  DsLoopPolicy policy;
+  ds_session_get_backward(session, &n_forward, &policy);
   DsVizOptions options = {.partition = placement != NULL ? placement
                                                          : ds_session_get_file_partition(session),
                           .symbolic = shapes,
                           .concrete = report != NULL ? ds_session_get_run_shapes(session) : NULL,
                           .is_weight = weights,
+                          .n_forward_nodes = n_forward,
                           .report = report,
                           .overlay = report != NULL ? w->overlay : DS_VIZ_OVERLAY_NONE,
                           .show_weights = -1,

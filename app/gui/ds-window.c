@@ -77,6 +77,8 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   g_autoptr(DsSession) session = ds_session_new(path, &local);
   g_autoptr(DsGraphShapes) shapes = NULL;
   g_autofree gboolean *weights = NULL;
+  if (session != NULL && !ds_window_add_backward(w, session, &local))
+    g_clear_pointer(&session, ds_session_free);
   if (session != NULL) {
     ds_session_set_device(session, w->device);
     const DsGraphShapes *some = ds_session_infer_symbolic(session, NULL);
@@ -280,6 +282,7 @@ static void window_dispose(GObject *object)
   g_clear_pointer(&w->scene_index, g_hash_table_unref);
   g_clear_pointer(&w->breakpoints, g_ptr_array_unref);
   g_clear_pointer(&w->path, g_free);
+  g_clear_pointer(&w->backward, g_free);
   G_OBJECT_CLASS(ds_window_parent_class)->dispose(object);
 }
 
@@ -359,6 +362,9 @@ static GMenuModel *primary_menu(void)
   GMenuModel *devices = ds_window_device_menu();
   g_menu_append_section(menu, _("Run On"), devices);
   g_object_unref(devices);
+  GMenuModel *backward = ds_window_backward_menu();
+  g_menu_append_section(menu, _("Gradients"), backward);
+  g_object_unref(backward);
   section = g_menu_new();
   g_menu_append(section, _("_Keyboard Shortcuts"), "win.show-help-overlay");
   g_menu_append(section, _("_About dynscope"), "app.about");
@@ -535,6 +541,7 @@ static void ds_window_init(DsWindow *w)
   g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
   ds_window_add_debug_actions(w);
   ds_window_add_device_action(w);
+  ds_window_add_backward_action(w);
   ds_window_add_export_actions(w);
   ds_window_update_actions(w);
 

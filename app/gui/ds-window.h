@@ -63,6 +63,15 @@ gboolean ds_window_set_device(DsWindow *window, const DsBackend *device, GError 
 /* The device runs go to; NULL for the CPU. */
 const DsBackend *ds_window_get_device(DsWindow *window);
 
+/* Whether the open model (and the ones opened later) runs its backward pass after its forward
+ * pass, and under which policy: "off" (or NULL), "save", "auto" or "recompute", as
+ * `--backward --recompute`. Opens the model again. FALSE, with the reason in the banner, for
+ * another name, while a command runs, or when the model cannot be differentiated (it stays
+ * open as it was). The main menu's Backward Pass section sets it by name. */
+gboolean ds_window_set_backward(DsWindow *window, const char *policy, GError **error);
+/* The backward pass's policy, or NULL for the forward pass alone. */
+const char *ds_window_get_backward(DsWindow *window);
+
 /* ---- overlays and export ---- */
 
 /* Colours the graph by the last run's profile; NONE always works, the others need a run. */

@@ -62,10 +62,21 @@ DsEntry ds_grad_op2(DsGradCtx *ctx, const char *op_name, DsEntry a, DsEntry b, .
   return e;
 }
 
+void ds_grad_number_text(double value, char text[G_ASCII_DTOSTR_BUF_SIZE])
+{
+  /* the fewest digits that read back as the same double: 1e-05, not 1.0000000000000001e-05 */
+  static const char *const formats[] = {"%.15g", "%.16g", "%.17g"};
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    g_ascii_formatd(text, G_ASCII_DTOSTR_BUF_SIZE, formats[i], value);
+    if (g_ascii_strtod(text, NULL) == value)
+      return;
+  }
+}
+
 DsEntry ds_grad_scalar(DsGradCtx *ctx, const char *op_name, DsEntry a, double scalar)
 {
   char text[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd(text, sizeof text, "%.17g", scalar);
+  ds_grad_number_text(scalar, text);
   return ds_grad_op1(ctx, op_name, a, "scalar", text, NULL);
 }
 

@@ -21,6 +21,8 @@ DsEntry ds_grad_op_v(DsGradCtx *ctx, const char *op_name, guint n_inputs, const 
 DsEntry ds_grad_op1(DsGradCtx *ctx, const char *op_name, DsEntry a, ...) G_GNUC_NULL_TERMINATED;
 DsEntry ds_grad_op2(DsGradCtx *ctx, const char *op_name, DsEntry a, DsEntry b,
                     ...) G_GNUC_NULL_TERMINATED;
+/* `value` as an attribute: the fewest digits that read back as the same double. */
+void ds_grad_number_text(double value, char text[G_ASCII_DTOSTR_BUF_SIZE]);
 /* `op_name` with its scalar attribute: ds_grad_scalar(ctx, "_mul_scalar", x, 0.5). */
 DsEntry ds_grad_scalar(DsGradCtx *ctx, const char *op_name, DsEntry a, double scalar);
 

@@ -348,8 +348,8 @@ DS_GRAD_FN(ds_grad_softmax_output)
       return ds_grad_fail(ctx, error, "the number of classes is not a known number");
     char depth[32], on[G_ASCII_DTOSTR_BUF_SIZE], off[G_ASCII_DTOSTR_BUF_SIZE];
     g_snprintf(depth, sizeof depth, "%" G_GINT64_FORMAT, k);
-    g_ascii_formatd(on, sizeof on, "%.17g", 1.0 - p->smooth_alpha);
-    g_ascii_formatd(off, sizeof off, "%.17g", k > 1 ? p->smooth_alpha / (double)(k - 1) : 0.0);
+    ds_grad_number_text(1.0 - p->smooth_alpha, on);
+    ds_grad_number_text(k > 1 ? p->smooth_alpha / (double)(k - 1) : 0.0, off);
     target = ds_grad_op1(ctx, "one_hot", label, "depth", depth, "on_value", on, "off_value", off,
                          "dtype", ds_dtype_name(ctx->out_dtypes[0]), NULL);
     if (p->multi_output && xs->ndim > 2) { /* (N, d..., K) -> (N, K, d...) */
