@@ -487,6 +487,17 @@ static void add_cases(void)
           "\"num_filter\": \"3\", \"num_group\": \"3\", \"no_bias\": \"True\"", "(2, 3, 6, 5)",
           "(3, 1, 3, 3)", NULL, -1, 1);
   c->f32 = TRUE;
+  /* the transposed convolution: strided, with adj; grouped with a bias; a 1-D one with a
+   * target shape */
+  c = add("Deconvolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "
+          "\"adj\": \"(1, 0)\", \"num_filter\": \"3\"", "(2, 2, 3, 4)", "(2, 3, 3, 3)", NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("Deconvolution", "\"kernel\": \"(2, 2)\", \"num_filter\": \"4\", \"num_group\": \"2\", "
+          "\"no_bias\": \"False\"", "(1, 4, 3, 3)", "(4, 2, 2, 2)", "(4,)", -1, 1);
+  c->f32 = TRUE;
+  c = add("Deconvolution", "\"kernel\": \"(3,)\", \"stride\": \"(2,)\", \"target_shape\": \"(8,)\", "
+          "\"num_filter\": \"2\"", "(1, 3, 4)", "(3, 2, 3)", NULL, -1, 1);
+  c->f32 = TRUE;
   c = add("BatchNorm", "\"fix_gamma\": \"False\", \"eps\": \"0.001\"", "(2, 3, 2, 2)", "(3,)", "(3,)",
           -1, 1);
   c->shapes[3] = "(3,)", c->shapes[4] = "(3,)";

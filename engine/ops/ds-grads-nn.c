@@ -570,11 +570,54 @@ static DsEntry grouped_weight_grad(DsGradCtx *ctx, DsEntry xt, DsEntry gt, int64
   return ds_grad_op1(ctx, "Reshape", dw, "shape", "(0, -3, -2)", NULL);
 }
 
-/* Convolution (one group): the data's gradient is the transposed convolution of g with the
- * same weights (Deconvolution, with adj giving back the data's size); the weight's is a
- * convolution of the data with g, batch and channels swapped, where the forward stride
- * becomes the dilation and the dilation the stride, cut to the kernel's size; the bias's the
- * sum of g over all but the channels. */
+/* The weight gradient of a convolution of `data` (shape ds, (N, C_in, spatial...)) that gave
+ * output gradient `g` (shape gs, (N, C_out, ...)) with kernels (C_out, group_in, kernel...) in
+ * `groups` groups: the data convolved with g, batch and channels swapped, where the forward
+ * stride becomes the dilation and the dilation the stride, cut to the kernel's size. Spatial
+ * sizes are known numbers. */
+static DsEntry weight_grad(DsGradCtx *ctx, DsEntry data, const DsShape *ds, DsEntry g,
+                           const DsShape *gs, int n, const int64_t *kernel, const int64_t *stride,
+                           const int64_t *dilate, const int64_t *pad, int64_t groups,
+                           int64_t group_in, int64_t group_out)
+{
+  int64_t kernel_g[DS_NN_MAX_SPATIAL], perm[DS_MAX_NDIM];
+  for (int i = 0; i < n; i++)
+    kernel_g[i] = gs->dims[2 + i].value;
+  for (int d = 0; d < n + 2; d++)
+    perm[d] = d < 2 ? 1 - d : d;
+  g_autofree char *axes = ds_grad_tuple(perm, n + 2);
+  g_autofree char *kg = ds_grad_tuple(kernel_g, n);
+  g_autofree char *as_stride = ds_grad_tuple(dilate, n), *as_dilate = ds_grad_tuple(stride, n);
+  g_autofree char *pad_text = ds_grad_tuple(pad, n);
+  DsEntry dt = ds_grad_op1(ctx, "transpose", data, "axes", axes, NULL);
+  DsEntry gt = ds_grad_op1(ctx, "transpose", g, "axes", axes, NULL);
+  DsEntry dw;
+  if (groups == 1) {
+    g_autofree char *filters = g_strdup_printf("%" G_GINT64_FORMAT, group_out);
+    dw = ds_grad_op2(ctx, "Convolution", dt, gt, "kernel", kg, "stride", as_stride, "dilate",
+                     as_dilate, "pad", pad_text, "num_filter", filters, "no_bias", "True", NULL);
+  } else {
+    dw = grouped_weight_grad(ctx, dt, gt, groups, group_in, group_out, kg, as_stride, as_dilate,
+                             pad_text);
+  }
+  dw = ds_grad_op1(ctx, "transpose", dw, "axes", axes, NULL);
+  /* the swapped convolution may reach past the kernel where the strides do not divide */
+  for (int i = 0; i < n; i++) {
+    int64_t in = ds->dims[2 + i].value;
+    int64_t reach = (in + 2 * pad[i] - ((kernel_g[i] - 1) * stride[i] + 1)) / dilate[i] + 1;
+    if (reach > kernel[i]) {
+      char axis[16], end[32];
+      g_snprintf(axis, sizeof axis, "%d", i + 2);
+      g_snprintf(end, sizeof end, "%" G_GINT64_FORMAT, kernel[i]);
+      dw = ds_grad_op1(ctx, "slice_axis", dw, "axis", axis, "begin", "0", "end", end, NULL);
+    }
+  }
+  return dw;
+}
+
+/* Convolution: the data's gradient is the transposed convolution of g with the same weights
+ * and groups (Deconvolution, with adj giving back the data's size); the weight's is
+ * weight_grad's; the bias's the sum of g over all but the channels. */
 DS_GRAD_FN(ds_grad_convolution)
 {
   const DsConvolutionParam *p = ctx->node->param;
@@ -591,12 +634,11 @@ DS_GRAD_FN(ds_grad_convolution)
     if (p->pad_end[i] != p->pad[i])
       return ds_grad_fail(ctx, error, "different padding at the ends of an axis is not done");
   DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0), w = ds_grad_input(ctx, 1);
-  int64_t adj[DS_NN_MAX_SPATIAL], kernel_g[DS_NN_MAX_SPATIAL], perm[DS_MAX_NDIM];
+  int64_t adj[DS_NN_MAX_SPATIAL];
   for (int i = 0; i < n; i++) {
     int64_t in = xs->dims[2 + i].value, out = gs->dims[2 + i].value;
     int64_t base = (out - 1) * p->stride[i] - 2 * p->pad[i] + p->dilate[i] * (p->kernel[i] - 1) + 1;
     adj[i] = in - base;
-    kernel_g[i] = out;
     if (adj[i] < 0 || adj[i] >= p->stride[i])
       return ds_grad_fail(ctx, error, "its output does not cover its input along axis %d", i + 2);
   }
@@ -614,33 +656,46 @@ DS_GRAD_FN(ds_grad_convolution)
                             "dilate", dilate, "pad", pad, "adj", adj_text, "num_filter", channels,
                             "num_group", group_text, "no_bias", "True", NULL);
 
-  for (int d = 0; d < n + 2; d++)
-    perm[d] = d < 2 ? 1 - d : d;
-  g_autofree char *axes = ds_grad_tuple(perm, n + 2);
-  g_autofree char *kg = ds_grad_tuple(kernel_g, n);
-  DsEntry xt = ds_grad_op1(ctx, "transpose", x, "axes", axes, NULL);
-  DsEntry gt = ds_grad_op1(ctx, "transpose", g, "axes", axes, NULL);
-  DsEntry dw;
-  if (groups == 1) {
-    g_autofree char *filter_text = g_strdup_printf("%" G_GINT64_FORMAT, filters);
-    dw = ds_grad_op2(ctx, "Convolution", xt, gt, "kernel", kg, "stride", dilate, "dilate", stride,
-                     "pad", pad, "num_filter", filter_text, "no_bias", "True", NULL);
-  } else {
-    dw = grouped_weight_grad(ctx, xt, gt, groups, group_in, group_out, kg, dilate, stride, pad);
-  }
-  dw = ds_grad_op1(ctx, "transpose", dw, "axes", axes, NULL);
-  /* the swapped convolution may reach past the kernel where the strides do not divide */
-  for (int i = 0; i < n; i++) {
-    int64_t in = xs->dims[2 + i].value;
-    int64_t reach = (in + 2 * p->pad[i] - ((kernel_g[i] - 1) * p->stride[i] + 1)) / p->dilate[i] + 1;
-    if (reach > p->kernel[i]) {
-      char axis[16], end[32];
-      g_snprintf(axis, sizeof axis, "%d", i + 2);
-      g_snprintf(end, sizeof end, "%" G_GINT64_FORMAT, p->kernel[i]);
-      dw = ds_grad_op1(ctx, "slice_axis", dw, "axis", axis, "begin", "0", "end", end, NULL);
-    }
-  }
-  in_grads[1] = dw;
+  in_grads[1] = weight_grad(ctx, x, xs, g, gs, n, p->kernel, p->stride, p->dilate, p->pad,
+                            groups, group_in, group_out);
+  if (!p->no_bias)
+    in_grads[2] = sum_but(ctx, g, 1);
+  return TRUE;
+}
+
+/* Deconvolution is the adjoint of the convolution with the same weights (of g's shape into
+ * x's): its data's gradient is that convolution of g; its weight's is that convolution's
+ * weight gradient with the roles swapped, g as the data and x as the output's gradient; the
+ * bias's the sum of g over all but the channels. */
+DS_GRAD_FN(ds_grad_deconvolution)
+{
+  const DsDeconvolutionParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0], *gs = &ctx->out_shapes[0], *ws = &ctx->in_shapes[1];
+  int n = p->n_spatial;
+  if (xs->ndim != n + 2 || gs->ndim != n + 2)
+    return ds_grad_fail(ctx, error, "its data and output shapes are not known");
+  for (int d = 2; d < n + 2; d++)
+    if (!ds_dim_is_const(xs->dims[d]) || !ds_dim_is_const(gs->dims[d]))
+      return ds_grad_fail(ctx, error, "its spatial sizes are not known numbers");
+  if (ws->ndim != n + 2 || !ds_dim_is_const(ws->dims[0]) || !ds_dim_is_const(ws->dims[1]))
+    return ds_grad_fail(ctx, error, "its weight shape is not known");
+  int64_t pad[DS_DECONV_MAX_SPATIAL], adj;
+  for (int i = 0; i < n; i++)
+    if (!ds_deconv_pad_adj(p, i, xs->dims[2 + i].value, &pad[i], &adj))
+      return ds_grad_fail(ctx, error, "its target shape is larger than its full output");
+  const int64_t groups = p->num_group, channels = ws->dims[0].value;
+  const int64_t group_out = ws->dims[1].value; /* the deconvolution's outputs per group */
+  g_autofree char *kernel = ds_grad_tuple(p->kernel, n), *stride = ds_grad_tuple(p->stride, n);
+  g_autofree char *dilate = ds_grad_tuple(p->dilate, n), *pad_text = ds_grad_tuple(pad, n);
+  g_autofree char *channel_text = g_strdup_printf("%" G_GINT64_FORMAT, channels);
+  g_autofree char *group_text = g_strdup_printf("%" G_GINT64_FORMAT, groups);
+  DsEntry g = out_grads[0], x = ds_grad_input(ctx, 0);
+  in_grads[0] = ds_grad_op2(ctx, "Convolution", g, ds_grad_input(ctx, 1), "kernel", kernel,
+                            "stride", stride, "dilate", dilate, "pad", pad_text, "num_filter",
+                            channel_text, "num_group", group_text, "no_bias", "True", NULL);
+  /* the convolution's weights are (C_in of x, g's channels per group, kernel...) */
+  in_grads[1] = weight_grad(ctx, g, gs, x, xs, n, p->kernel, p->stride, p->dilate, pad, groups,
+                            group_out, channels / groups);
   if (!p->no_bias)
     in_grads[2] = sum_but(ctx, g, 1);
   return TRUE;

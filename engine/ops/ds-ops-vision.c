@@ -20,6 +20,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-grads.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
 
@@ -675,6 +676,7 @@ static const DsOpDef DECONVOLUTION_def = {
     .input_names = deconvolution_inputs,
     .output_names = names_output,
     .infer_shape = deconvolution_infer_shape,
+    .grad = ds_grad_deconvolution,
 };
 
 /* --- _contrib_resize, _contrib_dynamic_resize -------------------------------------------- */
