@@ -487,6 +487,9 @@ static void add_cases(void)
           "\"num_filter\": \"3\", \"num_group\": \"3\", \"no_bias\": \"True\"", "(2, 3, 6, 5)",
           "(3, 1, 3, 3)", NULL, -1, 1);
   c->f32 = TRUE;
+  c = add("LRN", "\"nsize\": \"3\", \"alpha\": \"0.5\", \"beta\": \"0.75\", \"knorm\": \"1\"",
+          "(2, 5, 2, 3)", NULL, NULL, -1, 1);
+  c->f32 = TRUE;
   /* the transposed convolution: strided, with adj; grouped with a bias; a 1-D one with a
    * target shape */
   c = add("Deconvolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "

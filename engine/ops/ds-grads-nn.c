@@ -486,6 +486,39 @@ DS_GRAD_FN(ds_grad_l2_normalization)
   return TRUE;
 }
 
+/* Each channel's sum over the LRN window around it (odd sizes: the window is symmetric), as a
+ * sum pooling over the channels of `v` seen as (N, 1, C, rest). */
+static DsEntry channel_window_sum(DsGradCtx *ctx, DsEntry v, int64_t size)
+{
+  char kernel[48], pad[48];
+  g_snprintf(kernel, sizeof kernel, "(%" G_GINT64_FORMAT ", 1)", size);
+  g_snprintf(pad, sizeof pad, "(%" G_GINT64_FORMAT ", 0)", (size - 1) / 2);
+  DsEntry planes = ds_grad_op1(ctx, "expand_dims", v, "axis", "1", NULL);
+  planes = ds_grad_op1(ctx, "Reshape", planes, "shape", "(0, 0, 0, -1)", NULL);
+  DsEntry sum = ds_grad_op1(ctx, "Pooling", planes, "kernel", kernel, "pad", pad, "stride",
+                            "(1, 1)", "pool_type", "sum", NULL);
+  return ds_grad_op2(ctx, "reshape_like", sum, v, NULL);
+}
+
+/* LRN: y_c = x_c s_c^-b with s_c = k + a/n sum over c's window of x^2, so
+ * dx_j = g_j s_j^-b - (2ab/n) x_j sum over the windows holding j of g_c x_c s_c^(-b-1);
+ * an odd window is symmetric, so both sums run over j's own window. */
+DS_GRAD_FN(ds_grad_lrn)
+{
+  const DsLRNParam *p = ctx->node->param;
+  if (p->nsize % 2 == 0)
+    return ds_grad_fail(ctx, error, "an even nsize (an asymmetric window) is not done yet");
+  DsEntry x = ds_grad_input(ctx, 0), g = out_grads[0];
+  DsEntry s = channel_window_sum(ctx, UN("square", x), p->nsize);
+  s = SC("_plus_scalar", SC("_mul_scalar", s, p->alpha / (double)p->nsize), p->knorm);
+  DsEntry direct = MUL(g, SC("_power_scalar", s, -p->beta));
+  DsEntry spread = MUL(MUL(g, x), SC("_power_scalar", s, -p->beta - 1.0));
+  DsEntry cross = MUL(x, channel_window_sum(ctx, spread, p->nsize));
+  double scale = 2.0 * p->alpha * p->beta / (double)p->nsize;
+  in_grads[0] = ds_grad_op2(ctx, "elemwise_sub", direct, SC("_mul_scalar", cross, scale), NULL);
+  return TRUE;
+}
+
 /* UpSampling, nearest: each output pixel copies one input pixel, so an input's gradient is g
  * summed over the f x f block each of its pixels became (sum pooling, f its factor), taken
  * from its own channels of g when the inputs were concatenated. */

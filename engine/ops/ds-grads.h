@@ -41,6 +41,7 @@ DS_GRAD_FN(ds_grad_pooling);
 DS_GRAD_FN(ds_grad_batch_norm);
 DS_GRAD_FN(ds_grad_convolution);
 DS_GRAD_FN(ds_grad_deconvolution);
+DS_GRAD_FN(ds_grad_lrn);
 DS_GRAD_FN(ds_grad_upsampling);
 DS_GRAD_FN(ds_grad_softmax_output);
 DS_GRAD_FN(ds_grad_matmul);

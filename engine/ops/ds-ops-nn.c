@@ -2124,6 +2124,7 @@ static const DsOpDef LRN_def = {
     .num_visible_outputs = ds_op_count_1,
     .output_names = lrn_outputs,
     .infer_shape = lrn_infer_shape,
+    .grad = ds_grad_lrn,
 };
 
 /* --- _contrib_hardmax ----------------------------------------------------------------------- */
