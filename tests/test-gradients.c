@@ -643,6 +643,8 @@ static void add_cases(void)
   add("Pad", "\"mode\": \"constant\", \"pad_width\": \"(0, 0, 0, 0, 1, 2, 2, 1)\"", "(1, 1, 2, 3)",
       NULL, NULL, -1, 1);
   add("_npi_pad", "\"pad_width\": \"((1, 0), (0, 2))\"", "(2, 3)", NULL, NULL, -1, 1);
+  add("slice_like", NULL, "(3, 4)", "(2, 2)", NULL, -1, 1);
+  add("slice_like", "\"axes\": \"(1,)\"", "(2, 4, 3)", "(1, 2, 5)", NULL, -1, 1);
   add_indexed("take", NULL, "(4, 3)", "(5,)", 4);
   add_indexed("take", "\"axis\": \"1\", \"mode\": \"wrap\"", "(2, 4, 2)", "(2, 3)", 4);
   add_indexed("take_along_axis", "\"axis\": \"1\"", "(3, 4)", "(3, 5)", 4);

@@ -555,6 +555,25 @@ DS_GRAD_FN(ds_grad_boolean_mask)
   return TRUE;
 }
 
+/* slice_like cut x down to the other input's size from index 0 on: g padded back with zeros
+ * at the end of every axis, by x's size less g's, read at run time (_contrib_dynamic_pad), so
+ * symbolic and data-dependent sizes work as well. */
+DS_GRAD_FN(ds_grad_slice_like)
+{
+  (void)error;
+  DsEntry x = ds_grad_input(ctx, 0), g = out_grads[0];
+  DsEntry missing = ds_grad_op2(ctx, "elemwise_sub", ds_grad_op1(ctx, "shape_array", x, NULL),
+                                ds_grad_op1(ctx, "shape_array", g, NULL), NULL);
+  DsEntry before = ds_grad_op1(ctx, "zeros_like", missing, NULL);
+  DsEntry pads = ds_grad_op2(ctx, "Concat", before, missing, "dim", "0", "num_args", "2", NULL);
+  DsEntry zero = ds_grad_op(ctx, "_zeros", 0, NULL, "shape", "(1,)", "dtype",
+                            ds_dtype_name(ctx->in_dtypes[0]), NULL);
+  DsEntry padded = ds_grad_op(ctx, "_contrib_dynamic_pad", 3, (DsEntry[]){g, pads, zero}, NULL);
+  /* x's shape, which inference cannot read off the pads */
+  in_grads[0] = ds_grad_op2(ctx, "reshape_like", padded, x, NULL);
+  return TRUE;
+}
+
 /* Pad and _npi_pad, constant mode: the padding is constant, so x's gradient is g cropped back
  * to x (a slice). */
 DS_GRAD_FN(ds_grad_pad)

@@ -93,3 +93,4 @@ DS_GRAD_FN(ds_grad_gather_nd);
 DS_GRAD_FN(ds_grad_scatter);
 DS_GRAD_FN(ds_grad_sequence_last);
 DS_GRAD_FN(ds_grad_boolean_mask);
+DS_GRAD_FN(ds_grad_slice_like);

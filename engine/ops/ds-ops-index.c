@@ -1006,7 +1006,8 @@ DS_INDEX_OP(SLICE_CHANNEL, "SliceChannel", slice_channel_aliases, sizeof(DsSlice
              .grad = ds_grad_slice_channel)
 DS_INDEX_OP(SLICE_LIKE, "slice_like", NULL, sizeof(DsSliceLikeParam), parse_slice_like,
             ds_op_count_2, ds_op_count_1, slice_like_inputs, infer_shape_slice_like,
-            infer_type_data_out)
+            infer_type_data_out,
+            .grad = ds_grad_slice_like)
 DS_INDEX_OP(ARGSORT, "argsort", NULL, sizeof(DsArgsortParam), parse_argsort, ds_op_count_1,
             ds_op_count_1, NULL, infer_shape_argsort, infer_type_argsort, .grad = ds_grad_zero)
 DS_INDEX_OP(GATHER_ND, "gather_nd", NULL, 0, NULL, ds_op_count_2, ds_op_count_1, gather_nd_inputs,
