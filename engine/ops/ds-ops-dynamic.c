@@ -847,7 +847,8 @@ DS_DYNAMIC_OP(DYNAMIC_TOPK, "_contrib_dynamic_topk", DYN, sizeof(DsDynamicTopkPa
               infer_shape_dynamic_topk, infer_type_dynamic_topk)
 DS_DYNAMIC_OP(DYNAMIC_ONE_HOT, "_contrib_dynamic_one_hot", DYN, sizeof(DsDynamicOneHotParam),
               parse_dynamic_one_hot, ds_op_count_3, ds_op_count_1, dynamic_one_hot_inputs,
-              infer_shape_dynamic_one_hot, infer_type_dynamic_one_hot)
+              infer_shape_dynamic_one_hot, infer_type_dynamic_one_hot,
+              .grad = ds_grad_zero)
 DS_DYNAMIC_OP(COMPRESS, "_contrib_compress", DYN, sizeof(DsCompressParam), parse_compress,
               ds_op_count_2, ds_op_count_1, compress_inputs, infer_shape_compress,
               infer_type_data_out,

@@ -20,6 +20,7 @@
 
 #include "ds-attr.h"
 #include "ds-error.h"
+#include "ds-grad.h"
 #include "ds-grads.h"
 #include "ds-op.h"
 #include "ds-ops-common.h"
@@ -961,6 +962,7 @@ static const DsOpDef NON_MAX_SUPPRESSION_def = {
     .output_names = nms_outputs,
     .infer_shape = nms_infer_shape,
     .infer_type = nms_infer_type,
+    .grad = ds_grad_zero,
 };
 
 void ds_ops_vision_register(const DsOpDef **table)
