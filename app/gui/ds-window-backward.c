@@ -9,21 +9,10 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "ds-backward.h"
 #include "ds-window-private.h"
 
 /* The choices, as win.backward's state spells them ("off", or a --recompute policy). */
 static const char *const choices[] = {"off", "save", "auto", "recompute", NULL};
-
-gboolean ds_window_add_backward(DsWindow *w, DsSession *session, GError **error)
-{
-  if (w->backward == NULL)
-    return TRUE;
-  DsLoopPolicy policy;
-  gboolean known = ds_backward_parse_policy(w->backward, &policy);
-  g_assert(known);
-  return ds_session_add_backward(session, NULL, policy, error);
-}
 
 gboolean ds_window_set_backward(DsWindow *w, const char *policy, GError **error)
 {

@@ -100,9 +100,7 @@ GMenuModel *ds_window_overlay_menu(void);
 void ds_window_add_device_action(DsWindow *window);
 GMenuModel *ds_window_device_menu(void);
 
-/* ds-window-backward.c: the window's backward pass added to a session it opens (FALSE with
- * `error` set when the model cannot be differentiated) */
-gboolean ds_window_add_backward(DsWindow *window, DsSession *session, GError **error);
+/* ds-window-backward.c */
 void ds_window_add_backward_action(DsWindow *window);
 GMenuModel *ds_window_backward_menu(void);
 /* ds-window-recent.c */
