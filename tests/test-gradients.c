@@ -490,6 +490,10 @@ static void add_cases(void)
   c = add("LRN", "\"nsize\": \"3\", \"alpha\": \"0.5\", \"beta\": \"0.75\", \"knorm\": \"1\"",
           "(2, 5, 2, 3)", NULL, NULL, -1, 1);
   c->f32 = TRUE;
+  /* adaptive pooling over windows that overlap (5 -> 3) and that do not (4 -> 2) */
+  c = add("_contrib_AdaptiveAvgPooling2D", "\"output_size\": \"(3, 2)\"", "(2, 2, 5, 4)", NULL, NULL,
+          -1, 1);
+  c->f32 = TRUE;
   /* the transposed convolution: strided, with adj; grouped with a bias; a 1-D one with a
    * target shape */
   c = add("Deconvolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "

@@ -519,6 +519,40 @@ DS_GRAD_FN(ds_grad_lrn)
   return TRUE;
 }
 
+/* The (out, in) matrix of adaptive average pooling along one axis of `in` elements: row i
+ * averages input window i. Made at run time by pooling the rows of an in x in identity. */
+static DsEntry adaptive_pool_matrix(DsGradCtx *ctx, int64_t in, int64_t out, const char *dtype)
+{
+  char square[48], size[48], rows[48];
+  g_snprintf(square, sizeof square, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  g_snprintf(size, sizeof size, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out, in);
+  g_snprintf(rows, sizeof rows, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  DsEntry eye = UN("eye_like", ds_grad_op(ctx, "_zeros", 0, NULL, "shape", square, "dtype", dtype,
+                                          NULL));
+  eye = ds_grad_op1(ctx, "Reshape", eye, "shape", rows, NULL);
+  DsEntry pooled = ds_grad_op1(ctx, "_contrib_AdaptiveAvgPooling2D", eye, "output_size", size,
+                               NULL);
+  return ds_grad_op1(ctx, "Reshape", pooled, "shape", size, NULL);
+}
+
+/* _contrib_AdaptiveAvgPooling2D is separable and linear: y = P_H x P_W^T per plane, P the
+ * pooling matrices of the two axes, so dx = P_H^T g P_W. */
+DS_GRAD_FN(ds_grad_adaptive_avg_pool)
+{
+  const DsShape *xs = &ctx->in_shapes[0], *ys = &ctx->out_shapes[0];
+  if (xs->ndim != 4 || ys->ndim != 4)
+    return ds_grad_fail(ctx, error, "its data and output shapes are not known");
+  for (int d = 2; d < 4; d++)
+    if (!ds_dim_is_const(xs->dims[d]) || !ds_dim_is_const(ys->dims[d]))
+      return ds_grad_fail(ctx, error, "its spatial sizes are not known numbers");
+  const char *dtype = ds_dtype_name(ctx->in_dtypes[0]);
+  DsEntry ph = adaptive_pool_matrix(ctx, xs->dims[2].value, ys->dims[2].value, dtype);
+  DsEntry pw = adaptive_pool_matrix(ctx, xs->dims[3].value, ys->dims[3].value, dtype);
+  DsEntry rows = ds_grad_op2(ctx, "_npi_matmul", UN("transpose", ph), out_grads[0], NULL);
+  in_grads[0] = ds_grad_op2(ctx, "_npi_matmul", rows, pw, NULL);
+  return TRUE;
+}
+
 /* UpSampling, nearest: each output pixel copies one input pixel, so an input's gradient is g
  * summed over the f x f block each of its pixels became (sum pooling, f its factor), taken
  * from its own channels of g when the inputs were concatenated. */

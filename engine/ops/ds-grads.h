@@ -42,6 +42,7 @@ DS_GRAD_FN(ds_grad_batch_norm);
 DS_GRAD_FN(ds_grad_convolution);
 DS_GRAD_FN(ds_grad_deconvolution);
 DS_GRAD_FN(ds_grad_lrn);
+DS_GRAD_FN(ds_grad_adaptive_avg_pool);
 DS_GRAD_FN(ds_grad_upsampling);
 DS_GRAD_FN(ds_grad_softmax_output);
 DS_GRAD_FN(ds_grad_matmul);

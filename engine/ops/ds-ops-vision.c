@@ -354,6 +354,7 @@ static const DsOpDef ADAPTIVE_AVG_POOLING_2D_def = {
     .output_names = names_output,
     .infer_shape = adaptive_avg_pool_infer_shape,
     .infer_type = adaptive_avg_pool_infer_type,
+    .grad = ds_grad_adaptive_avg_pool,
 };
 
 /* --- _contrib_grid_sample ----------------------------------------------------------------- */
