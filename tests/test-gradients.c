@@ -494,6 +494,18 @@ static void add_cases(void)
   c = add("_contrib_AdaptiveAvgPooling2D", "\"output_size\": \"(3, 2)\"", "(2, 2, 5, 4)", NULL, NULL,
           -1, 1);
   c->f32 = TRUE;
+  /* resizing: nearest by a factor, linear (half-pixel) to sizes, cubic (asymmetric) */
+  c = add("_contrib_resize", "\"mode\": \"nearest\", \"scales\": \"(1, 1, 2, 3)\"", "(1, 2, 3, 2)",
+          NULL, NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("_contrib_resize", "\"mode\": \"linear\", \"sizes\": \"(2, 1, 5, 3)\"", "(2, 1, 3, 4)", NULL,
+          NULL, -1, 1);
+  c->f32 = TRUE;
+  c = add("_contrib_resize",
+          "\"mode\": \"cubic\", \"coordinate_transformation_mode\": \"asymmetric\", "
+          "\"scales\": \"(1, 1, 1.5, 2)\"",
+          "(1, 1, 4, 3)", NULL, NULL, -1, 1);
+  c->f32 = TRUE;
   /* the transposed convolution: strided, with adj; grouped with a bias; a 1-D one with a
    * target shape */
   c = add("Deconvolution", "\"kernel\": \"(3, 3)\", \"stride\": \"(2, 2)\", \"pad\": \"(1, 1)\", "

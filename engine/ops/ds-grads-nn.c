@@ -553,6 +553,65 @@ DS_GRAD_FN(ds_grad_adaptive_avg_pool)
   return TRUE;
 }
 
+/* The (out, in) matrix of `resize`'s map along spatial axis `axis` of its 4-D input (`in`
+ * elements to `out`): the same op, under the same attributes, resampling the rows of an
+ * in x in identity along that axis alone. */
+static DsEntry resize_matrix(DsGradCtx *ctx, const DsResizeParam *p, int axis, int64_t in,
+                             int64_t out, const char *dtype)
+{
+  char square[48], target[128], shape[48];
+  g_snprintf(square, sizeof square, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  g_snprintf(shape, sizeof shape, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  DsEntry eye = UN("eye_like", ds_grad_op(ctx, "_zeros", 0, NULL, "shape", square, "dtype", dtype,
+                                          NULL));
+  eye = ds_grad_op1(ctx, "Reshape", eye, "shape", shape, NULL);
+  const char *key;
+  if (p->n_scales > 0) { /* the axis's own factor, so that positions map exactly as before */
+    char factor[G_ASCII_DTOSTR_BUF_SIZE];
+    ds_grad_number_text(p->scales[axis], factor);
+    g_snprintf(target, sizeof target, "(1, 1, %s, 1)", factor);
+    key = "scales";
+  } else {
+    g_snprintf(target, sizeof target, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out,
+               in);
+    key = "sizes";
+  }
+  DsEntry map = ds_grad_op1(ctx, "_contrib_resize", eye, key, target, NULL);
+  static const char *const kept[] = {"mode", "coordinate_transformation_mode", "nearest_mode",
+                                     "cubic_coeff_a", "exclude_outside", NULL};
+  DsNode *node = ctx->graph->nodes[map.node_id];
+  for (const char *const *k = kept; *k != NULL; k++) {
+    const char *value = ds_node_get_attr(ctx->node, *k);
+    if (value != NULL)
+      ds_node_add_attr(node, *k, value);
+  }
+  g_snprintf(shape, sizeof shape, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out, in);
+  return ds_grad_op1(ctx, "Reshape", map, "shape", shape, NULL);
+}
+
+/* _contrib_resize is linear and separable: on 4-D data resampling the two spatial axes,
+ * y = R_H x R_W^T per plane, so dx = R_H^T g R_W, the matrices made by the op itself. */
+DS_GRAD_FN(ds_grad_resize)
+{
+  const DsResizeParam *p = ctx->node->param;
+  const DsShape *xs = &ctx->in_shapes[0], *ys = &ctx->out_shapes[0];
+  if (xs->ndim != 4 || ys->ndim != 4)
+    return ds_grad_fail(ctx, error, "only 4-D data (two spatial axes) is done");
+  for (int d = 0; d < 4; d++)
+    if (!ds_dim_is_const(xs->dims[d]) || !ds_dim_is_const(ys->dims[d]))
+      return ds_grad_fail(ctx, error, "its sizes are not known numbers");
+  if (xs->dims[0].value != ys->dims[0].value || xs->dims[1].value != ys->dims[1].value)
+    return ds_grad_fail(ctx, error, "resizing the batch or channel axis is not done");
+  if (p->coord == DS_RESIZE_TF_CROP_AND_RESIZE)
+    return ds_grad_fail(ctx, error, "tf_crop_and_resize is not done yet");
+  const char *dtype = ds_dtype_name(ctx->in_dtypes[0]);
+  DsEntry rh = resize_matrix(ctx, p, 2, xs->dims[2].value, ys->dims[2].value, dtype);
+  DsEntry rw = resize_matrix(ctx, p, 3, xs->dims[3].value, ys->dims[3].value, dtype);
+  DsEntry rows = ds_grad_op2(ctx, "_npi_matmul", UN("transpose", rh), out_grads[0], NULL);
+  in_grads[0] = ds_grad_op2(ctx, "_npi_matmul", rows, rw, NULL);
+  return TRUE;
+}
+
 /* UpSampling, nearest: each output pixel copies one input pixel, so an input's gradient is g
  * summed over the f x f block each of its pixels became (sum pooling, f its factor), taken
  * from its own channels of g when the inputs were concatenated. */

@@ -43,6 +43,7 @@ DS_GRAD_FN(ds_grad_convolution);
 DS_GRAD_FN(ds_grad_deconvolution);
 DS_GRAD_FN(ds_grad_lrn);
 DS_GRAD_FN(ds_grad_adaptive_avg_pool);
+DS_GRAD_FN(ds_grad_resize);
 DS_GRAD_FN(ds_grad_upsampling);
 DS_GRAD_FN(ds_grad_softmax_output);
 DS_GRAD_FN(ds_grad_matmul);

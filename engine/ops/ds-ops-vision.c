@@ -859,6 +859,7 @@ static const DsOpDef RESIZE_def = {
     .input_names = data_inputs,
     .output_names = names_output,
     .infer_shape = resize_infer_shape,
+    .grad = ds_grad_resize,
 };
 
 static const DsOpDef DYNAMIC_RESIZE_def = {
