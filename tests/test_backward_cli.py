@@ -306,25 +306,6 @@ def test_report_splits_passes(tmp):
     return line[0]
 
 
-def test_render_backward(tmp):
-    """--render --backward draws the gradient nodes in their own colour, with a legend entry;
-    without --backward there is none."""
-    model = os.path.join(SRC, "data", "sample", "sample-symbol.json")
-    svgs = {}
-    for extra in ([], ["--backward"]):
-        out = os.path.join(tmp, f"graph{len(extra)}.svg")
-        r = run_cli(["--render", model, "--svg", out] + extra)
-        if r.returncode != 0:
-            raise Failure(f"exit {r.returncode}: {r.stderr.strip()}")
-        with open(out) as f:
-            svgs[bool(extra)] = f.read()
-    if "gradient (the backward pass)" in svgs[False] or "dense0_fwd_backward_dot" in svgs[False]:
-        raise Failure("the forward graph's drawing has gradient nodes")
-    if "gradient (the backward pass)" not in svgs[True] or \
-            "dense0_fwd_backward_dot" not in svgs[True]:
-        raise Failure("the backward graph's drawing lacks its gradient nodes or their legend")
-
-
 def test_policies_agree_on_files(tmp):
     """--recompute save and recompute write the same gradient files, byte for byte."""
     model = os.path.join(SRC, "data", "control", "lstm-foreach-symbol.json")
@@ -482,7 +463,6 @@ TESTS = [
      test_recompute_auto_transformer),
     ("--report with --backward splits time and memory between the passes",
      test_report_splits_passes),
-    ("--render --backward draws the gradient nodes in their own colour", test_render_backward),
     ("--recompute save, auto, recompute and checkpoint:5 write identical gradients",
      test_policies_agree_on_files),
     ("--recompute checkpoint:K with rows not a multiple of K exits 2 naming the loop",

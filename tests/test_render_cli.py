@@ -7,7 +7,8 @@ the static-dynamic partition, each time an SVG that parses, with one node group
 per drawn node (and the legend), one cluster group per cluster, and no node
 without text; a comment line per model gives the counts and the times; PNG and dot outputs;
 a time overlay from a profile the same binary wrote; --collapse all; the same
-model twice gives the same bytes; a write into a missing folder leaves nothing.
+model twice gives the same bytes; --backward draws the gradient nodes in their own
+colour; a write into a missing folder leaves nothing.
 
 Environment: DS_SOURCE_DIR, DS_BUILD_DIR, DS_SHARED_DIR (set by meson).
 """
@@ -193,6 +194,24 @@ def test_overlay_and_collapse(tmp):
                                                                          n_folded)
 
 
+def test_backward(tmp):
+    # The forward and backward pass as one graph: the gradient nodes in their own colour, with
+    # a legend entry; the forward pass alone has neither.
+    model = os.path.join(SRC, "data", "sample", "sample-symbol.json")
+    svgs = {}
+    for extra in ([], ["--backward"]):
+        out = os.path.join(tmp, "graph%d.svg" % len(extra))
+        check_svg(out, dynscope(["--render", model, "--svg", out] + extra).stdout)
+        with open(out) as f:
+            svgs[bool(extra)] = f.read()
+    if "gradient (the backward pass)" in svgs[False] or "dense0_fwd_backward_dot" in svgs[False]:
+        raise Failure("the forward graph's drawing has gradient nodes")
+    if "gradient (the backward pass)" not in svgs[True] or \
+            "dense0_fwd_backward_dot" not in svgs[True]:
+        raise Failure("the backward graph's drawing lacks its gradient nodes or their legend")
+    return "%d gradient nodes filled" % svgs[True].count('fill="#fce4dc"')
+
+
 def test_missing_folder(tmp):
     target = os.path.join(tmp, "missing", "g.svg")
     err = dynscope(["--render", os.path.join(SRC, "data", "sample", "sample-symbol.json"),
@@ -206,6 +225,7 @@ TESTS = [
     ("every model renders to a well-formed SVG", test_every_model),
     ("PNG, dot, and the same picture twice", test_outputs),
     ("a time overlay from a profile, and --collapse all", test_overlay_and_collapse),
+    ("--backward: the gradient nodes in their own colour", test_backward),
     ("a render into a missing folder", test_missing_folder),
 ]
 
