@@ -66,8 +66,9 @@ static Agraph_t *cluster_graph(Built *g, const DsVizScene *scene, gint c)
   set(sub, "fillcolor", cl->fill);
   set(sub, "color", cl->kind == DS_VIZ_CLUSTER_BODY ? "#b0b0a0" : "#8090a0");
   set(sub, "labeljust", "l");
-  set(sub, "fontname", "Helvetica");
-  set(sub, "fontsize", cl->kind == DS_VIZ_CLUSTER_BODY ? "10" : "12");
+  set(sub, "fontname", DS_VIZ_FONT);
+  set(sub, "fontsize", cl->kind == DS_VIZ_CLUSTER_BODY ? G_STRINGIFY(DS_VIZ_BODY_FONT_SIZE)
+                                                       : G_STRINGIFY(DS_VIZ_CLUSTER_FONT_SIZE));
   g->clusters[c] = sub;
   return sub;
 }
@@ -78,7 +79,7 @@ static void build(Built *g, const DsVizScene *scene)
   set(g->root, "rankdir", "TB");
   set(g->root, "nodesep", "0.25");
   set(g->root, "ranksep", "0.35");
-  set(g->root, "fontname", "Helvetica");
+  set(g->root, "fontname", DS_VIZ_FONT);
   /* Keep each node's outputs in the order the file lists them: the same graph gives the
    * same picture, and an edit moves little. */
   set(g->root, "ordering", "out");
@@ -111,8 +112,9 @@ static void build(Built *g, const DsVizScene *scene)
     set(node, "shape", node_shape(n->kind));
     set(node, "style", n->kind == DS_VIZ_NODE_OP ? "filled,rounded" : "filled");
     set(node, "fillcolor", n->fill);
-    set(node, "fontname", "Helvetica");
-    set(node, "fontsize", n->kind == DS_VIZ_NODE_WEIGHT ? "8" : "10");
+    set(node, "fontname", DS_VIZ_FONT);
+    set(node, "fontsize", n->kind == DS_VIZ_NODE_WEIGHT ? G_STRINGIFY(DS_VIZ_WEIGHT_FONT_SIZE)
+                                                        : G_STRINGIFY(DS_VIZ_NODE_FONT_SIZE));
     set(node, "margin", "0.08,0.04");
     set(node, "height", "0.3");
     g->nodes[i] = node;
@@ -124,8 +126,8 @@ static void build(Built *g, const DsVizScene *scene)
     set(edge, "color", "#606870");
     if (e->label != NULL) {
       set(edge, "xlabel", e->label);
-      set(edge, "fontsize", "8");
-      set(edge, "fontname", "Helvetica");
+      set(edge, "fontsize", G_STRINGIFY(DS_VIZ_EDGE_FONT_SIZE));
+      set(edge, "fontname", DS_VIZ_FONT);
       set(edge, "fontcolor", "#404850");
     }
     g->edges[i] = edge;

@@ -11,6 +11,15 @@
 
 #include "ds-viz.h"
 
+/* The font Graphviz measures text with when it sizes boxes, and its sizes in points: whoever
+ * draws the geometry draws text with the same, so that it fits the boxes made for it. */
+#define DS_VIZ_FONT              "Helvetica"
+#define DS_VIZ_NODE_FONT_SIZE    10
+#define DS_VIZ_WEIGHT_FONT_SIZE  8
+#define DS_VIZ_EDGE_FONT_SIZE    8
+#define DS_VIZ_CLUSTER_FONT_SIZE 12
+#define DS_VIZ_BODY_FONT_SIZE    10 /* a loop's or branch's body */
+
 typedef struct {
   double x, y;
 } DsVizPoint;

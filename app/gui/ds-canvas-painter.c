@@ -8,10 +8,12 @@
 
 #define MIN_TEXT_PX   3.0   /* text smaller than this on screen is not drawn */
 #define MINIMAP_SIZE  180.0 /* its longer side, in pixels */
-#define NODE_FONT     10.0
-#define EDGE_FONT     8.0
-#define CLUSTER_FONT  11.0
+#define NODE_FONT     DS_VIZ_NODE_FONT_SIZE
+#define EDGE_FONT     DS_VIZ_EDGE_FONT_SIZE
+#define CLUSTER_FONT  DS_VIZ_CLUSTER_FONT_SIZE
 #define EDGE_LABEL_ZOOM 0.5 /* below this zoom, edge labels would only clutter */
+#define LABEL_PAD     3.0   /* graph points kept between a node's text and its border */
+#define CORNER_GAP    12.0  /* pixels between the legend or minimap and the widget's edge */
 
 struct _DsCanvasPainter {
   PangoFontDescription *font, *bold;
@@ -22,7 +24,8 @@ struct _DsCanvasPainter {
 DsCanvasPainter *ds_canvas_painter_new(void)
 {
   DsCanvasPainter *p = g_new0(DsCanvasPainter, 1);
-  p->font = pango_font_description_from_string("Sans");
+  /* Graphviz's font: the boxes were made for text in it. */
+  p->font = pango_font_description_from_string(DS_VIZ_FONT);
   p->bold = pango_font_description_copy(p->font);
   pango_font_description_set_weight(p->bold, PANGO_WEIGHT_BOLD);
   return p;
@@ -89,11 +92,65 @@ static void text_style(TextStyle *t, const PangoFontDescription *font, double si
 /* Centred lines of text at (x, y). */
 static void draw_text(cairo_t *cr, TextStyle *t, const char *text, double x, double y)
 {
+  pango_layout_set_width(t->layout, -1);
   pango_layout_set_text(t->layout, text, -1);
   int w, h;
   pango_layout_get_pixel_size(t->layout, &w, &h);
   cairo_move_to(cr, x - w / 2.0, y - h / 2.0);
   pango_cairo_show_layout(cr, t->layout);
+}
+
+/* Lays node text out inside `box`: each line middle-ellipsized to the box's width (the
+ * layer index at the end of a long name stays; the whole name is in the tooltip), and the
+ * font made smaller when the lines are taller than the box (the layout measured them with
+ * another font). Its size in graph points in *w, *h. */
+static void layout_node_text(DsCanvasPainter *p, TextStyle *t, const DsVizNode *n,
+                             const DsVizBox *box, double *w, double *h)
+{
+  const char *text = n->label;
+  double room_w = MAX(box->width - 2 * LABEL_PAD, 1), room_h = MAX(box->height - 2 * LABEL_PAD, 1);
+  double size = n->kind == DS_VIZ_NODE_WEIGHT ? DS_VIZ_WEIGHT_FONT_SIZE : NODE_FONT;
+  text_style(t, p->font, size);
+  pango_layout_set_width(t->layout, (int)(room_w * PANGO_SCALE));
+  pango_layout_set_ellipsize(t->layout, PANGO_ELLIPSIZE_MIDDLE);
+  pango_layout_set_alignment(t->layout, PANGO_ALIGN_CENTER);
+  pango_layout_set_text(t->layout, text, -1);
+  PangoRectangle ink, logical;
+  pango_layout_get_extents(t->layout, &ink, &logical);
+  double height = (double)logical.height / PANGO_SCALE;
+  if (height > room_h) {
+    text_style(t, p->font, size * room_h / height);
+    pango_layout_get_extents(t->layout, &ink, &logical);
+    height = (double)logical.height / PANGO_SCALE;
+  }
+  *w = MIN((double)logical.width / PANGO_SCALE, room_w);
+  *h = height;
+}
+
+static void draw_node_text(DsCanvasPainter *p, cairo_t *cr, TextStyle *t, const DsVizNode *n,
+                           const DsVizBox *box)
+{
+  double w, h;
+  layout_node_text(p, t, n, box, &w, &h);
+  double room_w = MAX(box->width - 2 * LABEL_PAD, 1);
+  cairo_move_to(cr, box->x - room_w / 2, box->y - h / 2);
+  pango_cairo_show_layout(cr, t->layout);
+  /* The layout is shared with every other text of the frame. */
+  pango_layout_set_width(t->layout, -1);
+  pango_layout_set_ellipsize(t->layout, PANGO_ELLIPSIZE_NONE);
+  pango_layout_set_alignment(t->layout, PANGO_ALIGN_LEFT);
+}
+
+void ds_canvas_painter_measure_label(DsCanvasPainter *p, const DsVizScene *scene,
+                                     const DsVizLayout *layout, guint index, double *width,
+                                     double *height)
+{
+  PangoContext *context = pango_font_map_create_context(pango_cairo_font_map_get_default());
+  TextStyle t = {.layout = pango_layout_new(context)};
+  layout_node_text(p, &t, &g_array_index(scene->nodes, DsVizNode, index),
+                   &layout->nodes[index].box, width, height);
+  g_object_unref(t.layout);
+  g_object_unref(context);
 }
 
 /* ---- what is visible ---- */
@@ -233,8 +290,7 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
     if (node_text) {
       /* Node text is dark on the light fills every kind and overlay uses. */
       cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-      text_style(text, p->font, NODE_FONT);
-      draw_text(cr, text, n->label, g->label.x, g->label.y);
+      draw_node_text(p, cr, text, n, &g->box);
     }
     if (v->marks != NULL && v->marks[i])
       draw_mark(cr, &g->box);
@@ -257,6 +313,33 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
 
 /* ---- overlays on the widget ---- */
 
+typedef enum { BOTTOM_LEFT, TOP_LEFT, BOTTOM_RIGHT, TOP_RIGHT } Corner;
+
+/* Where a w x h overlay goes: the first of `corners` where it does not cover the node where
+ * execution stands (with its halo), else the first. */
+static void place(const DsCanvasView *v, double w, double h, const Corner *corners, guint n,
+                  double *x, double *y)
+{
+  double cx0 = 0, cy0 = 0, cx1 = -1, cy1 = -1;
+  if (v->current >= 0 && (guint)v->current < v->layout->n_nodes) {
+    const DsVizBox *b = &v->layout->nodes[v->current].box;
+    cx0 = v->offset_x + (b->x - b->width / 2) * v->zoom - 12;
+    cy0 = v->offset_y + (b->y - b->height / 2) * v->zoom - 12;
+    cx1 = cx0 + b->width * v->zoom + 24, cy1 = cy0 + b->height * v->zoom + 24;
+  }
+  for (guint i = 0; i < n; i++) {
+    gboolean left = corners[i] == BOTTOM_LEFT || corners[i] == TOP_LEFT;
+    gboolean top = corners[i] == TOP_LEFT || corners[i] == TOP_RIGHT;
+    double ox = left ? CORNER_GAP : v->width - w - CORNER_GAP;
+    double oy = top ? CORNER_GAP : v->height - h - CORNER_GAP;
+    gboolean covers = cx1 > cx0 && ox < cx1 && ox + w > cx0 && oy < cy1 && oy + h > cy0;
+    if (i == 0 || !covers)
+      *x = ox, *y = oy;
+    if (!covers)
+      return;
+  }
+}
+
 static void draw_minimap(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v)
 {
   double scale = MINIMAP_SIZE / MAX(v->layout->width, v->layout->height);
@@ -273,14 +356,19 @@ static void draw_minimap(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v)
     cairo_destroy(mc);
     p->minimap_of = v->layout;
   }
-  double x0 = v->width - mw - 12, y0 = v->height - mh - 12;
+  static const Corner corners[] = {BOTTOM_RIGHT, TOP_RIGHT, BOTTOM_LEFT};
+  double x0, y0;
+  place(v, mw + 8, mh + 8, corners, G_N_ELEMENTS(corners), &x0, &y0);
+  x0 += 4, y0 += 4;
   cairo_save(cr);
   cairo_rectangle(cr, x0 - 4, y0 - 4, mw + 8, mh + 8);
   cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.25);
-  cairo_fill(cr);
+  cairo_fill_preserve(cr);
+  /* The part the widget shows, which can reach past the graph: kept inside the minimap. */
+  cairo_clip(cr);
+  /* Translucent: nodes under it stay visible. */
   cairo_set_source_surface(cr, p->minimap, x0, y0);
-  cairo_paint(cr);
-  /* The part the widget shows. */
+  cairo_paint_with_alpha(cr, 0.75);
   double gx0 = -v->offset_x / v->zoom, gy0 = -v->offset_y / v->zoom;
   cairo_rectangle(cr, x0 + gx0 * scale, y0 + gy0 * scale, v->width / v->zoom * scale,
                   v->height / v->zoom * scale);
@@ -306,10 +394,13 @@ static void draw_legend(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, 
   }
   /* Bottom left: the graph starts at the top, and the minimap is bottom right. */
   double box_w = pad * 3 + swatch + width, box_h = pad * 2 + row * legend->len;
-  double x = 12, y = v->height - box_h - 12;
+  static const Corner corners[] = {BOTTOM_LEFT, TOP_LEFT, TOP_RIGHT};
+  double x, y;
+  place(v, box_w, box_h, corners, G_N_ELEMENTS(corners), &x, &y);
   cairo_save(cr);
   cairo_rectangle(cr, x, y, box_w, box_h);
-  cairo_set_source_rgba(cr, 1, 1, 1, 0.92);
+  /* Translucent: nodes under it show through. */
+  cairo_set_source_rgba(cr, 1, 1, 1, 0.78);
   cairo_fill_preserve(cr);
   cairo_set_source_rgba(cr, 0.4, 0.4, 0.4, 0.8);
   cairo_set_line_width(cr, 1);

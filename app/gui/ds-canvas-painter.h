@@ -35,5 +35,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DsCanvasPainter, ds_canvas_painter_free)
 void ds_canvas_painter_reset(DsCanvasPainter *painter);
 
 /* Draws the view: clusters, edges with shape labels, nodes, marks, the current node, the
- * overlay's legend (bottom left) and the minimap. */
+ * overlay's legend (bottom left) and the minimap (bottom right), each moved to another
+ * corner when it would cover the node where execution stands. */
 void ds_canvas_painter_paint(DsCanvasPainter *painter, cairo_t *cr, const DsCanvasView *view);
+
+/* The size, in graph points, at which node `index`'s text is drawn inside its box (lines
+ * ellipsized in the middle to its width, the font shrunk to its height). */
+void ds_canvas_painter_measure_label(DsCanvasPainter *painter, const DsVizScene *scene,
+                                     const DsVizLayout *layout, guint index, double *width,
+                                     double *height);

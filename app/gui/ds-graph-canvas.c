@@ -17,6 +17,10 @@ struct _DsGraphCanvas {
   double offset_x, offset_y; /* widget position of the graph's origin */
   double drag_x, drag_y;     /* offset when a drag began */
   double pinch_zoom;         /* zoom when a pinch began */
+  /* Where the pointer is (widget coordinates), from the motion controller: scroll events
+   * on X11 carry no position, and the keys zoom about the pointer too. */
+  double pointer_x, pointer_y;
+  gboolean pointer_inside;
   gint hover, selected, current;
   gboolean *marks; /* per scene node: a breakpoint is set */
   gboolean fitted; /* fit again on the first allocation */
@@ -50,6 +54,8 @@ void ds_graph_canvas_to_widget(DsGraphCanvas *c, double gx, double gy, double *x
 
 static void zoom_at(DsGraphCanvas *c, double factor, double x, double y)
 {
+  if (!isfinite(factor) || !isfinite(x) || !isfinite(y) || factor <= 0)
+    return;
   double zoom = CLAMP(c->zoom * factor, MIN_ZOOM, MAX_ZOOM);
   double gx, gy;
   to_graph(c, x, y, &gx, &gy);
@@ -59,24 +65,84 @@ static void zoom_at(DsGraphCanvas *c, double factor, double x, double y)
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
+#define FIT_MARGIN 24.0
+/* Node text (10 points at zoom 1) is read easily from 7 pixels: a graph that would be shown
+ * smaller whole opens at this zoom instead, at its inputs, so that names can be read. */
+#define READABLE_ZOOM 0.7
+
+static gboolean canvas_size(DsGraphCanvas *c, double *w, double *h)
+{
+  *w = gtk_widget_get_width(GTK_WIDGET(c));
+  *h = gtk_widget_get_height(GTK_WIDGET(c));
+  return c->layout != NULL && *w > 2 * FIT_MARGIN && *h > 2 * FIT_MARGIN;
+}
+
+/* Shows the graph at `zoom`, centred across; centred down too when it fits, else from the
+ * top. */
+static void show_at(DsGraphCanvas *c, double zoom, double w, double h)
+{
+  c->zoom = CLAMP(zoom, MIN_ZOOM, MAX_ZOOM);
+  c->offset_x = (w - c->layout->width * c->zoom) / 2;
+  if (c->layout->width * c->zoom > w - 2 * FIT_MARGIN)
+    c->offset_x = FIT_MARGIN;
+  c->offset_y = c->layout->height * c->zoom <= h - 2 * FIT_MARGIN
+                    ? (h - c->layout->height * c->zoom) / 2
+                    : FIT_MARGIN;
+  c->fitted = TRUE;
+  gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
+static double whole_zoom(DsGraphCanvas *c, double w, double h)
+{
+  double zx = (w - 2 * FIT_MARGIN) / MAX(c->layout->width, 1.0);
+  double zy = (h - 2 * FIT_MARGIN) / MAX(c->layout->height, 1.0);
+  return MIN(MIN(zx, zy), 1.5); /* small graphs are not blown up past 1.5 */
+}
+
 void ds_graph_canvas_fit(DsGraphCanvas *c)
 {
-  double w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
-  if (c->layout == NULL || w <= 0 || h <= 0) {
+  double w, h;
+  if (!canvas_size(c, &w, &h)) {
     c->fitted = FALSE;
     return;
   }
-  const double margin = 24.0;
-  double zx = (w - 2 * margin) / MAX(c->layout->width, 1.0);
-  double zy = (h - 2 * margin) / MAX(c->layout->height, 1.0);
-  /* Tall graphs fit their width and start at the top: a whole bert is unreadable anyway. */
-  c->zoom = CLAMP(MIN(MAX(zx, zy * 4), MIN(zx, 1.5)), MIN_ZOOM, MAX_ZOOM);
-  if (c->layout->height * c->zoom <= h - 2 * margin)
-    c->zoom = CLAMP(MIN(zx, zy), MIN_ZOOM, 1.5);
-  c->offset_x = (w - c->layout->width * c->zoom) / 2;
-  c->offset_y = c->layout->height * c->zoom <= h ? (h - c->layout->height * c->zoom) / 2 : margin;
-  c->fitted = TRUE;
-  gtk_widget_queue_draw(GTK_WIDGET(c));
+  show_at(c, whole_zoom(c, w, h), w, h);
+}
+
+void ds_graph_canvas_fit_width(DsGraphCanvas *c)
+{
+  double w, h;
+  if (!canvas_size(c, &w, &h)) {
+    c->fitted = FALSE;
+    return;
+  }
+  show_at(c, MIN((w - 2 * FIT_MARGIN) / MAX(c->layout->width, 1.0), 1.5), w, h);
+}
+
+/* A graph first shown: whole when its text can be read so; else at a readable zoom, from its
+ * top (where the inputs are), centred across on its first node. */
+static void first_view(DsGraphCanvas *c)
+{
+  double w, h;
+  if (!canvas_size(c, &w, &h)) {
+    c->fitted = FALSE;
+    return;
+  }
+  double whole = whole_zoom(c, w, h);
+  if (whole >= READABLE_ZOOM || c->layout->n_nodes == 0) {
+    show_at(c, whole, w, h);
+    return;
+  }
+  show_at(c, READABLE_ZOOM, w, h);
+  if (c->layout->width * c->zoom > w - 2 * FIT_MARGIN) {
+    const DsVizBox *top = &c->layout->nodes[0].box;
+    for (guint i = 1; i < c->layout->n_nodes; i++)
+      if (c->layout->nodes[i].box.y < top->y)
+        top = &c->layout->nodes[i].box;
+    double x = w / 2 - top->x * c->zoom;
+    /* Not past the graph's left or right edge. */
+    c->offset_x = CLAMP(x, w - FIT_MARGIN - c->layout->width * c->zoom, FIT_MARGIN);
+  }
 }
 
 void ds_graph_canvas_focus_box(DsGraphCanvas *c, const DsVizBox *box)
@@ -84,9 +150,8 @@ void ds_graph_canvas_focus_box(DsGraphCanvas *c, const DsVizBox *box)
   double w = gtk_widget_get_width(GTK_WIDGET(c)), h = gtk_widget_get_height(GTK_WIDGET(c));
   if (w <= 0 || h <= 0 || box->width <= 0 || box->height <= 0)
     return;
-  const double margin = 24.0;
-  c->zoom =
-      CLAMP(MIN((w - 2 * margin) / box->width, (h - 2 * margin) / box->height), MIN_ZOOM, 2.0);
+  c->zoom = CLAMP(MIN((w - 2 * FIT_MARGIN) / box->width, (h - 2 * FIT_MARGIN) / box->height),
+                  MIN_ZOOM, 2.0);
   c->offset_x = w / 2 - box->x * c->zoom;
   c->offset_y = h / 2 - box->y * c->zoom;
   c->fitted = TRUE;
@@ -95,8 +160,11 @@ void ds_graph_canvas_focus_box(DsGraphCanvas *c, const DsVizBox *box)
 
 void ds_graph_canvas_zoom(DsGraphCanvas *c, double factor)
 {
-  zoom_at(c, factor, gtk_widget_get_width(GTK_WIDGET(c)) / 2.0,
-          gtk_widget_get_height(GTK_WIDGET(c)) / 2.0);
+  if (c->pointer_inside)
+    zoom_at(c, factor, c->pointer_x, c->pointer_y);
+  else
+    zoom_at(c, factor, gtk_widget_get_width(GTK_WIDGET(c)) / 2.0,
+            gtk_widget_get_height(GTK_WIDGET(c)) / 2.0);
 }
 
 double ds_graph_canvas_get_zoom(DsGraphCanvas *c)
@@ -179,7 +247,7 @@ static void canvas_size_allocate(GtkWidget *widget, int width, int height, int b
   GTK_WIDGET_CLASS(ds_graph_canvas_parent_class)->size_allocate(widget, width, height, baseline);
   DsGraphCanvas *c = DS_GRAPH_CANVAS(widget);
   if (!c->fitted)
-    ds_graph_canvas_fit(c);
+    first_view(c);
 }
 
 static void canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
@@ -229,15 +297,25 @@ static void on_drag_update(GtkGestureDrag *g, double dx, double dy, DsGraphCanva
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
+/* A mouse wheel zooms about the pointer, a notch at a time. A touchpad's smooth scrolling
+ * pans, as in maps and drawing programs, and zooms smoothly with Ctrl held; pinching zooms
+ * too. */
 static gboolean on_scroll(GtkEventControllerScroll *s, double dx, double dy, DsGraphCanvas *c)
 {
-  (void)dx;
-  double x = gtk_widget_get_width(GTK_WIDGET(c)) / 2.0,
-         y = gtk_widget_get_height(GTK_WIDGET(c)) / 2.0;
-  GdkEvent *event = gtk_event_controller_get_current_event(GTK_EVENT_CONTROLLER(s));
-  if (event != NULL)
-    gdk_event_get_position(event, &x, &y);
-  zoom_at(c, pow(1.1, -dy), x, y);
+  double x = c->pointer_inside ? c->pointer_x : gtk_widget_get_width(GTK_WIDGET(c)) / 2.0;
+  double y = c->pointer_inside ? c->pointer_y : gtk_widget_get_height(GTK_WIDGET(c)) / 2.0;
+  if (gtk_event_controller_scroll_get_unit(s) == GDK_SCROLL_UNIT_WHEEL) {
+    zoom_at(c, pow(1.1, -dy), x, y);
+    return TRUE;
+  }
+  GdkModifierType mods = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(s));
+  if (mods & GDK_CONTROL_MASK) {
+    zoom_at(c, exp(-dy / 100.0), x, y);
+  } else if (isfinite(dx) && isfinite(dy)) {
+    c->offset_x -= dx;
+    c->offset_y -= dy;
+    gtk_widget_queue_draw(GTK_WIDGET(c));
+  }
   return TRUE;
 }
 
@@ -254,15 +332,28 @@ static void on_pinch(GtkGestureZoom *g, double scale, DsGraphCanvas *c)
   zoom_at(c, c->pinch_zoom * scale / c->zoom, x, y);
 }
 
+/* Whether a menu opened on the canvas (a popover child) is showing. */
+static gboolean menu_shown(DsGraphCanvas *c)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child(GTK_WIDGET(c)); child != NULL;
+       child = gtk_widget_get_next_sibling(child))
+    if (GTK_IS_POPOVER(child) && gtk_widget_get_visible(child))
+      return TRUE;
+  return FALSE;
+}
+
 static void on_motion(GtkEventControllerMotion *m, double x, double y, DsGraphCanvas *c)
 {
   (void)m;
+  c->pointer_x = x, c->pointer_y = y, c->pointer_inside = TRUE;
   gint hover = ds_graph_canvas_pick(c, x, y);
   if (hover != c->hover) {
     c->hover = hover;
+    /* No node's tooltip over an open menu. */
     gtk_widget_set_tooltip_text(
-        GTK_WIDGET(c),
-        hover >= 0 ? g_array_index(c->scene->nodes, DsVizNode, hover).tooltip : NULL);
+        GTK_WIDGET(c), hover >= 0 && !menu_shown(c)
+                           ? g_array_index(c->scene->nodes, DsVizNode, hover).tooltip
+                           : NULL);
     gtk_widget_queue_draw(GTK_WIDGET(c));
   }
 }
@@ -271,6 +362,7 @@ static void on_leave(GtkEventControllerMotion *m, DsGraphCanvas *c)
 {
   (void)m;
   c->hover = -1;
+  c->pointer_inside = FALSE;
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
@@ -296,13 +388,17 @@ static void on_secondary_click(GtkGestureClick *g, int n_press, double x, double
   if (node < 0)
     return;
   ds_graph_canvas_select(c, node, FALSE);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(c), NULL); /* the menu goes where it was */
+  c->hover = -1;
   g_signal_emit(c, signals[SIGNAL_CONTEXT_MENU], 0, node, x, y);
 }
 
 static gboolean on_key(GtkEventControllerKey *k, guint keyval, guint code, GdkModifierType mods,
                        DsGraphCanvas *c)
 {
-  (void)k, (void)code, (void)mods;
+  (void)k, (void)code;
+  if (mods & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+    return FALSE; /* the window's shortcuts */
   switch (keyval) {
   case GDK_KEY_plus:
   case GDK_KEY_equal:
@@ -316,6 +412,9 @@ static gboolean on_key(GtkEventControllerKey *k, guint keyval, guint code, GdkMo
   case GDK_KEY_0:
   case GDK_KEY_KP_0:
     ds_graph_canvas_fit(c);
+    return TRUE;
+  case GDK_KEY_w:
+    ds_graph_canvas_fit_width(c);
     return TRUE;
   case GDK_KEY_F9:
     if (c->selected < 0)
@@ -350,7 +449,7 @@ void ds_graph_canvas_set_graph(DsGraphCanvas *c, DsVizScene *scene, DsVizLayout 
   c->layout = layout;
   c->hover = c->selected = c->current = -1;
   c->fitted = FALSE;
-  ds_graph_canvas_fit(c);
+  first_view(c);
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
@@ -414,7 +513,7 @@ static void ds_graph_canvas_init(DsGraphCanvas *c)
   gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(drag));
 
   GtkEventController *scroll =
-      gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+      gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
   g_signal_connect(scroll, "scroll", G_CALLBACK(on_scroll), c);
   gtk_widget_add_controller(widget, scroll);
 
@@ -424,6 +523,7 @@ static void ds_graph_canvas_init(DsGraphCanvas *c)
   gtk_widget_add_controller(widget, GTK_EVENT_CONTROLLER(pinch));
 
   GtkEventController *motion = gtk_event_controller_motion_new();
+  g_signal_connect(motion, "enter", G_CALLBACK(on_motion), c);
   g_signal_connect(motion, "motion", G_CALLBACK(on_motion), c);
   g_signal_connect(motion, "leave", G_CALLBACK(on_leave), c);
   gtk_widget_add_controller(widget, motion);

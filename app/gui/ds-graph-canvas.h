@@ -2,8 +2,10 @@
  *
  * The canvas draws a laid-out scene itself (clusters, edges, nodes, labels) so that it can
  * highlight what the pointer is over and hit-test clicks without asking Graphviz again.
- * Dragging pans; the scroll wheel, a pinch or the + and - keys zoom around the pointer; 0 or
- * ds_graph_canvas_fit() fits the graph to the widget. Hovering a node highlights it and its
+ * Dragging pans; the mouse wheel, a pinch, Ctrl with a touchpad's scrolling, and the + and -
+ * keys zoom about the pointer; a touchpad's scrolling pans. A graph opens whole when its
+ * text can be read so, else at a readable zoom from its top; 0 or ds_graph_canvas_fit()
+ * fits the whole graph, W or ds_graph_canvas_fit_width() its width. Hovering a node highlights it and its
  * edges; a click selects it ("node-selected"); a double click on a collapsed region or loop
  * asks for it to be expanded ("expand-requested"); F9 asks to toggle a breakpoint on the
  * selected node ("toggle-breakpoint") and a right click asks for a node's menu
@@ -33,9 +35,10 @@ const DsVizScene *ds_graph_canvas_get_scene(DsGraphCanvas *canvas);
 const DsVizLayout *ds_graph_canvas_get_layout(DsGraphCanvas *canvas);
 
 void ds_graph_canvas_fit(DsGraphCanvas *canvas);
+void ds_graph_canvas_fit_width(DsGraphCanvas *canvas);
 /* Zooms and scrolls so that `box` (graph coordinates) fills the widget, with a margin. */
 void ds_graph_canvas_focus_box(DsGraphCanvas *canvas, const DsVizBox *box);
-/* Zooms by `factor` around the widget's centre. */
+/* Zooms by `factor` about the pointer when it is over the canvas, else its centre. */
 void ds_graph_canvas_zoom(DsGraphCanvas *canvas, double factor);
 double ds_graph_canvas_get_zoom(DsGraphCanvas *canvas);
 
