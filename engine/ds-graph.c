@@ -186,6 +186,15 @@ guint ds_graph_count_ops(const DsGraph *graph)
   return n;
 }
 
+guint ds_graph_count_ops_nested(const DsGraph *graph)
+{
+  guint n = ds_graph_count_ops(graph);
+  for (guint i = 0; i < graph->n_nodes; i++)
+    for (guint k = 0; k < graph->nodes[i]->n_subgraphs; k++)
+      n += ds_graph_count_ops_nested(graph->nodes[i]->subgraphs[k]);
+  return n;
+}
+
 gboolean ds_graph_validate(const DsGraph *graph, const char *file, GError **error)
 {
   const char *where = file != NULL ? file : "graph";

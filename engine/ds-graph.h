@@ -148,6 +148,8 @@ char *ds_graph_dup_entry_name(const DsGraph *graph, DsEntry entry);
 
 /* Number of op (non-variable) nodes. */
 guint ds_graph_count_ops(const DsGraph *graph);
+/* The same with the ops of every nested graph (loop and branch bodies, regions) counted. */
+guint ds_graph_count_ops_nested(const DsGraph *graph);
 /* Per entry, how many times nodes read it, plus one for each time it is a graph output (read
  * "at the end"): a tensor is live until that many reads are done. Caller frees. */
 guint *ds_graph_count_readers(const DsGraph *graph);

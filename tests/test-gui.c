@@ -21,89 +21,8 @@
 #include "ds-config.h"
 #include "ds-npy.h"
 #include "ds-test-device.h"
+#include "ds-test-gui.h"
 #include "ds-window.h"
-
-static char *data_path(const char *dir, const char *name)
-{
-  const char *src = g_getenv("DS_SOURCE_DIR");
-  return g_build_filename(src != NULL ? src : "..", "data", dir, name, NULL);
-}
-
-static void on_after_paint(GdkFrameClock *clock, gboolean *painted)
-{
-  (void)clock;
-  *painted = TRUE;
-}
-
-/* Waits (up to 20 s) until the window has laid itself out and drawn one whole frame. */
-static void wait_for_frame(GtkWidget *window)
-{
-  GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
-  if (clock == NULL)
-    return;
-  gboolean painted = FALSE;
-  gulong handler = g_signal_connect(clock, "after-paint", G_CALLBACK(on_after_paint), &painted);
-  gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT);
-  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
-  while (!painted && g_get_monotonic_time() < deadline) {
-    if (!g_main_context_iteration(NULL, FALSE))
-      g_usleep(1000);
-  }
-  g_signal_handler_disconnect(clock, handler);
-  g_assert_true(painted);
-}
-
-/* Lets GTK lay out and draw every shown window, then runs what is still pending. Main-loop
- * turns alone are not enough: the frame clock ticks on its own timer, and on a loaded machine
- * any fixed number of turns can pass before it does, leaving a newly shown canvas unsized. */
-static void settle(void)
-{
-  GListModel *toplevels = gtk_window_get_toplevels();
-  for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
-    g_autoptr(GtkWidget) window = g_list_model_get_item(toplevels, i);
-    if (gtk_widget_get_mapped(window))
-      wait_for_frame(window);
-  }
-  for (int i = 0; i < 50; i++)
-    g_main_context_iteration(NULL, FALSE);
-}
-
-/* Waits for the command in flight to finish. */
-static void wait_idle(DsWindow *window)
-{
-  while (ds_window_is_busy(window))
-    g_main_context_iteration(NULL, TRUE);
-  settle();
-}
-
-static void screenshot(DsWindow *window, const char *name)
-{
-  const char *dir = g_getenv("DS_GUI_SCREENSHOTS");
-  if (dir == NULL)
-    return;
-  GtkWidget *widget = GTK_WIDGET(window);
-  GdkPaintable *paintable = gtk_widget_paintable_new(widget);
-  GskRenderNode *node = NULL;
-  /* The paintable is empty until the window has drawn itself once since it changed. */
-  for (int i = 0; i < 100 && node == NULL; i++) {
-    settle();
-    g_usleep(10000);
-    GtkSnapshot *snapshot = gtk_snapshot_new();
-    gdk_paintable_snapshot(paintable, snapshot, gtk_widget_get_width(widget),
-                           gtk_widget_get_height(widget));
-    node = gtk_snapshot_free_to_node(snapshot);
-  }
-  if (node != NULL) {
-    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
-    GdkTexture *texture = gsk_renderer_render_texture(renderer, node, NULL);
-    g_autofree char *file = g_strdup_printf("%s.png", name);
-    g_autofree char *path = g_build_filename(dir, file, NULL);
-    gdk_texture_save_to_png(texture, path);
-    g_object_unref(texture);
-    gsk_render_node_unref(node);
-  }
-  g_object_unref(paintable);
-}
 
 /* The first button under `root` (depth first) whose label is `label`, or whose object data
  * "path" ends with `path_suffix`; NULL if none. */
@@ -125,48 +44,23 @@ static GtkWidget *find_button(GtkWidget *root, const char *label, const char *pa
   return NULL;
 }
 
-/* Presents the window and waits (up to 20 s) until it has been mapped and given its size: on
- * a loaded machine Xvfb can take longer than a few main-loop turns, and a canvas without a
- * size cannot fit or pick. */
-static void present_and_wait(DsWindow *window)
-{
-  gtk_window_present(GTK_WINDOW(window));
-  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
-  while (!(gtk_widget_get_mapped(GTK_WIDGET(window)) &&
-           gtk_widget_get_width(GTK_WIDGET(window)) > 0) &&
-         g_get_monotonic_time() < deadline) {
-    if (!g_main_context_iteration(NULL, FALSE))
-      g_usleep(1000);
-  }
-  g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(window)));
-  settle();
-}
-
 static DsWindow *new_window(void)
 {
   DsWindow *window = ds_window_new(NULL);
   gtk_window_set_default_size(GTK_WINDOW(window), 1280, 820);
-  present_and_wait(window);
+  ds_test_present(GTK_WINDOW(window));
   return window;
-}
-
-static gint find(const DsVizScene *scene, const char *id)
-{
-  for (guint i = 0; i < scene->nodes->len; i++)
-    if (strcmp(g_array_index(scene->nodes, DsVizNode, i).id, id) == 0)
-      return (gint)i;
-  return -1;
 }
 
 static void test_open_and_inspect(void)
 {
   DsWindow *window = ds_window_new(NULL);
-  present_and_wait(window);
-  g_autofree char *path = data_path("dynamic", "boolean-mask-symbol.json");
+  ds_test_present(GTK_WINDOW(window));
+  g_autofree char *path = ds_test_data_path("dynamic", "boolean-mask-symbol.json");
   GError *error = NULL;
   g_assert_true(ds_window_open(window, path, &error));
   g_assert_no_error(error);
-  settle();
+  ds_test_settle();
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
   g_assert_nonnull(scene);
@@ -174,10 +68,10 @@ static void test_open_and_inspect(void)
   g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "boolean-mask-symbol.json");
 
   /* Select fc1, scrolled into view: the canvas then picks it where it draws it. */
-  gint fc1 = find(scene, "fc1");
+  gint fc1 = ds_test_find_node(scene, "fc1");
   g_assert_cmpint(fc1, >=, 0);
   ds_graph_canvas_select(canvas, fc1, TRUE);
-  settle();
+  ds_test_settle();
   g_assert_cmpint(ds_graph_canvas_get_selected(canvas), ==, fc1);
   const DsVizBox *box = &ds_graph_canvas_get_layout(canvas)->nodes[fc1].box;
   double x, y;
@@ -193,7 +87,7 @@ static void test_open_and_inspect(void)
 
   /* Finding nodes: by op, any case, then the next match, wrapping around. */
   gint softmax = ds_window_search(window, "SOFTMAX", FALSE);
-  g_assert_cmpint(softmax, ==, find(scene, "softmax0"));
+  g_assert_cmpint(softmax, ==, ds_test_find_node(scene, "softmax0"));
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "softmax0"));
   gint first = ds_window_search(window, "FullyConnected", FALSE);
   gint second = ds_window_search(window, "FullyConnected", TRUE);
@@ -219,17 +113,17 @@ static void test_open_and_inspect(void)
   g_assert_nonnull(strstr(banner, "truncated.json"));
   g_assert_true(ds_graph_canvas_get_scene(canvas) == scene);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* Inside loop bodies: every node is picked where it is drawn, and selecting one shows it. */
 static void test_pick_in_loops(void)
 {
   DsWindow *window = ds_window_new(NULL);
-  present_and_wait(window);
-  g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+  ds_test_present(GTK_WINDOW(window));
+  g_autofree char *path = ds_test_data_path("control", "greedy-decoder-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
-  settle();
+  ds_test_settle();
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
   const DsVizLayout *layout = ds_graph_canvas_get_layout(canvas);
@@ -242,7 +136,7 @@ static void test_pick_in_loops(void)
   g_assert_cmpuint(ds_window_get_n_regions(window), ==, 3);
   double before = ds_graph_canvas_get_zoom(canvas);
   ds_window_select_region(window, 1); /* decoder0/cond, a narrow column */
-  settle();
+  ds_test_settle();
   g_assert_cmpfloat(ds_graph_canvas_get_zoom(canvas), >, before);
   const DsVizBox *cond = &layout->clusters[1].box;
   double x, y;
@@ -250,11 +144,11 @@ static void test_pick_in_loops(void)
   g_assert_cmpfloat(fabs(x - gtk_widget_get_width(GTK_WIDGET(canvas)) / 2.0), <, 1.0);
   g_assert_cmpfloat(fabs(y - gtk_widget_get_height(GTK_WIDGET(canvas)) / 2.0), <, 1.0);
 
-  gint hh = find(scene, "decoder0/func/step_hh");
+  gint hh = ds_test_find_node(scene, "decoder0/func/step_hh");
   ds_graph_canvas_select(canvas, hh, TRUE);
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "num_hidden = 8"));
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 
@@ -272,7 +166,7 @@ static void test_real_model_then_control(void)
   GError *error = NULL;
   g_assert_true(ds_window_open(window, resnet, &error));
   g_assert_no_error(error);
-  settle();
+  ds_test_settle();
   gint conv = ds_window_search(window, "Convolution", FALSE);
   g_assert_cmpint(conv, >=, 0);
   const char *text = ds_window_get_inspector_text(window);
@@ -292,22 +186,22 @@ static void test_real_model_then_control(void)
   g_assert_nonnull(strstr(text, "(1, 3, s1, s1)"));
   g_assert_nonnull(strstr(text, "out 0  resnetv10_conv0_fwd_output  (1, 64, "));
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_true(ds_window_set_overlay(window, DS_VIZ_OVERLAY_TIME, NULL));
   ds_window_search(window, "Convolution", FALSE);
   text = ds_window_get_inspector_text(window);
   g_assert_nonnull(strstr(text, "= (1, 3, 224, 224)"));
   g_assert_nonnull(strstr(text, "last run"));
-  screenshot(window, "resnet18");
+  ds_test_screenshot(GTK_WIDGET(window), "resnet18");
 
-  g_autofree char *decoder = data_path("control", "greedy-decoder-symbol.json");
+  g_autofree char *decoder = ds_test_data_path("control", "greedy-decoder-symbol.json");
   g_assert_true(ds_window_open(window, decoder, &error));
   g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "greedy-decoder-symbol.json");
   g_assert_cmpint(ds_graph_canvas_get_selected(ds_window_get_canvas(window)), ==, -1);
   g_assert_cmpuint(ds_window_get_n_regions(window), ==, 3);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* The device clusters of the graph as drawn. */
@@ -337,7 +231,7 @@ static void test_device(void)
   DsWindow *window = new_window();
   g_assert_cmpstr(device_state(window), ==, "cpu");
   g_assert_null(ds_window_get_device(window));
-  g_autofree char *path = data_path("dynamic", "boolean-mask-symbol.json");
+  g_autofree char *path = ds_test_data_path("dynamic", "boolean-mask-symbol.json");
   GError *error = NULL;
   g_assert_true(ds_window_open(window, path, &error));
   g_assert_true(ds_bindings_panel_set_input_shape(ds_window_get_bindings(window), "data",
@@ -349,20 +243,20 @@ static void test_device(void)
   g_assert_nonnull(strstr(ds_window_get_subtitle_text(window), " · on testdev"));
   g_assert_cmpuint(n_device_clusters(window), ==, 0); /* placed when next prepared */
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_cmpuint(n_device_clusters(window), >=, 1);
   DsTestDeviceStats stats;
   ds_test_device_get_stats(&stats);
   g_assert_cmpuint(stats.n_kernels, >, 0);
-  screenshot(window, "device-placement");
+  ds_test_screenshot(GTK_WIDGET(window), "device-placement");
 
   /* Stepping into the device regions: each stop shows where it is, and the inspector reads
    * the node's tensors back from the device. */
   static const char *const stops[] = {"testdev0 › fc0", "testdev0 › relu0"};
   for (guint i = 0; i < G_N_ELEMENTS(stops); i++) {
     g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
-    wait_idle(window);
+    ds_test_wait_idle(window);
     g_assert_null(ds_window_get_banner_text(window));
     g_assert_true(g_str_has_prefix(ds_window_get_status_text(window), stops[i]));
     const char *text = ds_window_get_inspector_text(window);
@@ -370,16 +264,16 @@ static void test_device(void)
     g_assert_nonnull(strstr(text, "float32 (64, 16)\n    min "));
   }
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
 
   /* The next model runs on the device too. */
-  g_autofree char *sample = data_path("sample", "sample-symbol.json");
+  g_autofree char *sample = ds_test_data_path("sample", "sample-symbol.json");
   g_assert_true(ds_window_open(window, sample, &error));
   g_assert_true(ds_window_get_device(window) == ds_test_device_get());
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_cmpuint(n_device_clusters(window), >=, 1);
 
@@ -390,7 +284,7 @@ static void test_device(void)
   g_assert_null(strstr(ds_window_get_subtitle_text(window), " · on "));
   g_assert_cmpuint(n_device_clusters(window), ==, 0);
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_cmpuint(n_device_clusters(window), ==, 0);
 
@@ -411,7 +305,7 @@ static void test_device(void)
     g_assert_cmpstr(device_state(window), ==, "cuda");
   }
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* The LSTM over a sequence of free length s0: bindings, stepping into the loop, a
@@ -419,9 +313,9 @@ static void test_device(void)
 static void test_bindings_steps_breakpoint(void)
 {
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("control", "lstm-foreach-symbol.json");
+  g_autofree char *path = ds_test_data_path("control", "lstm-foreach-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
-  settle();
+  ds_test_settle();
   DsBindingsPanel *bindings = ds_window_get_bindings(window);
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   GError *error = NULL;
@@ -449,7 +343,7 @@ static void test_bindings_steps_breakpoint(void)
   for (int i = 0; i < 5; i++) {
     g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
     g_assert_true(ds_window_is_busy(window));
-    wait_idle(window);
+    ds_test_wait_idle(window);
     g_assert_null(ds_window_get_banner_text(window));
   }
   const char *status = ds_window_get_status_text(window);
@@ -467,7 +361,7 @@ static void test_bindings_steps_breakpoint(void)
   g_assert_nonnull(strstr(text, "at this stop"));
   g_assert_nonnull(strstr(text, "min "));
   g_assert_nonnull(strstr(text, "nan 0"));
-  screenshot(window, "lstm-step-into");
+  ds_test_screenshot(GTK_WIDGET(window), "lstm-step-into");
 
   /* A breakpoint with a condition: stops in iteration 3 only. */
   g_assert_cmpuint(ds_window_add_breakpoint(window, "lstm_h2h if iter==3", &error), >, 0);
@@ -477,7 +371,7 @@ static void test_bindings_steps_breakpoint(void)
   g_assert_nonnull(strstr(error->message, "no_such_node"));
   g_clear_error(&error);
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   status = ds_window_get_status_text(window);
   g_assert_nonnull(strstr(status, "lstm_foreach0 › iter 3 › lstm_h2h"));
   g_assert_nonnull(strstr(status, "breakpoint lstm_h2h if iter==3"));
@@ -488,24 +382,24 @@ static void test_bindings_steps_breakpoint(void)
   text = ds_window_get_inspector_text(window);
   g_assert_nonnull(strstr(text, "num_hidden = 128"));
   g_assert_nonnull(strstr(text, "float32 (4, 128)"));
-  screenshot(window, "lstm-breakpoint");
+  ds_test_screenshot(GTK_WIDGET(window), "lstm-breakpoint");
 
   /* The canvas toggles it off again on its node; then the run goes to its end. */
   g_assert_true(ds_window_toggle_breakpoint(window, current, NULL));
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 0);
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
   g_assert_cmpint(ds_graph_canvas_get_current(canvas), ==, -1);
 
   /* Toggling from the node sets one with the inspector's condition. */
-  gint h2h = find(scene, "lstm_foreach0/body/lstm_h2h");
+  gint h2h = ds_test_find_node(scene, "lstm_foreach0/body/lstm_h2h");
   g_assert_true(ds_window_toggle_breakpoint(window, h2h, NULL));
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
 
   /* The inspector's button toggles the selected node's breakpoint, as F9 does. */
   ds_graph_canvas_select(canvas, h2h, FALSE);
-  settle();
+  ds_test_settle();
   GtkWidget *clear = find_button(GTK_WIDGET(window), "Clear Breakpoint", NULL);
   g_assert_nonnull(clear);
   g_signal_emit_by_name(clear, "clicked");
@@ -515,7 +409,7 @@ static void test_bindings_steps_breakpoint(void)
   g_signal_emit_by_name(set, "clicked");
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* The backward pass, chosen through the menu's action: the gradient nodes are drawn, a
@@ -524,36 +418,36 @@ static void test_bindings_steps_breakpoint(void)
 static void test_backward(void)
 {
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("sample", "sample-symbol.json");
+  g_autofree char *path = ds_test_data_path("sample", "sample-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
-  settle();
+  ds_test_settle();
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   guint forward = ds_graph_canvas_get_scene(canvas)->nodes->len;
-  g_assert_cmpint(find(ds_graph_canvas_get_scene(canvas), "dense0_fwd_backward_dot"), <, 0);
+  g_assert_cmpint(ds_test_find_node(ds_graph_canvas_get_scene(canvas), "dense0_fwd_backward_dot"), <, 0);
 
   g_action_group_activate_action(G_ACTION_GROUP(window), "backward",
                                  g_variant_new_string("auto"));
-  settle();
+  ds_test_settle();
   g_assert_cmpstr(ds_window_get_backward(window), ==, "auto");
   g_autoptr(GVariant) state = g_action_group_get_action_state(G_ACTION_GROUP(window), "backward");
   g_assert_cmpstr(g_variant_get_string(state, NULL), ==, "auto");
   const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
   g_assert_cmpuint(scene->nodes->len, >, forward);
-  gint dot = find(scene, "dense0_fwd_backward_dot");
+  gint dot = ds_test_find_node(scene, "dense0_fwd_backward_dot");
   g_assert_cmpint(dot, >=, 0);
 
   GError *error = NULL;
   g_assert_cmpuint(ds_window_add_breakpoint(window, "dense0_fwd_backward_dot", &error), >, 0);
   g_assert_no_error(error);
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "dense0_fwd_backward_dot"));
   g_assert_cmpint(ds_graph_canvas_get_current(canvas), ==, dot);
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "at this stop"));
-  screenshot(window, "backward-breakpoint");
+  ds_test_screenshot(GTK_WIDGET(window), "backward-breakpoint");
   g_assert_true(ds_window_toggle_breakpoint(window, dot, NULL));
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
 
   g_assert_false(ds_window_set_backward(window, "sometimes", &error));
@@ -563,11 +457,11 @@ static void test_backward(void)
 
   g_assert_true(ds_window_set_backward(window, "off", &error));
   g_assert_no_error(error);
-  settle();
+  ds_test_settle();
   g_assert_null(ds_window_get_backward(window));
   g_assert_cmpuint(ds_graph_canvas_get_scene(canvas)->nodes->len, ==, forward);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* An ONNX model opens like any other: its Loop is a cluster, stepping goes into the body. */
@@ -590,24 +484,24 @@ static void test_onnx_model(void)
   GError *error = NULL;
   g_assert_true(ds_window_open(window, path, &error));
   g_assert_no_error(error);
-  settle();
+  ds_test_settle();
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
-  g_assert_cmpint(find(scene, "Loop_v_final"), >=, 0);
-  g_assert_cmpint(find(scene, "Loop_v_final/func/Add_v_out"), >=, 0);
+  g_assert_cmpint(ds_test_find_node(scene, "Loop_v_final"), >=, 0);
+  g_assert_cmpint(ds_test_find_node(scene, "Loop_v_final/func/Add_v_out"), >=, 0);
   for (int i = 0; i < 3; i++) {
     g_assert_true(ds_window_command(window, DS_DEBUG_STEP_INTO));
-    wait_idle(window);
+    ds_test_wait_idle(window);
     g_assert_null(ds_window_get_banner_text(window));
   }
   const char *text = ds_window_get_status_text(window);
   g_assert_nonnull(strstr(text, "Loop_v_final › iter 0 › "));
-  screenshot(window, "onnx-loop-step-into");
+  ds_test_screenshot(GTK_WIDGET(window), "onnx-loop-step-into");
   g_assert_true(ds_window_command(window, DS_DEBUG_CONTINUE));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Finished"));
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
   g_autoptr(GDir) dir = g_dir_open(tmp, 0, NULL);
   for (const char *name; dir != NULL && (name = g_dir_read_name(dir)) != NULL;) {
     g_autofree char *file = g_build_filename(tmp, name, NULL);
@@ -628,9 +522,9 @@ static gboolean file_starts_with(const char *path, const char *magic, gsize n)
 static void test_overlay_and_export(void)
 {
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("control", "cond-in-loop-symbol.json");
+  g_autofree char *path = ds_test_data_path("control", "cond-in-loop-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
-  settle();
+  ds_test_settle();
   g_autofree char *dir = g_dir_make_tmp("ds-gui-XXXXXX", NULL);
   g_autofree char *report = g_build_filename(dir, "report.json", NULL);
   GError *error = NULL;
@@ -646,7 +540,7 @@ static void test_overlay_and_export(void)
   g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "6"));
   g_assert_true(ds_window_apply_bindings(window, NULL));
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Ran in"));
 
@@ -663,14 +557,14 @@ static void test_overlay_and_export(void)
   }
   g_assert_true(concrete);
   /* The inspector has the node's time and memory from the run. */
-  gint loop = find(scene, "loop0");
+  gint loop = ds_test_find_node(scene, "loop0");
   g_assert_cmpint(loop, >=, 0);
   ds_graph_canvas_select(canvas, loop, TRUE);
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "last run"));
-  screenshot(window, "overlay-time");
+  ds_test_screenshot(GTK_WIDGET(window), "overlay-time");
   g_assert_true(ds_window_set_overlay(window, DS_VIZ_OVERLAY_MEMORY, NULL));
   g_assert_cmpuint(ds_graph_canvas_get_scene(canvas)->legend->len, >, 0);
-  screenshot(window, "overlay-memory");
+  ds_test_screenshot(GTK_WIDGET(window), "overlay-memory");
 
   g_assert_true(ds_window_export(window, DS_WINDOW_EXPORT_REPORT, report, &error));
   g_assert_no_error(error);
@@ -714,9 +608,9 @@ static void test_overlay_and_export(void)
   g_assert_true(ds_window_apply_bindings(window, &error));
   g_assert_no_error(error);
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_null(ds_window_get_banner_text(window));
-  ds_graph_canvas_select(canvas, find(ds_graph_canvas_get_scene(canvas), "loop0"), TRUE);
+  ds_graph_canvas_select(canvas, ds_test_find_node(ds_graph_canvas_get_scene(canvas), "loop0"), TRUE);
   g_assert_nonnull(strstr(ds_window_get_inspector_text(window), "(s0, 3) = (4, 3)"));
   /* A file that is not an array: refused, naming it. */
   g_assert_true(ds_bindings_panel_set_input_file(bindings, "data", report));
@@ -727,14 +621,14 @@ static void test_overlay_and_export(void)
   g_unlink(report);
   g_rmdir(dir);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* A long run is cancelled from the UI thread; the window stays usable. */
 static void test_cancel(void)
 {
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("control", "lstm-foreach-symbol.json");
+  g_autofree char *path = ds_test_data_path("control", "lstm-foreach-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
   g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "200000"));
   g_assert_true(ds_window_apply_bindings(window, NULL));
@@ -745,24 +639,24 @@ static void test_cancel(void)
   for (int i = 0; i < 20 && ds_window_is_busy(window); i++)
     g_main_context_iteration(NULL, TRUE);
   ds_window_cancel(window);
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_cmpstr(ds_window_get_status_text(window), ==, "Cancelled");
   g_assert_nonnull(strstr(ds_window_get_banner_text(window), "cancel"));
   /* And the next command works. */
   g_assert_true(ds_bindings_panel_set_value(ds_window_get_bindings(window), "s0", "2"));
   g_assert_true(ds_window_apply_bindings(window, NULL));
   g_assert_true(ds_window_command(window, DS_DEBUG_RUN));
-  wait_idle(window);
+  ds_test_wait_idle(window);
   g_assert_nonnull(strstr(ds_window_get_status_text(window), "Ran in"));
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* The empty window offers recent models; size and folder are remembered. */
 static void test_recent_and_state(void)
 {
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+  g_autofree char *path = ds_test_data_path("control", "greedy-decoder-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
   /* The recent-files store is written in the background. */
   gboolean listed = FALSE;
@@ -775,7 +669,7 @@ static void test_recent_and_state(void)
   g_assert_true(listed);
   gtk_window_set_default_size(GTK_WINDOW(window), 1000, 700);
   gtk_window_close(GTK_WINDOW(window)); /* saves the state */
-  settle();
+  ds_test_settle();
 
   DsWindow *again = ds_window_new(NULL);
   int width, height;
@@ -791,16 +685,16 @@ static void test_recent_and_state(void)
   g_assert_true(GTK_IS_SHORTCUTS_WINDOW(shortcuts));
   gtk_window_destroy(GTK_WINDOW(shortcuts));
   g_object_unref(builder);
-  screenshot(again, "empty-window");
+  ds_test_screenshot(GTK_WIDGET(again), "empty-window");
   /* A recent model's button on the empty page opens it. */
   GtkWidget *item = find_button(GTK_WIDGET(again), NULL, "greedy-decoder-symbol.json");
   g_assert_nonnull(item);
   g_signal_emit_by_name(item, "clicked");
-  settle();
+  ds_test_settle();
   g_assert_cmpuint(ds_window_get_n_regions(again), >, 0);
   g_assert_nonnull(strstr(ds_window_get_subtitle_text(again), "op"));
   gtk_window_destroy(GTK_WINDOW(again));
-  settle();
+  ds_test_settle();
 }
 
 /* The dark style: the canvas draws edges in the theme's light text colour. */
@@ -809,23 +703,23 @@ static void test_dark_style(void)
   GtkSettings *settings = gtk_settings_get_default();
   g_object_set(settings, "gtk-application-prefer-dark-theme", TRUE, NULL);
   DsWindow *window = new_window();
-  g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+  g_autofree char *path = ds_test_data_path("control", "greedy-decoder-symbol.json");
   g_assert_true(ds_window_open(window, path, NULL));
-  settle();
+  ds_test_settle();
   GdkRGBA fg;
   gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(ds_window_get_canvas(window))),
                               &fg);
   g_assert_cmpfloat(0.3 * fg.red + 0.6 * fg.green + 0.1 * fg.blue, >, 0.6);
-  screenshot(window, "dark");
+  ds_test_screenshot(GTK_WIDGET(window), "dark");
   gtk_window_destroy(GTK_WINDOW(window));
   g_object_set(settings, "gtk-application-prefer-dark-theme", FALSE, NULL);
-  settle();
+  ds_test_settle();
   window = new_window();
   gtk_style_context_get_color(gtk_widget_get_style_context(GTK_WIDGET(ds_window_get_canvas(window))),
                               &fg);
   g_assert_cmpfloat(0.3 * fg.red + 0.6 * fg.green + 0.1 * fg.blue, <, 0.4);
   gtk_window_destroy(GTK_WINDOW(window));
-  settle();
+  ds_test_settle();
 }
 
 /* LANGUAGE=de: the window speaks German (run in a child with the catalogue of the build). */
@@ -837,12 +731,12 @@ static void test_german(void)
     textdomain(GETTEXT_PACKAGE);
     DsWindow *window = new_window();
     g_print("status=%s\n", ds_window_get_status_text(window));
-    g_autofree char *path = data_path("control", "greedy-decoder-symbol.json");
+    g_autofree char *path = ds_test_data_path("control", "greedy-decoder-symbol.json");
     g_assert_true(ds_window_open(window, path, NULL));
     g_print("status=%s\n", ds_window_get_status_text(window));
-    screenshot(window, "german");
+    ds_test_screenshot(GTK_WIDGET(window), "german");
     gtk_window_destroy(GTK_WINDOW(window));
-    settle();
+    ds_test_settle();
     return;
   }
   /* The child inherits the environment (GLib 2.74 has no per-child environment). */

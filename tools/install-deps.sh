@@ -4,13 +4,14 @@
 set -eu
 
 # Build: compiler, meson, libraries (Graphviz draws graphs; its text needs a font; GTK 4 for
-# the desktop app, tested under Xvfb). Tests: numpy for the reference, valgrind, and clang
-# with its runtime (libFuzzer, sanitizers) for the fuzz targets. Translations need gettext; the
-# desktop entry and AppStream metainfo are validated with their own tools; ONNX test models
-# are generated with the onnx Python package (the transformer block exported by PyTorch).
+# the desktop app, tested under Xvfb with input sent through XTest). Tests: numpy for the
+# reference, valgrind, and clang with its runtime (libFuzzer, sanitizers) for the fuzz
+# targets. Translations need gettext; the desktop entry and AppStream metainfo are validated
+# with their own tools; ONNX test models are generated with the onnx Python package (the
+# transformer block exported by PyTorch).
 packages="gcc pkg-config meson ninja-build libglib2.0-dev libcjson-dev libopenblas-dev
 libgraphviz-dev fonts-dejavu-core libgtk-4-dev xvfb xauth python3 python3-numpy valgrind clang
-libclang-rt-14-dev gettext desktop-file-utils appstream python3-onnx python3-torch"
+libclang-rt-14-dev gettext desktop-file-utils appstream python3-onnx python3-torch libxtst-dev"
 
 missing=""
 for p in $packages; do

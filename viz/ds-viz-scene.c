@@ -1,6 +1,8 @@
 /* ds-viz-scene.c: from a graph, its partition, shapes and a profile to what is drawn. */
 #include "ds-viz.h"
 
+#include <glib/gi18n.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -600,26 +602,27 @@ static void add_legend(DsVizScene *scene, const char *fill, char *text)
 
 static void build_legend(Builder *b)
 {
+  /* In the user's language: the window draws these entries as they are. */
   DsVizScene *scene = b->scene;
   switch (b->o->overlay) {
   case DS_VIZ_OVERLAY_TIME:
     for (guint i = 0; i < G_N_ELEMENTS(heat); i++) {
       g_autofree char *lo = ds_viz_format_ns(b->max_ns * i / G_N_ELEMENTS(heat));
       g_autofree char *hi = ds_viz_format_ns(b->max_ns * (i + 1) / G_N_ELEMENTS(heat));
-      add_legend(scene, heat[i], g_strdup_printf("total time %s - %s", lo, hi));
+      add_legend(scene, heat[i], g_strdup_printf(_("total time %s - %s"), lo, hi));
     }
-    add_legend(scene, FILL_NO_DATA, g_strdup("did not run"));
+    add_legend(scene, FILL_NO_DATA, g_strdup(_("did not run")));
     break;
   case DS_VIZ_OVERLAY_MEMORY:
-    add_legend(scene, reuse[0], g_strdup("outputs mostly in fresh memory (< 20% reused)"));
-    add_legend(scene, reuse[1], g_strdup("20-50% reused"));
-    add_legend(scene, reuse[3], g_strdup("50-80% reused"));
-    add_legend(scene, reuse[4], g_strdup("outputs mostly in reused memory (>= 80%)"));
-    add_legend(scene, reuse[2], g_strdup("no new buffer (a view)"));
+    add_legend(scene, reuse[0], g_strdup(_("outputs mostly in fresh memory (< 20% reused)")));
+    add_legend(scene, reuse[1], g_strdup(_("20-50% reused")));
+    add_legend(scene, reuse[3], g_strdup(_("50-80% reused")));
+    add_legend(scene, reuse[4], g_strdup(_("outputs mostly in reused memory (>= 80%)")));
+    add_legend(scene, reuse[2], g_strdup(_("no new buffer (a view)")));
     break;
   case DS_VIZ_OVERLAY_DYNAMIC:
     add_legend(scene, FILL_DATA_DEPENDENT,
-               g_strdup("data-dependent op, with the output shapes it produced"));
+               g_strdup(_("data-dependent op, with the output shapes it produced")));
     break;
   default:
     break;
@@ -634,21 +637,21 @@ static void build_legend(Builder *b)
       regions[k] = TRUE;
   }
   if (regions[DS_VIZ_CLUSTER_STATIC])
-    add_legend(scene, FILL_STATIC, g_strdup("static region (one cached plan)"));
+    add_legend(scene, FILL_STATIC, g_strdup(_("static region (one cached plan)")));
   if (regions[DS_VIZ_CLUSTER_DYNAMIC])
-    add_legend(scene, FILL_DYNAMIC, g_strdup("dynamic region (run imperatively)"));
+    add_legend(scene, FILL_DYNAMIC, g_strdup(_("dynamic region (run imperatively)")));
   if (regions[DS_VIZ_CLUSTER_DEVICE])
-    add_legend(scene, FILL_DEVICE, g_strdup("region placed on the device (copies at its edges)"));
+    add_legend(scene, FILL_DEVICE, g_strdup(_("region placed on the device (copies at its edges)")));
   if (kinds[DS_VIZ_NODE_INPUT])
-    add_legend(scene, FILL_INPUT, g_strdup("model input"));
+    add_legend(scene, FILL_INPUT, g_strdup(_("model input")));
   if (kinds[DS_VIZ_NODE_WEIGHT])
-    add_legend(scene, FILL_WEIGHT, g_strdup("weight"));
+    add_legend(scene, FILL_WEIGHT, g_strdup(_("weight")));
   if (kinds[DS_VIZ_NODE_SUBINPUT])
-    add_legend(scene, FILL_SUBINPUT, g_strdup("what a loop or branch feeds its subgraph"));
+    add_legend(scene, FILL_SUBINPUT, g_strdup(_("what a loop or branch feeds its subgraph")));
   if (kinds[DS_VIZ_NODE_COLLAPSED])
-    add_legend(scene, FILL_COLLAPSED, g_strdup("collapsed region or loop"));
+    add_legend(scene, FILL_COLLAPSED, g_strdup(_("collapsed region or loop")));
   if (b->any_gradient)
-    add_legend(scene, FILL_GRADIENT, g_strdup("gradient (the backward pass)"));
+    add_legend(scene, FILL_GRADIENT, g_strdup(_("gradient (the backward pass)")));
 }
 
 /* ---- the scene ---- */

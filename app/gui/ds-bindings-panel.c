@@ -20,6 +20,7 @@ typedef struct {
   char *path; /* the .npy file, or NULL: random data */
   GtkWidget *shape_entry; /* a declared shape, "(1, 3, s1, s1)", or empty: the file's */
   GtkWidget *file_label, *clear;
+  DsBindingsPanel *panel;
 } InputRow;
 
 struct _DsBindingsPanel {
@@ -28,6 +29,7 @@ struct _DsBindingsPanel {
   const DsGraphShapes *shapes;
   GtkWidget *symbols, *inputs; /* GtkGrids */
   GPtrArray *symbol_rows, *input_rows;
+  gboolean pending; /* shown values (defaults included) not applied to the session yet */
 };
 
 G_DEFINE_FINAL_TYPE(DsBindingsPanel, ds_bindings_panel, GTK_TYPE_BOX)
@@ -74,6 +76,11 @@ static char *range_text(int64_t lo, int64_t hi)
 
 /* ---- symbols ---- */
 
+static void mark_pending(DsBindingsPanel *p)
+{
+  p->pending = TRUE;
+}
+
 static void on_entry_activate(GtkEntry *entry, DsBindingsPanel *p)
 {
   (void)entry;
@@ -115,6 +122,7 @@ static void fill_symbols(DsBindingsPanel *p)
                                              hint);
       gtk_widget_set_tooltip_text(r->entry, tip);
       g_signal_connect(r->entry, "activate", G_CALLBACK(on_entry_activate), p);
+      g_signal_connect_swapped(r->entry, "changed", G_CALLBACK(mark_pending), p);
       gtk_grid_attach(GTK_GRID(p->symbols), r->entry, 1, row, 1, 1);
       gtk_grid_attach(GTK_GRID(p->symbols), dim_label(range), 2, row, 1, 1);
     }
@@ -196,6 +204,7 @@ static void on_file_chosen(GtkNativeDialog *dialog, int response, InputRow *r)
     if (path != NULL) {
       g_free(r->path);
       r->path = path;
+      r->panel->pending = TRUE;
       show_input_file(r);
     }
   }
@@ -221,6 +230,7 @@ static void on_clear_clicked(GtkButton *button, InputRow *r)
 {
   (void)button;
   g_clear_pointer(&r->path, g_free);
+  r->panel->pending = TRUE;
   show_input_file(r);
 }
 
@@ -236,6 +246,7 @@ static void fill_inputs(DsBindingsPanel *p)
         ds_session_classify_variable(p->session, node) != DS_VARIABLE_DATA)
       continue;
     InputRow *r = g_new0(InputRow, 1);
+    r->panel = p;
     r->name = g_strdup(node->name);
     GtkWidget *name = gtk_label_new(node->name);
     gtk_label_set_xalign(GTK_LABEL(name), 0);
@@ -251,6 +262,7 @@ static void fill_inputs(DsBindingsPanel *p)
                                 _("Declare this input's shape, with sizes or symbols: "
                                   "(1, 3, 224, 224), (s0, 16). Empty: the model's."));
     g_signal_connect(r->shape_entry, "activate", G_CALLBACK(on_entry_activate), p);
+    g_signal_connect_swapped(r->shape_entry, "changed", G_CALLBACK(mark_pending), p);
     gtk_grid_attach(GTK_GRID(p->inputs), r->shape_entry, 1, row, 2, 1);
     r->file_label = gtk_label_new(NULL);
     gtk_label_set_xalign(GTK_LABEL(r->file_label), 0);
@@ -279,6 +291,7 @@ gboolean ds_bindings_panel_set_input_file(DsBindingsPanel *p, const char *name, 
     if (strcmp(r->name, name) == 0) {
       g_free(r->path);
       r->path = g_strdup(path);
+      p->pending = TRUE;
       show_input_file(r);
       return TRUE;
     }
@@ -363,10 +376,12 @@ gboolean ds_bindings_panel_apply(DsBindingsPanel *p, GError **error)
     if (!ok)
       return FALSE;
   }
-  /* Whatever fed a variable before (a file, or random data at other sizes) is forgotten. */
+  /* Whatever fed an input before (a file, or random data at other sizes) is forgotten; the
+   * weights stay. */
   DsGraph *graph = ds_session_get_graph(p->session);
   for (guint i = 0; i < graph->n_nodes; i++)
-    if (ds_node_is_variable(graph->nodes[i]))
+    if (ds_node_is_variable(graph->nodes[i]) &&
+        ds_session_classify_variable(p->session, graph->nodes[i]) == DS_VARIABLE_DATA)
       ds_session_unfeed(p->session, graph->nodes[i]->name);
   for (guint i = 0; i < p->input_rows->len; i++) {
     InputRow *r = p->input_rows->pdata[i];
@@ -399,7 +414,15 @@ gboolean ds_bindings_panel_apply(DsBindingsPanel *p, GError **error)
     if (r->path != NULL && !ds_session_feed_npy(p->session, r->name, r->path, error))
       return FALSE;
   }
-  return declare_input_shapes(p, error);
+  if (!declare_input_shapes(p, error))
+    return FALSE;
+  p->pending = FALSE;
+  return TRUE;
+}
+
+gboolean ds_bindings_panel_has_pending(DsBindingsPanel *p)
+{
+  return p->session != NULL && p->pending;
 }
 
 /* ---- the widget ---- */
@@ -423,14 +446,18 @@ void ds_bindings_panel_set_session(DsBindingsPanel *p, DsSession *session,
     if (r->path != NULL)
       g_hash_table_insert(files, g_strdup(r->name), g_strdup(r->path));
   }
+  /* A new model's defaults are still to be applied; the same one keeps its state. */
+  gboolean pending = session != p->session || p->pending;
   p->session = session;
   p->shapes = shapes;
   clear_grid(p->symbols);
   clear_grid(p->inputs);
   g_ptr_array_set_size(p->symbol_rows, 0);
   g_ptr_array_set_size(p->input_rows, 0);
-  if (session == NULL)
+  if (session == NULL) {
+    p->pending = FALSE;
     return;
+  }
   fill_symbols(p);
   fill_inputs(p);
   GHashTableIter iter;
@@ -444,6 +471,7 @@ void ds_bindings_panel_set_session(DsBindingsPanel *p, DsSession *session,
   g_hash_table_iter_init(&iter, files);
   while (g_hash_table_iter_next(&iter, &key, &value))
     ds_bindings_panel_set_input_file(p, key, value);
+  p->pending = pending;
 }
 
 static void on_apply_clicked(GtkButton *button, DsBindingsPanel *p)

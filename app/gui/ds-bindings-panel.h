@@ -44,6 +44,10 @@ gboolean ds_bindings_panel_set_input_file(DsBindingsPanel *panel, const char *na
  * or file, and the offending row is marked. */
 gboolean ds_bindings_panel_apply(DsBindingsPanel *panel, GError **error);
 
+/* Whether the panel shows values the session was not given yet: a model's defaults before
+ * the first apply, or anything changed since. A run applies them first. */
+gboolean ds_bindings_panel_has_pending(DsBindingsPanel *panel);
+
 /* The value symbol `name` runs with (typed or default), or -1. */
 gint64 ds_bindings_panel_get_value(DsBindingsPanel *panel, const char *name);
 

@@ -33,7 +33,8 @@ gboolean ds_window_set_backward(DsWindow *w, const char *policy, GError **error)
   g_autofree char *before = g_steal_pointer(&w->backward);
   w->backward = strcmp(policy, "off") != 0 ? g_strdup(policy) : NULL;
   g_autofree char *path = g_strdup(w->path);
-  if (path != NULL && !ds_window_open(w, path, error)) {
+  g_autofree char *weights = g_strdup(w->weights_path);
+  if (path != NULL && !ds_window_open_with_weights(w, path, weights, error)) {
     /* the model stays as it was drawn, and so does the choice */
     g_free(w->backward);
     w->backward = g_steal_pointer(&before);

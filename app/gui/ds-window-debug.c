@@ -42,8 +42,16 @@ void ds_window_update_actions(DsWindow *w)
   enable(w, "reset", open && !busy && w->stopped);
   enable(w, "cancel", busy);
   enable(w, "toggle-breakpoint", open && !busy);
+  enable(w, "toggle-breakpoint-at", open && !busy);
   enable(w, "overlay", ran && !busy);
   enable(w, "export", open && !busy);
+  /* A menu whose every item is disabled does not open at all. */
+  gtk_widget_set_sensitive(w->export_button, open && !busy);
+  gtk_widget_set_sensitive(w->overlay_button, ran && !busy);
+  enable(w, "open-weights", open && !busy);
+  enable(w, "find", open);
+  enable(w, "fit", open);
+  enable(w, "fit-width", open);
   enable(w, "device", !busy);
   gtk_widget_set_sensitive(w->bindings, open && !busy);
   gtk_widget_set_sensitive(w->breakpoint_entry, open && !busy);
@@ -221,6 +229,11 @@ gboolean ds_window_command(DsWindow *w, DsDebugCommand command)
 {
   if (w->session == NULL || ds_window_is_busy(w))
     return FALSE;
+  /* A new run goes with what the bindings panel shows, defaults included, Apply pressed or
+   * not. A paused run goes on with what it started with. */
+  if (!w->stopped && ds_bindings_panel_has_pending(DS_BINDINGS_PANEL(w->bindings)) &&
+      !ds_window_apply_bindings(w, NULL))
+    return FALSE;
   w->stopped = FALSE;
   if (!ds_debugger_start(w->debugger, command))
     return FALSE;
@@ -277,11 +290,15 @@ static void on_cancel(GSimpleAction *action, GVariant *parameter, gpointer data)
   ds_window_cancel(data);
 }
 
+/* win.toggle-breakpoint: on the selected node; win.toggle-breakpoint-at(i): on scene node i
+ * (the node a context menu was opened on, whatever is selected by the time it is chosen). */
 static void on_toggle_breakpoint(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
-  (void)action, (void)parameter;
+  (void)action;
   DsWindow *w = data;
-  ds_window_toggle_breakpoint(w, ds_graph_canvas_get_selected(DS_GRAPH_CANVAS(w->canvas)), NULL);
+  gint index = parameter != NULL ? g_variant_get_int32(parameter)
+                                 : ds_graph_canvas_get_selected(DS_GRAPH_CANVAS(w->canvas));
+  ds_window_toggle_breakpoint(w, index, NULL);
 }
 
 /* ---- bindings ---- */
@@ -506,19 +523,37 @@ static void on_toggle_requested(DsGraphCanvas *canvas, gint index, DsWindow *w)
   ds_window_toggle_breakpoint(w, index, NULL);
 }
 
+static gboolean unparent_later(gpointer popover)
+{
+  gtk_widget_unparent(popover);
+  g_object_unref(popover);
+  return G_SOURCE_REMOVE;
+}
+
+/* The menu closes before the item chosen in it is activated, and an item finds its action
+ * through the widgets it sits in: the menu leaves the canvas only after that. */
+static void on_context_menu_closed(GtkPopover *popover, gpointer data)
+{
+  (void)data;
+  g_idle_add(unparent_later, g_object_ref(popover));
+}
+
+/* A right click on node `index`: its menu, acting on it. */
 static void on_context_menu(DsGraphCanvas *canvas, gint index, double x, double y, DsWindow *w)
 {
-  (void)index;
+  (void)w;
   g_autoptr(GMenu) menu = g_menu_new();
-  g_menu_append(menu, _("Toggle _Breakpoint"), "win.toggle-breakpoint");
+  g_autoptr(GMenuItem) toggle = g_menu_item_new(_("Toggle _Breakpoint"), NULL);
+  g_menu_item_set_action_and_target_value(toggle, "win.toggle-breakpoint-at",
+                                          g_variant_new_int32(index));
+  g_menu_append_item(menu, toggle);
   g_menu_append(menu, _("_Continue"), "win.continue");
   GtkWidget *popover = gtk_popover_menu_new_from_model(G_MENU_MODEL(menu));
   gtk_widget_set_parent(popover, GTK_WIDGET(canvas));
   gtk_popover_set_pointing_to(GTK_POPOVER(popover), &(GdkRectangle){(int)x, (int)y, 1, 1});
   gtk_popover_set_has_arrow(GTK_POPOVER(popover), FALSE);
-  /* The popover goes with its parent; unparent it when it closes. */
-  g_signal_connect(popover, "closed", G_CALLBACK(gtk_widget_unparent), NULL);
-  (void)w;
+  gtk_widget_set_halign(popover, GTK_ALIGN_START);
+  g_signal_connect(popover, "closed", G_CALLBACK(on_context_menu_closed), NULL);
   gtk_popover_popup(GTK_POPOVER(popover));
 }
 
@@ -640,6 +675,7 @@ void ds_window_add_debug_actions(DsWindow *w)
       {.name = "reset", .activate = on_reset},
       {.name = "cancel", .activate = on_cancel},
       {.name = "toggle-breakpoint", .activate = on_toggle_breakpoint},
+      {.name = "toggle-breakpoint-at", .activate = on_toggle_breakpoint, .parameter_type = "i"},
   };
   g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
 }

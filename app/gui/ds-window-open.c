@@ -4,6 +4,48 @@
 #include "ds-backward.h"
 #include "ds-window-private.h"
 
+#include <glib/gi18n.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The weights an MXNet symbol file was saved with, beside it: "net-symbol.json" (or
+ * "net.json") has "net.params" or checkpoints "net-NNNN.params", the latest epoch taken. NULL
+ * when there are none (and for ONNX files, whose initializers are their weights). */
+char *ds_window_weights_beside(const char *model)
+{
+  g_autofree char *dir = g_path_get_dirname(model);
+  g_autofree char *base = g_path_get_basename(model);
+  gsize n = strlen(base);
+  if (g_str_has_suffix(base, "-symbol.json"))
+    base[n - strlen("-symbol.json")] = '\0';
+  else if (g_str_has_suffix(base, ".json"))
+    base[n - strlen(".json")] = '\0';
+  else
+    return NULL;
+  g_autofree char *plain = g_strdup_printf("%s.params", base);
+  char *path = g_build_filename(dir, plain, NULL);
+  if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+    return path;
+  g_clear_pointer(&path, g_free);
+  g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+  const char *name;
+  long best = -1;
+  gsize prefix = strlen(base);
+  while (listing != NULL && (name = g_dir_read_name(listing)) != NULL) {
+    if (strncmp(name, base, prefix) != 0 || name[prefix] != '-' ||
+        !g_str_has_suffix(name, ".params"))
+      continue;
+    char *end;
+    long epoch = strtol(name + prefix + 1, &end, 10);
+    if (end != name + prefix + 1 && strcmp(end, ".params") == 0 && epoch > best) {
+      best = epoch;
+      g_free(path);
+      path = g_build_filename(dir, name, NULL);
+    }
+  }
+  return path;
+}
+
 /* The window's backward pass (ds-window-backward.c) added to a session it opens. */
 static gboolean add_backward(DsWindow *w, DsSession *session, GError **error)
 {
@@ -17,6 +59,12 @@ static gboolean add_backward(DsWindow *w, DsSession *session, GError **error)
 
 gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
 {
+  return ds_window_open_with_weights(w, path, NULL, error);
+}
+
+gboolean ds_window_open_with_weights(DsWindow *w, const char *path, const char *weights,
+                                     GError **error)
+{
   /* A command in flight reads the session being replaced: stop it first (it stops before
    * its next node). */
   if (w->debugger != NULL && ds_debugger_is_busy(w->debugger)) {
@@ -27,7 +75,16 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   GError *local = NULL;
   g_autoptr(DsSession) session = ds_session_new(path, &local);
   g_autoptr(DsGraphShapes) shapes = NULL;
-  g_autofree gboolean *weights = NULL;
+  g_autofree gboolean *is_weight = NULL;
+  g_autofree char *weights_path = weights != NULL ? g_canonicalize_filename(weights, NULL)
+                                                  : ds_window_weights_beside(path);
+  /* The weights go in before the backward pass is added: they are the forward graph's. */
+  if (session != NULL && weights_path != NULL &&
+      !ds_session_feed_params(session, weights_path, &local)) {
+    g_autofree char *base = g_path_get_basename(weights_path);
+    g_prefix_error(&local, _("The weights in %s do not fit this model: "), base);
+    g_clear_pointer(&session, ds_session_free);
+  }
   if (session != NULL && !add_backward(w, session, &local))
     g_clear_pointer(&session, ds_session_free);
   if (session != NULL) {
@@ -39,13 +96,13 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   }
   if (local == NULL) {
     DsGraph *graph = ds_session_get_graph(session);
-    weights = g_new0(gboolean, graph->n_nodes + 1);
+    is_weight = g_new0(gboolean, graph->n_nodes + 1);
     for (guint i = 0; i < graph->n_nodes; i++)
-      weights[i] = ds_node_is_variable(graph->nodes[i]) &&
+      is_weight[i] = ds_node_is_variable(graph->nodes[i]) &&
                    ds_session_classify_variable(session, graph->nodes[i]) != DS_VARIABLE_DATA;
     ds_window_debug_detach(w);
     g_ptr_array_set_size(w->expanded, 0);
-    ds_window_draw(w, session, shapes, weights, FALSE, &local);
+    ds_window_draw(w, session, shapes, is_weight, FALSE, &local);
   }
   if (local != NULL) {
     ds_window_show_banner(w, local->message);
@@ -60,9 +117,12 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   w->session = g_steal_pointer(&session);
   w->shapes = g_steal_pointer(&shapes);
   g_free(w->weights);
-  w->weights = g_steal_pointer(&weights);
+  w->weights = g_steal_pointer(&is_weight);
+  g_free(w->weights_path);
+  w->weights_path = g_steal_pointer(&weights_path);
   g_free(w->path);
-  w->path = g_strdup(path);
+  /* Absolute, so that Recent Models finds it again from any folder. */
+  w->path = g_canonicalize_filename(path, NULL);
   g_autofree char *base = g_path_get_basename(path);
   gtk_window_set_title(GTK_WINDOW(w), base);
   gtk_label_set_text(GTK_LABEL(w->title), base);
@@ -70,9 +130,7 @@ gboolean ds_window_open(DsWindow *w, const char *path, GError **error)
   ds_window_debug_attach(w);
   ds_window_inspect(w, -1);
   gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "graph");
-  ds_window_state_set_folder(path);
-  g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
-  if (uri != NULL)
-    gtk_recent_manager_add_item(gtk_recent_manager_get_default(), uri);
+  ds_window_state_set_folder(w->path);
+  ds_window_add_recent(w->path);
   return TRUE;
 }

@@ -1,8 +1,9 @@
 /* ds-window-private.h: the window's state, shared by the files that each handle one part of
- * it (ds-window.c: building and opening; ds-window-inspector.c; ds-window-debug.c: runs,
- * steps and breakpoints; ds-window-export.c: overlays and export; ds-window-device.c: the
- * device runs go to; ds-window-recent.c;
- * ds-window-state.c: what is remembered between sessions). */
+ * it (ds-window.c: building; ds-window-view.c; ds-window-inspector.c; ds-window-debug.c:
+ * runs, steps, breakpoints and bindings; ds-window-recent.c; ds-window-open.c: a model and
+ * its weights; ds-window-device.c: the device runs go to; ds-window-backward.c;
+ * ds-window-export.c: overlays and export; ds-window-state.c: what is remembered between
+ * sessions). */
 #pragma once
 
 #include "ds-bindings-panel.h"
@@ -26,6 +27,7 @@ struct _DsWindow {
    * session replaces its own when it prepares. */
   DsGraphShapes *shapes;
   gboolean *weights;           /* per graph node: a weight (hidden in big graphs) */
+  char *weights_path;          /* the .params file fed, or NULL (random or ONNX initializers) */
   GPtrArray *expanded;         /* ids of regions and loops the user opened */
   GHashTable *scene_index;     /* scene node id -> index + 1 */
   char *path;
@@ -48,6 +50,7 @@ struct _DsWindow {
   GtkWidget *breakpoint_button, *condition_entry;
   GtkWidget *banner, *banner_label;
   GtkWidget *title, *subtitle;
+  GtkWidget *export_button, *overlay_button; /* insensitive while their menus offer nothing */
   GtkWidget *search_bar, *search_entry;
   GtkWidget *regions;          /* GtkListBox: one row per region, loop and body */
   GtkWidget *bindings;         /* DsBindingsPanel */
@@ -57,8 +60,8 @@ struct _DsWindow {
   GtkWidget *recent_list, *empty_recent; /* header menu and empty page */
 };
 
-/* The window's parts call one way, lowest first: view, inspector, debug, then device, export
- * and recent; ds-window.c builds the window from all of them. A lower part that needs a
+/* The window's parts call one way, lowest first: view, inspector, debug, recent, then open,
+ * device, backward and export; ds-window.c builds the window from all of them. A lower part that needs a
  * higher one goes through a signal or an action (the canvas's "toggle-breakpoint", the
  * window's "redrawn", "win.open-file"). */
 
@@ -107,6 +110,11 @@ GMenuModel *ds_window_backward_menu(void);
 GtkWidget *ds_window_build_empty_page(DsWindow *window);
 GtkWidget *ds_window_build_recent_button(DsWindow *window);
 void ds_window_refresh_recent(DsWindow *window);
+/* Adds a model just opened (an absolute path) to the recent models. */
+void ds_window_add_recent(const char *path);
+
+/* ds-window-open.c */
+char *ds_window_weights_beside(const char *model);
 
 /* ds-window-state.c: window size and the last folder, in a key file. */
 void ds_window_state_restore(GtkWindow *window);

@@ -4,6 +4,9 @@
 #include <glib/gi18n.h>
 
 #define MAX_RECENT 10
+/* The group the window files its models under in the shared recent-files list, where file
+ * choosers also put what was exported (PNG, SVG, HTML, reports): only models are offered. */
+#define MODEL_GROUP "dynscope-model"
 
 static gint newest_first(gconstpointer a, gconstpointer b)
 {
@@ -18,10 +21,11 @@ GPtrArray *ds_window_list_recent(DsWindow *w)
   GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
   GList *items = gtk_recent_manager_get_items(gtk_recent_manager_get_default());
   g_autoptr(GPtrArray) ours = g_ptr_array_new();
-  /* Only what this app opened, still on disk. */
+  /* Only models this app opened, still on disk. */
   for (GList *l = items; l != NULL; l = l->next) {
     GtkRecentInfo *info = l->data;
-    if (gtk_recent_info_has_application(info, g_get_application_name()) &&
+    if (gtk_recent_info_has_group(info, MODEL_GROUP) &&
+        gtk_recent_info_has_application(info, g_get_application_name()) &&
         gtk_recent_info_is_local(info) && gtk_recent_info_exists(info))
       g_ptr_array_add(ours, info);
   }
@@ -33,6 +37,21 @@ GPtrArray *ds_window_list_recent(DsWindow *w)
   }
   g_list_free_full(items, (GDestroyNotify)gtk_recent_info_unref);
   return paths;
+}
+
+void ds_window_add_recent(const char *path)
+{
+  g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
+  if (uri == NULL)
+    return;
+  const char *groups[] = {MODEL_GROUP, NULL};
+  GtkRecentData data = {
+      .mime_type = g_str_has_suffix(path, ".onnx") ? "application/x-onnx" : "application/json",
+      .app_name = (char *)g_get_application_name(),
+      .app_exec = "dynscope %f",
+      .groups = (char **)groups,
+  };
+  gtk_recent_manager_add_full(gtk_recent_manager_get_default(), uri, &data);
 }
 
 static void on_recent_clicked(GtkButton *button, DsWindow *w)

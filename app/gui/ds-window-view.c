@@ -10,9 +10,38 @@
 
 /* ---- the banner and the subtitle ---- */
 
+/* The engine's messages end in hints for the command line ("give it with --input-shape
+ * data=(...)"); in the window the same is done in the Bindings tab. */
+static char *gui_worded(const char *message)
+{
+  static const struct {
+    const char *pattern, *replacement;
+  } hints[] = {
+      {"give it with --input-shape [^ ]+=\\(\\.\\.\\.\\)",
+       N_("declare its shape in the Bindings tab")},
+      {"give it with --input or --input-shape",
+       N_("feed it or declare its shape in the Bindings tab")},
+      {"declare the inputs with --input-shape", N_("declare the inputs' shapes in the Bindings tab")},
+      {"with --bind or an input file", N_("in the Bindings tab")},
+      {"feed them with --input NAME=FILE\\.npy or --params FILE, or use --random-inputs",
+       N_("feed them in the Bindings tab")},
+  };
+  char *text = g_strdup(message);
+  for (guint i = 0; i < G_N_ELEMENTS(hints); i++) {
+    g_autoptr(GRegex) regex = g_regex_new(hints[i].pattern, 0, 0, NULL);
+    char *replaced = g_regex_replace_literal(regex, text, -1, 0, _(hints[i].replacement), 0, NULL);
+    if (replaced != NULL) {
+      g_free(text);
+      text = replaced;
+    }
+  }
+  return text;
+}
+
 void ds_window_show_banner(DsWindow *w, const char *message)
 {
-  gtk_label_set_text(GTK_LABEL(w->banner_label), message);
+  g_autofree char *worded = message != NULL ? gui_worded(message) : NULL;
+  gtk_label_set_text(GTK_LABEL(w->banner_label), worded);
   gtk_revealer_set_reveal_child(GTK_REVEALER(w->banner), message != NULL);
 }
 
@@ -21,15 +50,35 @@ gint ds_window_find_scene_node(DsWindow *w, const char *id)
   return GPOINTER_TO_INT(g_hash_table_lookup(w->scene_index, id)) - 1;
 }
 
+/* Whether the open model has learned parameters (an ONNX file's come with it). */
+static gboolean has_weights(DsWindow *w)
+{
+  DsGraph *graph = ds_session_get_graph(w->session);
+  for (guint i = 0; w->weights != NULL && i < graph->n_nodes; i++)
+    if (w->weights[i])
+      return TRUE;
+  return FALSE;
+}
+
 void ds_window_update_subtitle(DsWindow *w)
 {
   if (w->session == NULL)
     return;
-  DsGraph *graph = ds_session_get_graph(w->session);
-  guint ops = 0;
-  for (guint i = 0; i < graph->n_nodes; i++)
-    ops += !ds_node_is_variable(graph->nodes[i]);
+  /* Loop and branch bodies' ops too: an LSTM loop is more than "1 op". */
+  guint ops = ds_graph_count_ops_nested(ds_session_get_graph(w->session));
   g_autofree char *text = g_strdup_printf(ngettext("%u op", "%u ops", ops), ops);
+  if (w->weights_path != NULL) {
+    g_autofree char *base = g_path_get_basename(w->weights_path);
+    /* TRANSLATORS: the subtitle: "11 ops · sample.params", the weights' file */
+    char *with_weights = g_strdup_printf(_("%s · %s"), text, base);
+    g_free(text);
+    text = with_weights;
+  } else if (w->path != NULL && !g_str_has_suffix(w->path, ".onnx") && has_weights(w)) {
+    /* TRANSLATORS: the subtitle of an MXNet model opened without its .params file */
+    char *random = g_strdup_printf(_("%s · random weights"), text);
+    g_free(text);
+    text = random;
+  }
   if (w->backward != NULL) {
     /* TRANSLATORS: the subtitle: "120 ops · gradients (auto)"; auto is a policy's name */
     char *with_gradients = g_strdup_printf(_("%s · gradients (%s)"), text, w->backward);

@@ -1,6 +1,6 @@
-/* ds-window.c: building the window and opening a model; the parts it is built from are the
- * ds-window-*.c files, which call one way, lowest first: view, inspector, debug, then device,
- * export and recent (ds-window-private.h). */
+/* ds-window.c: building the window, its actions and its file dialogs; the parts it is built
+ * from are the ds-window-*.c files, which call one way, lowest first: view, inspector, debug,
+ * recent, then open, device, backward and export (ds-window-private.h). */
 #include "ds-window-private.h"
 
 #include <glib/gi18n.h>
@@ -96,6 +96,39 @@ static void on_open(GSimpleAction *action, GVariant *parameter, gpointer data)
     gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(dialog), dir, NULL);
   }
   g_signal_connect(dialog, "response", G_CALLBACK(on_open_response), w);
+  gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
+}
+
+static void on_weights_response(GtkNativeDialog *dialog, int response, DsWindow *w)
+{
+  if (response == GTK_RESPONSE_ACCEPT && w->path != NULL) {
+    g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+    g_autofree char *weights = file != NULL ? g_file_get_path(file) : NULL;
+    g_autofree char *model = g_strdup(w->path);
+    if (weights != NULL)
+      ds_window_open_with_weights(w, model, weights, NULL);
+  }
+  g_object_unref(dialog);
+}
+
+/* win.open-weights: another .params file for the open model. */
+static void on_open_weights(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  DsWindow *w = data;
+  GtkFileChooserNative *dialog =
+      gtk_file_chooser_native_new(_("Open weights for the model"), GTK_WINDOW(w),
+                                  GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  GtkFileFilter *filter = gtk_file_filter_new();
+  gtk_file_filter_set_name(filter, _("MXNet weights (.params)"));
+  gtk_file_filter_add_pattern(filter, "*.params");
+  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(dialog), filter);
+  if (w->path != NULL) {
+    g_autofree char *folder = g_path_get_dirname(w->path);
+    g_autoptr(GFile) dir = g_file_new_for_path(folder);
+    gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(dialog), dir, NULL);
+  }
+  g_signal_connect(dialog, "response", G_CALLBACK(on_weights_response), w);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(dialog));
 }
 
@@ -200,6 +233,16 @@ DsDebugger *ds_window_get_debugger(DsWindow *w)
   return w->debugger;
 }
 
+DsSession *ds_window_get_session(DsWindow *w)
+{
+  return w->session;
+}
+
+const char *ds_window_get_weights(DsWindow *w)
+{
+  return w->weights_path;
+}
+
 static gboolean on_close_request(GtkWindow *window, gpointer data)
 {
   (void)data;
@@ -216,6 +259,7 @@ static void window_dispose(GObject *object)
   }
   g_clear_pointer(&w->shapes, ds_graph_shapes_free);
   g_clear_pointer(&w->weights, g_free);
+  g_clear_pointer(&w->weights_path, g_free);
   g_clear_pointer(&w->expanded, g_ptr_array_unref);
   g_clear_pointer(&w->scene_index, g_hash_table_unref);
   g_clear_pointer(&w->breakpoints, g_ptr_array_unref);
@@ -235,9 +279,15 @@ static void ds_window_class_init(DsWindowClass *klass)
    * too, but only once it runs). */
   ds_gui_register_resource();
   GdkDisplay *display = gdk_display_get_default();
-  if (display != NULL)
+  if (display != NULL) {
     gtk_icon_theme_add_resource_path(gtk_icon_theme_get_for_display(display),
                                      "/org/dynscope/Dynscope/icons");
+    GtkCssProvider *css = gtk_css_provider_new();
+    gtk_css_provider_load_from_resource(css, "/org/dynscope/Dynscope/ds-window.css");
+    gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(css),
+                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+    g_object_unref(css);
+  }
 }
 
 static GtkWidget *build_banner(DsWindow *w)
@@ -293,8 +343,13 @@ static GMenuModel *primary_menu(void)
 {
   GMenu *menu = g_menu_new();
   GMenu *section = g_menu_new();
+  g_menu_append(section, _("Open _Weights…"), "win.open-weights");
+  g_menu_append_section(menu, NULL, G_MENU_MODEL(section));
+  g_object_unref(section);
+  section = g_menu_new();
   g_menu_append(section, _("_Find Node"), "win.find");
   g_menu_append(section, _("Fit Graph to Window"), "win.fit");
+  g_menu_append(section, _("Fit Graph _Width"), "win.fit-width");
   g_menu_append_section(menu, NULL, G_MENU_MODEL(section));
   g_object_unref(section);
   GMenuModel *devices = ds_window_device_menu();
@@ -363,14 +418,14 @@ static GtkWidget *build_header(DsWindow *w)
   gtk_menu_button_set_menu_model(GTK_MENU_BUTTON(menu), primary);
   gtk_header_bar_pack_end(GTK_HEADER_BAR(header), menu);
 
-  GtkWidget *export = gtk_menu_button_new();
+  GtkWidget *export = w->export_button = gtk_menu_button_new();
   gtk_menu_button_set_icon_name(GTK_MENU_BUTTON(export), "document-save-as-symbolic");
   gtk_widget_set_tooltip_text(export, _("Export the report, trace or graph"));
   g_autoptr(GMenuModel) export_menu = ds_window_export_menu();
   gtk_menu_button_set_menu_model(GTK_MENU_BUTTON(export), export_menu);
   gtk_header_bar_pack_end(GTK_HEADER_BAR(header), export);
 
-  GtkWidget *overlay = gtk_menu_button_new();
+  GtkWidget *overlay = w->overlay_button = gtk_menu_button_new();
   gtk_menu_button_set_icon_name(GTK_MENU_BUTTON(overlay), "view-paged-symbolic");
   gtk_widget_set_tooltip_text(overlay, _("Colour the graph by the last run"));
   g_autoptr(GMenuModel) overlay_menu = ds_window_overlay_menu();
@@ -410,6 +465,7 @@ static GtkWidget *build_sidebar(DsWindow *w)
                        "breakpoints", _("Breakpoints"));
   gtk_widget_set_vexpand(stack, TRUE);
   GtkWidget *switcher = gtk_stack_switcher_new();
+  gtk_widget_add_css_class(switcher, "sidebar-tabs");
   gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), GTK_STACK(stack));
   gtk_widget_set_halign(switcher, GTK_ALIGN_CENTER);
   gtk_widget_set_margin_top(switcher, 6);
@@ -432,6 +488,19 @@ static void on_fit(GSimpleAction *action, GVariant *parameter, gpointer data)
 {
   (void)action, (void)parameter;
   ds_graph_canvas_fit(DS_GRAPH_CANVAS(DS_WINDOW(data)->canvas));
+}
+
+static void on_fit_width(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  ds_graph_canvas_fit_width(DS_GRAPH_CANVAS(DS_WINDOW(data)->canvas));
+}
+
+/* win.close (Ctrl+W): as the close button, so the window remembers its state. */
+static void on_close(GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  (void)action, (void)parameter;
+  gtk_window_close(GTK_WINDOW(data));
 }
 
 static void ds_window_init(DsWindow *w)
@@ -474,14 +543,26 @@ static void ds_window_init(DsWindow *w)
   static const GActionEntry actions[] = {
       {.name = "find", .activate = on_find},
       {.name = "open", .activate = on_open},
+      {.name = "open-weights", .activate = on_open_weights},
       {.name = "open-file", .activate = on_open_file, .parameter_type = "s"},
-      {.name = "fit", .activate = on_fit}};
+      {.name = "fit", .activate = on_fit},
+      {.name = "fit-width", .activate = on_fit_width},
+      {.name = "close", .activate = on_close}};
   g_action_map_add_action_entries(G_ACTION_MAP(w), actions, G_N_ELEMENTS(actions), w);
   ds_window_add_debug_actions(w);
   ds_window_add_device_action(w);
   ds_window_add_backward_action(w);
   ds_window_add_export_actions(w);
   ds_window_update_actions(w);
+
+  /* GtkWindow takes F10 for its menu bar (it focuses the header bar) before application
+   * shortcuts are looked at: the debugger's Step Over key is caught first. */
+  GtkEventController *f10 = gtk_shortcut_controller_new();
+  gtk_event_controller_set_propagation_phase(f10, GTK_PHASE_CAPTURE);
+  gtk_shortcut_controller_add_shortcut(
+      GTK_SHORTCUT_CONTROLLER(f10),
+      gtk_shortcut_new(gtk_keyval_trigger_new(GDK_KEY_F10, 0), gtk_named_action_new("win.step")));
+  gtk_widget_add_controller(GTK_WIDGET(w), f10);
 
   GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect(drop, "drop", G_CALLBACK(on_drop), w);

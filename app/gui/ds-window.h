@@ -26,8 +26,18 @@ G_DECLARE_FINAL_TYPE(DsWindow, ds_window, DS, WINDOW, GtkApplicationWindow)
 
 DsWindow *ds_window_new(GtkApplication *app);
 
-/* Opens a model file; on failure the banner shows the loader's message. */
+/* Opens a model file; on failure the banner shows the loader's message. An MXNet symbol file
+ * is given the weights saved beside it ("net-symbol.json": "net.params", or the latest
+ * "net-NNNN.params"); an ONNX file uses its initializers; without either, runs use random
+ * weights. */
 gboolean ds_window_open(DsWindow *window, const char *path, GError **error);
+/* The same with the weights of `weights` (a .params file; NULL: those beside the model). A
+ * file that does not fit the model leaves the open one as it was. Main menu › Open Weights…
+ * opens the model again with the file it picks. */
+gboolean ds_window_open_with_weights(DsWindow *window, const char *path, const char *weights,
+                                     GError **error);
+/* The .params file the open model's weights come from, or NULL. */
+const char *ds_window_get_weights(DsWindow *window);
 
 /* Selects and reveals the first node whose id or op contains `text` (any case), from the
  * selection on (after it with `next`), wrapping; its index, or -1. Ctrl+F types into it. */
@@ -94,6 +104,7 @@ gboolean ds_window_export(DsWindow *window, DsWindowExport what, const char *pat
 DsGraphCanvas *ds_window_get_canvas(DsWindow *window);
 DsBindingsPanel *ds_window_get_bindings(DsWindow *window);
 DsDebugger *ds_window_get_debugger(DsWindow *window); /* NULL before a model is open */
+DsSession *ds_window_get_session(DsWindow *window);   /* NULL before a model is open */
 /* The inspector's text, the banner's message (NULL when hidden) and the status line (the
  * frame path at a stop: "while0 › iter 3 › fc1"). */
 const char *ds_window_get_inspector_text(DsWindow *window);
