@@ -236,6 +236,15 @@ void ds_test_input_key(const char *accelerator)
   handled();
 }
 
+void ds_test_input_type(const char *text)
+{
+  for (const char *c = text; *c != '\0'; c++) {
+    const char *name = gdk_keyval_name(gdk_unicode_to_keyval((guint32)(guchar)*c));
+    g_assert_nonnull(name);
+    ds_test_input_key(name);
+  }
+}
+
 /* The screen's pixels in widget's area, as packed 0xRRGGBB; NULL without an X server. */
 static guint32 *screen_pixels(GtkWidget *widget, int *width, int *height)
 {

@@ -45,6 +45,9 @@ void ds_test_input_drag(GtkWidget *widget, double x0, double y0, double x1, doub
 /* Types a key as an accelerator string ("<Control>q", "F9", "plus", "<Shift>F11"). */
 void ds_test_input_key(const char *accelerator);
 
+/* Types `text` key by key (ASCII). */
+void ds_test_input_type(const char *text);
+
 /* The share (0..1) of widget's pixels on screen that differ clearly from its most common
  * colour (its background): drawn graph, not background only. */
 double ds_test_drawn_share(GtkWidget *widget);

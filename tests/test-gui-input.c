@@ -483,6 +483,69 @@ static void test_halo_not_covered(void)
   ds_test_settle();
 }
 
+/* BERT opens readable as its twelve layers, each a box; a double click opens one where it was,
+ * quickly; Ctrl+F finds the query projection in every layer, opened or not, and outlines the
+ * matches. */
+static void test_groups_and_search(void)
+{
+  g_autofree char *path = shared_model("gluonnlp_static_bert_qa-symbol.json");
+  if (path == NULL) {
+    g_test_skip("no shared models");
+    return;
+  }
+  DsWindow *window = open_window(path);
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  GtkWidget *widget = GTK_WIDGET(canvas);
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  guint groups = 0;
+  for (guint i = 0; i < scene->nodes->len; i++) {
+    const DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, i);
+    groups += n->kind == DS_VIZ_NODE_COLLAPSED && strstr(n->id, "_transformer") != NULL;
+  }
+  g_assert_cmpuint(groups, ==, 12);
+  /* Text drawn at 7 pixels or more, and the canvas drawn. */
+  g_assert_cmpfloat(ds_graph_canvas_get_zoom(canvas) * 10, >=, 6.9);
+  g_assert_cmpfloat(ds_test_drawn_share(widget), >, DRAWN);
+  ds_test_screenshot(GTK_WIDGET(window), "bert-groups");
+
+  gint box = ds_test_find_node(scene, "staticbertencoder0_transformer1");
+  g_assert_cmpint(box, >=, 0);
+  const DsVizBox *b = &ds_graph_canvas_get_layout(canvas)->nodes[box].box;
+  double x, y, top_x, top_y;
+  ds_graph_canvas_to_widget(canvas, b->x, b->y, &x, &y);
+  ds_graph_canvas_to_widget(canvas, b->x, b->y - b->height / 2, &top_x, &top_y);
+  gint64 start = g_get_monotonic_time();
+  ds_test_input_click(widget, x, y, 1, 2);
+  double ms = (double)(g_get_monotonic_time() - start) / 1000.0;
+  g_test_message("a layer group opened in %.1f ms (input and drawing included)", ms);
+  scene = ds_graph_canvas_get_scene(canvas);
+  gint cluster = ds_viz_scene_find_cluster(scene, "staticbertencoder0_transformer1");
+  g_assert_cmpint(cluster, >=, 0);
+  const DsVizBox *c = &ds_graph_canvas_get_layout(canvas)->clusters[cluster].box;
+  double cx, cy;
+  ds_graph_canvas_to_widget(canvas, c->x, c->y - c->height / 2, &cx, &cy);
+  g_assert_cmpfloat(fabs(cx - top_x) + fabs(cy - top_y), <, 2);
+  g_assert_cmpfloat(ds_test_drawn_share(widget), >, DRAWN);
+  ds_test_screenshot(GTK_WIDGET(window), "bert-group-open");
+
+  ds_test_input_key("<Control>f");
+  ds_test_input_type("query_fwd");
+  /* A search entry reports typing after a short pause. */
+  gint64 until = g_get_monotonic_time() + 400000;
+  while (g_get_monotonic_time() < until)
+    if (!g_main_context_iteration(NULL, FALSE))
+      g_usleep(1000);
+  ds_test_settle();
+  g_assert_cmpuint(ds_window_get_n_matches(window), ==, 12);
+  gint found = ds_graph_canvas_get_selected(canvas);
+  g_assert_cmpint(found, >=, 0);
+  scene = ds_graph_canvas_get_scene(canvas);
+  g_assert_nonnull(strstr(g_array_index(scene->nodes, DsVizNode, found).id, "transformer1_"));
+  ds_test_screenshot(GTK_WIDGET(window), "bert-search");
+  gtk_window_destroy(GTK_WINDOW(window));
+  ds_test_settle();
+}
+
 int main(int argc, char **argv)
 {
   /* Tests read their own state and recent files, never the user's. */
@@ -510,6 +573,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui-input/recent", test_recent);
   g_test_add_func("/gui-input/labels-fit", test_labels_fit);
   g_test_add_func("/gui-input/halo-not-covered", test_halo_not_covered);
+  g_test_add_func("/gui-input/groups-and-search", test_groups_and_search);
   int status = g_test_run();
   g_object_unref(app);
   g_autofree char *command = g_strdup_printf("rm -rf '%s'", home);

@@ -12,6 +12,7 @@
 #include "ds-mxnet-json.h"
 #include "ds-session.h"
 #include "ds-viz-layout.h"
+#include "ds-viz-scopes.h"
 
 static char *data_path(const char *dir, const char *name)
 {
@@ -785,9 +786,78 @@ static void test_collapse_keeps_order(void)
   g_assert_cmpfloat(b->nodes[box].box.y, <, b->nodes[node_index(folded, "post0")].box.y);
 }
 
+/* Name scopes: Gluon block prefixes and ONNX paths; a big graph's layers as groups, collapsed
+ * until opened, the nodes they hide findable by name. */
+static void test_scope_groups(void)
+{
+  static const struct {
+    const char *name;
+    guint depth;
+    const char *scope;
+  } cases[] = {
+      {"bertencoder0_transformer3_dense0_fwd", 1, "bertencoder0"},
+      {"bertencoder0_transformer3_dense0_fwd", 2, "bertencoder0_transformer3"},
+      {"bertencoder0_transformer3_dense0_fwd", 3, "bertencoder0_transformer3_dense0"},
+      {"bertencoder0_transformer3_dense0_fwd", 4, NULL}, /* "fwd" is no block */
+      {"resnetv10_stage1__plus0", 2, "resnetv10_stage1"},
+      {"data", 1, NULL},
+      {"/encoder/layer.3/attention/MatMul", 2, "/encoder/layer.3"},
+      {"/encoder/layer.3/attention/MatMul", 3, "/encoder/layer.3/attention"},
+      {"/encoder/layer.3/attention/MatMul", 4, NULL}, /* the op's own name stays */
+      {"Gemm_0", 1, NULL},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *scope = ds_viz_name_scope(cases[i].name, cases[i].depth);
+    g_assert_cmpstr(scope, ==, cases[i].scope);
+  }
+
+  /* Twelve layers of forty ops each after a stem: grouped at depth 2. */
+  g_autoptr(GString) json = g_string_new("{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", "
+                                         "\"inputs\": []}");
+  guint n = 1;
+  for (guint layer = 0; layer < 12; layer++)
+    for (guint k = 0; k < 15; k++, n++)
+      g_string_append_printf(json,
+                             ", {\"op\": \"relu\", \"name\": \"net0_layer%u_relu%u\", "
+                             "\"inputs\": [[%u, 0, 0]]}",
+                             layer, k, n - 1);
+  g_string_append_printf(json, "], \"arg_nodes\": [0], \"heads\": [[%u, 0, 0]]}", n - 1);
+  GError *error = NULL;
+  g_autoptr(DsGraph) graph = ds_mxnet_json_load_data(json->str, json->len, "layers.json", &error);
+  g_assert_no_error(error);
+  g_autoptr(DsVizScopes) scopes = ds_viz_scopes_find(graph);
+  g_assert_nonnull(scopes);
+  g_assert_cmpuint(scopes->depth, ==, 2);
+  g_assert_cmpuint(scopes->n_groups, ==, 12);
+  g_autoptr(DsVizScene) folded =
+      ds_viz_scene_build(graph, &(DsVizOptions){.group_scopes = TRUE}, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(folded->nodes->len, ==, 1 + 12);
+  g_assert_cmpuint(folded->edges->len, ==, 12);
+  g_assert_cmpint(find_node(folded, "net0_layer4")->kind, ==, DS_VIZ_NODE_COLLAPSED);
+  g_assert_cmpstr(g_hash_table_lookup(folded->hidden_in, "net0_layer4_relu7"), ==, "net0_layer4");
+  const char *open[] = {"net0_layer4", NULL};
+  g_autoptr(DsVizScene) opened =
+      ds_viz_scene_build(graph, &(DsVizOptions){.group_scopes = TRUE, .expand = open}, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(opened->nodes->len, ==, 1 + 11 + 15);
+  gint cluster = ds_viz_scene_find_cluster(opened, "net0_layer4");
+  g_assert_cmpint(cluster, >=, 0);
+  g_assert_cmpint(g_array_index(opened->clusters, DsVizCluster, cluster).kind, ==,
+                  DS_VIZ_CLUSTER_GROUP);
+  g_assert_null(g_hash_table_lookup(opened->hidden_in, "net0_layer4_relu7"));
+  g_autoptr(DsVizLayout) layout = ds_viz_layout(opened, &error);
+  g_assert_no_error(error);
+  check_geometry(opened, layout);
+  /* Small graphs and graphs with one scope are drawn as they are. */
+  g_autoptr(DsVizScene) plain = ds_viz_scene_build(graph, &(DsVizOptions){0}, &error);
+  g_assert_cmpuint(plain->nodes->len, ==, n);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/viz/scope-groups", test_scope_groups);
   g_test_add_func("/viz/partition-counts", test_partition_counts);
   g_test_add_func("/viz/control-flow-clusters", test_control_flow_clusters);
   g_test_add_func("/viz/placement-clusters", test_placement_clusters);

@@ -9,6 +9,7 @@
 #include "ds-error.h"
 #include "ds-op.h"
 #include "ds-ops-control.h"
+#include "ds-viz-scopes.h"
 
 /* ---- colours ---- */
 
@@ -26,6 +27,7 @@
 #define FILL_DATA_DEPENDENT "#cab2d6"
 #define FILL_NO_DATA        "#f4f4f4"
 #define FILL_GRADIENT       "#fce4dc"
+#define FILL_GROUP          "#f1f4f8"
 
 /* Light to dark: readable black text on every step. */
 static const char *const heat[] = {"#fff7ec", "#fee8c8", "#fdd49e", "#fdbb84", "#fc8d59"};
@@ -111,6 +113,8 @@ typedef struct {
   guint64 max_ns;
   gboolean show_weights;
   gboolean any_gradient; /* a gradient node was drawn in its own colour */
+  DsVizScopes *scopes;   /* the top level's name-scope groups, or NULL */
+  GHashTable *expand;    /* ids the caller keeps open -> (unused) */
 } Builder;
 
 static guint add_node(Builder *b, DsVizNodeKind kind, char *id, char *label, const char *fill,
@@ -339,6 +343,19 @@ static guint collapsed_node(Builder *b, const char *id, const char *text, gint c
   return n;
 }
 
+/* The box standing for a collapsed name-scope group, made with its first node. */
+static guint group_box(Builder *b, const DsGraph *graph, const char *group, gint cluster)
+{
+  if (g_hash_table_contains(b->collapsed, group))
+    return collapsed_node(b, group, NULL, cluster, NULL);
+  guint inside = 0;
+  for (guint i = 0; i < graph->n_nodes; i++)
+    inside += b->scopes->group_of[i] != NULL && strcmp(b->scopes->group_of[i], group) == 0;
+  g_autofree char *text = g_strdup_printf(_("%s\ngroup (collapsed)\n%u nodes inside"), group,
+                                          inside);
+  return collapsed_node(b, group, text, cluster, NULL);
+}
+
 static guint count_nodes(const DsGraph *graph)
 {
   guint n = 0;
@@ -459,6 +476,21 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
       gpointer known = g_hash_table_lookup(b->clusters, region->name);
       container = known != NULL ? (gint)GPOINTER_TO_UINT(known) - 1
                                 : add_region_cluster(b, region, cluster);
+    }
+    const char *group = top && r < 0 && b->scopes != NULL ? b->scopes->group_of[i] : NULL;
+    if (group != NULL) {
+      if (!g_hash_table_contains(b->expand, group)) {
+        scene_of[i] = (gint)group_box(b, graph, group, cluster);
+        g_hash_table_insert(b->scene->hidden_in, g_strdup(node->name), g_strdup(group));
+        for (guint k = 0; k < node->n_inputs; k++)
+          add_edge(b, scene_of[node->inputs[k].node_id], (guint)scene_of[i],
+                   edge_label(b, graph, top, node->inputs[k]));
+        continue;
+      }
+      gpointer known = g_hash_table_lookup(b->clusters, group);
+      container = known != NULL ? (gint)GPOINTER_TO_UINT(known) - 1
+                                : add_cluster(b, DS_VIZ_CLUSTER_GROUP, group, g_strdup(group),
+                                              FILL_GROUP, cluster);
     }
     if (is_control(node)) {
       scene_of[i] = (gint)add_control(b, node, path, key_path, container, scene_of, graph, top);
@@ -649,7 +681,7 @@ static void build_legend(Builder *b)
   if (kinds[DS_VIZ_NODE_SUBINPUT])
     add_legend(scene, FILL_SUBINPUT, g_strdup(_("what a loop or branch feeds its subgraph")));
   if (kinds[DS_VIZ_NODE_COLLAPSED])
-    add_legend(scene, FILL_COLLAPSED, g_strdup(_("collapsed region or loop")));
+    add_legend(scene, FILL_COLLAPSED, g_strdup(_("collapsed region, loop or group")));
   if (b->any_gradient)
     add_legend(scene, FILL_GRADIENT, g_strdup(_("gradient (the backward pass)")));
 }
@@ -690,6 +722,8 @@ void ds_viz_scene_free(DsVizScene *scene)
     g_array_unref(scene->legend);
   if (scene->collapsed != NULL)
     g_ptr_array_unref(scene->collapsed);
+  if (scene->hidden_in != NULL)
+    g_hash_table_unref(scene->hidden_in);
   g_free(scene->title);
   g_free(scene);
 }
@@ -711,6 +745,7 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
   scene->clusters = g_array_new(FALSE, FALSE, sizeof(DsVizCluster));
   scene->legend = g_array_new(FALSE, FALSE, sizeof(DsVizLegendEntry));
   scene->collapsed = g_ptr_array_new_with_free_func(g_free);
+  scene->hidden_in = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   Builder b = {
       .scene = scene,
       .o = o,
@@ -719,7 +754,13 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
       .clusters = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
       .profile = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, node_profile_free),
       .edge_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+      .expand = g_hash_table_new(g_str_hash, g_str_equal),
+      .scopes = o->group_scopes && o->partition == NULL && o->focus == NULL
+                    ? ds_viz_scopes_find(graph)
+                    : NULL,
   };
+  for (const char *const *e = o->expand; e != NULL && *e != NULL; e++)
+    g_hash_table_add(b.expand, (gpointer)*e);
   guint n_ops = count_nodes(graph);
   b.show_weights = o->show_weights >= 0 ? o->show_weights != 0 : n_ops <= 200;
   gboolean ok = TRUE;
@@ -747,5 +788,7 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
   g_hash_table_unref(b.clusters);
   g_hash_table_unref(b.profile);
   g_hash_table_unref(b.edge_seen);
+  g_hash_table_unref(b.expand);
+  ds_viz_scopes_free(b.scopes);
   return ok ? g_steal_pointer(&scene) : NULL;
 }

@@ -31,6 +31,7 @@ typedef enum {
   DS_VIZ_CLUSTER_LOOP,    /* a _foreach or _while_loop node and its subgraphs */
   DS_VIZ_CLUSTER_COND,    /* a _cond node and its subgraphs */
   DS_VIZ_CLUSTER_BODY,    /* one subgraph: body, cond, func, then, else */
+  DS_VIZ_CLUSTER_GROUP,   /* nodes of one name scope (a layer), ds-viz-scopes.h */
 } DsVizClusterKind;
 
 typedef enum {
@@ -76,7 +77,9 @@ typedef struct {
   GArray *edges;        /* DsVizEdge */
   GArray *clusters;     /* DsVizCluster */
   GArray *legend;       /* DsVizLegendEntry */
-  GPtrArray *collapsed; /* ids of the regions and bodies drawn as one box */
+  GPtrArray *collapsed; /* ids of the regions, bodies and groups drawn as one box */
+  GHashTable *hidden_in; /* name of a top-level node inside a collapsed group -> the group's
+                          * id (its scope), which expands to show it */
 } DsVizScene;
 
 /* Regions and bodies are collapsed when more than this many graph nodes would be drawn,
@@ -99,6 +102,9 @@ typedef struct {
   const char *const *collapse; /* ids of regions or bodies to collapse, NULL-terminated */
   const char *const *expand;   /* ids never collapsed automatically (the user opened them) */
   const char *focus;           /* lay out only this region or body's inside, or NULL */
+  gboolean group_scopes;       /* a big graph's top-level nodes in groups by name scope
+                                * (ds-viz-scopes.h), collapsed unless in `expand`; not with
+                                * a partition */
   const char *title;
 } DsVizOptions;
 

@@ -294,6 +294,16 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
     }
     if (v->marks != NULL && v->marks[i])
       draw_mark(cr, &g->box);
+    if (v->matches != NULL && v->matches[i]) {
+      /* Outside the box, a few pixels wide at any zoom, under the selection's blue. */
+      DsVizBox m = g->box;
+      double pad = 3 / MAX(v->zoom, 0.05);
+      m.width += 2 * pad, m.height += 2 * pad;
+      rounded_box(cr, &m, 7);
+      cairo_set_source_rgba(cr, 0.98, 0.78, 0.0, 0.9);
+      cairo_set_line_width(cr, 3 / MAX(v->zoom, 0.05));
+      cairo_stroke(cr);
+    }
   }
   /* Where execution stands, on top of everything, with a halo that stays visible at any
    * zoom. */
@@ -352,6 +362,7 @@ static void draw_minimap(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v)
     DsCanvasView whole = *v;
     whole.hover = whole.selected = whole.current = -1;
     whole.marks = NULL;
+    whole.matches = NULL;
     draw_graph(p, mc, &whole, NULL, NULL);
     cairo_destroy(mc);
     p->minimap_of = v->layout;

@@ -23,6 +23,7 @@ typedef struct {
   gint hover, selected;      /* scene nodes, or -1 */
   gint current;              /* where execution stands, or -1 */
   const gboolean *marks;     /* per scene node: a breakpoint is set (a red dot), or NULL */
+  const gboolean *matches;   /* per scene node: a search match (a yellow outline), or NULL */
   double fg[3];              /* the theme's text colour: edges and their labels */
   gboolean minimap;          /* draw the minimap in the bottom-right corner */
 } DsCanvasView;

@@ -22,7 +22,8 @@ struct _DsGraphCanvas {
   double pointer_x, pointer_y;
   gboolean pointer_inside;
   gint hover, selected, current;
-  gboolean *marks; /* per scene node: a breakpoint is set */
+  gboolean *marks;   /* per scene node: a breakpoint is set */
+  gboolean *matches; /* per scene node: the search matches it */
   gboolean fitted; /* fit again on the first allocation */
   DsCanvasPainter *painter;
 };
@@ -167,6 +168,16 @@ void ds_graph_canvas_zoom(DsGraphCanvas *c, double factor)
             gtk_widget_get_height(GTK_WIDGET(c)) / 2.0);
 }
 
+void ds_graph_canvas_anchor(DsGraphCanvas *c, double gx, double gy, double x, double y)
+{
+  if (!isfinite(gx) || !isfinite(gy) || !isfinite(x) || !isfinite(y))
+    return;
+  c->offset_x = x - gx * c->zoom;
+  c->offset_y = y - gy * c->zoom;
+  c->fitted = TRUE;
+  gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
 double ds_graph_canvas_get_zoom(DsGraphCanvas *c)
 {
   return c->zoom;
@@ -240,6 +251,14 @@ void ds_graph_canvas_set_marks(DsGraphCanvas *c, const gboolean *marks)
   gtk_widget_queue_draw(GTK_WIDGET(c));
 }
 
+void ds_graph_canvas_set_matches(DsGraphCanvas *c, const gboolean *matches)
+{
+  g_clear_pointer(&c->matches, g_free);
+  if (matches != NULL && c->scene != NULL)
+    c->matches = g_memdup2(matches, sizeof(gboolean) * c->scene->nodes->len);
+  gtk_widget_queue_draw(GTK_WIDGET(c));
+}
+
 /* A graph set before the canvas had a size is fitted as soon as it gets one, so the view
  * (and what zoom and picking report) is right from the first layout, not the first draw. */
 static void canvas_size_allocate(GtkWidget *widget, int width, int height, int baseline)
@@ -272,6 +291,7 @@ static void canvas_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
       .selected = c->selected,
       .current = c->current,
       .marks = c->marks,
+      .matches = c->matches,
       .fg = {fg.red, fg.green, fg.blue},
       .minimap = c->scene->nodes->len > MINIMAP_NODES,
   };
@@ -445,6 +465,7 @@ void ds_graph_canvas_set_graph(DsGraphCanvas *c, DsVizScene *scene, DsVizLayout 
   ds_viz_scene_free(c->scene);
   ds_viz_layout_free(c->layout);
   g_clear_pointer(&c->marks, g_free);
+  g_clear_pointer(&c->matches, g_free);
   c->scene = scene;
   c->layout = layout;
   c->hover = c->selected = c->current = -1;
@@ -468,6 +489,7 @@ static void canvas_dispose(GObject *object)
   g_clear_pointer(&c->scene, ds_viz_scene_free);
   g_clear_pointer(&c->layout, ds_viz_layout_free);
   g_clear_pointer(&c->marks, g_free);
+  g_clear_pointer(&c->matches, g_free);
   g_clear_pointer(&c->painter, ds_canvas_painter_free);
   G_OBJECT_CLASS(ds_graph_canvas_parent_class)->dispose(object);
 }

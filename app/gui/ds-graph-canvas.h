@@ -41,6 +41,8 @@ void ds_graph_canvas_focus_box(DsGraphCanvas *canvas, const DsVizBox *box);
 /* Zooms by `factor` about the pointer when it is over the canvas, else its centre. */
 void ds_graph_canvas_zoom(DsGraphCanvas *canvas, double factor);
 double ds_graph_canvas_get_zoom(DsGraphCanvas *canvas);
+/* Scrolls, at the same zoom, so that graph point (gx, gy) is at widget point (x, y). */
+void ds_graph_canvas_anchor(DsGraphCanvas *canvas, double gx, double gy, double x, double y);
 
 /* Selects scene node `index` (-1: none) and, with `reveal`, scrolls it into view. Emits
  * "node-selected". */
@@ -57,5 +59,8 @@ gint ds_graph_canvas_get_current(DsGraphCanvas *canvas);
 /* Per scene node: a breakpoint is set there (a red dot); copied; NULL clears. Cleared when
  * the graph changes. */
 void ds_graph_canvas_set_marks(DsGraphCanvas *canvas, const gboolean *marks);
+/* Per scene node: the search matches it (outlined in yellow); copied; NULL clears. Cleared
+ * when the graph changes. */
+void ds_graph_canvas_set_matches(DsGraphCanvas *canvas, const gboolean *matches);
 
 G_END_DECLS

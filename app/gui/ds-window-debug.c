@@ -105,6 +105,18 @@ static gint find_stop_node(DsWindow *w, DsCursor *cursor)
   if (index >= 0)
     return index;
   const DsVizScene *scene = ds_graph_canvas_get_scene(DS_GRAPH_CANVAS(w->canvas));
+  /* Inside a collapsed layer group: the top-level node it is, or is in. */
+  const char *group = g_hash_table_lookup(scene->hidden_in,
+                                          ancestors->len > 0 ? ancestors->pdata[0] : id);
+  if (group != NULL) {
+    g_ptr_array_add(w->expanded, g_strdup(group));
+    if (!ds_window_redraw(w, NULL))
+      return -1;
+    index = ds_window_find_scene_node(w, id);
+    if (index >= 0)
+      return index;
+    scene = ds_graph_canvas_get_scene(DS_GRAPH_CANVAS(w->canvas));
+  }
   for (guint i = 0; i < ancestors->len; i++) {
     gint box = ds_window_find_scene_node(w, ancestors->pdata[i]);
     if (box >= 0 && g_array_index(scene->nodes, DsVizNode, box).kind == DS_VIZ_NODE_COLLAPSED) {

@@ -131,6 +131,6 @@ gboolean ds_window_open_with_weights(DsWindow *w, const char *path, const char *
   ds_window_inspect(w, -1);
   gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "graph");
   ds_window_state_set_folder(w->path);
-  ds_window_add_recent(w->path);
+  ds_window_add_recent(w, w->path);
   return TRUE;
 }

@@ -51,7 +51,8 @@ struct _DsWindow {
   GtkWidget *banner, *banner_label;
   GtkWidget *title, *subtitle;
   GtkWidget *export_button, *overlay_button; /* insensitive while their menus offer nothing */
-  GtkWidget *search_bar, *search_entry;
+  GtkWidget *search_bar, *search_entry, *search_count;
+  guint n_matches; /* of the last search, those in collapsed groups included */
   GtkWidget *regions;          /* GtkListBox: one row per region, loop and body */
   GtkWidget *bindings;         /* DsBindingsPanel */
   GtkWidget *breakpoint_list;  /* GtkListBox */
@@ -110,14 +111,17 @@ GMenuModel *ds_window_backward_menu(void);
 GtkWidget *ds_window_build_empty_page(DsWindow *window);
 GtkWidget *ds_window_build_recent_button(DsWindow *window);
 void ds_window_refresh_recent(DsWindow *window);
-/* Adds a model just opened (an absolute path) to the recent models. */
-void ds_window_add_recent(const char *path);
+/* Adds a model just opened (an absolute path) to the recent models, and to the desktop's. */
+void ds_window_add_recent(DsWindow *window, const char *path);
 
 /* ds-window-open.c */
 char *ds_window_weights_beside(const char *model);
 
-/* ds-window-state.c: window size and the last folder, in a key file. */
+/* ds-window-state.c: window size, the last folder and the recent models, in a key file. */
 void ds_window_state_restore(GtkWindow *window);
 void ds_window_state_save(GtkWindow *window);
 char *ds_window_state_get_folder(void);
 void ds_window_state_set_folder(const char *path_in_folder);
+/* The models opened last (absolute paths, newest first, still there), and adding one. */
+GPtrArray *ds_window_state_get_recent(void);
+void ds_window_state_add_recent(const char *path);

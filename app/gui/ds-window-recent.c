@@ -3,44 +3,21 @@
 
 #include <glib/gi18n.h>
 
-#define MAX_RECENT 10
-/* The group the window files its models under in the shared recent-files list, where file
- * choosers also put what was exported (PNG, SVG, HTML, reports): only models are offered. */
+/* The desktop's recent files (GtkRecentManager) also hold what file choosers saved (an
+ * exported PNG) and are rewritten by every application: the window keeps its own list of
+ * models in its state file, and adds to the desktop's for the desktop's sake. */
 #define MODEL_GROUP "dynscope-model"
-
-static gint newest_first(gconstpointer a, gconstpointer b)
-{
-  GDateTime *ta = gtk_recent_info_get_modified(*(GtkRecentInfo **)a);
-  GDateTime *tb = gtk_recent_info_get_modified(*(GtkRecentInfo **)b);
-  return g_date_time_compare(tb, ta);
-}
 
 GPtrArray *ds_window_list_recent(DsWindow *w)
 {
   (void)w;
-  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
-  GList *items = gtk_recent_manager_get_items(gtk_recent_manager_get_default());
-  g_autoptr(GPtrArray) ours = g_ptr_array_new();
-  /* Only models this app opened, still on disk. */
-  for (GList *l = items; l != NULL; l = l->next) {
-    GtkRecentInfo *info = l->data;
-    if (gtk_recent_info_has_group(info, MODEL_GROUP) &&
-        gtk_recent_info_has_application(info, g_get_application_name()) &&
-        gtk_recent_info_is_local(info) && gtk_recent_info_exists(info))
-      g_ptr_array_add(ours, info);
-  }
-  g_ptr_array_sort(ours, newest_first);
-  for (guint i = 0; i < ours->len && paths->len < MAX_RECENT; i++) {
-    char *path = g_filename_from_uri(gtk_recent_info_get_uri(ours->pdata[i]), NULL, NULL);
-    if (path != NULL)
-      g_ptr_array_add(paths, path);
-  }
-  g_list_free_full(items, (GDestroyNotify)gtk_recent_info_unref);
-  return paths;
+  return ds_window_state_get_recent();
 }
 
-void ds_window_add_recent(const char *path)
+void ds_window_add_recent(DsWindow *w, const char *path)
 {
+  ds_window_state_add_recent(path);
+  ds_window_refresh_recent(w);
   g_autofree char *uri = g_filename_to_uri(path, NULL, NULL);
   if (uri == NULL)
     return;
@@ -104,9 +81,10 @@ void ds_window_refresh_recent(DsWindow *w)
   fill(w, w->empty_recent, paths);
 }
 
-static void on_recent_changed(GtkRecentManager *manager, DsWindow *w)
+/* Another window may have opened a model since. */
+static void on_recent_shown(GtkWidget *popover, DsWindow *w)
 {
-  (void)manager;
+  (void)popover;
   ds_window_refresh_recent(w);
 }
 
@@ -118,6 +96,7 @@ GtkWidget *ds_window_build_recent_button(DsWindow *w)
   GtkWidget *popover = gtk_popover_new();
   gtk_popover_set_child(GTK_POPOVER(popover), w->recent_list);
   gtk_menu_button_set_popover(GTK_MENU_BUTTON(button), popover);
+  g_signal_connect(popover, "show", G_CALLBACK(on_recent_shown), w);
   return button;
 }
 
@@ -145,7 +124,5 @@ GtkWidget *ds_window_build_empty_page(DsWindow *w)
   gtk_box_append(GTK_BOX(page), w->empty_recent);
   gtk_box_append(GTK_BOX(page), open);
   ds_window_refresh_recent(w);
-  g_signal_connect_object(gtk_recent_manager_get_default(), "changed",
-                          G_CALLBACK(on_recent_changed), w, 0);
   return page;
 }

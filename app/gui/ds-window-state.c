@@ -1,4 +1,5 @@
-/* ds-window-state.c: the window's size and the last folder, kept between sessions.
+/* ds-window-state.c: the window's size, the last folder and the recent models, kept between
+ * sessions.
  *
  * A key file in the user's config folder ($XDG_CONFIG_HOME/dynscope/state.ini) rather than
  * GSettings: it needs no schema compiled and installed, so a binary run from the build tree
@@ -7,10 +8,12 @@
 #include "ds-window-private.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "ds-file.h"
 
-#define MIN_SIZE 400
+#define MIN_SIZE   400
+#define MAX_RECENT 10
 
 static char *state_path(void)
 {
@@ -78,5 +81,30 @@ void ds_window_state_set_folder(const char *path_in_folder)
   g_autofree char *folder = g_path_get_dirname(absolute);
   g_autoptr(GKeyFile) keys = load();
   g_key_file_set_string(keys, "files", "last-folder", folder);
+  save(keys);
+}
+
+GPtrArray *ds_window_state_get_recent(void)
+{
+  g_autoptr(GKeyFile) keys = load();
+  g_auto(GStrv) paths = g_key_file_get_string_list(keys, "files", "recent", NULL, NULL);
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; paths != NULL && paths[i] != NULL && out->len < MAX_RECENT; i++)
+    if (g_path_is_absolute(paths[i]) && g_file_test(paths[i], G_FILE_TEST_IS_REGULAR))
+      g_ptr_array_add(out, g_strdup(paths[i]));
+  return out;
+}
+
+void ds_window_state_add_recent(const char *path)
+{
+  g_autoptr(GKeyFile) keys = load();
+  g_auto(GStrv) old = g_key_file_get_string_list(keys, "files", "recent", NULL, NULL);
+  g_autoptr(GPtrArray) paths = g_ptr_array_new();
+  g_ptr_array_add(paths, (gpointer)path);
+  for (guint i = 0; old != NULL && old[i] != NULL && paths->len < MAX_RECENT; i++)
+    if (strcmp(old[i], path) != 0)
+      g_ptr_array_add(paths, old[i]);
+  g_key_file_set_string_list(keys, "files", "recent", (const char *const *)paths->pdata,
+                             paths->len);
   save(keys);
 }

@@ -157,6 +157,9 @@ gboolean ds_window_draw(DsWindow *w, DsSession *session, const DsGraphShapes *sh
                           .report = report,
                           .overlay = report != NULL ? w->overlay : DS_VIZ_OVERLAY_NONE,
                           .show_weights = -1,
+                          /* A big graph's layers as boxes to open, as Model Explorer draws
+                           * them: BERT reads at Fit. */
+                          .group_scopes = TRUE,
                           .expand = (const char *const *)w->expanded->pdata};
   g_autoptr(DsVizScene) scene = ds_viz_scene_build(ds_session_get_graph(session), &options, error);
   g_ptr_array_remove_index(w->expanded, w->expanded->len - 1);

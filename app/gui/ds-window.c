@@ -140,17 +140,31 @@ static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, do
   return path != NULL && ds_window_open(w, path, NULL);
 }
 
-/* Double-click on a collapsed region or loop: draw it open. */
+/* Double-click on a collapsed region, loop or group: draw it open, its top where the box's top
+ * was, so that the picture around it does not jump. */
 static void on_expand(DsGraphCanvas *canvas, const char *id, DsWindow *w)
 {
-  (void)canvas;
   if (w->session == NULL)
     return;
+  gint box = ds_window_find_scene_node(w, id);
+  double x = 0, y = 0;
+  gboolean anchored = box >= 0;
+  if (anchored) {
+    const DsVizBox *b = &ds_graph_canvas_get_layout(canvas)->nodes[box].box;
+    ds_graph_canvas_to_widget(canvas, b->x, b->y - b->height / 2, &x, &y);
+  }
+  g_autofree char *opened = g_strdup(id);
   g_ptr_array_add(w->expanded, g_strdup(id));
   GError *error = NULL;
   if (!ds_window_redraw(w, &error)) {
     ds_window_show_banner(w, error->message);
     g_error_free(error);
+    return;
+  }
+  gint cluster = ds_viz_scene_find_cluster(ds_graph_canvas_get_scene(canvas), opened);
+  if (anchored && cluster >= 0) {
+    const DsVizBox *c = &ds_graph_canvas_get_layout(canvas)->clusters[cluster].box;
+    ds_graph_canvas_anchor(canvas, c->x, c->y - c->height / 2, x, y);
   }
 }
 
@@ -173,31 +187,92 @@ static gboolean node_matches(const DsVizNode *n, const char *needle)
   return strstr(op, needle) != NULL;
 }
 
-gint ds_window_search(DsWindow *w, const char *text, gboolean next)
+/* Per scene node whether it matches, and how many do, counting nodes inside collapsed
+ * groups (by name); the first of those in *hidden (borrowed from the scene), or NULL. */
+static gboolean *find_matches(const DsVizScene *scene, const char *needle, guint *n_visible,
+                              guint *n_hidden, const char **hidden)
+{
+  gboolean *matches = g_new0(gboolean, scene->nodes->len + 1);
+  *n_visible = *n_hidden = 0;
+  *hidden = NULL;
+  for (guint i = 0; i < scene->nodes->len; i++)
+    *n_visible += matches[i] = node_matches(&g_array_index(scene->nodes, DsVizNode, i), needle);
+  GHashTableIter iter;
+  gpointer name;
+  g_hash_table_iter_init(&iter, scene->hidden_in);
+  while (g_hash_table_iter_next(&iter, &name, NULL)) {
+    g_autofree char *folded = g_utf8_casefold(name, -1);
+    if (strstr(folded, needle) == NULL)
+      continue;
+    if (*hidden == NULL || strcmp(name, *hidden) < 0)
+      *hidden = name;
+    (*n_hidden)++;
+  }
+  return matches;
+}
+
+gint ds_window_search(DsWindow *w, const char *text, gint step)
 {
   DsGraphCanvas *canvas = DS_GRAPH_CANVAS(w->canvas);
   const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
-  if (scene == NULL || text == NULL || text[0] == '\0')
+  w->n_matches = 0;
+  if (scene == NULL || text == NULL || text[0] == '\0') {
+    ds_graph_canvas_set_matches(canvas, NULL);
+    gtk_label_set_text(GTK_LABEL(w->search_count), NULL);
     return -1;
+  }
   g_autofree char *needle = g_utf8_casefold(text, -1);
-  guint n = scene->nodes->len;
-  gint from = ds_graph_canvas_get_selected(canvas);
-  /* From the selection on (after it for "next"), wrapping around. */
-  guint start = from < 0 ? 0 : (guint)from + (next ? 1 : 0);
-  for (guint k = 0; k < n; k++) {
-    guint i = (start + k) % n;
-    if (node_matches(&g_array_index(scene->nodes, DsVizNode, i), needle)) {
-      ds_graph_canvas_select(canvas, (gint)i, TRUE);
-      return (gint)i;
+  guint n_visible, n_hidden;
+  const char *hidden;
+  g_autofree gboolean *matches = find_matches(scene, needle, &n_visible, &n_hidden, &hidden);
+  if (n_visible == 0 && hidden != NULL) {
+    /* Only inside collapsed layer groups: open the first one's group. */
+    g_autofree char *name = g_strdup(hidden);
+    g_ptr_array_add(w->expanded, g_strdup(g_hash_table_lookup(scene->hidden_in, name)));
+    if (ds_window_redraw(w, NULL)) {
+      scene = ds_graph_canvas_get_scene(canvas);
+      g_free(matches);
+      matches = find_matches(scene, needle, &n_visible, &n_hidden, &hidden);
     }
   }
-  return -1;
+  ds_graph_canvas_set_matches(canvas, matches);
+  w->n_matches = n_visible + n_hidden;
+  guint n = scene->nodes->len;
+  gint from = ds_graph_canvas_get_selected(canvas);
+  gint found = -1;
+  guint rank = 0;
+  /* From the selection on (after or before it for next and previous), wrapping around. */
+  for (guint k = 0; k < n && found < 0; k++) {
+    guint i;
+    if (step >= 0)
+      i = (guint)(((from < 0 ? 0 : from + step) + (gint)k) % (gint)n);
+    else
+      i = (guint)((((from < 0 ? 0 : from) - 1 - (gint)k) % (gint)n + (gint)n) % (gint)n);
+    if (matches[i])
+      found = (gint)i;
+  }
+  for (gint i = 0; i <= found; i++)
+    rank += matches[i];
+  if (found >= 0)
+    ds_graph_canvas_select(canvas, found, TRUE);
+  g_autofree char *count =
+      found >= 0 ? g_strdup_printf(
+                       /* TRANSLATORS: the search bar's count: "3 of 12" */
+                       _("%u of %u"), rank, w->n_matches)
+                 : g_strdup(w->n_matches > 0 ? "" : _("No match"));
+  gtk_label_set_text(GTK_LABEL(w->search_count), count);
+  return found;
+}
+
+guint ds_window_get_n_matches(DsWindow *w)
+{
+  return w->n_matches;
 }
 
 static void on_search_changed(GtkSearchEntry *entry, DsWindow *w)
 {
-  gint found = ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), FALSE);
-  if (found < 0)
+  gint found = ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), 0);
+  if (found < 0 && gtk_editable_get_text(GTK_EDITABLE(entry))[0] != '\0')
     gtk_widget_add_css_class(GTK_WIDGET(entry), "error");
   else
     gtk_widget_remove_css_class(GTK_WIDGET(entry), "error");
@@ -205,7 +280,22 @@ static void on_search_changed(GtkSearchEntry *entry, DsWindow *w)
 
 static void on_search_next(GtkSearchEntry *entry, DsWindow *w)
 {
-  ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), TRUE);
+  ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), 1);
+}
+
+static void on_search_previous(GtkSearchEntry *entry, DsWindow *w)
+{
+  ds_window_search(w, gtk_editable_get_text(GTK_EDITABLE(entry)), -1);
+}
+
+/* Closing the search bar takes the highlights away. */
+static void on_search_mode(GtkSearchBar *bar, GParamSpec *pspec, DsWindow *w)
+{
+  (void)pspec;
+  if (!gtk_search_bar_get_search_mode(bar)) {
+    ds_graph_canvas_set_matches(DS_GRAPH_CANVAS(w->canvas), NULL);
+    w->n_matches = 0;
+  }
 }
 
 static void on_find(GSimpleAction *action, GVariant *parameter, gpointer data)
@@ -320,12 +410,34 @@ static GtkWidget *build_banner(DsWindow *w)
 static GtkWidget *build_search(DsWindow *w)
 {
   w->search_entry = gtk_search_entry_new();
-  gtk_widget_set_tooltip_text(w->search_entry, _("Find a node by name or op (Enter: next)"));
+  gtk_widget_set_tooltip_text(w->search_entry,
+                              _("Find a node by name or op (Enter: next, Shift+Enter: previous); "
+                                "every match is outlined"));
   gtk_widget_set_size_request(w->search_entry, 360, -1);
   g_signal_connect(w->search_entry, "search-changed", G_CALLBACK(on_search_changed), w);
   g_signal_connect(w->search_entry, "activate", G_CALLBACK(on_search_next), w);
+  g_signal_connect(w->search_entry, "next-match", G_CALLBACK(on_search_next), w);
+  g_signal_connect(w->search_entry, "previous-match", G_CALLBACK(on_search_previous), w);
+  w->search_count = gtk_label_new(NULL);
+  gtk_widget_add_css_class(w->search_count, "dim-label");
+  gtk_widget_add_css_class(w->search_count, "numeric");
+  GtkWidget *previous = gtk_button_new_from_icon_name("go-up-symbolic");
+  gtk_widget_set_tooltip_text(previous, _("Previous match (Shift+Enter)"));
+  g_signal_connect_swapped(previous, "clicked", G_CALLBACK(on_search_previous), w);
+  GtkWidget *next = gtk_button_new_from_icon_name("go-down-symbolic");
+  gtk_widget_set_tooltip_text(next, _("Next match (Enter)"));
+  g_signal_connect_swapped(next, "clicked", G_CALLBACK(on_search_next), w);
+  GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *arrows = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class(arrows, "linked");
+  gtk_box_append(GTK_BOX(arrows), previous);
+  gtk_box_append(GTK_BOX(arrows), next);
+  gtk_box_append(GTK_BOX(row), w->search_entry);
+  gtk_box_append(GTK_BOX(row), arrows);
+  gtk_box_append(GTK_BOX(row), w->search_count);
   w->search_bar = gtk_search_bar_new();
-  gtk_search_bar_set_child(GTK_SEARCH_BAR(w->search_bar), w->search_entry);
+  gtk_search_bar_set_child(GTK_SEARCH_BAR(w->search_bar), row);
+  g_signal_connect(w->search_bar, "notify::search-mode-enabled", G_CALLBACK(on_search_mode), w);
   gtk_search_bar_connect_entry(GTK_SEARCH_BAR(w->search_bar), GTK_EDITABLE(w->search_entry));
   gtk_search_bar_set_show_close_button(GTK_SEARCH_BAR(w->search_bar), TRUE);
   return w->search_bar;

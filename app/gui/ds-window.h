@@ -39,9 +39,13 @@ gboolean ds_window_open_with_weights(DsWindow *window, const char *path, const c
 /* The .params file the open model's weights come from, or NULL. */
 const char *ds_window_get_weights(DsWindow *window);
 
-/* Selects and reveals the first node whose id or op contains `text` (any case), from the
- * selection on (after it with `next`), wrapping; its index, or -1. Ctrl+F types into it. */
-gint ds_window_search(DsWindow *window, const char *text, gboolean next);
+/* Outlines every node whose id or op contains `text` (any case) and selects and reveals one:
+ * from the selection on (`step` 0), the next after it (1) or the one before it (-1),
+ * wrapping; its index, or -1. When the only matches are inside collapsed layer groups, the
+ * first one's group is opened. Ctrl+F types into it; the search bar shows "3 of 12". */
+gint ds_window_search(DsWindow *window, const char *text, gint step);
+/* How many nodes the last search matched, those inside collapsed groups included. */
+guint ds_window_get_n_matches(DsWindow *window);
 
 /* The regions tree: a row per partition region, loop, body and collapsed box; selecting one
  * focuses the canvas on it. */
