@@ -546,6 +546,68 @@ static void test_groups_and_search(void)
   ds_test_settle();
 }
 
+/* The first label under `root` (depth first) whose text starts with `prefix`, or NULL. */
+static GtkWidget *label_starting(GtkWidget *root, const char *prefix)
+{
+  if (GTK_IS_LABEL(root) && g_str_has_prefix(gtk_label_get_text(GTK_LABEL(root)), prefix) &&
+      gtk_widget_get_mapped(root))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
+       c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = label_starting(c, prefix);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
+static double widget_y(GtkWidget *widget, GtkWidget *in)
+{
+  graphene_point_t p;
+  g_assert_true(gtk_widget_compute_point(widget, in, &GRAPHENE_POINT_INIT(0, 0), &p));
+  return p.y;
+}
+
+/* The Bindings tab, clicked: the inputs come first; a model whose input size is unknown says
+ * how to get symbols; SSD's hundreds of derived symbols wait in an expander below the few to
+ * set. */
+static void test_bindings_tab(void)
+{
+  g_autofree char *resnet = shared_model("gluoncv_resnet18_v1-symbol.json");
+  g_autofree char *ssd = shared_model("gluoncv_ssd_512_resnet50_v1-symbol.json");
+  if (resnet == NULL || ssd == NULL) {
+    g_test_skip("no shared models");
+    return;
+  }
+  DsWindow *window = open_window(resnet);
+  GtkWidget *root = GTK_WIDGET(window);
+  GtkWidget *tab = label_starting(root, "Bindings");
+  g_assert_nonnull(tab);
+  ds_test_input_click(tab, 5, gtk_widget_get_height(tab) / 2.0, 1, 1);
+  GtkWidget *inputs = label_starting(root, "Inputs"), *symbols = label_starting(root, "Symbols");
+  g_assert_nonnull(inputs);
+  g_assert_nonnull(symbols);
+  g_assert_cmpfloat(widget_y(inputs, root), <, widget_y(symbols, root));
+  g_assert_nonnull(label_starting(root, "No symbols yet"));
+  ds_test_screenshot(root, "bindings-resnet18");
+
+  g_assert_true(ds_window_open(window, ssd, NULL));
+  ds_test_settle();
+  GtkWidget *expander = ds_test_find_widget(root, GTK_TYPE_EXPANDER);
+  g_assert_nonnull(expander);
+  g_assert_true(gtk_widget_get_visible(expander));
+  g_assert_false(gtk_expander_get_expanded(GTK_EXPANDER(expander)));
+  guint derived = 0;
+  g_assert_cmpint(sscanf(gtk_expander_get_label(GTK_EXPANDER(expander)), "%u", &derived), ==, 1);
+  g_assert_cmpuint(derived, >, 100);
+  /* SSD's long input names do not widen the sidebar. */
+  g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(ds_window_get_canvas(window))), >=,
+                  gtk_widget_get_width(root) * 0.68);
+  ds_test_screenshot(root, "bindings-ssd");
+  gtk_window_destroy(GTK_WINDOW(window));
+  ds_test_settle();
+}
+
 int main(int argc, char **argv)
 {
   /* Tests read their own state and recent files, never the user's. */
@@ -574,6 +636,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui-input/labels-fit", test_labels_fit);
   g_test_add_func("/gui-input/halo-not-covered", test_halo_not_covered);
   g_test_add_func("/gui-input/groups-and-search", test_groups_and_search);
+  g_test_add_func("/gui-input/bindings-tab", test_bindings_tab);
   int status = g_test_run();
   g_object_unref(app);
   g_autofree char *command = g_strdup_printf("rm -rf '%s'", home);

@@ -28,6 +28,7 @@ struct _DsBindingsPanel {
   DsSession *session;
   const DsGraphShapes *shapes;
   GtkWidget *symbols, *inputs; /* GtkGrids */
+  GtkWidget *derived, *derived_expander; /* data-dependent and derived symbols, out of the way */
   GPtrArray *symbol_rows, *input_rows;
   gboolean pending; /* shown values (defaults included) not applied to the session yet */
 };
@@ -67,6 +68,20 @@ static GtkWidget *dim_label(const char *text)
   return label;
 }
 
+/* A symbol's or input's name: long ones (SSD's anchors) ellipsized in the middle, whole in the
+ * tooltip, so that they do not widen the sidebar. */
+static GtkWidget *name_label(const char *text)
+{
+  GtkWidget *label = gtk_label_new(text);
+  gtk_label_set_xalign(GTK_LABEL(label), 0);
+  gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_label_set_width_chars(GTK_LABEL(label), 6);
+  gtk_widget_set_hexpand(label, TRUE);
+  gtk_widget_set_tooltip_text(label, text);
+  gtk_widget_add_css_class(label, "monospace");
+  return label;
+}
+
 static char *range_text(int64_t lo, int64_t hi)
 {
   if (hi >= INT64_MAX / 2)
@@ -87,12 +102,31 @@ static void on_entry_activate(GtkEntry *entry, DsBindingsPanel *p)
   g_signal_emit(p, signals[SIGNAL_APPLY_REQUESTED], 0);
 }
 
+/* Whether every model input has a known shape: symbols come from the inputs' shapes. */
+static gboolean inputs_known(DsBindingsPanel *p)
+{
+  DsGraph *graph = ds_session_get_graph(p->session);
+  for (guint i = 0; i < graph->n_nodes; i++) {
+    const DsNode *node = graph->nodes[i];
+    if (!ds_node_is_variable(node) ||
+        ds_session_classify_variable(p->session, node) != DS_VARIABLE_DATA)
+      continue;
+    const DsShape *shape = p->shapes != NULL ? &p->shapes->shapes[graph->node_row_ptr[i]] : NULL;
+    if (shape == NULL || !ds_shape_is_known(shape))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Symbols to type a value for first; the data-dependent and derived ones (hundreds in a
+ * detection model) in an expander below them. */
 static void fill_symbols(DsBindingsPanel *p)
 {
   clear_grid(p->symbols);
+  clear_grid(p->derived);
   g_ptr_array_set_size(p->symbol_rows, 0);
   DsExprCtx *exprs = ds_session_get_exprs(p->session);
-  int row = 0;
+  int row = 0, derived = 0;
   for (guint id = 0; id < ds_expr_ctx_get_n_symbols(exprs); id++) {
     const DsExpr *symbol = ds_expr_ctx_get_symbol(exprs, id);
     const DsExpr *resolved = ds_expr_resolve(exprs, symbol);
@@ -100,18 +134,19 @@ static void fill_symbols(DsBindingsPanel *p)
     r->name = g_strdup(ds_expr_get_symbol_name(symbol));
     ds_expr_ctx_get_range(exprs, resolved, &r->lo, &r->hi);
     r->fallback = CLAMP(DEFAULT_SIZE, r->lo, r->hi);
-    GtkWidget *name = gtk_label_new(r->name);
-    gtk_label_set_xalign(GTK_LABEL(name), 0);
-    gtk_widget_add_css_class(name, "monospace");
-    gtk_grid_attach(GTK_GRID(p->symbols), name, 0, row, 1, 1);
+    gboolean settable = !ds_expr_is_unbacked(symbol) && resolved == symbol;
+    GtkWidget *grid = settable ? p->symbols : p->derived;
+    int at = settable ? row++ : derived++;
+    GtkWidget *name = name_label(r->name);
+    gtk_grid_attach(GTK_GRID(grid), name, 0, at, 1, 1);
     g_autofree char *range = range_text(r->lo, r->hi);
     if (ds_expr_is_unbacked(symbol)) {
       g_autofree char *text = g_strdup_printf(_("data-dependent, %s"), range);
-      gtk_grid_attach(GTK_GRID(p->symbols), dim_label(text), 1, row, 2, 1);
-    } else if (resolved != symbol) {
+      gtk_grid_attach(GTK_GRID(grid), dim_label(text), 1, at, 2, 1);
+    } else if (!settable) {
       g_autofree char *expr = ds_expr_to_string(resolved);
       g_autofree char *text = g_strdup_printf(_("= %s"), expr);
-      gtk_grid_attach(GTK_GRID(p->symbols), dim_label(text), 1, row, 2, 1);
+      gtk_grid_attach(GTK_GRID(grid), dim_label(text), 1, at, 2, 1);
     } else {
       r->entry = gtk_entry_new();
       g_autofree char *hint = g_strdup_printf("%" G_GINT64_FORMAT, r->fallback);
@@ -123,15 +158,23 @@ static void fill_symbols(DsBindingsPanel *p)
       gtk_widget_set_tooltip_text(r->entry, tip);
       g_signal_connect(r->entry, "activate", G_CALLBACK(on_entry_activate), p);
       g_signal_connect_swapped(r->entry, "changed", G_CALLBACK(mark_pending), p);
-      gtk_grid_attach(GTK_GRID(p->symbols), r->entry, 1, row, 1, 1);
-      gtk_grid_attach(GTK_GRID(p->symbols), dim_label(range), 2, row, 1, 1);
+      gtk_grid_attach(GTK_GRID(grid), r->entry, 1, at, 1, 1);
+      gtk_grid_attach(GTK_GRID(grid), dim_label(range), 2, at, 1, 1);
     }
     g_ptr_array_add(p->symbol_rows, r);
-    row++;
   }
   if (row == 0)
-    gtk_grid_attach(GTK_GRID(p->symbols), dim_label(_("No symbols: every shape is known.")), 0,
-                    0, 3, 1);
+    gtk_grid_attach(GTK_GRID(p->symbols),
+                    dim_label(inputs_known(p) ? _("No symbols to set: every input's size is known.")
+                                              : _("No symbols yet: declare the shapes of the "
+                                                  "inputs shown with ? above.")),
+                    0, 0, 3, 1);
+  g_autofree char *title = g_strdup_printf(
+      ngettext("%d data-dependent or derived symbol", "%d data-dependent or derived symbols",
+               derived),
+      derived);
+  gtk_expander_set_label(GTK_EXPANDER(p->derived_expander), title);
+  gtk_widget_set_visible(p->derived_expander, derived > 0);
 }
 
 static SymbolRow *find_symbol(DsBindingsPanel *p, const char *name)
@@ -248,9 +291,7 @@ static void fill_inputs(DsBindingsPanel *p)
     InputRow *r = g_new0(InputRow, 1);
     r->panel = p;
     r->name = g_strdup(node->name);
-    GtkWidget *name = gtk_label_new(node->name);
-    gtk_label_set_xalign(GTK_LABEL(name), 0);
-    gtk_widget_add_css_class(name, "monospace");
+    GtkWidget *name = name_label(node->name);
     gtk_grid_attach(GTK_GRID(p->inputs), name, 0, row, 1, 1);
     const DsShape *shape =
         p->shapes != NULL ? &p->shapes->shapes[graph->node_row_ptr[i]] : NULL;
@@ -451,6 +492,8 @@ void ds_bindings_panel_set_session(DsBindingsPanel *p, DsSession *session,
   p->session = session;
   p->shapes = shapes;
   clear_grid(p->symbols);
+  clear_grid(p->derived);
+  gtk_widget_set_visible(p->derived_expander, FALSE);
   clear_grid(p->inputs);
   g_ptr_array_set_size(p->symbol_rows, 0);
   g_ptr_array_set_size(p->input_rows, 0);
@@ -523,12 +566,18 @@ static void ds_bindings_panel_init(DsBindingsPanel *p)
   gtk_widget_set_margin_top(GTK_WIDGET(p), 12);
   p->symbol_rows = g_ptr_array_new_with_free_func(symbol_row_free);
   p->input_rows = g_ptr_array_new_with_free_func(input_row_free);
-  gtk_box_append(GTK_BOX(p), section_title(_("Symbols")));
-  p->symbols = new_grid();
-  gtk_box_append(GTK_BOX(p), p->symbols);
+  /* The inputs first: their shapes are where the symbols come from. */
   gtk_box_append(GTK_BOX(p), section_title(_("Inputs")));
   p->inputs = new_grid();
   gtk_box_append(GTK_BOX(p), p->inputs);
+  gtk_box_append(GTK_BOX(p), section_title(_("Symbols")));
+  p->symbols = new_grid();
+  gtk_box_append(GTK_BOX(p), p->symbols);
+  p->derived = new_grid();
+  p->derived_expander = gtk_expander_new(NULL);
+  gtk_expander_set_child(GTK_EXPANDER(p->derived_expander), p->derived);
+  gtk_widget_set_visible(p->derived_expander, FALSE);
+  gtk_box_append(GTK_BOX(p), p->derived_expander);
   GtkWidget *apply = gtk_button_new_with_mnemonic(_("_Apply"));
   gtk_widget_set_tooltip_text(apply, _("Use these values for the next run or step"));
   gtk_widget_add_css_class(apply, "suggested-action");

@@ -546,10 +546,12 @@ static GtkWidget *build_header(DsWindow *w)
   return header;
 }
 
+/* A sidebar page. Across, it asks for no more than its minimum: the paned would otherwise
+ * give the sidebar what its widest page would like (SSD's bindings: 40% of the window). */
 static GtkWidget *scrolled(GtkWidget *child)
 {
   GtkWidget *scroll = gtk_scrolled_window_new();
-  gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER,
+  gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_EXTERNAL,
                                  GTK_POLICY_AUTOMATIC);
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), child);
   return scroll;
