@@ -608,6 +608,152 @@ static void test_bindings_tab(void)
   ds_test_settle();
 }
 
+/* Waits for the command in flight, cancelling it (Esc, as a user tired of waiting) after
+ * `seconds`. */
+static void wait_or_cancel(DsWindow *window, double seconds)
+{
+  gint64 until = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
+  while (ds_window_is_busy(window) && g_get_monotonic_time() < until)
+    if (!g_main_context_iteration(NULL, FALSE))
+      g_usleep(1000);
+  if (ds_window_is_busy(window)) {
+    ds_test_input_key("Escape");
+    ds_test_wait_idle(window);
+  }
+  ds_test_settle();
+}
+
+/* One model through everything a user does with it, by mouse and keyboard. */
+static void session_on(DsWindow *window, const char *path, const char *shot)
+{
+  GError *error = NULL;
+  g_assert_true(ds_window_open(window, path, &error));
+  g_assert_no_error(error);
+  ds_test_settle();
+  DsGraphCanvas *canvas = ds_window_get_canvas(window);
+  GtkWidget *widget = GTK_WIDGET(canvas);
+  double w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
+  g_assert_cmpfloat(ds_test_drawn_share(widget), >, DRAWN / 4);
+  /* Look around. */
+  ds_test_input_wheel(widget, w / 2, h / 3, 2);
+  ds_test_input_drag(widget, w / 2, h / 3, w / 2 - 80, h / 3 - 120);
+  ds_test_input_wheel(widget, w / 3, h / 2, -4);
+  g_assert_cmpfloat(ds_test_drawn_share(widget), >, DRAWN / 4);
+  ds_test_input_key("w");
+  ds_test_input_key("0");
+  g_assert_cmpfloat(ds_test_drawn_share(widget), >, DRAWN / 8);
+  /* Find the first op by a piece of its name. */
+  const DsVizScene *scene = ds_graph_canvas_get_scene(canvas);
+  const char *needle = NULL;
+  for (guint i = 0; i < scene->nodes->len && needle == NULL; i++) {
+    const DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, i);
+    if (n->kind == DS_VIZ_NODE_OP && n->node != NULL && strlen(n->node->name) >= 3)
+      needle = n->node->name;
+  }
+  if (needle != NULL) {
+    g_autofree char *piece = g_strndup(needle, MIN(strlen(needle), 12));
+    gboolean typable = TRUE;
+    for (const char *c = piece; *c != '\0'; c++)
+      typable &= g_ascii_isalnum(*c) || *c == '_';
+    ds_test_input_key("<Control>f");
+    ds_test_input_type(typable ? piece : "a");
+    gint64 until = g_get_monotonic_time() + 400000;
+    while (g_get_monotonic_time() < until)
+      if (!g_main_context_iteration(NULL, FALSE))
+        g_usleep(1000);
+    ds_test_input_key("Return");
+    ds_test_input_key("<Shift>Return");
+    if (typable)
+      g_assert_cmpuint(ds_window_get_n_matches(window), >, 0);
+    ds_test_input_key("Escape");
+  }
+  /* Run it, step into it, break in it. */
+  ds_test_input_click(widget, 8, 8, 1, 1);
+  ds_test_input_key("<Control>r");
+  wait_or_cancel(window, 3);
+  for (int i = 0; i < 3; i++) {
+    ds_test_input_key("F11");
+    wait_or_cancel(window, 3);
+  }
+  ds_test_input_key("F10");
+  wait_or_cancel(window, 3);
+  gint node = -1;
+  scene = ds_graph_canvas_get_scene(canvas);
+  for (guint i = 0; i < scene->nodes->len && node < 0; i++) {
+    const DsVizNode *n = &g_array_index(scene->nodes, DsVizNode, i);
+    double x, y;
+    node_point(canvas, (gint)i, &x, &y);
+    if (n->kind == DS_VIZ_NODE_OP && x > 20 && x < w - 200 && y > 20 && y < h - 200 &&
+        ds_graph_canvas_pick(canvas, x, y) == (gint)i)
+      node = (gint)i;
+  }
+  if (node >= 0) {
+    guint before = ds_window_get_n_breakpoints(window);
+    context_menu_choose(window, node, "Toggle Breakpoint");
+    g_assert_cmpuint(ds_window_get_n_breakpoints(window), !=, before);
+    ds_test_input_key("F5");
+    wait_or_cancel(window, 3);
+  }
+  ds_test_input_key("<Shift>F5");
+  ds_test_settle();
+  ds_test_screenshot(GTK_WIDGET(window), shot);
+  /* Export what is shown. */
+  g_autofree char *tmp = g_dir_make_tmp("ds-gui-session-XXXXXX", NULL);
+  g_autofree char *png = g_build_filename(tmp, "graph.png", NULL);
+  g_assert_true(ds_window_export(window, DS_WINDOW_EXPORT_PNG, png, &error));
+  g_assert_no_error(error);
+  g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp);
+  g_assert_cmpint(system(rm), ==, 0);
+}
+
+static gint by_path(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A user's session: every shared model and every sample, opened, looked around in, searched,
+ * run, stepped into, broken in from the context menu, exported; then one reopened from the
+ * recent models. GTK's warnings are fatal in this program (G_DEBUG=fatal-warnings). */
+static void test_session(void)
+{
+  g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
+  const char *shared = g_getenv("DS_SHARED_DIR");
+  g_autofree char *mxnet = shared != NULL ? g_build_filename(shared, "models", "mxnet", NULL)
+                                          : NULL;
+  g_autoptr(GDir) dir = mxnet != NULL ? g_dir_open(mxnet, 0, NULL) : NULL;
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name(dir)) != NULL)
+    if (g_str_has_suffix(name, ".json"))
+      g_ptr_array_add(models, g_build_filename(mxnet, name, NULL));
+  static const char *const samples[][2] = {
+      {"sample", "sample-symbol.json"},         {"control", "cond-in-loop-symbol.json"},
+      {"control", "greedy-decoder-symbol.json"}, {"control", "lstm-foreach-symbol.json"},
+      {"dynamic", "boolean-mask-symbol.json"},   {"transformer", "transformer-symbol.json"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(samples); i++)
+    g_ptr_array_add(models, ds_test_data_path(samples[i][0], samples[i][1]));
+  g_ptr_array_sort(models, by_path);
+  DsWindow *window = open_window(NULL);
+  for (guint i = 0; i < models->len; i++) {
+    g_autofree char *base = g_path_get_basename(models->pdata[i]);
+    g_test_message("session: %s", base);
+    g_autofree char *shot = g_strdup_printf("session-%02u", i);
+    session_on(window, models->pdata[i], shot);
+  }
+  gtk_window_destroy(GTK_WINDOW(window));
+  ds_test_settle();
+  /* Back from the recent models of a new window: the last one opened is first. */
+  DsWindow *again = open_window(NULL);
+  g_autofree char *last = g_canonicalize_filename(models->pdata[models->len - 1], NULL);
+  GtkWidget *button = ds_test_find_button_with_data(GTK_WIDGET(again), "path", last);
+  g_assert_nonnull(button);
+  ds_test_input_click(button, 10, gtk_widget_get_height(button) / 2.0, 1, 1);
+  g_autofree char *base = g_path_get_basename(last);
+  g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(again)), ==, base);
+  gtk_window_destroy(GTK_WINDOW(again));
+  ds_test_settle();
+}
+
 int main(int argc, char **argv)
 {
   /* Tests read their own state and recent files, never the user's. */
@@ -637,6 +783,7 @@ int main(int argc, char **argv)
   g_test_add_func("/gui-input/halo-not-covered", test_halo_not_covered);
   g_test_add_func("/gui-input/groups-and-search", test_groups_and_search);
   g_test_add_func("/gui-input/bindings-tab", test_bindings_tab);
+  g_test_add_func("/gui-input/session", test_session);
   int status = g_test_run();
   g_object_unref(app);
   g_autofree char *command = g_strdup_printf("rm -rf '%s'", home);

@@ -452,7 +452,10 @@ void ds_canvas_painter_paint(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView
   pango_cairo_update_layout(cr, text.layout);
   text.font = NULL;
   draw_legend(p, cr, v, &text);
-  if (v->minimap)
+  /* A minimap says where the view is in a graph it does not show whole. */
+  gboolean whole = visible.x0 <= 0 && visible.y0 <= 0 && visible.x1 >= v->layout->width &&
+                   visible.y1 >= v->layout->height;
+  if (v->minimap && !whole)
     draw_minimap(p, cr, v);
   g_object_unref(text.layout);
 }
