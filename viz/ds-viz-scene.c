@@ -191,6 +191,42 @@ static void append_key_attrs(GString *label, const DsNode *node)
   }
 }
 
+/* The weights an op reads, folded into its box as Netron draws them: one line per shape,
+ * naming the inputs of that shape ("gamma, beta, moving_mean, moving_var (64,)"). */
+static void append_weights(Builder *b, DsGraph *graph, const DsNode *node, GString *label)
+{
+  g_autoptr(GPtrArray) shapes = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (guint k = 0; k < node->n_inputs; k++) {
+    guint src = node->inputs[k].node_id;
+    if (b->o->is_weight == NULL || !b->o->is_weight[src])
+      continue;
+    char buf[16];
+    const char *role = node->op != NULL ? ds_op_input_name(node->op, node->n_inputs, k, buf)
+                                        : graph->nodes[src]->name;
+    char *shape = edge_label(b, graph, TRUE, node->inputs[k]);
+    if (shape == NULL)
+      shape = g_strdup("?");
+    guint at = 0;
+    while (at < shapes->len && strcmp(shapes->pdata[at], shape) != 0)
+      at++;
+    if (at == shapes->len) {
+      g_ptr_array_add(shapes, shape);
+      g_ptr_array_add(names, g_ptr_array_new_with_free_func(g_free));
+    } else {
+      g_free(shape);
+    }
+    g_ptr_array_add(names->pdata[at], g_strdup(role));
+  }
+  for (guint i = 0; i < shapes->len; i++) {
+    GPtrArray *roles = names->pdata[i];
+    g_string_append_c(label, '\n');
+    for (guint r = 0; r < roles->len; r++)
+      g_string_append_printf(label, "%s%s", r > 0 ? ", " : "", (char *)roles->pdata[r]);
+    g_string_append_printf(label, " %s", (char *)shapes->pdata[i]);
+  }
+}
+
 static const char *heat_fill(guint64 ns, guint64 max)
 {
   if (max == 0)
@@ -500,6 +536,8 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
     const char *fill;
     g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
     op_look(b, node, key, label, &fill);
+    if (top && b->o->fold_weights)
+      append_weights(b, graph, node, label);
     if (top && b->o->n_forward_nodes > 0 && i >= b->o->n_forward_nodes &&
         strcmp(fill, FILL_OP) == 0) { /* an overlay's colour says more */
       fill = FILL_GRADIENT;
@@ -762,7 +800,7 @@ DsVizScene *ds_viz_scene_build(DsGraph *graph, const DsVizOptions *o, GError **e
   for (const char *const *e = o->expand; e != NULL && *e != NULL; e++)
     g_hash_table_add(b.expand, (gpointer)*e);
   guint n_ops = count_nodes(graph);
-  b.show_weights = o->show_weights >= 0 ? o->show_weights != 0 : n_ops <= 200;
+  b.show_weights = !o->fold_weights && (o->show_weights >= 0 ? o->show_weights != 0 : n_ops <= 200);
   gboolean ok = TRUE;
   if (o->overlay != DS_VIZ_OVERLAY_NONE && o->report == NULL) {
     g_set_error(error, DS_ERROR, DS_ERROR_INPUT,

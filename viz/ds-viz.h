@@ -97,6 +97,8 @@ typedef struct {
   const DsReport *report;        /* a profile (docs/profile-report.md), or NULL */
   DsVizOverlay overlay;
   gint show_weights; /* 1 show, 0 hide, -1 auto (hidden over 200 op nodes) */
+  gboolean fold_weights; /* weights drawn inside the box of the op reading them, by role and
+                          * shape, instead of as boxes of their own */
   gboolean collapse_all;
   gboolean collapse_none;      /* also turns automatic collapsing off */
   const char *const *collapse; /* ids of regions or bodies to collapse, NULL-terminated */

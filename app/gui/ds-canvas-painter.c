@@ -14,6 +14,8 @@
 #define EDGE_LABEL_ZOOM 0.5 /* below this zoom, edge labels would only clutter */
 #define LABEL_PAD     3.0   /* graph points kept between a node's text and its border */
 #define CORNER_GAP    12.0  /* pixels between the legend or minimap and the widget's edge */
+#define GROUP_LABEL_PX 10.0    /* a collapsed box's name when zoomed out, in pixels */
+#define GROUP_LABEL_MIN_BOX 40.0 /* ... drawn on boxes at least this wide on screen */
 
 struct _DsCanvasPainter {
   PangoFontDescription *font, *bold;
@@ -136,6 +138,26 @@ static void draw_node_text(DsCanvasPainter *p, cairo_t *cr, TextStyle *t, const 
   cairo_move_to(cr, box->x - room_w / 2, box->y - h / 2);
   pango_cairo_show_layout(cr, t->layout);
   /* The layout is shared with every other text of the frame. */
+  pango_layout_set_width(t->layout, -1);
+  pango_layout_set_ellipsize(t->layout, PANGO_ELLIPSIZE_NONE);
+  pango_layout_set_alignment(t->layout, PANGO_ALIGN_LEFT);
+}
+
+/* The first line of a node's text at a readable size on screen, whatever the zoom. */
+static void draw_box_name(DsCanvasPainter *p, cairo_t *cr, TextStyle *t, const DsVizNode *n,
+                          const DsVizBox *box, double zoom)
+{
+  g_autofree char *name = g_strndup(n->label, strcspn(n->label, "\n"));
+  text_style(t, p->bold, GROUP_LABEL_PX / zoom);
+  pango_layout_set_width(t->layout, (int)(box->width * PANGO_SCALE));
+  pango_layout_set_ellipsize(t->layout, PANGO_ELLIPSIZE_MIDDLE);
+  pango_layout_set_alignment(t->layout, PANGO_ALIGN_CENTER);
+  pango_layout_set_text(t->layout, name, -1);
+  int w, h;
+  pango_layout_get_size(t->layout, &w, &h);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  cairo_move_to(cr, box->x - box->width / 2, box->y - (double)h / PANGO_SCALE / 2);
+  pango_cairo_show_layout(cr, t->layout);
   pango_layout_set_width(t->layout, -1);
   pango_layout_set_ellipsize(t->layout, PANGO_ELLIPSIZE_NONE);
   pango_layout_set_alignment(t->layout, PANGO_ALIGN_LEFT);
@@ -291,6 +313,10 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
       /* Node text is dark on the light fills every kind and overlay uses. */
       cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
       draw_node_text(p, cr, text, n, &g->box);
+    } else if (text != NULL && n->kind == DS_VIZ_NODE_COLLAPSED &&
+               g->box.width * v->zoom >= GROUP_LABEL_MIN_BOX) {
+      /* Zoomed out, a collapsed group or loop keeps its name: the map of the graph. */
+      draw_box_name(p, cr, text, n, &g->box, v->zoom);
     }
     if (v->marks != NULL && v->marks[i])
       draw_mark(cr, &g->box);

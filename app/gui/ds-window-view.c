@@ -157,6 +157,7 @@ gboolean ds_window_draw(DsWindow *w, DsSession *session, const DsGraphShapes *sh
                           .report = report,
                           .overlay = report != NULL ? w->overlay : DS_VIZ_OVERLAY_NONE,
                           .show_weights = -1,
+                          .fold_weights = TRUE,
                           /* A big graph's layers as boxes to open, as Model Explorer draws
                            * them: BERT reads at Fit. */
                           .group_scopes = TRUE,
