@@ -711,7 +711,7 @@ static gint by_path(gconstpointer a, gconstpointer b)
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A user's session: every shared model and every sample, opened, looked around in, searched,
+/* A user's session: every shared model, every sample and the ONNX samples, opened, looked around in, searched,
  * run, stepped into, broken in from the context menu, exported; then one reopened from the
  * recent models. GTK's warnings are fatal in this program (G_DEBUG=fatal-warnings). */
 static void test_session(void)
@@ -732,6 +732,23 @@ static void test_session(void)
   };
   for (guint i = 0; i < G_N_ELEMENTS(samples); i++)
     g_ptr_array_add(models, ds_test_data_path(samples[i][0], samples[i][1]));
+  /* ONNX models with loops, branches and scans, and one with nodes that cannot run, as the
+   * onnx package writes them. */
+  g_autofree char *onnx_dir = g_dir_make_tmp("ds-gui-session-onnx-XXXXXX", NULL);
+  g_autofree char *script = g_build_filename(g_getenv("DS_SOURCE_DIR") != NULL
+                                                 ? g_getenv("DS_SOURCE_DIR")
+                                                 : "..",
+                                             "tests", "onnx_samples.py", NULL);
+  const char *argv[] = {"/usr/bin/python3", script, onnx_dir, NULL};
+  gint status = -1;
+  if (g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                   &status, NULL) &&
+      g_spawn_check_wait_status(status, NULL)) {
+    g_autoptr(GDir) onnx = g_dir_open(onnx_dir, 0, NULL);
+    while (onnx != NULL && (name = g_dir_read_name(onnx)) != NULL)
+      if (g_str_has_suffix(name, ".onnx"))
+        g_ptr_array_add(models, g_build_filename(onnx_dir, name, NULL));
+  }
   g_ptr_array_sort(models, by_path);
   DsWindow *window = open_window(NULL);
   for (guint i = 0; i < models->len; i++) {
@@ -752,6 +769,8 @@ static void test_session(void)
   g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(again)), ==, base);
   gtk_window_destroy(GTK_WINDOW(again));
   ds_test_settle();
+  g_autofree char *rm = g_strdup_printf("rm -rf '%s'", onnx_dir);
+  g_assert_cmpint(system(rm), ==, 0);
 }
 
 int main(int argc, char **argv)
