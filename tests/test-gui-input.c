@@ -227,10 +227,33 @@ static GtkWidget *shown_toplevel(GType type)
   return NULL;
 }
 
+/* The header bar's menu button showing `icon`, or NULL. */
+static GtkWidget *menu_button(GtkWidget *root, const char *icon)
+{
+  if (GTK_IS_MENU_BUTTON(root) &&
+      g_strcmp0(gtk_menu_button_get_icon_name(GTK_MENU_BUTTON(root)), icon) == 0)
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
+       c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *found = menu_button(c, icon);
+    if (found != NULL)
+      return found;
+  }
+  return NULL;
+}
+
 /* Ctrl+? opens the keyboard shortcuts, and the main menu offers them. */
 static void test_shortcuts(void)
 {
   DsWindow *window = open_window(NULL);
+  /* An empty window opens no menu whose every item is off: Export and the overlays wait for
+   * a model and a run. */
+  GtkWidget *export = menu_button(GTK_WIDGET(window), "document-save-as-symbolic");
+  GtkWidget *overlay = menu_button(GTK_WIDGET(window), "view-paged-symbolic");
+  g_assert_nonnull(export);
+  g_assert_nonnull(overlay);
+  g_assert_false(gtk_widget_get_sensitive(export));
+  g_assert_false(gtk_widget_get_sensitive(overlay));
   g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(window), "show-help-overlay"));
   ds_test_input_click(GTK_WIDGET(window), 200, 200, 1, 1);
   ds_test_input_key("<Control>question");

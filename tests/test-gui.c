@@ -738,6 +738,10 @@ static void test_german(void)
     g_autofree char *path = ds_test_data_path("control", "greedy-decoder-symbol.json");
     g_assert_true(ds_window_open(window, path, NULL));
     g_print("status=%s\n", ds_window_get_status_text(window));
+    /* The canvas's legend too. */
+    GArray *legend = ds_graph_canvas_get_scene(ds_window_get_canvas(window))->legend;
+    for (guint i = 0; i < legend->len; i++)
+      g_print("legend=%s\n", g_array_index(legend, DsVizLegendEntry, i).text);
     ds_test_screenshot(GTK_WIDGET(window), "german");
     gtk_window_destroy(GTK_WINDOW(window));
     ds_test_settle();
@@ -762,6 +766,8 @@ static void test_german(void)
   g_test_trap_assert_stdout_unmatched("*Open a model to see its graph*");
   g_test_trap_assert_stdout_unmatched("*Ready: step through it*");
   g_test_trap_assert_stdout("*status=*Modell*");
+  g_test_trap_assert_stdout("*legend=Modelleingabe*");
+  g_test_trap_assert_stdout_unmatched("*legend=model input*");
 }
 
 int main(int argc, char **argv)
