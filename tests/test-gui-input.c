@@ -650,9 +650,13 @@ static void wait_or_cancel(DsWindow *window, double seconds)
 static void session_on(DsWindow *window, const char *path, const char *shot)
 {
   GError *error = NULL;
+  gint64 start = g_get_monotonic_time();
   g_assert_true(ds_window_open(window, path, &error));
   g_assert_no_error(error);
+  double open_ms = (double)(g_get_monotonic_time() - start) / 1000.0;
   ds_test_settle();
+  g_test_message("  opened in %.0f ms, drawn %.0f ms later", open_ms,
+                 (double)(g_get_monotonic_time() - start) / 1000.0 - open_ms);
   DsGraphCanvas *canvas = ds_window_get_canvas(window);
   GtkWidget *widget = GTK_WIDGET(canvas);
   double w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);

@@ -244,8 +244,8 @@ char *ds_viz_format_ns(guint64 ns)
   return g_strdup_printf("%" G_GUINT64_FORMAT " ns", ns);
 }
 
-/* Long generated names ("staticbertencoder0_transformer1_..._transpose3") keep their end,
- * which tells nodes apart; the tooltip keeps the whole name. */
+/* Long generated names ("staticbertencoder0_transformer1_..._transpose3") keep their start
+ * and end, which say which block and which op; the tooltip keeps the whole name. */
 #define LABEL_NAME_CHARS 36
 
 static char *short_name(const char *name)
@@ -253,7 +253,10 @@ static char *short_name(const char *name)
   glong n = g_utf8_strlen(name, -1);
   if (n <= LABEL_NAME_CHARS)
     return g_strdup(name);
-  return g_strconcat("…", g_utf8_offset_to_pointer(name, n - (LABEL_NAME_CHARS - 1)), NULL);
+  /* The start says which block, the end which op: the cut goes in the middle. */
+  glong head = (LABEL_NAME_CHARS - 1) / 2, tail = LABEL_NAME_CHARS - 1 - head;
+  g_autofree char *start = g_utf8_substring(name, 0, head);
+  return g_strconcat(start, "…", g_utf8_offset_to_pointer(name, n - tail), NULL);
 }
 
 /* A partition region's cluster: its kind, and where it runs when placed on a device. */
@@ -271,10 +274,16 @@ static gint add_region_cluster(Builder *b, const DsRegion *region, gint parent)
 }
 
 /* The label and fill of an op node, with the overlay's value. */
-static void op_look(Builder *b, const DsNode *node, const char *key, GString *label,
-                    const char **fill)
+static void op_look(Builder *b, const DsNode *node, const char *key, const char *scope,
+                    GString *label, const char **fill)
 {
-  g_autofree char *name = short_name(node->name);
+  /* Inside a layer group's box, the group's scope is on the box: the node's own part is what
+   * tells it apart ("multiheadattentioncell0_query_fwd" in "bertencoder0_transformer3"). */
+  const char *own = node->name;
+  gsize n = scope != NULL ? strlen(scope) : 0;
+  if (n > 0 && strncmp(own, scope, n) == 0 && (own[n] == '_' || own[n] == '/') && own[n + 1])
+    own += n + 1;
+  g_autofree char *name = short_name(own);
   g_string_append_printf(label, "%s\n%s", name, node->op_name);
   append_key_attrs(label, node);
   *fill = FILL_OP;
@@ -432,7 +441,7 @@ static guint add_control(Builder *b, const DsNode *node, const char *path, const
   g_autoptr(GString) label = g_string_new(NULL);
   const char *fill;
   g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
-  op_look(b, node, key, label, &fill);
+  op_look(b, node, key, NULL, label, &fill);
   guint out = add_node(b, DS_VIZ_NODE_OP, g_strdup(id),
                        g_string_free(g_steal_pointer(&label), FALSE), fill, c, node);
   g_array_index(b->scene->nodes, DsVizNode, out).key = g_strdup(key);
@@ -535,7 +544,7 @@ static gint *add_graph(Builder *b, DsGraph *graph, const char *path, const char 
     g_autoptr(GString) label = g_string_new(NULL);
     const char *fill;
     g_autofree char *key = g_strdup_printf("%s%s", key_path, node->name);
-    op_look(b, node, key, label, &fill);
+    op_look(b, node, key, group, label, &fill);
     if (top && b->o->fold_weights)
       append_weights(b, graph, node, label);
     if (top && b->o->n_forward_nodes > 0 && i >= b->o->n_forward_nodes &&
