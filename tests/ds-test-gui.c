@@ -79,31 +79,38 @@ gint ds_test_find_node(const DsVizScene *scene, const char *id)
   return -1;
 }
 
-GtkWidget *ds_test_find_widget(GtkWidget *root, GType type)
+GtkWidget *ds_test_find(GtkWidget *root, DsTestMatch match, gconstpointer data)
 {
-  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type))
+  if (match(root, data))
     return root;
   for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
        c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = ds_test_find_widget(c, type);
+    GtkWidget *found = ds_test_find(c, match, data);
     if (found != NULL)
       return found;
   }
   return NULL;
 }
 
-GtkWidget *ds_test_find_button_with_data(GtkWidget *root, const char *key, const char *value)
+static gboolean is_of_type(GtkWidget *widget, gconstpointer type)
 {
-  const char *data = g_object_get_data(G_OBJECT(root), key);
-  if (data != NULL && strcmp(data, value) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
-       c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = ds_test_find_button_with_data(c, key, value);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return G_TYPE_CHECK_INSTANCE_TYPE(widget, GPOINTER_TO_SIZE(type));
+}
+
+GtkWidget *ds_test_find_widget(GtkWidget *root, GType type)
+{
+  return ds_test_find(root, is_of_type, GSIZE_TO_POINTER(type));
+}
+
+/* The recent models' buttons keep their file as object data "path". */
+static gboolean has_path(GtkWidget *widget, gconstpointer path)
+{
+  return g_strcmp0(g_object_get_data(G_OBJECT(widget), "path"), path) == 0;
+}
+
+GtkWidget *ds_test_find_button_with_path(GtkWidget *root, const char *path)
+{
+  return ds_test_find(root, has_path, path);
 }
 
 /* ---- the X server ---- */
@@ -219,20 +226,19 @@ void ds_test_input_key(const char *accelerator)
   g_assert_cmpuint(code, !=, 0);
   if (XkbKeycodeToKeysym(x_display(), code, 0, 0) != keyval)
     mods |= GDK_SHIFT_MASK;
-  if (mods & GDK_CONTROL_MASK)
-    fake_key(XK_Control_L, True);
-  if (mods & GDK_SHIFT_MASK)
-    fake_key(XK_Shift_L, True);
-  if (mods & GDK_ALT_MASK)
-    fake_key(XK_Alt_L, True);
+  static const struct {
+    GdkModifierType mask;
+    KeySym key;
+  } modifiers[] = {
+      {GDK_CONTROL_MASK, XK_Control_L}, {GDK_SHIFT_MASK, XK_Shift_L}, {GDK_ALT_MASK, XK_Alt_L}};
+  for (guint i = 0; i < G_N_ELEMENTS(modifiers); i++)
+    if (mods & modifiers[i].mask)
+      fake_key(modifiers[i].key, True);
   fake_key(keyval, True);
   fake_key(keyval, False);
-  if (mods & GDK_ALT_MASK)
-    fake_key(XK_Alt_L, False);
-  if (mods & GDK_SHIFT_MASK)
-    fake_key(XK_Shift_L, False);
-  if (mods & GDK_CONTROL_MASK)
-    fake_key(XK_Control_L, False);
+  for (guint i = G_N_ELEMENTS(modifiers); i-- > 0;)
+    if (mods & modifiers[i].mask)
+      fake_key(modifiers[i].key, False);
   handled();
 }
 

@@ -24,11 +24,14 @@ void ds_test_screenshot(GtkWidget *window, const char *name);
 
 /* The scene node called `id`, or -1. */
 gint ds_test_find_node(const DsVizScene *scene, const char *id);
-/* The first widget under `root` (depth first) of `type`, or NULL. */
+/* The first widget under `root` (depth first, `root` included) that `match` accepts, or NULL. */
+typedef gboolean (*DsTestMatch)(GtkWidget *widget, gconstpointer data);
+GtkWidget *ds_test_find(GtkWidget *root, DsTestMatch match, gconstpointer data);
+/* ... of `type`. */
 GtkWidget *ds_test_find_widget(GtkWidget *root, GType type);
 
-/* The first widget under `root` whose object data `key` is the string `value`, or NULL. */
-GtkWidget *ds_test_find_button_with_data(GtkWidget *root, const char *key, const char *value);
+/* The recent model's button for `path` under `root`, or NULL. */
+GtkWidget *ds_test_find_button_with_path(GtkWidget *root, const char *path);
 
 /* ---- real input (XTest); each call returns once GTK has handled it and drawn ---- */
 

@@ -149,18 +149,10 @@ static void test_wheel_keys_drag(void)
   }
 }
 
-/* The label inside the popover menu `popover` that reads `text` (mnemonics dropped). */
-static GtkWidget *menu_label(GtkWidget *root, const char *text)
+/* A label reading `text` (a menu item's, mnemonics dropped). */
+static gboolean reads(GtkWidget *widget, gconstpointer text)
 {
-  if (GTK_IS_LABEL(root) && strcmp(gtk_label_get_text(GTK_LABEL(root)), text) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
-       c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = menu_label(c, text);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_LABEL(widget) && strcmp(gtk_label_get_text(GTK_LABEL(widget)), text) == 0;
 }
 
 static GtkWidget *open_popover(GtkWidget *canvas)
@@ -184,7 +176,7 @@ static void context_menu_choose(DsWindow *window, gint node, const char *item)
   /* No tooltip drawn over the menu. */
   g_assert_null(gtk_widget_get_tooltip_text(GTK_WIDGET(canvas)));
   ds_test_screenshot(GTK_WIDGET(window), "context-menu");
-  GtkWidget *label = menu_label(popover, item);
+  GtkWidget *label = ds_test_find(popover, reads, item);
   g_assert_nonnull(label);
   ds_test_input_click(label, gtk_widget_get_width(label) / 2.0,
                       gtk_widget_get_height(label) / 2.0, 1, 1);
@@ -227,19 +219,11 @@ static GtkWidget *shown_toplevel(GType type)
   return NULL;
 }
 
-/* The header bar's menu button showing `icon`, or NULL. */
-static GtkWidget *menu_button(GtkWidget *root, const char *icon)
+/* A header bar menu button showing `icon`. */
+static gboolean shows_icon(GtkWidget *widget, gconstpointer icon)
 {
-  if (GTK_IS_MENU_BUTTON(root) &&
-      g_strcmp0(gtk_menu_button_get_icon_name(GTK_MENU_BUTTON(root)), icon) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
-       c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = menu_button(c, icon);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_MENU_BUTTON(widget) &&
+         g_strcmp0(gtk_menu_button_get_icon_name(GTK_MENU_BUTTON(widget)), icon) == 0;
 }
 
 /* Ctrl+? opens the keyboard shortcuts, and the main menu offers them. */
@@ -248,8 +232,8 @@ static void test_shortcuts(void)
   DsWindow *window = open_window(NULL);
   /* An empty window opens no menu whose every item is off: Export and the overlays wait for
    * a model and a run. */
-  GtkWidget *export = menu_button(GTK_WIDGET(window), "document-save-as-symbolic");
-  GtkWidget *overlay = menu_button(GTK_WIDGET(window), "view-paged-symbolic");
+  GtkWidget *export = ds_test_find(GTK_WIDGET(window), shows_icon, "document-save-as-symbolic");
+  GtkWidget *overlay = ds_test_find(GTK_WIDGET(window), shows_icon, "view-paged-symbolic");
   g_assert_nonnull(export);
   g_assert_nonnull(overlay);
   g_assert_false(gtk_widget_get_sensitive(export));
@@ -426,7 +410,7 @@ static void test_recent(void)
   for (int i = 0; i < 300 && button == NULL; i++) {
     g_main_context_iteration(NULL, FALSE);
     g_usleep(10000);
-    button = ds_test_find_button_with_data(GTK_WIDGET(empty), "path", absolute);
+    button = ds_test_find_button_with_path(GTK_WIDGET(empty), absolute);
   }
   g_assert_nonnull(button);
   ds_test_settle(); /* laid out and drawn where it will be clicked */
@@ -569,19 +553,11 @@ static void test_groups_and_search(void)
   ds_test_settle();
 }
 
-/* The first label under `root` (depth first) whose text starts with `prefix`, or NULL. */
-static GtkWidget *label_starting(GtkWidget *root, const char *prefix)
+/* A shown label whose text starts with `prefix`. */
+static gboolean starts(GtkWidget *widget, gconstpointer prefix)
 {
-  if (GTK_IS_LABEL(root) && g_str_has_prefix(gtk_label_get_text(GTK_LABEL(root)), prefix) &&
-      gtk_widget_get_mapped(root))
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
-       c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = label_starting(c, prefix);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_LABEL(widget) && gtk_widget_get_mapped(widget) &&
+         g_str_has_prefix(gtk_label_get_text(GTK_LABEL(widget)), prefix);
 }
 
 static double widget_y(GtkWidget *widget, GtkWidget *in)
@@ -604,14 +580,14 @@ static void test_bindings_tab(void)
   }
   DsWindow *window = open_window(resnet);
   GtkWidget *root = GTK_WIDGET(window);
-  GtkWidget *tab = label_starting(root, "Bindings");
+  GtkWidget *tab = ds_test_find(root, starts, "Bindings");
   g_assert_nonnull(tab);
   ds_test_input_click(tab, 5, gtk_widget_get_height(tab) / 2.0, 1, 1);
-  GtkWidget *inputs = label_starting(root, "Inputs"), *symbols = label_starting(root, "Symbols");
+  GtkWidget *inputs = ds_test_find(root, starts, "Inputs"), *symbols = ds_test_find(root, starts, "Symbols");
   g_assert_nonnull(inputs);
   g_assert_nonnull(symbols);
   g_assert_cmpfloat(widget_y(inputs, root), <, widget_y(symbols, root));
-  g_assert_nonnull(label_starting(root, "No symbols yet"));
+  g_assert_nonnull(ds_test_find(root, starts, "No symbols yet"));
   ds_test_screenshot(root, "bindings-resnet18");
 
   g_assert_true(ds_window_open(window, ssd, NULL));
@@ -789,7 +765,7 @@ static void test_session(void)
   /* Back from the recent models of a new window: the last one opened is first. */
   DsWindow *again = open_window(NULL);
   g_autofree char *last = g_canonicalize_filename(models->pdata[models->len - 1], NULL);
-  GtkWidget *button = ds_test_find_button_with_data(GTK_WIDGET(again), "path", last);
+  GtkWidget *button = ds_test_find_button_with_path(GTK_WIDGET(again), last);
   g_assert_nonnull(button);
   ds_test_input_click(button, 10, gtk_widget_get_height(button) / 2.0, 1, 1);
   g_autofree char *base = g_path_get_basename(last);

@@ -24,24 +24,10 @@
 #include "ds-test-gui.h"
 #include "ds-window.h"
 
-/* The first button under `root` (depth first) whose label is `label`, or whose object data
- * "path" ends with `path_suffix`; NULL if none. */
-static GtkWidget *find_button(GtkWidget *root, const char *label, const char *path_suffix)
+/* A button labelled `label`. */
+static gboolean labelled(GtkWidget *widget, gconstpointer label)
 {
-  if (GTK_IS_BUTTON(root)) {
-    const char *text = gtk_button_get_label(GTK_BUTTON(root));
-    const char *path = g_object_get_data(G_OBJECT(root), "path");
-    if ((label != NULL && text != NULL && strcmp(text, label) == 0) ||
-        (path_suffix != NULL && path != NULL && g_str_has_suffix(path, path_suffix)))
-      return root;
-  }
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c != NULL;
-       c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *found = find_button(c, label, path_suffix);
-    if (found != NULL)
-      return found;
-  }
-  return NULL;
+  return GTK_IS_BUTTON(widget) && g_strcmp0(gtk_button_get_label(GTK_BUTTON(widget)), label) == 0;
 }
 
 static DsWindow *new_window(void)
@@ -404,11 +390,11 @@ static void test_bindings_steps_breakpoint(void)
   /* The inspector's button toggles the selected node's breakpoint, as F9 does. */
   ds_graph_canvas_select(canvas, h2h, FALSE);
   ds_test_settle();
-  GtkWidget *clear = find_button(GTK_WIDGET(window), "Clear Breakpoint", NULL);
+  GtkWidget *clear = ds_test_find(GTK_WIDGET(window), labelled, "Clear Breakpoint");
   g_assert_nonnull(clear);
   g_signal_emit_by_name(clear, "clicked");
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 0);
-  GtkWidget *set = find_button(GTK_WIDGET(window), "Set Breakpoint", NULL);
+  GtkWidget *set = ds_test_find(GTK_WIDGET(window), labelled, "Set Breakpoint");
   g_assert_nonnull(set);
   g_signal_emit_by_name(set, "clicked");
   g_assert_cmpuint(ds_window_get_n_breakpoints(window), ==, 1);
@@ -691,7 +677,8 @@ static void test_recent_and_state(void)
   g_object_unref(builder);
   ds_test_screenshot(GTK_WIDGET(again), "empty-window");
   /* A recent model's button on the empty page opens it. */
-  GtkWidget *item = find_button(GTK_WIDGET(again), NULL, "greedy-decoder-symbol.json");
+  g_autofree char *absolute = g_canonicalize_filename(path, NULL);
+  GtkWidget *item = ds_test_find_button_with_path(GTK_WIDGET(again), absolute);
   g_assert_nonnull(item);
   g_signal_emit_by_name(item, "clicked");
   ds_test_settle();

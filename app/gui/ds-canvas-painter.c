@@ -72,6 +72,16 @@ static void rounded_box(cairo_t *cr, const DsVizBox *b, double r)
   cairo_close_path(cr);
 }
 
+/* A rounded path `pad_px` screen pixels outside `box`, at any zoom: for outlines and halos. */
+static void around_box(cairo_t *cr, const DsVizBox *box, double pad_px, double radius,
+                       double zoom)
+{
+  DsVizBox b = *box;
+  double pad = pad_px / MAX(zoom, 0.05);
+  b.width += 2 * pad, b.height += 2 * pad;
+  rounded_box(cr, &b, radius);
+}
+
 /* One layout reused for every text of a frame: shaping dominates drawing big graphs. */
 typedef struct {
   PangoLayout *layout;
@@ -322,10 +332,7 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
       draw_mark(cr, &g->box);
     if (v->matches != NULL && v->matches[i]) {
       /* Outside the box, a few pixels wide at any zoom, under the selection's blue. */
-      DsVizBox m = g->box;
-      double pad = 3 / MAX(v->zoom, 0.05);
-      m.width += 2 * pad, m.height += 2 * pad;
-      rounded_box(cr, &m, 7);
+      around_box(cr, &g->box, 3, 7, v->zoom);
       cairo_set_source_rgba(cr, 0.98, 0.78, 0.0, 0.9);
       cairo_set_line_width(cr, 3 / MAX(v->zoom, 0.05));
       cairo_stroke(cr);
@@ -334,10 +341,7 @@ static void draw_graph(DsCanvasPainter *p, cairo_t *cr, const DsCanvasView *v, c
   /* Where execution stands, on top of everything, with a halo that stays visible at any
    * zoom. */
   if (v->current >= 0 && (guint)v->current < v->layout->n_nodes) {
-    DsVizBox b = v->layout->nodes[v->current].box;
-    double pad = 4 / MAX(v->zoom, 0.05);
-    b.width += 2 * pad, b.height += 2 * pad;
-    rounded_box(cr, &b, 8);
+    around_box(cr, &v->layout->nodes[v->current].box, 4, 8, v->zoom);
     cairo_set_source_rgba(cr, 0.95, 0.45, 0.05, 0.35);
     cairo_set_line_width(cr, 10 / MAX(v->zoom, 0.05));
     cairo_stroke_preserve(cr);
