@@ -130,6 +130,7 @@ gboolean ds_window_open_with_weights(DsWindow *w, const char *path, const char *
   ds_window_debug_attach(w);
   ds_window_inspect(w, -1);
   gtk_stack_set_visible_child_name(GTK_STACK(w->main_stack), "graph");
+  gtk_widget_set_visible(w->sidebar, TRUE);
   ds_window_state_set_folder(w->path);
   ds_window_add_recent(w, w->path);
   return TRUE;

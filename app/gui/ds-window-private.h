@@ -45,6 +45,7 @@ struct _DsWindow {
 
   /* Widgets. */
   GtkWidget *main_stack; /* "empty" (recent files) or "graph" */
+  GtkWidget *sidebar;    /* shown once a model is open */
   GtkWidget *canvas;
   GtkWidget *inspector;
   GtkWidget *breakpoint_button, *condition_entry;

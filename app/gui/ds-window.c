@@ -645,7 +645,10 @@ static void ds_window_init(DsWindow *w)
   gtk_paned_set_start_child(GTK_PANED(paned), w->main_stack);
   gtk_paned_set_resize_start_child(GTK_PANED(paned), TRUE);
   gtk_paned_set_shrink_start_child(GTK_PANED(paned), FALSE);
-  gtk_paned_set_end_child(GTK_PANED(paned), build_sidebar(w));
+  w->sidebar = build_sidebar(w);
+  /* The empty window has nothing to inspect: the sidebar comes with the first model. */
+  gtk_widget_set_visible(w->sidebar, FALSE);
+  gtk_paned_set_end_child(GTK_PANED(paned), w->sidebar);
   gtk_paned_set_resize_end_child(GTK_PANED(paned), FALSE);
   gtk_paned_set_shrink_end_child(GTK_PANED(paned), FALSE);
   gtk_paned_set_position(GTK_PANED(paned), 900);
