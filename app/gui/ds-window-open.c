@@ -11,7 +11,7 @@
 /* The weights an MXNet symbol file was saved with, beside it: "net-symbol.json" (or
  * "net.json") has "net.params" or checkpoints "net-NNNN.params", the latest epoch taken. NULL
  * when there are none (and for ONNX files, whose initializers are their weights). */
-char *ds_window_weights_beside(const char *model)
+static char *weights_beside(const char *model)
 {
   g_autofree char *dir = g_path_get_dirname(model);
   g_autofree char *base = g_path_get_basename(model);
@@ -76,8 +76,9 @@ gboolean ds_window_open_with_weights(DsWindow *w, const char *path, const char *
   g_autoptr(DsSession) session = ds_session_new(path, &local);
   g_autoptr(DsGraphShapes) shapes = NULL;
   g_autofree gboolean *is_weight = NULL;
+  g_autofree char *model = g_canonicalize_filename(path, NULL);
   g_autofree char *weights_path = weights != NULL ? g_canonicalize_filename(weights, NULL)
-                                                  : ds_window_weights_beside(path);
+                                                  : weights_beside(model);
   /* The weights go in before the backward pass is added: they are the forward graph's. */
   if (session != NULL && weights_path != NULL &&
       !ds_session_feed_params(session, weights_path, &local)) {
@@ -122,7 +123,7 @@ gboolean ds_window_open_with_weights(DsWindow *w, const char *path, const char *
   w->weights_path = g_steal_pointer(&weights_path);
   g_free(w->path);
   /* Absolute, so that Recent Models finds it again from any folder. */
-  w->path = g_canonicalize_filename(path, NULL);
+  w->path = g_steal_pointer(&model);
   g_autofree char *base = g_path_get_basename(path);
   gtk_window_set_title(GTK_WINDOW(w), base);
   gtk_label_set_text(GTK_LABEL(w->title), base);

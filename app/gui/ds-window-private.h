@@ -115,9 +115,6 @@ void ds_window_refresh_recent(DsWindow *window);
 /* Adds a model just opened (an absolute path) to the recent models, and to the desktop's. */
 void ds_window_add_recent(DsWindow *window, const char *path);
 
-/* ds-window-open.c */
-char *ds_window_weights_beside(const char *model);
-
 /* ds-window-state.c: window size, the last folder and the recent models, in a key file. */
 void ds_window_state_restore(GtkWindow *window);
 void ds_window_state_save(GtkWindow *window);
