@@ -519,20 +519,42 @@ DS_GRAD_FN(ds_grad_lrn)
   return TRUE;
 }
 
+/* An in x in identity as one (1, 1, in, in) plane: the separable linear ops below make their
+ * matrices by running themselves on it. */
+static DsEntry identity_plane(DsGradCtx *ctx, int64_t in, const char *dtype)
+{
+  char square[48], plane[48];
+  g_snprintf(square, sizeof square, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  g_snprintf(plane, sizeof plane, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  DsEntry eye = UN("eye_like", ds_grad_op(ctx, "_zeros", 0, NULL, "shape", square, "dtype", dtype,
+                                          NULL));
+  return ds_grad_op1(ctx, "Reshape", eye, "shape", plane, NULL);
+}
+
+/* A plane (1, 1, out, in) as the (out, in) matrix it holds. */
+static DsEntry plane_matrix(DsGradCtx *ctx, DsEntry plane, int64_t out, int64_t in)
+{
+  char shape[48];
+  g_snprintf(shape, sizeof shape, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out, in);
+  return ds_grad_op1(ctx, "Reshape", plane, "shape", shape, NULL);
+}
+
+/* For y = M_H x M_W^T per plane: dx = M_H^T g M_W. */
+static DsEntry separable_adjoint(DsGradCtx *ctx, DsEntry mh, DsEntry mw, DsEntry g)
+{
+  DsEntry rows = ds_grad_op2(ctx, "_npi_matmul", UN("transpose", mh), g, NULL);
+  return ds_grad_op2(ctx, "_npi_matmul", rows, mw, NULL);
+}
+
 /* The (out, in) matrix of adaptive average pooling along one axis of `in` elements: row i
  * averages input window i. Made at run time by pooling the rows of an in x in identity. */
 static DsEntry adaptive_pool_matrix(DsGradCtx *ctx, int64_t in, int64_t out, const char *dtype)
 {
-  char square[48], size[48], rows[48];
-  g_snprintf(square, sizeof square, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
+  char size[48];
   g_snprintf(size, sizeof size, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out, in);
-  g_snprintf(rows, sizeof rows, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
-  DsEntry eye = UN("eye_like", ds_grad_op(ctx, "_zeros", 0, NULL, "shape", square, "dtype", dtype,
-                                          NULL));
-  eye = ds_grad_op1(ctx, "Reshape", eye, "shape", rows, NULL);
-  DsEntry pooled = ds_grad_op1(ctx, "_contrib_AdaptiveAvgPooling2D", eye, "output_size", size,
-                               NULL);
-  return ds_grad_op1(ctx, "Reshape", pooled, "shape", size, NULL);
+  DsEntry pooled = ds_grad_op1(ctx, "_contrib_AdaptiveAvgPooling2D", identity_plane(ctx, in, dtype),
+                               "output_size", size, NULL);
+  return plane_matrix(ctx, pooled, out, in);
 }
 
 /* _contrib_AdaptiveAvgPooling2D is separable and linear: y = P_H x P_W^T per plane, P the
@@ -548,8 +570,7 @@ DS_GRAD_FN(ds_grad_adaptive_avg_pool)
   const char *dtype = ds_dtype_name(ctx->in_dtypes[0]);
   DsEntry ph = adaptive_pool_matrix(ctx, xs->dims[2].value, ys->dims[2].value, dtype);
   DsEntry pw = adaptive_pool_matrix(ctx, xs->dims[3].value, ys->dims[3].value, dtype);
-  DsEntry rows = ds_grad_op2(ctx, "_npi_matmul", UN("transpose", ph), out_grads[0], NULL);
-  in_grads[0] = ds_grad_op2(ctx, "_npi_matmul", rows, pw, NULL);
+  in_grads[0] = separable_adjoint(ctx, ph, pw, out_grads[0]);
   return TRUE;
 }
 
@@ -559,12 +580,7 @@ DS_GRAD_FN(ds_grad_adaptive_avg_pool)
 static DsEntry resize_matrix(DsGradCtx *ctx, const DsResizeParam *p, int axis, int64_t in,
                              int64_t out, const char *dtype)
 {
-  char square[48], target[128], shape[48];
-  g_snprintf(square, sizeof square, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
-  g_snprintf(shape, sizeof shape, "(1, 1, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", in, in);
-  DsEntry eye = UN("eye_like", ds_grad_op(ctx, "_zeros", 0, NULL, "shape", square, "dtype", dtype,
-                                          NULL));
-  eye = ds_grad_op1(ctx, "Reshape", eye, "shape", shape, NULL);
+  char target[128];
   const char *key;
   if (p->n_scales > 0) { /* the axis's own factor, so that positions map exactly as before */
     char factor[G_ASCII_DTOSTR_BUF_SIZE];
@@ -576,7 +592,8 @@ static DsEntry resize_matrix(DsGradCtx *ctx, const DsResizeParam *p, int axis, i
                in);
     key = "sizes";
   }
-  DsEntry map = ds_grad_op1(ctx, "_contrib_resize", eye, key, target, NULL);
+  DsEntry map =
+      ds_grad_op1(ctx, "_contrib_resize", identity_plane(ctx, in, dtype), key, target, NULL);
   static const char *const kept[] = {"mode", "coordinate_transformation_mode", "nearest_mode",
                                      "cubic_coeff_a", "exclude_outside", NULL};
   DsNode *node = ctx->graph->nodes[map.node_id];
@@ -585,8 +602,7 @@ static DsEntry resize_matrix(DsGradCtx *ctx, const DsResizeParam *p, int axis, i
     if (value != NULL)
       ds_node_add_attr(node, *k, value);
   }
-  g_snprintf(shape, sizeof shape, "(%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", out, in);
-  return ds_grad_op1(ctx, "Reshape", map, "shape", shape, NULL);
+  return plane_matrix(ctx, map, out, in);
 }
 
 /* _contrib_resize is linear and separable: on 4-D data resampling the two spatial axes,
@@ -607,8 +623,7 @@ DS_GRAD_FN(ds_grad_resize)
   const char *dtype = ds_dtype_name(ctx->in_dtypes[0]);
   DsEntry rh = resize_matrix(ctx, p, 2, xs->dims[2].value, ys->dims[2].value, dtype);
   DsEntry rw = resize_matrix(ctx, p, 3, xs->dims[3].value, ys->dims[3].value, dtype);
-  DsEntry rows = ds_grad_op2(ctx, "_npi_matmul", UN("transpose", rh), out_grads[0], NULL);
-  in_grads[0] = ds_grad_op2(ctx, "_npi_matmul", rows, rw, NULL);
+  in_grads[0] = separable_adjoint(ctx, rh, rw, out_grads[0]);
   return TRUE;
 }
 
